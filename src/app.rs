@@ -1,0 +1,55 @@
+//! Runs a parsed command and returns its exit code; `main` only prints errors.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::{Cli, Command, EvalArgs};
+use crate::error::{Error, Result};
+use crate::evaluate::{EvalOptions, evaluate};
+use crate::exit_code;
+use crate::input;
+use crate::metrics::retrieval::DEFAULT_METRICS;
+use crate::report::eval_output;
+
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Eval(args) => eval(args),
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+fn eval(args: EvalArgs) -> Result<i32> {
+    let metrics = if args.metrics.is_empty() {
+        DEFAULT_METRICS.to_vec()
+    } else {
+        args.metrics
+    };
+    let qrels = input::load_qrels(
+        &args.qrels,
+        args.qrels_format,
+        &args.beir_split,
+        args.queries.as_deref(),
+    )?;
+    let run_format = match args.run_format {
+        Some(format) => format,
+        None => input::detect_run_format(&args.run)?,
+    };
+    let options = EvalOptions {
+        metrics,
+        chunk_separator: args.chunk_separator,
+        threads: args.threads.unwrap_or_else(default_threads),
+    };
+    let evaluation = evaluate(&qrels, &args.run, run_format, &options)?;
+    for warning in &evaluation.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let text = eval_output::render(&evaluation, args.format, args.per_query);
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(|e| Error::io(Path::new("<stdout>"), e))?;
+    Ok(exit_code::SUCCESS)
+}

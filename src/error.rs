@@ -1,0 +1,82 @@
+//! Error type of the whole crate: every input error names the file, the line and what was expected.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where in an input file a problem was found (`path:line` or `path:line:column`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub line: u64,
+    pub column: Option<u64>,
+}
+
+impl Location {
+    pub fn new(path: &Path, line: u64) -> Self {
+        Location {
+            path: path.to_path_buf(),
+            line,
+            column: None,
+        }
+    }
+
+    pub fn with_column(mut self, column: u64) -> Self {
+        self.column = Some(column);
+        self
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.path.display(), self.line)?;
+        if let Some(column) = self.column {
+            write!(f, ":{column}")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be opened or read.
+    #[error("cannot read {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// One line of an input file is malformed.
+    #[error("{location}: {message}")]
+    Parse { location: Location, message: String },
+    /// A problem with a whole input file (empty, unknown format, nothing matches).
+    #[error("{}: {message}", path.display())]
+    Input { path: PathBuf, message: String },
+    /// Command-line arguments that parse but make no sense (an unknown metric name, say).
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub fn parse(path: &Path, line: u64, message: impl Into<String>) -> Self {
+        Error::Parse {
+            location: Location::new(path, line),
+            message: message.into(),
+        }
+    }
+
+    pub fn input(path: &Path, message: impl Into<String>) -> Self {
+        Error::Input {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

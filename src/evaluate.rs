@@ -1,0 +1,328 @@
+//! Scores a run against qrels: per-query retrieval metric values, their means and the counts of
+//! queries that were excluded, missing or unknown.
+
+use std::collections::hash_map::Entry;
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::input::qrels::{Judgment, Qrels, QueryQrels};
+use crate::input::trec_run::{self, Pass, RunEntry};
+use crate::input::{RunFormat, run, text_file::TextFile};
+use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
+
+/// What to compute and how to read retrieved ids.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    pub metrics: Vec<RetrievalMetric>,
+    /// Retrieved `doc7#3` counts as `doc7` with separator `#`; later chunks of a doc are skipped.
+    pub chunk_separator: Option<String>,
+    /// Worker threads for TREC runs.
+    pub threads: usize,
+}
+
+/// One evaluated query's values, in the order of `Evaluation::metrics`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryScores {
+    pub qid: String,
+    pub values: Vec<f64>,
+}
+
+/// The result of scoring a run.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub metrics: Vec<RetrievalMetric>,
+    /// Queries with at least one relevant doc, in qrels order; those missing from the run score 0.
+    pub per_query: Vec<QueryScores>,
+    /// Mean of each metric over `per_query`.
+    pub means: Vec<f64>,
+    pub excluded_no_relevant: usize,
+    pub missing_from_run: usize,
+    pub run_queries_not_in_qrels: usize,
+    /// Things the user should know that did not stop the evaluation.
+    pub warnings: Vec<String>,
+}
+
+const UNJUDGED: Judgment = Judgment {
+    grade: 0,
+    relevant: false,
+};
+
+/// How one run query fared.
+enum Outcome {
+    NotInQrels,
+    NoRelevant,
+    Scored {
+        position: usize,
+        values: Vec<f64>,
+        duplicates: usize,
+        first_duplicate: Option<Box<str>>,
+    },
+}
+
+struct Scorer<'a> {
+    qrels: &'a Qrels,
+    truths: Vec<QueryTruth>,
+    metrics: &'a [RetrievalMetric],
+    depth: Depth,
+    separator: Option<&'a str>,
+}
+
+impl Scorer<'_> {
+    fn doc_of<'d>(&self, retrieved: &'d str) -> &'d str {
+        match self.separator {
+            Some(sep) => retrieved.rsplit_once(sep).map_or(retrieved, |(doc, _)| doc),
+            None => retrieved,
+        }
+    }
+
+    /// Scores the query at `position` of the qrels from its ranked doc ids (in rank order).
+    fn score<'d>(&self, position: usize, ranked: impl Iterator<Item = &'d str>) -> Outcome {
+        let truth = &self.truths[position];
+        if truth.num_relevant == 0 {
+            return Outcome::NoRelevant;
+        }
+        let query: &QueryQrels = &self.qrels.queries()[position];
+        let mut ranking: Vec<Judgment> = Vec::new();
+        let mut first_chunk: FxHashMap<&str, &str> = FxHashMap::default();
+        let mut duplicates = 0;
+        let mut first_duplicate = None;
+        let mut found_relevant = false;
+        for retrieved in ranked {
+            if self
+                .depth
+                .is_satisfied(ranking.len(), found_relevant, truth)
+            {
+                break;
+            }
+            let doc = self.doc_of(retrieved);
+            match first_chunk.entry(doc) {
+                Entry::Occupied(first) => {
+                    // A later chunk of a document is skipped silently; the same id again is a duplicate.
+                    if *first.get() == retrieved {
+                        duplicates += 1;
+                        first_duplicate.get_or_insert_with(|| Box::from(retrieved));
+                    }
+                    continue;
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(retrieved);
+                }
+            }
+            let judgment = query.judgments.get(doc).copied().unwrap_or(UNJUDGED);
+            found_relevant |= judgment.relevant;
+            ranking.push(judgment);
+        }
+        Outcome::Scored {
+            position,
+            values: self
+                .metrics
+                .iter()
+                .map(|m| m.value(&ranking, truth))
+                .collect(),
+            duplicates,
+            first_duplicate,
+        }
+    }
+}
+
+/// Collects outcomes into per-query slots and counts.
+struct Tally {
+    slots: Vec<Option<Vec<f64>>>,
+    run_queries_in_qrels: usize,
+    run_queries_not_in_qrels: usize,
+    first_unknown: Option<String>,
+    duplicates: usize,
+    first_duplicate: Option<(String, Box<str>)>,
+}
+
+impl Tally {
+    fn new(queries: usize) -> Self {
+        Tally {
+            slots: vec![None; queries],
+            run_queries_in_qrels: 0,
+            run_queries_not_in_qrels: 0,
+            first_unknown: None,
+            duplicates: 0,
+            first_duplicate: None,
+        }
+    }
+
+    fn add(&mut self, qid: &str, outcome: Outcome) {
+        match outcome {
+            Outcome::NotInQrels => {
+                self.run_queries_not_in_qrels += 1;
+                self.first_unknown.get_or_insert_with(|| qid.to_string());
+            }
+            Outcome::NoRelevant => self.run_queries_in_qrels += 1,
+            Outcome::Scored {
+                position,
+                values,
+                duplicates,
+                first_duplicate,
+            } => {
+                self.run_queries_in_qrels += 1;
+                self.slots[position] = Some(values);
+                self.duplicates += duplicates;
+                if let Some(doc) = first_duplicate {
+                    self.first_duplicate
+                        .get_or_insert_with(|| (qid.to_string(), doc));
+                }
+            }
+        }
+    }
+}
+
+/// Scores the run at `run_path` (in `format`) against `qrels`.
+pub fn evaluate(
+    qrels: &Qrels,
+    run_path: &Path,
+    format: RunFormat,
+    options: &EvalOptions,
+) -> Result<Evaluation> {
+    let scorer = Scorer {
+        qrels,
+        truths: qrels.queries().iter().map(QueryTruth::new).collect(),
+        metrics: &options.metrics,
+        depth: Depth::of(&options.metrics),
+        separator: options.chunk_separator.as_deref().filter(|s| !s.is_empty()),
+    };
+    let mut tally = Tally::new(qrels.len());
+    let mut warnings = Vec::new();
+    match format {
+        RunFormat::Native => {
+            for query in run::read(&TextFile::read(run_path)?)? {
+                let outcome = match qrels.position(&query.qid) {
+                    None => Outcome::NotInQrels,
+                    Some(position) => {
+                        scorer.score(position, query.retrieved.iter().map(|r| r.doc_id.as_str()))
+                    }
+                };
+                tally.add(&query.qid, outcome);
+            }
+        }
+        RunFormat::Trec => {
+            let score_entries = |qid: &str, entries: &mut [RunEntry<'_>]| match qrels.position(qid)
+            {
+                None => Outcome::NotInQrels,
+                Some(position) => {
+                    trec_run::sort_by_trec_order(entries);
+                    scorer.score(position, entries.iter().map(|e| e.doc_id))
+                }
+            };
+            let pass = trec_run::for_each_query(run_path, options.threads, score_entries)?;
+            match pass {
+                Pass::Grouped(outputs) => {
+                    for output in outputs {
+                        tally.add(&output.qid, output.value);
+                    }
+                }
+                Pass::Ungrouped {
+                    qid,
+                    first_line,
+                    later_line,
+                } => {
+                    warnings.push(format!(
+                        "{}: the lines of query `{qid}` are not contiguous (lines {first_line} and \
+                         {later_line}); the run was read again and held in memory, which is slower",
+                        run_path.display()
+                    ));
+                    for query in trec_run::read_ungrouped(run_path, options.threads)? {
+                        let mut entries: Vec<RunEntry<'_>> = query
+                            .entries
+                            .iter()
+                            .map(|(doc_id, score)| RunEntry {
+                                doc_id,
+                                score: *score,
+                            })
+                            .collect();
+                        tally.add(&query.qid, score_entries(&query.qid, &mut entries));
+                    }
+                }
+            }
+        }
+    }
+    assemble(qrels, run_path, &scorer, tally, warnings)
+}
+
+fn assemble(
+    qrels: &Qrels,
+    run_path: &Path,
+    scorer: &Scorer<'_>,
+    tally: Tally,
+    mut warnings: Vec<String>,
+) -> Result<Evaluation> {
+    if tally.run_queries_in_qrels == 0 {
+        let example = tally.first_unknown.unwrap_or_default();
+        return Err(Error::input(
+            run_path,
+            format!(
+                "none of the run's {} queries is in the qrels {} (run qid `{example}`, qrels qid `{}`): \
+                 expected the run to answer the judged queries",
+                tally.run_queries_not_in_qrels,
+                qrels.path().display(),
+                qrels.queries().first().map_or("", |q| q.qid.as_str()),
+            ),
+        ));
+    }
+    let metric_count = scorer.metrics.len();
+    let mut per_query = Vec::new();
+    let mut excluded_no_relevant = 0;
+    let mut missing_from_run = 0;
+    for ((query, truth), slot) in qrels.queries().iter().zip(&scorer.truths).zip(tally.slots) {
+        if truth.num_relevant == 0 {
+            excluded_no_relevant += 1;
+            continue;
+        }
+        let values = slot.unwrap_or_else(|| {
+            missing_from_run += 1;
+            vec![0.0; metric_count]
+        });
+        per_query.push(QueryScores {
+            qid: query.qid.clone(),
+            values,
+        });
+    }
+    if per_query.is_empty() {
+        return Err(Error::input(
+            qrels.path(),
+            format!(
+                "none of the {excluded_no_relevant} queries has a relevant document: expected at least one judged relevant (grade >= 1 or in gold_doc_ids)"
+            ),
+        ));
+    }
+    let means = (0..metric_count)
+        .map(|m| per_query.iter().map(|q| q.values[m]).sum::<f64>() / per_query.len() as f64)
+        .collect();
+    if let Some((qid, doc)) = &tally.first_duplicate {
+        warnings.push(format!(
+            "{}: {} duplicate doc ids in rankings were ignored (the first occurrence counts), \
+             the first: `{doc}` in query `{qid}`",
+            run_path.display(),
+            tally.duplicates
+        ));
+    }
+    if let Some(qid) = &tally.first_unknown {
+        warnings.push(format!(
+            "{}: {} run queries are not in the qrels and were ignored, the first: `{qid}`",
+            run_path.display(),
+            tally.run_queries_not_in_qrels
+        ));
+    }
+    if missing_from_run > 0 {
+        warnings.push(format!(
+            "{}: {missing_from_run} judged queries are missing from the run and score 0",
+            run_path.display()
+        ));
+    }
+    Ok(Evaluation {
+        metrics: scorer.metrics.to_vec(),
+        per_query,
+        means,
+        excluded_no_relevant,
+        missing_from_run,
+        run_queries_not_in_qrels: tally.run_queries_not_in_qrels,
+        warnings,
+    })
+}

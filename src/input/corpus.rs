@@ -1,0 +1,85 @@
+//! Reader of a document corpus (JSONL `{doc_id|_id, title?, text}`), used to turn ids into text.
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::input::native_qrels::parse_json_line;
+use crate::input::text_file::TextFile;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Document {
+    #[serde(alias = "_id")]
+    pub doc_id: String,
+    #[serde(default)]
+    pub title: String,
+    pub text: String,
+}
+
+/// Documents in file order, indexed by id.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    pub documents: Vec<Document>,
+    index: FxHashMap<String, usize>,
+}
+
+impl Corpus {
+    pub fn get(&self, doc_id: &str) -> Option<&Document> {
+        self.index.get(doc_id).map(|&i| &self.documents[i])
+    }
+}
+
+const EXPECTED: &str = "a JSON object {\"doc_id\" (or BEIR \"_id\"), \"title\", \"text\"}";
+
+pub fn read(file: &TextFile) -> Result<Corpus> {
+    file.require_data("corpus JSONL (one document object a line)")?;
+    let mut corpus = Corpus::default();
+    let mut lines: FxHashMap<String, u64> = FxHashMap::default();
+    for line in file.lines() {
+        let line = line?;
+        let doc: Document = parse_json_line(file, line.number, line.text, EXPECTED)?;
+        if let Some(first) = lines.insert(doc.doc_id.clone(), line.number) {
+            return Err(Error::parse(
+                file.path(),
+                line.number,
+                format!(
+                    "doc_id `{}` appears twice (lines {first} and {}): expected each document once",
+                    doc.doc_id, line.number
+                ),
+            ));
+        }
+        corpus
+            .index
+            .insert(doc.doc_id.clone(), corpus.documents.len());
+        corpus.documents.push(doc);
+    }
+    Ok(corpus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_native_and_beir_ids() {
+        let file = TextFile::from_bytes(
+            "corpus.jsonl",
+            b"{\"doc_id\":\"d1\",\"title\":\"T\",\"text\":\"x\"}\n{\"_id\":\"d2\",\"text\":\"y\"}\n",
+        );
+        let corpus = read(&file).unwrap();
+        assert_eq!(corpus.get("d2").unwrap().text, "y");
+        assert_eq!(corpus.get("d1").unwrap().title, "T");
+    }
+
+    #[test]
+    fn duplicate_ids_name_both_lines() {
+        let file = TextFile::from_bytes(
+            "corpus.jsonl",
+            b"{\"doc_id\":\"d1\",\"text\":\"x\"}\n{\"doc_id\":\"d1\",\"text\":\"y\"}\n",
+        );
+        assert_eq!(
+            read(&file).unwrap_err().to_string(),
+            "corpus.jsonl:2: doc_id `d1` appears twice (lines 1 and 2): expected each document once"
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! Reader of native qrels JSONL: one query a line with gold ids, graded relevance and metadata.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Location, Result};
+use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels};
+use crate::input::text_file::TextFile;
+
+/// One line as written. Fields that are not named here are slice attributes.
+#[derive(Deserialize)]
+struct RawQuery {
+    qid: String,
+    query: String,
+    gold_doc_ids: Option<Vec<String>>,
+    graded_relevance: Option<BTreeMap<String, Value>>,
+    gold_answer_substring: Option<String>,
+    reference_answer: Option<String>,
+    #[serde(flatten)]
+    attributes: BTreeMap<String, Value>,
+}
+
+/// Parses a JSON line into `T`, turning serde's message into `file:line:column: ...`.
+pub(crate) fn parse_json_line<'a, T: Deserialize<'a>>(
+    file: &TextFile,
+    line_number: u64,
+    text: &'a str,
+    expected: &str,
+) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| {
+        let full = e.to_string();
+        let position = format!(" at line {} column {}", e.line(), e.column());
+        let message = full.strip_suffix(&position).unwrap_or(&full);
+        Error::Parse {
+            location: Location::new(file.path(), line_number).with_column(e.column() as u64),
+            message: format!("{message}: expected {expected}"),
+        }
+    })
+}
+
+/// A slice attribute value: strings as written, numbers and booleans as their JSON text.
+pub(crate) fn attribute_value(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+const EXPECTED_LINE: &str =
+    "a JSON object {\"qid\", \"query\", \"gold_doc_ids\" and/or \"graded_relevance\", ...}";
+
+pub fn read(file: &TextFile) -> Result<Qrels> {
+    file.require_data("native qrels JSONL (one query object a line)")?;
+    let mut qrels = Qrels::new(file.path());
+    let mut first_lines: FxHashMap<String, u64> = FxHashMap::default();
+    for line in file.lines() {
+        let line = line?;
+        let raw: RawQuery = parse_json_line(file, line.number, line.text, EXPECTED_LINE)?;
+        if let Some(first) = first_lines.insert(raw.qid.clone(), line.number) {
+            return Err(Error::parse(
+                file.path(),
+                line.number,
+                format!(
+                    "qid `{}` appears twice (lines {first} and {}): expected each query once",
+                    raw.qid, line.number
+                ),
+            ));
+        }
+        let query = build_query(raw).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
+        qrels.push(query);
+    }
+    qrels.require_queries()
+}
+
+fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
+    if raw.gold_doc_ids.is_none() && raw.graded_relevance.is_none() {
+        return Err(format!(
+            "query `{}` has no judgments: expected \"gold_doc_ids\" or \"graded_relevance\"",
+            raw.qid
+        ));
+    }
+    let mut grades: BTreeMap<String, Grade> = BTreeMap::new();
+    for (doc, value) in raw.graded_relevance.unwrap_or_default() {
+        let grade = value
+            .as_i64()
+            .and_then(|g| Grade::try_from(g).ok())
+            .ok_or_else(|| {
+                format!("graded_relevance of `{doc}` is {value}: expected an integer grade")
+            })?;
+        grades.insert(doc, grade);
+    }
+    let mut judgments: FxHashMap<Box<str>, Judgment> = FxHashMap::default();
+    match raw.gold_doc_ids {
+        Some(gold) => {
+            for doc in &gold {
+                let grade = grades.get(doc).copied().unwrap_or(1);
+                if grade < 1 {
+                    return Err(format!(
+                        "`{doc}` is in gold_doc_ids but graded {grade}: expected a gold document to have grade >= 1"
+                    ));
+                }
+                let previous = judgments.insert(
+                    doc.as_str().into(),
+                    Judgment {
+                        grade,
+                        relevant: true,
+                    },
+                );
+                if previous.is_some() {
+                    return Err(format!(
+                        "gold_doc_ids lists `{doc}` twice: expected each document once"
+                    ));
+                }
+            }
+            for (doc, grade) in grades {
+                judgments.entry(doc.into_boxed_str()).or_insert(Judgment {
+                    grade,
+                    relevant: false,
+                });
+            }
+        }
+        None => {
+            for (doc, grade) in grades {
+                judgments.insert(doc.into_boxed_str(), Judgment::from_grade(grade));
+            }
+        }
+    }
+    let mut attributes = BTreeMap::new();
+    for (key, value) in raw.attributes {
+        let text = attribute_value(&value).ok_or_else(|| {
+            format!("field `{key}` is {value}: expected a string slice attribute (or a number or boolean)")
+        })?;
+        attributes.insert(key, text);
+    }
+    Ok(QueryQrels {
+        qid: raw.qid,
+        text: Some(raw.query),
+        judgments,
+        attributes,
+        gold_answer_substring: raw.gold_answer_substring,
+        reference_answer: raw.reference_answer,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_str(text: &str) -> Result<Qrels> {
+        read(&TextFile::from_bytes("qrels.jsonl", text.as_bytes()))
+    }
+
+    const SEED_Q1: &str = r#"{"qid": "q1", "query": "what is the threshold before a multipart upload is dropped", "gold_doc_ids": ["d3", "d1"], "gold_answer_substring": "three failed parts", "graded_relevance": {"d3": 3, "d1": 2, "d2": 1}, "class": "paraphrased"}"#;
+
+    #[test]
+    fn seed_q1_gold_and_graded_are_distinct() {
+        let qrels = read_str(SEED_Q1).unwrap();
+        let q = &qrels.queries()[0];
+        assert_eq!(
+            q.judgments["d3"],
+            Judgment {
+                grade: 3,
+                relevant: true
+            }
+        );
+        assert_eq!(
+            q.judgments["d1"],
+            Judgment {
+                grade: 2,
+                relevant: true
+            }
+        );
+        assert_eq!(
+            q.judgments["d2"],
+            Judgment {
+                grade: 1,
+                relevant: false
+            }
+        );
+        assert_eq!(q.num_relevant(), 2);
+        assert_eq!(q.attributes["class"], "paraphrased");
+        assert_eq!(
+            q.gold_answer_substring.as_deref(),
+            Some("three failed parts")
+        );
+    }
+
+    #[test]
+    fn gold_without_grade_gets_grade_one_and_grades_alone_define_relevance() {
+        let qrels = read_str(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"]}\n{\"qid\":\"b\",\"query\":\"y\",\"graded_relevance\":{\"d1\":0,\"d2\":2}}",
+        )
+        .unwrap();
+        assert_eq!(
+            qrels.queries()[0].judgments["d1"],
+            Judgment {
+                grade: 1,
+                relevant: true
+            }
+        );
+        assert_eq!(qrels.queries()[1].num_relevant(), 1);
+    }
+
+    #[test]
+    fn errors_name_the_line_and_what_was_expected() {
+        let cases = [
+            (
+                "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"]}\n{\"qid\":\"a\",\"query\":\"y\",\"gold_doc_ids\":[\"d2\"]}",
+                "qrels.jsonl:2: qid `a` appears twice (lines 1 and 2): expected each query once",
+            ),
+            (
+                "{\"qid\":\"a\",\"query\":\"x\"}",
+                "qrels.jsonl:1: query `a` has no judgments: expected \"gold_doc_ids\" or \"graded_relevance\"",
+            ),
+            (
+                "{\"qid\":\"a\",\"query\":\"x\",\"graded_relevance\":{\"d1\":1.5}}",
+                "qrels.jsonl:1: graded_relevance of `d1` is 1.5: expected an integer grade",
+            ),
+            (
+                "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"graded_relevance\":{\"d1\":0}}",
+                "qrels.jsonl:1: `d1` is in gold_doc_ids but graded 0: expected a gold document to have grade >= 1",
+            ),
+            (
+                "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"tags\":[1]}",
+                "qrels.jsonl:1: field `tags` is [1]: expected a string slice attribute (or a number or boolean)",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(read_str(input).unwrap_err().to_string(), expected);
+        }
+    }
+
+    #[test]
+    fn truncated_json_names_line_and_column() {
+        let err =
+            read_str("{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"]}\n{\"qid\":\"b\",")
+                .unwrap_err()
+                .to_string();
+        assert_eq!(
+            err,
+            format!("qrels.jsonl:2:11: EOF while parsing a value: expected {EXPECTED_LINE}")
+        );
+    }
+
+    #[test]
+    fn wrong_type_is_an_error() {
+        let err = read_str("{\"qid\":1,\"query\":\"x\",\"gold_doc_ids\":[\"d1\"]}")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("qrels.jsonl:1:"), "{err}");
+        assert!(
+            err.contains("invalid type: integer `1`, expected a string"),
+            "{err}"
+        );
+    }
+}

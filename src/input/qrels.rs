@@ -1,0 +1,178 @@
+//! The relevance judgments of a query set, whatever format they were read from.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+
+/// A relevance grade. Negative grades (trec_eval: pooled but not judged) are neither relevant nor gain.
+pub type Grade = i32;
+
+/// What the qrels say about one document for one query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Judgment {
+    /// Graded relevance, the gain of graded metrics (nDCG).
+    pub grade: Grade,
+    /// Binary relevance ("gold"), used by precision, recall, hit rate, MRR, MAP and R-precision.
+    pub relevant: bool,
+}
+
+impl Judgment {
+    /// A judgment from a grade alone: relevant when the grade is at least 1.
+    pub fn from_grade(grade: Grade) -> Self {
+        Judgment {
+            grade,
+            relevant: grade >= 1,
+        }
+    }
+
+    /// The gain this judgment contributes to graded metrics: negative grades count as 0.
+    pub fn gain(self) -> Grade {
+        self.grade.max(0)
+    }
+}
+
+/// One query of the qrels with its judgments and metadata.
+#[derive(Debug, Clone, Default)]
+pub struct QueryQrels {
+    pub qid: String,
+    pub text: Option<String>,
+    pub judgments: FxHashMap<Box<str>, Judgment>,
+    /// Slice attributes such as `class: paraphrased`, in key order.
+    pub attributes: BTreeMap<String, String>,
+    pub gold_answer_substring: Option<String>,
+    pub reference_answer: Option<String>,
+}
+
+impl QueryQrels {
+    pub fn new(qid: &str) -> Self {
+        QueryQrels {
+            qid: qid.to_string(),
+            ..QueryQrels::default()
+        }
+    }
+
+    pub fn num_relevant(&self) -> usize {
+        self.judgments.values().filter(|j| j.relevant).count()
+    }
+
+    /// Positive gains of all judged documents, highest first: the ideal ranking of graded metrics.
+    pub fn ideal_gains(&self) -> Vec<Grade> {
+        let mut gains: Vec<Grade> = self
+            .judgments
+            .values()
+            .map(|j| j.gain())
+            .filter(|&g| g > 0)
+            .collect();
+        gains.sort_unstable_by(|a, b| b.cmp(a));
+        gains
+    }
+}
+
+/// All queries of a qrels source in file order, indexed by qid.
+#[derive(Debug)]
+pub struct Qrels {
+    path: PathBuf,
+    queries: Vec<QueryQrels>,
+    index: FxHashMap<Box<str>, usize>,
+}
+
+impl Qrels {
+    pub fn new(path: &Path) -> Self {
+        Qrels {
+            path: path.to_path_buf(),
+            queries: Vec::new(),
+            index: FxHashMap::default(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn queries(&self) -> &[QueryQrels] {
+        &self.queries
+    }
+
+    pub fn len(&self) -> usize {
+        self.queries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+    }
+
+    /// The position of `qid` in file order.
+    pub fn position(&self, qid: &str) -> Option<usize> {
+        self.index.get(qid).copied()
+    }
+
+    /// Adds a new query; the caller has checked that its qid is new.
+    pub fn push(&mut self, query: QueryQrels) -> usize {
+        let position = self.queries.len();
+        self.index.insert(query.qid.as_str().into(), position);
+        self.queries.push(query);
+        position
+    }
+
+    /// The query `qid`, created at the end when it is new.
+    pub fn entry(&mut self, qid: &str) -> &mut QueryQrels {
+        let position = match self.position(qid) {
+            Some(position) => position,
+            None => self.push(QueryQrels::new(qid)),
+        };
+        &mut self.queries[position]
+    }
+
+    pub fn query_mut(&mut self, position: usize) -> &mut QueryQrels {
+        &mut self.queries[position]
+    }
+
+    /// Fails when no query was read.
+    pub fn require_queries(self) -> Result<Self> {
+        if self.queries.is_empty() {
+            return Err(Error::input(
+                &self.path,
+                "no queries: expected at least one judged query",
+            ));
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_grades_are_neither_relevant_nor_gain() {
+        let j = Judgment::from_grade(-1);
+        assert!(!j.relevant);
+        assert_eq!(j.gain(), 0);
+        assert!(Judgment::from_grade(1).relevant);
+        assert!(!Judgment::from_grade(0).relevant);
+    }
+
+    #[test]
+    fn ideal_gains_are_positive_and_descending() {
+        let mut q = QueryQrels::new("q");
+        for (doc, grade) in [("a", 1), ("b", 3), ("c", 0), ("d", -2), ("e", 2)] {
+            q.judgments.insert(doc.into(), Judgment::from_grade(grade));
+        }
+        assert_eq!(q.ideal_gains(), vec![3, 2, 1]);
+        assert_eq!(q.num_relevant(), 3);
+    }
+
+    #[test]
+    fn entry_keeps_file_order() {
+        let mut qrels = Qrels::new(Path::new("x"));
+        qrels.entry("b");
+        qrels.entry("a");
+        qrels.entry("b");
+        let qids: Vec<&str> = qrels.queries().iter().map(|q| q.qid.as_str()).collect();
+        assert_eq!(qids, ["b", "a"]);
+        assert_eq!(qrels.position("a"), Some(1));
+    }
+}

@@ -1,0 +1,141 @@
+//! Reader of query texts (TSV `qid<TAB>text` or JSONL) for qrels formats that carry none.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::input::native_qrels::{attribute_value, parse_json_line};
+use crate::input::qrels::Qrels;
+use crate::input::text_file::TextFile;
+
+/// One query's text and metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryText {
+    pub qid: String,
+    pub text: String,
+    pub reference_answer: Option<String>,
+    /// Other scalar fields of a JSONL line (slice attributes such as `class`).
+    pub attributes: BTreeMap<String, String>,
+}
+
+const JSONL_EXPECTED: &str =
+    "a JSON object with \"qid\" (or BEIR \"_id\") and \"query\" (or BEIR \"text\")";
+
+/// Reads queries as JSONL when the first line is a JSON object, else as TSV.
+pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
+    file.require_data("queries (TSV `qid<TAB>text` or JSONL)")?;
+    let is_jsonl = file
+        .first_line()?
+        .is_some_and(|l| l.text.trim_start().starts_with('{'));
+    let mut queries = Vec::new();
+    for line in file.lines() {
+        let line = line?;
+        let query = if is_jsonl {
+            let object: Map<String, Value> =
+                parse_json_line(file, line.number, line.text, JSONL_EXPECTED)?;
+            from_json(object).map_err(|msg| Error::parse(file.path(), line.number, msg))?
+        } else {
+            let (qid, text) = line.text.split_once('\t').ok_or_else(|| {
+                Error::parse(
+                    file.path(),
+                    line.number,
+                    "expected `qid<TAB>text` (no tab found)",
+                )
+            })?;
+            QueryText {
+                qid: qid.trim().to_string(),
+                text: text.trim().to_string(),
+                reference_answer: None,
+                attributes: BTreeMap::new(),
+            }
+        };
+        queries.push(query);
+    }
+    Ok(queries)
+}
+
+fn take_string(object: &mut Map<String, Value>, keys: [&str; 2]) -> Result<Option<String>, String> {
+    for key in keys {
+        match object.remove(key) {
+            None => continue,
+            Some(Value::String(s)) => return Ok(Some(s)),
+            Some(Value::Number(n)) => return Ok(Some(n.to_string())),
+            Some(other) => return Err(format!("field `{key}` is {other}: expected a string")),
+        }
+    }
+    Ok(None)
+}
+
+fn from_json(mut object: Map<String, Value>) -> Result<QueryText, String> {
+    let qid = take_string(&mut object, ["qid", "_id"])?
+        .ok_or_else(|| format!("no \"qid\" field: expected {JSONL_EXPECTED}"))?;
+    let text = take_string(&mut object, ["query", "text"])?.ok_or_else(|| {
+        format!("query `{qid}` has no \"query\" field: expected {JSONL_EXPECTED}")
+    })?;
+    let reference_answer = take_string(&mut object, ["reference_answer", "reference_answer"])?;
+    // Non-scalar metadata (BEIR's `metadata` object) cannot be a slice value and is not kept.
+    let attributes = object
+        .iter()
+        .filter_map(|(key, value)| Some((key.clone(), attribute_value(value)?)))
+        .collect();
+    Ok(QueryText {
+        qid,
+        text,
+        reference_answer,
+        attributes,
+    })
+}
+
+/// Gives qrels queries their texts. Queries of the file that the qrels do not judge are ignored
+/// (a queries file usually covers more than one split); metadata already in the qrels wins.
+pub fn attach(qrels: &mut Qrels, queries: Vec<QueryText>) {
+    for query in queries {
+        let Some(position) = qrels.position(&query.qid) else {
+            continue;
+        };
+        let target = qrels.query_mut(position);
+        target.text.get_or_insert(query.text);
+        if target.reference_answer.is_none() {
+            target.reference_answer = query.reference_answer;
+        }
+        for (key, value) in query.attributes {
+            target.attributes.entry(key).or_insert(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_str(text: &str) -> Result<Vec<QueryText>> {
+        read(&TextFile::from_bytes("queries", text.as_bytes()))
+    }
+
+    #[test]
+    fn reads_tsv_and_both_jsonl_spellings() {
+        let tsv = read_str("q1\twhat is a bucket\n").unwrap();
+        let native =
+            read_str("{\"qid\":\"q1\",\"query\":\"what is a bucket\",\"class\":\"literal\"}")
+                .unwrap();
+        let beir =
+            read_str("{\"_id\":\"q1\",\"text\":\"what is a bucket\",\"metadata\":{}}").unwrap();
+        assert_eq!(tsv[0].text, "what is a bucket");
+        assert_eq!(native[0].attributes["class"], "literal");
+        assert_eq!(beir[0].qid, "q1");
+        assert!(beir[0].attributes.is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(
+            read_str("q1\tok\nq2 no tab\n").unwrap_err().to_string(),
+            "queries:2: expected `qid<TAB>text` (no tab found)"
+        );
+        assert_eq!(
+            read_str("{\"qid\":\"q1\"}").unwrap_err().to_string(),
+            format!("queries:1: query `q1` has no \"query\" field: expected {JSONL_EXPECTED}")
+        );
+    }
+}

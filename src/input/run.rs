@@ -1,0 +1,104 @@
+//! Reader of native run JSONL: per query the ranked retrieved docs, the answer and its contexts.
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::input::native_qrels::parse_json_line;
+use crate::input::text_file::TextFile;
+
+/// One retrieved document (or chunk) as the system under test returned it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retrieved {
+    pub doc_id: String,
+    pub score: Option<f64>,
+    pub text: Option<String>,
+}
+
+/// What the system produced for one query. `retrieved` is in rank order.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunQuery {
+    pub qid: String,
+    pub retrieved: Vec<Retrieved>,
+    pub answer: Option<String>,
+    pub contexts: Option<Vec<String>>,
+    #[serde(skip)]
+    pub line: u64,
+}
+
+const EXPECTED: &str = "a JSON object {\"qid\", \"retrieved\": [{\"doc_id\", \"score\"?, \"text\"?}], \"answer\"?, \"contexts\"?}";
+
+/// Reads a whole native run; a qid on two lines is an error naming both.
+pub fn read(file: &TextFile) -> Result<Vec<RunQuery>> {
+    file.require_data("native run JSONL (one query object a line)")?;
+    let mut run = Vec::new();
+    let mut lines: FxHashMap<String, u64> = FxHashMap::default();
+    for line in file.lines() {
+        let line = line?;
+        let mut query: RunQuery = parse_json_line(file, line.number, line.text, EXPECTED)?;
+        query.line = line.number;
+        if let Some(first) = lines.insert(query.qid.clone(), line.number) {
+            return Err(Error::parse(
+                file.path(),
+                line.number,
+                format!(
+                    "qid `{}` appears twice (lines {first} and {}): expected one line per query",
+                    query.qid, line.number
+                ),
+            ));
+        }
+        run.push(query);
+    }
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_str(text: &str) -> Result<Vec<RunQuery>> {
+        read(&TextFile::from_bytes("run.jsonl", text.as_bytes()))
+    }
+
+    #[test]
+    fn reads_ranked_docs_answer_and_contexts() {
+        let run = read_str(
+            "{\"qid\":\"q1\",\"retrieved\":[{\"doc_id\":\"d3\",\"score\":12.1,\"text\":\"t\"},{\"doc_id\":\"d1\"}],\"answer\":\"a\",\"contexts\":[\"c\"]}\n",
+        )
+        .unwrap();
+        assert_eq!(run[0].retrieved[1].doc_id, "d1");
+        assert_eq!(run[0].retrieved[0].score, Some(12.1));
+        assert_eq!(run[0].contexts.as_deref(), Some(&["c".to_string()][..]));
+        assert_eq!(run[0].line, 1);
+    }
+
+    #[test]
+    fn misspelt_and_mistyped_fields_are_errors() {
+        let typo = read_str("{\"qid\":\"q1\",\"retreived\":[]}")
+            .unwrap_err()
+            .to_string();
+        assert!(typo.starts_with("run.jsonl:1:"), "{typo}");
+        assert!(typo.contains("unknown field `retreived`"), "{typo}");
+        let score =
+            read_str("{\"qid\":\"q1\",\"retrieved\":[{\"doc_id\":\"d\",\"score\":\"high\"}]}")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            score.contains("invalid type: string \"high\", expected f64"),
+            "{score}"
+        );
+    }
+
+    #[test]
+    fn duplicate_qid_names_both_lines() {
+        let err = read_str("{\"qid\":\"q\",\"retrieved\":[]}\n{\"qid\":\"q\",\"retrieved\":[]}")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "run.jsonl:2: qid `q` appears twice (lines 1 and 2): expected one line per query"
+        );
+    }
+}

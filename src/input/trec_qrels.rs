@@ -1,0 +1,181 @@
+//! Readers of line-oriented qrels: TREC (`qid iter doc_id grade`) and TSV (`qid<TAB>doc_id<TAB>grade`).
+
+use crate::error::{Error, Result};
+use crate::input::qrels::{Grade, Judgment, Qrels};
+use crate::input::text_file::TextFile;
+
+/// The two line layouts of graded judgments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `qid iter doc_id grade`, separated by any whitespace.
+    Trec,
+    /// `qid<TAB>doc_id<TAB>grade`, with an optional header line (BEIR: `query-id corpus-id score`).
+    Tsv,
+}
+
+impl Layout {
+    fn expected(self) -> &'static str {
+        match self {
+            Layout::Trec => "4 whitespace-separated fields `qid iter doc_id grade`",
+            Layout::Tsv => "3 tab-separated fields `qid<TAB>doc_id<TAB>grade`",
+        }
+    }
+
+    /// Splits a line into (qid, doc_id, grade text), or None when the field count is wrong.
+    fn fields(self, text: &str) -> Option<(&str, &str, &str)> {
+        match self {
+            Layout::Trec => {
+                let mut it = text.split_ascii_whitespace();
+                let fields = (it.next()?, it.next()?, it.next()?, it.next()?);
+                it.next()
+                    .is_none()
+                    .then_some((fields.0, fields.2, fields.3))
+            }
+            Layout::Tsv => {
+                let mut it = text.split('\t').map(str::trim);
+                let fields = (it.next()?, it.next()?, it.next()?);
+                let complete = it.next().is_none()
+                    && [fields.0, fields.1, fields.2].iter().all(|f| !f.is_empty());
+                complete.then_some(fields)
+            }
+        }
+    }
+}
+
+fn field_count(layout: Layout, text: &str) -> usize {
+    match layout {
+        Layout::Trec => text.split_ascii_whitespace().count(),
+        Layout::Tsv => text.split('\t').count(),
+    }
+}
+
+pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
+    let what = match layout {
+        Layout::Trec => "TREC qrels lines `qid iter doc_id grade`",
+        Layout::Tsv => "TSV qrels lines `qid<TAB>doc_id<TAB>grade`",
+    };
+    file.require_data(what)?;
+    let mut qrels = Qrels::new(file.path());
+    let mut first = true;
+    for line in file.lines() {
+        let line = line?;
+        let Some((qid, doc, grade_text)) = layout.fields(line.text) else {
+            return Err(Error::parse(
+                file.path(),
+                line.number,
+                format!(
+                    "expected {}, found {} fields",
+                    layout.expected(),
+                    field_count(layout, line.text)
+                ),
+            ));
+        };
+        let is_header = std::mem::take(&mut first)
+            && layout == Layout::Tsv
+            && grade_text.parse::<f64>().is_err();
+        if is_header {
+            continue;
+        }
+        let grade: Grade = grade_text.parse().map_err(|_| {
+            Error::parse(
+                file.path(),
+                line.number,
+                format!("grade `{grade_text}` of doc `{doc}`: expected an integer grade"),
+            )
+        })?;
+        let query = qrels.entry(qid);
+        if query
+            .judgments
+            .insert(doc.into(), Judgment::from_grade(grade))
+            .is_some()
+        {
+            let earlier = earlier_line(file, layout, qid, doc, line.number);
+            return Err(Error::parse(
+                file.path(),
+                line.number,
+                format!(
+                    "query `{qid}` judges doc `{doc}` twice (lines {earlier} and {}): expected one judgment per pair",
+                    line.number
+                ),
+            ));
+        }
+    }
+    qrels.require_queries()
+}
+
+/// On the error path only: the first line that judged (`qid`, `doc`).
+fn earlier_line(file: &TextFile, layout: Layout, qid: &str, doc: &str, before: u64) -> u64 {
+    file.lines()
+        .filter_map(|l| l.ok())
+        .take_while(|l| l.number < before)
+        .find(|l| matches!(layout.fields(l.text), Some((q, d, _)) if q == qid && d == doc))
+        .map_or(0, |l| l.number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_str(text: &str, layout: Layout) -> Result<Qrels> {
+        read(&TextFile::from_bytes("qrels.txt", text.as_bytes()), layout)
+    }
+
+    #[test]
+    fn trec_qrels_group_by_query_in_first_seen_order() {
+        let qrels = read_str(
+            "q2 0 d1 1\nq1 0 d9 0\nq2 0 d2 3\r\nq1 0 d8 -1\n",
+            Layout::Trec,
+        )
+        .unwrap();
+        let q2 = &qrels.queries()[0];
+        assert_eq!(q2.qid, "q2");
+        assert_eq!(q2.judgments["d2"], Judgment::from_grade(3));
+        assert_eq!(qrels.queries()[1].num_relevant(), 0);
+    }
+
+    #[test]
+    fn tsv_header_is_optional() {
+        let with = read_str("query-id\tcorpus-id\tscore\nq1\td1\t2\n", Layout::Tsv).unwrap();
+        let without = read_str("q1\td1\t2\n", Layout::Tsv).unwrap();
+        assert_eq!(with.queries()[0].judgments, without.queries()[0].judgments);
+    }
+
+    #[test]
+    fn errors_name_line_and_expectation() {
+        let cases = [
+            (
+                "q1 0 d1\n",
+                Layout::Trec,
+                "qrels.txt:1: expected 4 whitespace-separated fields `qid iter doc_id grade`, found 3 fields",
+            ),
+            (
+                "q1 0 d1 1\nq1 0 d2 x\n",
+                Layout::Trec,
+                "qrels.txt:2: grade `x` of doc `d2`: expected an integer grade",
+            ),
+            (
+                "q1\td1\t1\nq1\td2\t1.5\n",
+                Layout::Tsv,
+                "qrels.txt:2: grade `1.5` of doc `d2`: expected an integer grade",
+            ),
+            (
+                "q1\td1\n",
+                Layout::Tsv,
+                "qrels.txt:1: expected 3 tab-separated fields `qid<TAB>doc_id<TAB>grade`, found 2 fields",
+            ),
+            (
+                "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 2\n",
+                Layout::Trec,
+                "qrels.txt:3: query `q1` judges doc `d1` twice (lines 1 and 3): expected one judgment per pair",
+            ),
+            (
+                "\n\n",
+                Layout::Trec,
+                "qrels.txt: the file is empty: expected TREC qrels lines `qid iter doc_id grade`",
+            ),
+        ];
+        for (input, layout, expected) in cases {
+            assert_eq!(read_str(input, layout).unwrap_err().to_string(), expected);
+        }
+    }
+}

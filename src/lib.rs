@@ -1,0 +1,10 @@
+//! ragate: a CI regression gate for retrieval-augmented generation (RAG) systems.
+
+pub mod app;
+pub mod cli;
+pub mod error;
+pub mod evaluate;
+pub mod exit_code;
+pub mod input;
+pub mod metrics;
+pub mod report;

@@ -1,0 +1,3 @@
+//! Metrics: per-query values with documented conventions.
+
+pub mod retrieval;

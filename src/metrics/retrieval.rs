@@ -1,0 +1,360 @@
+//! Retrieval metrics per query, with trec_eval's conventions where trec_eval has the metric.
+//!
+//! Conventions (see also README "Metric conventions"):
+//! - "relevant" is binary (gold); graded metrics use the grade as gain, negative grades as 0.
+//! - `precision@k` = relevant in top k / k, also when fewer than k docs were retrieved (trec_eval `P_k`).
+//! - `recall@k` = relevant in top k / relevant judged (trec_eval `recall_k`).
+//! - `hit_rate@k` = 1 when any relevant doc is in the top k.
+//! - `mrr` = 1 / rank of the first relevant doc (trec_eval `recip_rank`); `mrr@k` is 0 beyond rank k.
+//! - `ndcg@k` = DCG@k / IDCG@k with gain 2^g - 1 and discount log2(rank + 1); the ideal ranking
+//!   sorts all judged docs of the query by grade. `ndcg_linear@k` uses gain g (trec_eval `ndcg_cut_k`).
+//!   Without `@k` the whole ranking counts (trec_eval `ndcg` for the linear form).
+//! - `map` = sum of precision at each relevant rank / relevant judged (trec_eval `map`); `map@k`
+//!   counts ranks up to k only (trec_eval `map_cut_k`).
+//! - `r_precision` = relevant in top R / R, R = relevant judged (trec_eval `Rprec`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::input::qrels::{Grade, Judgment, QueryQrels};
+
+/// A retrieval metric with its cut-off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetrievalMetric {
+    Precision(usize),
+    Recall(usize),
+    HitRate(usize),
+    Mrr(Option<usize>),
+    Ndcg(Option<usize>),
+    NdcgLinear(Option<usize>),
+    Map(Option<usize>),
+    RPrecision,
+}
+
+/// The metric names `FromStr` accepts, for error messages.
+pub const VALID_NAMES: &str = "precision@K, recall@K, hit_rate@K, mrr, mrr@K, ndcg, ndcg@K, \
+ndcg_linear, ndcg_linear@K, map, map@K, r_precision (K a positive integer)";
+
+/// The metrics `ragate eval` reports when none are named.
+pub const DEFAULT_METRICS: [RetrievalMetric; 5] = [
+    RetrievalMetric::Precision(5),
+    RetrievalMetric::Recall(5),
+    RetrievalMetric::Recall(10),
+    RetrievalMetric::Mrr(None),
+    RetrievalMetric::Ndcg(Some(10)),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown metric `{name}`: expected one of {VALID_NAMES}")]
+pub struct UnknownMetric {
+    pub name: String,
+}
+
+impl FromStr for RetrievalMetric {
+    type Err = UnknownMetric;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let unknown = || UnknownMetric {
+            name: text.to_string(),
+        };
+        let (base, cut) = match text.split_once('@') {
+            Some((base, k)) => {
+                let k: usize = k.parse().ok().filter(|&k| k > 0).ok_or_else(unknown)?;
+                (base, Some(k))
+            }
+            None => (text, None),
+        };
+        let metric = match (base, cut) {
+            ("precision", Some(k)) => RetrievalMetric::Precision(k),
+            ("recall", Some(k)) => RetrievalMetric::Recall(k),
+            ("hit_rate", Some(k)) => RetrievalMetric::HitRate(k),
+            ("mrr", cut) => RetrievalMetric::Mrr(cut),
+            ("ndcg", cut) => RetrievalMetric::Ndcg(cut),
+            ("ndcg_linear", cut) => RetrievalMetric::NdcgLinear(cut),
+            ("map", cut) => RetrievalMetric::Map(cut),
+            ("r_precision", None) => RetrievalMetric::RPrecision,
+            _ => return Err(unknown()),
+        };
+        Ok(metric)
+    }
+}
+
+impl fmt::Display for RetrievalMetric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (base, cut) = match *self {
+            RetrievalMetric::Precision(k) => ("precision", Some(k)),
+            RetrievalMetric::Recall(k) => ("recall", Some(k)),
+            RetrievalMetric::HitRate(k) => ("hit_rate", Some(k)),
+            RetrievalMetric::Mrr(cut) => ("mrr", cut),
+            RetrievalMetric::Ndcg(cut) => ("ndcg", cut),
+            RetrievalMetric::NdcgLinear(cut) => ("ndcg_linear", cut),
+            RetrievalMetric::Map(cut) => ("map", cut),
+            RetrievalMetric::RPrecision => ("r_precision", None),
+        };
+        match cut {
+            Some(k) => write!(f, "{base}@{k}"),
+            None => f.write_str(base),
+        }
+    }
+}
+
+/// What the qrels say about one query, prepared once for all its metrics.
+#[derive(Debug, Clone)]
+pub struct QueryTruth {
+    pub num_relevant: usize,
+    /// Positive gains of all judged docs, highest first.
+    pub ideal_gains: Vec<Grade>,
+}
+
+impl QueryTruth {
+    pub fn new(query: &QueryQrels) -> Self {
+        QueryTruth {
+            num_relevant: query.num_relevant(),
+            ideal_gains: query.ideal_gains(),
+        }
+    }
+}
+
+/// How deep into a ranking a set of metrics looks, so that only that prefix is judged.
+#[derive(Debug, Clone, Copy)]
+pub struct Depth {
+    cut: usize,
+    needs_first_relevant: bool,
+    needs_r: bool,
+    needs_all: bool,
+}
+
+impl Depth {
+    pub fn of(metrics: &[RetrievalMetric]) -> Self {
+        let mut depth = Depth {
+            cut: 0,
+            needs_first_relevant: false,
+            needs_r: false,
+            needs_all: false,
+        };
+        for metric in metrics {
+            match *metric {
+                RetrievalMetric::Precision(k)
+                | RetrievalMetric::Recall(k)
+                | RetrievalMetric::HitRate(k)
+                | RetrievalMetric::Mrr(Some(k))
+                | RetrievalMetric::Ndcg(Some(k))
+                | RetrievalMetric::NdcgLinear(Some(k))
+                | RetrievalMetric::Map(Some(k)) => depth.cut = depth.cut.max(k),
+                RetrievalMetric::Mrr(None) => depth.needs_first_relevant = true,
+                RetrievalMetric::RPrecision => depth.needs_r = true,
+                RetrievalMetric::Ndcg(None)
+                | RetrievalMetric::NdcgLinear(None)
+                | RetrievalMetric::Map(None) => depth.needs_all = true,
+            }
+        }
+        depth
+    }
+
+    /// Whether a judged prefix of `judged` ranks is enough for every metric.
+    pub fn is_satisfied(&self, judged: usize, found_relevant: bool, truth: &QueryTruth) -> bool {
+        !self.needs_all
+            && judged >= self.cut
+            && (!self.needs_r || judged >= truth.num_relevant)
+            && (!self.needs_first_relevant || found_relevant)
+    }
+}
+
+fn discount(rank: usize) -> f64 {
+    1.0 / ((rank + 1) as f64).log2()
+}
+
+fn relevant_in_top(ranking: &[Judgment], k: usize) -> usize {
+    ranking.iter().take(k).filter(|j| j.relevant).count()
+}
+
+fn first_relevant_rank(ranking: &[Judgment], cut: Option<usize>) -> Option<usize> {
+    let limit = cut.unwrap_or(usize::MAX);
+    ranking
+        .iter()
+        .take(limit)
+        .position(|j| j.relevant)
+        .map(|i| i + 1)
+}
+
+fn dcg(gains: impl Iterator<Item = Grade>, exponential: bool) -> f64 {
+    gains
+        .enumerate()
+        .map(|(i, g)| {
+            let gain = if exponential {
+                2f64.powi(g) - 1.0
+            } else {
+                f64::from(g)
+            };
+            gain * discount(i + 1)
+        })
+        .sum()
+}
+
+fn ndcg(ranking: &[Judgment], truth: &QueryTruth, cut: Option<usize>, exponential: bool) -> f64 {
+    let limit = cut.unwrap_or(usize::MAX);
+    let ideal = dcg(truth.ideal_gains.iter().copied().take(limit), exponential);
+    if ideal <= 0.0 {
+        return 0.0;
+    }
+    dcg(ranking.iter().take(limit).map(|j| j.gain()), exponential) / ideal
+}
+
+fn average_precision(ranking: &[Judgment], truth: &QueryTruth, cut: Option<usize>) -> f64 {
+    let mut hits = 0usize;
+    let mut sum = 0.0;
+    for (i, judgment) in ranking.iter().take(cut.unwrap_or(usize::MAX)).enumerate() {
+        if judgment.relevant {
+            hits += 1;
+            sum += hits as f64 / (i + 1) as f64;
+        }
+    }
+    sum / truth.num_relevant as f64
+}
+
+impl RetrievalMetric {
+    /// The metric's value for one query with at least one relevant doc. `ranking` holds the
+    /// judgments of the retrieved docs in rank order, at least as deep as `Depth` asks.
+    pub fn value(self, ranking: &[Judgment], truth: &QueryTruth) -> f64 {
+        debug_assert!(
+            truth.num_relevant > 0,
+            "queries without relevant docs are excluded"
+        );
+        let num_relevant = truth.num_relevant as f64;
+        match self {
+            RetrievalMetric::Precision(k) => relevant_in_top(ranking, k) as f64 / k as f64,
+            RetrievalMetric::Recall(k) => relevant_in_top(ranking, k) as f64 / num_relevant,
+            RetrievalMetric::HitRate(k) => f64::from(u8::from(relevant_in_top(ranking, k) > 0)),
+            RetrievalMetric::Mrr(cut) => {
+                first_relevant_rank(ranking, cut).map_or(0.0, |r| 1.0 / r as f64)
+            }
+            RetrievalMetric::Ndcg(cut) => ndcg(ranking, truth, cut, true),
+            RetrievalMetric::NdcgLinear(cut) => ndcg(ranking, truth, cut, false),
+            RetrievalMetric::Map(cut) => average_precision(ranking, truth, cut),
+            RetrievalMetric::RPrecision => {
+                relevant_in_top(ranking, truth.num_relevant) as f64 / num_relevant
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranking(grades: &[(Grade, bool)]) -> Vec<Judgment> {
+        grades
+            .iter()
+            .map(|&(grade, relevant)| Judgment { grade, relevant })
+            .collect()
+    }
+
+    fn truth(num_relevant: usize, ideal_gains: &[Grade]) -> QueryTruth {
+        QueryTruth {
+            num_relevant,
+            ideal_gains: ideal_gains.to_vec(),
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_the_valid_ones() {
+        for name in [
+            "precision@5",
+            "recall@10",
+            "hit_rate@3",
+            "mrr",
+            "mrr@10",
+            "ndcg",
+            "ndcg@10",
+            "ndcg_linear",
+            "ndcg_linear@5",
+            "map",
+            "map@100",
+            "r_precision",
+        ] {
+            assert_eq!(name.parse::<RetrievalMetric>().unwrap().to_string(), name);
+        }
+        for bad in [
+            "precision",
+            "recall@0",
+            "recall@x",
+            "r_precision@5",
+            "ndgc@10",
+            "",
+        ] {
+            let err = bad.parse::<RetrievalMetric>().unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!("unknown metric `{bad}`: expected one of {VALID_NAMES}")
+            );
+        }
+    }
+
+    #[test]
+    fn precision_divides_by_k_even_when_fewer_are_retrieved() {
+        let r = ranking(&[(1, true), (0, false)]);
+        assert_eq!(
+            RetrievalMetric::Precision(5).value(&r, &truth(3, &[1, 1, 1])),
+            0.2
+        );
+        assert_eq!(
+            RetrievalMetric::Recall(5).value(&r, &truth(3, &[1, 1, 1])),
+            1.0 / 3.0
+        );
+        assert_eq!(
+            RetrievalMetric::RPrecision.value(&r, &truth(3, &[1, 1, 1])),
+            1.0 / 3.0
+        );
+    }
+
+    #[test]
+    fn mrr_with_and_without_cut() {
+        let r = ranking(&[(0, false), (0, false), (2, true)]);
+        let t = truth(1, &[2]);
+        assert_eq!(RetrievalMetric::Mrr(None).value(&r, &t), 1.0 / 3.0);
+        assert_eq!(RetrievalMetric::Mrr(Some(2)).value(&r, &t), 0.0);
+        assert_eq!(RetrievalMetric::HitRate(3).value(&r, &t), 1.0);
+    }
+
+    #[test]
+    fn ndcg_exponential_and_linear_by_hand() {
+        // grades in rank order 1, 3; ideal 3, 1
+        let r = ranking(&[(1, true), (3, true)]);
+        let t = truth(2, &[3, 1]);
+        let d2 = 1.0 / 3f64.log2();
+        let exp = (1.0 + 7.0 * d2) / (7.0 + 1.0 * d2);
+        let lin = (1.0 + 3.0 * d2) / (3.0 + 1.0 * d2);
+        assert!((RetrievalMetric::Ndcg(Some(10)).value(&r, &t) - exp).abs() < 1e-15);
+        assert!((RetrievalMetric::NdcgLinear(None).value(&r, &t) - lin).abs() < 1e-15);
+        // ideal is cut at k too: @1 compares grade 1 with the ideal grade 3
+        assert!((RetrievalMetric::Ndcg(Some(1)).value(&r, &t) - 1.0 / 7.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn graded_but_not_gold_docs_give_gain_but_not_hits() {
+        let r = ranking(&[(1, false), (3, true)]);
+        let t = truth(1, &[3, 1]);
+        assert_eq!(RetrievalMetric::Precision(1).value(&r, &t), 0.0);
+        assert!(RetrievalMetric::Ndcg(Some(1)).value(&r, &t) > 0.0);
+    }
+
+    #[test]
+    fn map_with_and_without_cut() {
+        let r = ranking(&[(1, true), (0, false), (1, true)]);
+        let t = truth(3, &[1, 1, 1]);
+        assert!((RetrievalMetric::Map(None).value(&r, &t) - (1.0 + 2.0 / 3.0) / 3.0).abs() < 1e-15);
+        assert!((RetrievalMetric::Map(Some(2)).value(&r, &t) - 1.0 / 3.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn depth_asks_for_what_the_metrics_read() {
+        let t = truth(4, &[1, 1, 1, 1]);
+        let cut = Depth::of(&[RetrievalMetric::Precision(5), RetrievalMetric::RPrecision]);
+        assert!(!cut.is_satisfied(4, true, &t));
+        assert!(cut.is_satisfied(5, false, &t));
+        let mrr = Depth::of(&[RetrievalMetric::Mrr(None)]);
+        assert!(!mrr.is_satisfied(100, false, &t));
+        assert!(mrr.is_satisfied(3, true, &t));
+        assert!(!Depth::of(&[RetrievalMetric::Map(None)]).is_satisfied(1000, true, &t));
+    }
+}
