@@ -52,7 +52,10 @@ fn detect_qrels_format(file: &TextFile) -> Result<QrelsFormat> {
         return Ok(QrelsFormat::Native);
     }
     let Some(line) = file.first_line()? else {
-        return Ok(QrelsFormat::Native); // the reader reports the empty file
+        return Err(Error::input(
+            file.path(),
+            "the file is empty: expected qrels (native JSONL, TREC `qid iter doc_id grade` or TSV `qid<TAB>doc_id<TAB>grade`)",
+        ));
     };
     let text = line.text.trim();
     let format = if text.starts_with('{') {

@@ -357,4 +357,139 @@ mod tests {
         assert!(mrr.is_satisfied(3, true, &t));
         assert!(!Depth::of(&[RetrievalMetric::Map(None)]).is_satisfied(1000, true, &t));
     }
+
+    /// A query's judgments (grade, relevant) and a ranking that lists some of them, plus unjudged docs.
+    fn query_and_ranking() -> impl Strategy<Value = (Vec<(Grade, bool)>, Vec<Option<usize>>)> {
+        proptest::collection::vec((-1i32..4, any::<bool>()), 1..20)
+            .prop_map(|docs| {
+                docs.into_iter()
+                    .map(|(g, gold)| (g, gold && g >= 1))
+                    .collect::<Vec<_>>()
+            })
+            .prop_filter("needs a relevant doc", |docs| docs.iter().any(|d| d.1))
+            .prop_flat_map(|docs| {
+                let n = docs.len();
+                let ranking = proptest::sample::subsequence((0..n).collect::<Vec<_>>(), 0..=n)
+                    .prop_shuffle()
+                    .prop_flat_map(|picked| {
+                        let len = picked.len();
+                        (
+                            Just(picked),
+                            proptest::collection::vec(any::<bool>(), len + 5),
+                        )
+                    })
+                    .prop_map(|(picked, noise)| {
+                        // interleave unjudged docs (None) between judged ones
+                        let mut out = Vec::new();
+                        for (i, doc) in picked.into_iter().enumerate() {
+                            if noise[i] {
+                                out.push(None);
+                            }
+                            out.push(Some(doc));
+                        }
+                        out
+                    });
+                (Just(docs), ranking)
+            })
+    }
+
+    fn build(docs: &[(Grade, bool)], ranked: &[Option<usize>]) -> (Vec<Judgment>, QueryTruth) {
+        let judgments: Vec<Judgment> = docs
+            .iter()
+            .map(|&(grade, relevant)| Judgment { grade, relevant })
+            .collect();
+        let ranking = ranked
+            .iter()
+            .map(|d| {
+                d.map_or(
+                    Judgment {
+                        grade: 0,
+                        relevant: false,
+                    },
+                    |i| judgments[i],
+                )
+            })
+            .collect();
+        let mut ideal_gains: Vec<Grade> = judgments
+            .iter()
+            .map(|j| j.gain())
+            .filter(|&g| g > 0)
+            .collect();
+        ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
+        let num_relevant = judgments.iter().filter(|j| j.relevant).count();
+        (
+            ranking,
+            QueryTruth {
+                num_relevant,
+                ideal_gains,
+            },
+        )
+    }
+
+    const CUTS: [usize; 5] = [1, 3, 5, 10, 20];
+
+    fn all_metrics() -> Vec<RetrievalMetric> {
+        let mut metrics = vec![
+            RetrievalMetric::Mrr(None),
+            RetrievalMetric::Ndcg(None),
+            RetrievalMetric::NdcgLinear(None),
+            RetrievalMetric::Map(None),
+            RetrievalMetric::RPrecision,
+        ];
+        for k in CUTS {
+            metrics.extend([
+                RetrievalMetric::Precision(k),
+                RetrievalMetric::Recall(k),
+                RetrievalMetric::HitRate(k),
+                RetrievalMetric::Mrr(Some(k)),
+                RetrievalMetric::Ndcg(Some(k)),
+                RetrievalMetric::NdcgLinear(Some(k)),
+                RetrievalMetric::Map(Some(k)),
+            ]);
+        }
+        metrics
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_metric_lies_in_unit_interval((docs, ranked) in query_and_ranking()) {
+            let (ranking, truth) = build(&docs, &ranked);
+            for metric in all_metrics() {
+                let v = metric.value(&ranking, &truth);
+                prop_assert!((0.0..=1.0 + 1e-12).contains(&v), "{metric} = {v}");
+            }
+        }
+
+        #[test]
+        fn recall_and_hit_rate_never_fall_as_k_grows((docs, ranked) in query_and_ranking()) {
+            let (ranking, truth) = build(&docs, &ranked);
+            for pair in CUTS.windows(2) {
+                let (a, b) = (pair[0], pair[1]);
+                prop_assert!(RetrievalMetric::Recall(a).value(&ranking, &truth) <= RetrievalMetric::Recall(b).value(&ranking, &truth));
+                prop_assert!(RetrievalMetric::HitRate(a).value(&ranking, &truth) <= RetrievalMetric::HitRate(b).value(&ranking, &truth));
+            }
+        }
+
+        #[test]
+        fn the_ideal_ranking_scores_one((docs, _ranked) in query_and_ranking()) {
+            let mut order: Vec<usize> = (0..docs.len()).collect();
+            // gold docs first (binary metrics), within them and then by grade descending
+            order.sort_by_key(|&i| (std::cmp::Reverse(docs[i].1), std::cmp::Reverse(docs[i].0.max(0))));
+            let ranked: Vec<Option<usize>> = order.into_iter().map(Some).collect();
+            let (ranking, truth) = build(&docs, &ranked);
+            for metric in [RetrievalMetric::Mrr(None), RetrievalMetric::Map(None), RetrievalMetric::RPrecision] {
+                prop_assert!((metric.value(&ranking, &truth) - 1.0).abs() < 1e-12, "{metric}");
+            }
+            // nDCG is 1 for the ranking sorted by grade alone
+            let mut by_grade: Vec<usize> = (0..docs.len()).collect();
+            by_grade.sort_by_key(|&i| std::cmp::Reverse(docs[i].0.max(0)));
+            let ranked: Vec<Option<usize>> = by_grade.into_iter().map(Some).collect();
+            let (ranking, truth) = build(&docs, &ranked);
+            for metric in [RetrievalMetric::Ndcg(None), RetrievalMetric::Ndcg(Some(3)), RetrievalMetric::NdcgLinear(Some(5))] {
+                prop_assert!((metric.value(&ranking, &truth) - 1.0).abs() < 1e-12, "{metric}");
+            }
+        }
+    }
 }

@@ -1,0 +1,40 @@
+//! The one integration test binary: runs the real `ragate` executable on files.
+
+mod expected_values;
+mod input_errors;
+mod trec_streaming;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one run of the binary produced.
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn ragate(args: &[&str]) -> Outcome {
+    let output = Command::new(env!("CARGO_BIN_EXE_ragate"))
+        .args(args)
+        .output()
+        .expect("the ragate binary runs");
+    Outcome {
+        code: output
+            .status
+            .code()
+            .expect("exited normally, not by a signal"),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+pub fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(relative)
+}
+
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("test paths are UTF-8")
+}
