@@ -70,22 +70,28 @@ struct Scorer<'a> {
 }
 
 impl Scorer<'_> {
-    fn doc_of<'d>(&self, retrieved: &'d str) -> &'d str {
+    fn doc_of<'d>(&self, retrieved: &'d [u8]) -> &'d [u8] {
         match self.separator {
-            Some(sep) => retrieved.rsplit_once(sep).map_or(retrieved, |(doc, _)| doc),
+            Some(sep) => memchr::memmem::rfind(retrieved, sep.as_bytes())
+                .map_or(retrieved, |at| &retrieved[..at]),
             None => retrieved,
         }
     }
 
     /// Scores the query at `position` of the qrels from its ranked doc ids (in rank order).
-    fn score<'d>(&self, position: usize, ranked: impl Iterator<Item = &'d str>) -> Outcome {
+    fn score<'d>(
+        &self,
+        position: usize,
+        ranked: impl ExactSizeIterator<Item = &'d [u8]>,
+    ) -> Outcome {
         let truth = &self.truths[position];
         if truth.num_relevant == 0 {
             return Outcome::NoRelevant;
         }
         let query: &QueryQrels = &self.qrels.queries()[position];
         let mut ranking: Vec<Judgment> = Vec::new();
-        let mut first_chunk: FxHashMap<&str, &str> = FxHashMap::default();
+        let mut first_chunk: FxHashMap<&[u8], &[u8]> =
+            FxHashMap::with_capacity_and_hasher(ranked.len().min(256), Default::default());
         let mut duplicates = 0;
         let mut first_duplicate = None;
         let mut found_relevant = false;
@@ -102,7 +108,8 @@ impl Scorer<'_> {
                     // A later chunk of a document is skipped silently; the same id again is a duplicate.
                     if *first.get() == retrieved {
                         duplicates += 1;
-                        first_duplicate.get_or_insert_with(|| Box::from(retrieved));
+                        first_duplicate
+                            .get_or_insert_with(|| String::from_utf8_lossy(retrieved).into());
                     }
                     continue;
                 }
@@ -110,7 +117,12 @@ impl Scorer<'_> {
                     slot.insert(retrieved);
                 }
             }
-            let judgment = query.judgments.get(doc).copied().unwrap_or(UNJUDGED);
+            // Ids that are not UTF-8 cannot be judged (qrels ids are text); readers reject them anyway.
+            let judgment = std::str::from_utf8(doc)
+                .ok()
+                .and_then(|doc| query.judgments.get(doc))
+                .copied()
+                .unwrap_or(UNJUDGED);
             found_relevant |= judgment.relevant;
             ranking.push(judgment);
         }
@@ -195,9 +207,10 @@ pub fn evaluate(
             for query in run::read(&TextFile::read(run_path)?)? {
                 let outcome = match qrels.position(&query.qid) {
                     None => Outcome::NotInQrels,
-                    Some(position) => {
-                        scorer.score(position, query.retrieved.iter().map(|r| r.doc_id.as_str()))
-                    }
+                    Some(position) => scorer.score(
+                        position,
+                        query.retrieved.iter().map(|r| r.doc_id.as_bytes()),
+                    ),
                 };
                 tally.add(&query.qid, outcome);
             }

@@ -2,6 +2,7 @@
 
 pub mod beir;
 pub mod corpus;
+pub mod decimal;
 pub mod native_qrels;
 pub mod qrels;
 pub mod queries;

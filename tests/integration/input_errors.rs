@@ -70,7 +70,7 @@ fn bad_runs_name_file_line_and_expectation() {
         (
             "run.txt",
             b"q1 Q0 d1 1 3.0 t\nq1 Q0 d\xFF 2 2.0 t\n",
-            "run.txt:2: invalid UTF-8 in the doc_id field: expected UTF-8 text",
+            "run.txt:2: invalid UTF-8 at byte 8 of the line: expected UTF-8 text",
         ),
         (
             "run.txt",

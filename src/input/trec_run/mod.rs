@@ -17,14 +17,17 @@ use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
 
+mod block;
+
 const BLOCK_BYTES: usize = 4 << 20;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 const EXPECTED_FIELDS: &str = "6 whitespace-separated fields `qid Q0 doc_id rank score tag`";
 
-/// One line of a run: the retrieved document and its score.
+/// One line of a run: the retrieved document and its score. The id is bytes: the reader has
+/// checked that the file is UTF-8, and only the ids that metrics look up need to become `str`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEntry<'a> {
-    pub doc_id: &'a str,
+    pub doc_id: &'a [u8],
     pub score: f64,
 }
 
@@ -50,13 +53,13 @@ pub enum Pass<R> {
     },
 }
 
-struct Block {
+pub(crate) struct Block {
     index: usize,
     bytes: Vec<u8>,
 }
 
 /// What a worker made of one block: outputs, or the first error with its line relative to the block.
-struct BlockOutput<R> {
+pub(crate) struct BlockOutput<R> {
     index: usize,
     line_count: u64,
     outputs: Vec<QueryOutput<R>>,
@@ -163,6 +166,9 @@ fn read_blocks<R>(
 /// The offset where the lines of the last (possibly incomplete) query of `bytes` begin, or None
 /// when that query starts at offset 0 (the block holds a single query).
 fn last_query_start(bytes: &[u8]) -> Option<usize> {
+    fn first_field(line: &[u8]) -> Option<&[u8]> {
+        line.split(|&b| b <= b' ').find(|field| !field.is_empty())
+    }
     let last_newline = memchr::memrchr(b'\n', bytes)?;
     let mut end = last_newline;
     let mut qid: Option<&[u8]> = None;
@@ -182,19 +188,6 @@ fn last_query_start(bytes: &[u8]) -> Option<usize> {
     }
 }
 
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r')
-}
-
-fn first_field(line: &[u8]) -> Option<&[u8]> {
-    let start = line.iter().position(|&b| !is_space(b))?;
-    let len = line[start..]
-        .iter()
-        .position(|&b| is_space(b))
-        .unwrap_or(line.len() - start);
-    Some(&line[start..start + len])
-}
-
 fn work<R, F>(
     blocks: &Mutex<Receiver<Block>>,
     recycle: Sender<Vec<u8>>,
@@ -209,132 +202,12 @@ fn work<R, F>(
             .map_err(|_| ())
             .and_then(|rx| rx.recv().map_err(|_| ()));
         let Ok(block) = next else { return };
-        let output = parse_block(&block, process);
+        let output = block::parse(&block, process);
         let _ = recycle.send(block.bytes);
         if messages.send(Message::Block(output)).is_err() {
             return;
         }
     }
-}
-
-/// The six fields of one run line, or the field count when it is not six.
-fn split_fields(line: &[u8]) -> Result<[&[u8]; 6], usize> {
-    let mut fields: [&[u8]; 6] = [&[]; 6];
-    let mut count = 0;
-    let mut i = 0;
-    let n = line.len();
-    loop {
-        while i < n && is_space(line[i]) {
-            i += 1;
-        }
-        if i == n {
-            break;
-        }
-        let start = i;
-        while i < n && !is_space(line[i]) {
-            i += 1;
-        }
-        if count < 6 {
-            fields[count] = &line[start..i];
-        }
-        count += 1;
-    }
-    if count == 6 { Ok(fields) } else { Err(count) }
-}
-
-fn parse_score(text: &[u8]) -> Result<f64, String> {
-    match fast_float2::parse::<f64, _>(text) {
-        Ok(score) if score.is_finite() => Ok(score),
-        _ => Err(format!(
-            "score `{}`: expected a finite number",
-            String::from_utf8_lossy(text)
-        )),
-    }
-}
-
-fn check_rank(text: &[u8]) -> Result<(), String> {
-    let digits = text.strip_prefix(b"-").unwrap_or(text);
-    if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
-        Ok(())
-    } else {
-        Err(format!(
-            "rank `{}`: expected an integer",
-            String::from_utf8_lossy(text)
-        ))
-    }
-}
-
-fn utf8<'a>(field: &'a [u8], name: &str) -> Result<&'a str, String> {
-    std::str::from_utf8(field)
-        .map_err(|_| format!("invalid UTF-8 in the {name} field: expected UTF-8 text"))
-}
-
-fn parse_block<R, F>(block: &Block, process: &F) -> BlockOutput<R>
-where
-    F: Fn(&str, &mut [RunEntry<'_>]) -> R,
-{
-    let bytes = &block.bytes[..];
-    let mut output = BlockOutput {
-        index: block.index,
-        line_count: 0,
-        outputs: Vec::new(),
-        error: None,
-    };
-    let mut entries: Vec<RunEntry<'_>> = Vec::with_capacity(1024);
-    let mut qid: &str = "";
-    let mut first_line = 0;
-    let mut line_number = 0;
-    let mut start = 0;
-    while start < bytes.len() {
-        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p);
-        let line = &bytes[start..end];
-        start = end + 1;
-        line_number += 1;
-        let fields = match split_fields(line) {
-            Ok(fields) => fields,
-            Err(0) => continue,
-            Err(count) => {
-                output.error = Some((
-                    line_number,
-                    format!("expected {EXPECTED_FIELDS}, found {count}"),
-                ));
-                break;
-            }
-        };
-        let parsed = (|| {
-            if fields[0] != qid.as_bytes() {
-                let next = utf8(fields[0], "qid")?;
-                if !entries.is_empty() {
-                    output.outputs.push(QueryOutput {
-                        qid: qid.into(),
-                        first_line,
-                        value: process(qid, &mut entries),
-                    });
-                    entries.clear();
-                }
-                qid = next;
-                first_line = line_number;
-            }
-            let doc_id = utf8(fields[2], "doc_id")?;
-            check_rank(fields[3])?;
-            let score = parse_score(fields[4])?;
-            entries.push(RunEntry { doc_id, score });
-            Ok::<(), String>(())
-        })();
-        if let Err(message) = parsed {
-            output.error = Some((line_number, message));
-            break;
-        }
-    }
-    if output.error.is_none() && !entries.is_empty() {
-        output.outputs.push(QueryOutput {
-            qid: qid.into(),
-            first_line,
-            value: process(qid, &mut entries),
-        });
-    }
-    output.line_count = line_number;
-    output
 }
 
 fn merge<R>(path: &Path, messages: Receiver<Message<R>>, stop_on_repeat: bool) -> Result<Pass<R>> {
@@ -394,14 +267,14 @@ fn merge<R>(path: &Path, messages: Receiver<Message<R>>, stop_on_repeat: bool) -
 #[derive(Debug)]
 pub struct OwnedQuery {
     pub qid: Box<str>,
-    pub entries: Vec<(Box<str>, f64)>,
+    pub entries: Vec<(Box<[u8]>, f64)>,
 }
 
 /// Reads a run whose queries are not contiguous: every query's entries, owned, in first-seen order.
 /// Memory grows with the file; grouped runs should use `for_each_query` directly.
 pub fn read_ungrouped(path: &Path, threads: usize) -> Result<Vec<OwnedQuery>> {
     // Groups come back in file order, so appending them per qid keeps each query's file order.
-    let collect = |_: &str, entries: &mut [RunEntry<'_>]| -> Vec<(Box<str>, f64)> {
+    let collect = |_: &str, entries: &mut [RunEntry<'_>]| -> Vec<(Box<[u8]>, f64)> {
         entries
             .iter()
             .map(|e| (Box::from(e.doc_id), e.score))
@@ -428,18 +301,65 @@ pub fn read_ungrouped(path: &Path, threads: usize) -> Result<Vec<OwnedQuery>> {
 }
 
 /// Orders one query's entries as trec_eval ranks them: score descending, ties by doc_id
-/// descending. Entries already in that order (the usual case) are left untouched without sorting.
+/// descending (byte order). Runs usually come sorted by score already; then only runs of equal
+/// scores are put in order, and nothing moves when those are in order too.
 pub fn sort_by_trec_order(entries: &mut [RunEntry<'_>]) {
-    fn ranks_before(a: &RunEntry<'_>, b: &RunEntry<'_>) -> bool {
-        a.score > b.score || (a.score == b.score && a.doc_id >= b.doc_id)
-    }
-    if entries.windows(2).all(|w| ranks_before(&w[0], &w[1])) {
+    if entries.windows(2).any(|w| w[0].score < w[1].score) {
+        entries.sort_by(|a, b| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| b.doc_id.cmp(a.doc_id))
+        });
         return;
     }
-    entries.sort_by(|a, b| {
-        b.score
-            .partial_cmp(&a.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| b.doc_id.cmp(a.doc_id))
-    });
+    for ties in entries.chunk_by_mut(|a, b| a.score == b.score) {
+        if ties.len() > 1 {
+            ties.sort_by(|a, b| b.doc_id.cmp(a.doc_id));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(entries: &[(&'static str, f64)]) -> Vec<&'static str> {
+        let mut entries: Vec<RunEntry<'static>> = entries
+            .iter()
+            .map(|&(doc, score)| RunEntry {
+                doc_id: doc.as_bytes(),
+                score,
+            })
+            .collect();
+        sort_by_trec_order(&mut entries);
+        entries
+            .iter()
+            .map(|e| std::str::from_utf8(e.doc_id).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn trec_order_is_score_descending_then_doc_id_descending() {
+        assert_eq!(
+            order(&[("a", 1.0), ("b", 2.0), ("c", 1.0)]),
+            ["b", "c", "a"]
+        );
+        assert_eq!(
+            order(&[("a", 2.0), ("b", 2.0), ("c", 1.0)]),
+            ["b", "a", "c"]
+        );
+        assert_eq!(
+            order(&[("D10", 0.0), ("D9", -0.0), ("D100", 0.0)]),
+            ["D9", "D100", "D10"]
+        );
+    }
+
+    #[test]
+    fn last_query_start_finds_the_trailing_group() {
+        let text = b"a Q0 d 1 1 t\nb Q0 d 1 1 t\nb Q0 e 2 1 t\nb Q0 f";
+        assert_eq!(last_query_start(text), Some(13));
+        assert_eq!(last_query_start(b"b Q0 d 1 1 t\nb Q0 e"), None);
+        assert_eq!(last_query_start(b"partial line"), None);
+    }
 }

@@ -1,0 +1,96 @@
+//! Fast, exactly rounded parsing of run scores, with a general parser behind the common case.
+
+/// Powers of ten that f64 represents exactly.
+const POWERS_OF_TEN: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// `[-+]digits[.digits]` with at most 15 significant digits, the way retrievers print scores.
+/// The mantissa (< 10^15 < 2^53) and the power of ten are exact in f64, so one IEEE division
+/// gives the correctly rounded result (Clinger's fast path), equal to what `str::parse` returns.
+fn parse_plain(text: &[u8]) -> Option<f64> {
+    let (negative, digits) = match text.first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let mut mantissa: u64 = 0;
+    let mut count = 0usize;
+    let mut fraction_digits = 0usize;
+    let mut seen_point = false;
+    for &byte in digits {
+        match byte {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(byte - b'0');
+                count += 1;
+                fraction_digits += usize::from(seen_point);
+                if count > 15 {
+                    return None;
+                }
+            }
+            b'.' if !seen_point => seen_point = true,
+            _ => return None,
+        }
+    }
+    if count == 0 {
+        return None;
+    }
+    let value = mantissa as f64 / POWERS_OF_TEN[fraction_digits];
+    Some(if negative { -value } else { value })
+}
+
+/// Parses a finite decimal number (also with an exponent or many digits); None for anything else,
+/// including NaN and infinities.
+pub fn parse_finite(text: &[u8]) -> Option<f64> {
+    let value = match parse_plain(text) {
+        Some(value) => value,
+        None => fast_float2::parse::<f64, _>(text).ok()?,
+    };
+    value.is_finite().then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn common_and_unusual_spellings() {
+        for (text, want) in [
+            ("23.92616", Some(23.92616)),
+            ("-0.5", Some(-0.5)),
+            ("+3", Some(3.0)),
+            ("5.", Some(5.0)),
+            (".25", Some(0.25)),
+            ("1e3", Some(1000.0)),
+            ("-1.5E-3", Some(-0.0015)),
+            ("12345678901234567890.5", Some(12345678901234567890.5)),
+            ("NaN", None),
+            ("inf", None),
+            ("-infinity", None),
+            ("1e999", None),
+            ("", None),
+            (".", None),
+            ("1.2.3", None),
+            ("high", None),
+        ] {
+            assert_eq!(parse_finite(text.as_bytes()), want, "{text}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn equals_the_standard_parser(int in 0u64..10_000_000_000, frac in 0u64..100_000_000, frac_len in 0usize..9, negative: bool) {
+            let frac_text = format!("{frac:08}");
+            let text = format!("{}{int}{}{}", if negative { "-" } else { "" }, if frac_len > 0 { "." } else { "" }, &frac_text[..frac_len]);
+            let want: f64 = text.parse().unwrap();
+            prop_assert_eq!(parse_finite(text.as_bytes()).map(f64::to_bits), Some(want.to_bits()), "{}", text);
+        }
+
+        #[test]
+        fn printed_floats_round_trip(value in any::<f64>().prop_filter("finite", |v| v.is_finite())) {
+            let text = value.to_string();
+            prop_assert_eq!(parse_finite(text.as_bytes()).map(f64::to_bits), Some(value.to_bits()));
+        }
+    }
+}
