@@ -121,7 +121,6 @@ impl Scorer<'_> {
             let judgment = std::str::from_utf8(doc)
                 .ok()
                 .and_then(|doc| query.judgments.get(doc))
-                .copied()
                 .unwrap_or(UNJUDGED);
             found_relevant |= judgment.relevant;
             ranking.push(judgment);

@@ -36,7 +36,6 @@ pub fn read(file: &TextFile) -> Result<Corpus> {
     let mut corpus = Corpus::default();
     let mut lines: FxHashMap<String, u64> = FxHashMap::default();
     for line in file.lines() {
-        let line = line?;
         let doc: Document = parse_json_line(file, line.number, line.text, EXPECTED)?;
         if let Some(first) = lines.insert(doc.doc_id.clone(), line.number) {
             return Err(Error::parse(
@@ -62,10 +61,7 @@ mod tests {
 
     #[test]
     fn reads_native_and_beir_ids() {
-        let file = TextFile::from_bytes(
-            "corpus.jsonl",
-            b"{\"doc_id\":\"d1\",\"title\":\"T\",\"text\":\"x\"}\n{\"_id\":\"d2\",\"text\":\"y\"}\n",
-        );
+        let file = TextFile::from_bytes("corpus.jsonl", b"{\"doc_id\":\"d1\",\"title\":\"T\",\"text\":\"x\"}\n{\"_id\":\"d2\",\"text\":\"y\"}\n".to_vec()).unwrap();
         let corpus = read(&file).unwrap();
         assert_eq!(corpus.get("d2").unwrap().text, "y");
         assert_eq!(corpus.get("d1").unwrap().title, "T");
@@ -75,8 +71,9 @@ mod tests {
     fn duplicate_ids_name_both_lines() {
         let file = TextFile::from_bytes(
             "corpus.jsonl",
-            b"{\"doc_id\":\"d1\",\"text\":\"x\"}\n{\"doc_id\":\"d1\",\"text\":\"y\"}\n",
-        );
+            b"{\"doc_id\":\"d1\",\"text\":\"x\"}\n{\"doc_id\":\"d1\",\"text\":\"y\"}\n".to_vec(),
+        )
+        .unwrap();
         assert_eq!(
             read(&file).unwrap_err().to_string(),
             "corpus.jsonl:2: doc_id `d1` appears twice (lines 1 and 2): expected each document once"

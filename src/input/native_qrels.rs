@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Location, Result};
-use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels};
+use crate::input::judgments::Judgments;
+use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished};
 use crate::input::text_file::TextFile;
 
 /// One line as written. Fields that are not named here are slice attributes.
@@ -59,7 +60,6 @@ pub fn read(file: &TextFile) -> Result<Qrels> {
     let mut qrels = Qrels::new(file.path());
     let mut first_lines: FxHashMap<String, u64> = FxHashMap::default();
     for line in file.lines() {
-        let line = line?;
         let raw: RawQuery = parse_json_line(file, line.number, line.text, EXPECTED_LINE)?;
         if let Some(first) = first_lines.insert(raw.qid.clone(), line.number) {
             return Err(Error::parse(
@@ -74,7 +74,15 @@ pub fn read(file: &TextFile) -> Result<Qrels> {
         let query = build_query(raw).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         qrels.push(query);
     }
-    qrels.require_queries()
+    qrels.finish().map_err(|unfinished| match unfinished {
+        Unfinished::Empty(error) => error,
+        // build_query already rejects a doc listed twice; this is the same check, kept honest
+        Unfinished::Duplicate { qid, doc } => Error::parse(
+            file.path(),
+            first_lines.get(&qid).copied().unwrap_or(0),
+            format!("query `{qid}` judges `{doc}` twice: expected each document once"),
+        ),
+    })
 }
 
 fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
@@ -94,9 +102,10 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
             })?;
         grades.insert(doc, grade);
     }
-    let mut judgments: FxHashMap<Box<str>, Judgment> = FxHashMap::default();
+    let mut judgments = Judgments::default();
     match raw.gold_doc_ids {
         Some(gold) => {
+            let mut listed = std::collections::BTreeSet::new();
             for doc in &gold {
                 let grade = grades.get(doc).copied().unwrap_or(1);
                 if grade < 1 {
@@ -104,29 +113,34 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
                         "`{doc}` is in gold_doc_ids but graded {grade}: expected a gold document to have grade >= 1"
                     ));
                 }
-                let previous = judgments.insert(
-                    doc.as_str().into(),
+                if !listed.insert(doc.as_str()) {
+                    return Err(format!(
+                        "gold_doc_ids lists `{doc}` twice: expected each document once"
+                    ));
+                }
+                judgments.push(
+                    doc,
                     Judgment {
                         grade,
                         relevant: true,
                     },
                 );
-                if previous.is_some() {
-                    return Err(format!(
-                        "gold_doc_ids lists `{doc}` twice: expected each document once"
-                    ));
-                }
             }
-            for (doc, grade) in grades {
-                judgments.entry(doc.into_boxed_str()).or_insert(Judgment {
-                    grade,
-                    relevant: false,
-                });
+            for (doc, &grade) in &grades {
+                if !listed.contains(doc.as_str()) {
+                    judgments.push(
+                        doc,
+                        Judgment {
+                            grade,
+                            relevant: false,
+                        },
+                    );
+                }
             }
         }
         None => {
-            for (doc, grade) in grades {
-                judgments.insert(doc.into_boxed_str(), Judgment::from_grade(grade));
+            for (doc, &grade) in &grades {
+                judgments.push(doc, Judgment::from_grade(grade));
             }
         }
     }
@@ -152,7 +166,7 @@ mod tests {
     use super::*;
 
     fn read_str(text: &str) -> Result<Qrels> {
-        read(&TextFile::from_bytes("qrels.jsonl", text.as_bytes()))
+        read(&TextFile::from_bytes("qrels.jsonl", text.as_bytes().to_vec()).unwrap())
     }
 
     const SEED_Q1: &str = r#"{"qid": "q1", "query": "what is the threshold before a multipart upload is dropped", "gold_doc_ids": ["d3", "d1"], "gold_answer_substring": "three failed parts", "graded_relevance": {"d3": 3, "d1": 2, "d2": 1}, "class": "paraphrased"}"#;
@@ -162,21 +176,21 @@ mod tests {
         let qrels = read_str(SEED_Q1).unwrap();
         let q = &qrels.queries()[0];
         assert_eq!(
-            q.judgments["d3"],
+            q.judgments.get("d3").unwrap(),
             Judgment {
                 grade: 3,
                 relevant: true
             }
         );
         assert_eq!(
-            q.judgments["d1"],
+            q.judgments.get("d1").unwrap(),
             Judgment {
                 grade: 2,
                 relevant: true
             }
         );
         assert_eq!(
-            q.judgments["d2"],
+            q.judgments.get("d2").unwrap(),
             Judgment {
                 grade: 1,
                 relevant: false
@@ -197,7 +211,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            qrels.queries()[0].judgments["d1"],
+            qrels.queries()[0].judgments.get("d1").unwrap(),
             Judgment {
                 grade: 1,
                 relevant: true

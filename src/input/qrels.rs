@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
+use crate::input::judgments::Judgments;
 
 /// A relevance grade. Negative grades (trec_eval: pooled but not judged) are neither relevant nor gain.
 pub type Grade = i32;
@@ -39,7 +40,7 @@ impl Judgment {
 pub struct QueryQrels {
     pub qid: String,
     pub text: Option<String>,
-    pub judgments: FxHashMap<Box<str>, Judgment>,
+    pub judgments: Judgments,
     /// Slice attributes such as `class: paraphrased`, in key order.
     pub attributes: BTreeMap<String, String>,
     pub gold_answer_substring: Option<String>,
@@ -55,15 +56,15 @@ impl QueryQrels {
     }
 
     pub fn num_relevant(&self) -> usize {
-        self.judgments.values().filter(|j| j.relevant).count()
+        self.judgments.iter().filter(|(_, j)| j.relevant).count()
     }
 
     /// Positive gains of all judged documents, highest first: the ideal ranking of graded metrics.
     pub fn ideal_gains(&self) -> Vec<Grade> {
         let mut gains: Vec<Grade> = self
             .judgments
-            .values()
-            .map(|j| j.gain())
+            .iter()
+            .map(|(_, j)| j.gain())
             .filter(|&g| g > 0)
             .collect();
         gains.sort_unstable_by(|a, b| b.cmp(a));
@@ -117,29 +118,44 @@ impl Qrels {
         position
     }
 
-    /// The query `qid`, created at the end when it is new.
-    pub fn entry(&mut self, qid: &str) -> &mut QueryQrels {
-        let position = match self.position(qid) {
+    /// The position of query `qid`, created at the end when it is new.
+    pub fn entry(&mut self, qid: &str) -> usize {
+        match self.position(qid) {
             Some(position) => position,
             None => self.push(QueryQrels::new(qid)),
-        };
-        &mut self.queries[position]
+        }
     }
 
     pub fn query_mut(&mut self, position: usize) -> &mut QueryQrels {
         &mut self.queries[position]
     }
 
-    /// Fails when no query was read.
-    pub fn require_queries(self) -> Result<Self> {
+    /// Seals every query's judgments for lookup. Fails when no query was read, or with
+    /// `Duplicate` (qid, doc id) when a query judges a doc twice.
+    pub fn finish(mut self) -> Result<Self, Unfinished> {
         if self.queries.is_empty() {
-            return Err(Error::input(
+            return Err(Unfinished::Empty(Error::input(
                 &self.path,
                 "no queries: expected at least one judged query",
-            ));
+            )));
+        }
+        for query in &mut self.queries {
+            if let Err(doc) = query.judgments.seal() {
+                return Err(Unfinished::Duplicate {
+                    qid: query.qid.clone(),
+                    doc,
+                });
+            }
         }
         Ok(self)
     }
+}
+
+/// Why qrels could not be finished.
+#[derive(Debug)]
+pub enum Unfinished {
+    Empty(Error),
+    Duplicate { qid: String, doc: String },
 }
 
 #[cfg(test)]
@@ -159,7 +175,7 @@ mod tests {
     fn ideal_gains_are_positive_and_descending() {
         let mut q = QueryQrels::new("q");
         for (doc, grade) in [("a", 1), ("b", 3), ("c", 0), ("d", -2), ("e", 2)] {
-            q.judgments.insert(doc.into(), Judgment::from_grade(grade));
+            q.judgments.push(doc, Judgment::from_grade(grade));
         }
         assert_eq!(q.ideal_gains(), vec![3, 2, 1]);
         assert_eq!(q.num_relevant(), 3);

@@ -26,11 +26,10 @@ const JSONL_EXPECTED: &str =
 pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
     file.require_data("queries (TSV `qid<TAB>text` or JSONL)")?;
     let is_jsonl = file
-        .first_line()?
+        .first_line()
         .is_some_and(|l| l.text.trim_start().starts_with('{'));
     let mut queries = Vec::new();
     for line in file.lines() {
-        let line = line?;
         let query = if is_jsonl {
             let object: Map<String, Value> =
                 parse_json_line(file, line.number, line.text, JSONL_EXPECTED)?;
@@ -110,7 +109,7 @@ mod tests {
     use super::*;
 
     fn read_str(text: &str) -> Result<Vec<QueryText>> {
-        read(&TextFile::from_bytes("queries", text.as_bytes()))
+        read(&TextFile::from_bytes("queries", text.as_bytes().to_vec()).unwrap())
     }
 
     #[test]

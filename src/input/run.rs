@@ -36,7 +36,6 @@ pub fn read(file: &TextFile) -> Result<Vec<RunQuery>> {
     let mut run = Vec::new();
     let mut lines: FxHashMap<String, u64> = FxHashMap::default();
     for line in file.lines() {
-        let line = line?;
         let mut query: RunQuery = parse_json_line(file, line.number, line.text, EXPECTED)?;
         query.line = line.number;
         if let Some(first) = lines.insert(query.qid.clone(), line.number) {
@@ -59,7 +58,7 @@ mod tests {
     use super::*;
 
     fn read_str(text: &str) -> Result<Vec<RunQuery>> {
-        read(&TextFile::from_bytes("run.jsonl", text.as_bytes()))
+        read(&TextFile::from_bytes("run.jsonl", text.as_bytes().to_vec()).unwrap())
     }
 
     #[test]

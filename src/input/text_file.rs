@@ -6,11 +6,11 @@ use crate::error::{Error, Result};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// The bytes of one input file with its path, for readers of small and medium files
-/// (qrels, queries, native runs). Large TREC runs are streamed by `trec_run` instead.
+/// One input file read whole and checked to be UTF-8, for readers of small and medium files
+/// (qrels, queries, corpora, native runs). Large TREC runs are streamed by `trec_run` instead.
 pub struct TextFile {
     path: PathBuf,
-    bytes: Vec<u8>,
+    text: String,
 }
 
 /// One non-blank line: its 1-based number and its text without the line ending.
@@ -23,17 +23,35 @@ pub struct Line<'a> {
 impl TextFile {
     pub fn read(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Ok(TextFile {
-            path: path.to_path_buf(),
-            bytes,
-        })
+        Self::from_bytes(path, bytes)
     }
 
-    #[cfg(test)]
-    pub fn from_bytes(path: &str, bytes: &[u8]) -> Self {
-        TextFile {
-            path: PathBuf::from(path),
-            bytes: bytes.to_vec(),
+    /// Checks the whole content at once; the error names the line of the first invalid byte.
+    pub fn from_bytes(path: impl Into<PathBuf>, mut bytes: Vec<u8>) -> Result<Self> {
+        let path = path.into();
+        if bytes.starts_with(UTF8_BOM) {
+            bytes.drain(..UTF8_BOM.len());
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(TextFile { path, text }),
+            Err(e) => {
+                let bytes = e.as_bytes();
+                let offset = e.utf8_error().valid_up_to();
+                let before = &bytes[..offset];
+                let line = before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+                let line_start = before
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                Err(Error::parse(
+                    &path,
+                    line,
+                    format!(
+                        "invalid UTF-8 at byte {} of the line: expected UTF-8 text",
+                        offset - line_start + 1
+                    ),
+                ))
+            }
         }
     }
 
@@ -41,43 +59,28 @@ impl TextFile {
         &self.path
     }
 
-    fn content(&self) -> &[u8] {
-        self.bytes.strip_prefix(UTF8_BOM).unwrap_or(&self.bytes)
-    }
-
     /// The first non-blank line, for format detection.
-    pub fn first_line(&self) -> Result<Option<Line<'_>>> {
-        self.lines().next().transpose()
+    pub fn first_line(&self) -> Option<Line<'_>> {
+        self.lines().next()
     }
 
-    /// Non-blank lines in order. Blank (whitespace-only) lines carry no data and are skipped;
-    /// a line that is not UTF-8 is an error naming it.
-    pub fn lines(&self) -> impl Iterator<Item = Result<Line<'_>>> + '_ {
-        let path = &self.path;
-        self.content()
-            .split(|&b| b == b'\n')
+    /// Non-blank lines in order with their numbers; blank (whitespace-only) lines carry no data.
+    pub fn lines(&self) -> impl Iterator<Item = Line<'_>> + '_ {
+        self.text
+            .split('\n')
             .enumerate()
-            .filter_map(move |(index, raw)| {
-                let number = index as u64 + 1;
-                let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-                match std::str::from_utf8(raw) {
-                    Ok(text) if text.trim().is_empty() => None,
-                    Ok(text) => Some(Ok(Line { number, text })),
-                    Err(e) => Some(Err(Error::parse(
-                        path,
-                        number,
-                        format!(
-                            "invalid UTF-8 at byte {} of the line: expected UTF-8 text",
-                            e.valid_up_to() + 1
-                        ),
-                    ))),
-                }
+            .filter_map(|(index, raw)| {
+                let text = raw.strip_suffix('\r').unwrap_or(raw);
+                (!text.trim().is_empty()).then_some(Line {
+                    number: index as u64 + 1,
+                    text,
+                })
             })
     }
 
     /// Fails when the file holds no data at all.
     pub fn require_data(&self, expected: &str) -> Result<()> {
-        match self.first_line()? {
+        match self.first_line() {
             Some(_) => Ok(()),
             None => Err(Error::input(
                 &self.path,
@@ -93,14 +96,13 @@ mod tests {
 
     fn numbered(file: &TextFile) -> Vec<(u64, String)> {
         file.lines()
-            .map(|l| l.map(|l| (l.number, l.text.to_string())))
-            .collect::<Result<_>>()
-            .unwrap()
+            .map(|l| (l.number, l.text.to_string()))
+            .collect()
     }
 
     #[test]
     fn strips_bom_and_crlf_and_skips_blank_lines_keeping_numbers() {
-        let file = TextFile::from_bytes("f", b"\xEF\xBB\xBFa b\r\n\r\n  \nc\n");
+        let file = TextFile::from_bytes("f", b"\xEF\xBB\xBFa b\r\n\r\n  \nc\n".to_vec()).unwrap();
         assert_eq!(
             numbered(&file),
             vec![(1, "a b".to_string()), (4, "c".to_string())]
@@ -109,8 +111,9 @@ mod tests {
 
     #[test]
     fn invalid_utf8_names_the_line() {
-        let file = TextFile::from_bytes("runs/x.jsonl", b"ok\nbad \xFF\n");
-        let err = file.lines().find_map(|l| l.err()).unwrap();
+        let err = TextFile::from_bytes("runs/x.jsonl", b"ok\nbad \xFF\n".to_vec())
+            .err()
+            .unwrap();
         assert_eq!(
             err.to_string(),
             "runs/x.jsonl:2: invalid UTF-8 at byte 5 of the line: expected UTF-8 text"
@@ -119,7 +122,7 @@ mod tests {
 
     #[test]
     fn empty_file_is_an_error() {
-        let file = TextFile::from_bytes("q.tsv", b"\n \r\n");
+        let file = TextFile::from_bytes("q.tsv", b"\n \r\n".to_vec()).unwrap();
         let err = file.require_data("qrels lines").unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -1,7 +1,7 @@
 //! Readers of line-oriented qrels: TREC (`qid iter doc_id grade`) and TSV (`qid<TAB>doc_id<TAB>grade`).
 
 use crate::error::{Error, Result};
-use crate::input::qrels::{Grade, Judgment, Qrels};
+use crate::input::qrels::{Grade, Judgment, Qrels, Unfinished};
 use crate::input::text_file::TextFile;
 
 /// The two line layouts of graded judgments.
@@ -57,8 +57,8 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
     file.require_data(what)?;
     let mut qrels = Qrels::new(file.path());
     let mut first = true;
+    let mut last: Option<(&str, usize)> = None;
     for line in file.lines() {
-        let line = line?;
         let Some((qid, doc, grade_text)) = layout.fields(line.text) else {
             return Err(Error::parse(
                 file.path(),
@@ -83,41 +83,50 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
                 format!("grade `{grade_text}` of doc `{doc}`: expected an integer grade"),
             )
         })?;
-        let query = qrels.entry(qid);
-        if query
+        // Qrels usually list a query's judgments together: look the qid up once per run of lines.
+        let position = match last {
+            Some((last_qid, position)) if last_qid == qid => position,
+            _ => qrels.entry(qid),
+        };
+        last = Some((qid, position));
+        qrels
+            .query_mut(position)
             .judgments
-            .insert(doc.into(), Judgment::from_grade(grade))
-            .is_some()
-        {
-            let earlier = earlier_line(file, layout, qid, doc, line.number);
-            return Err(Error::parse(
-                file.path(),
-                line.number,
-                format!(
-                    "query `{qid}` judges doc `{doc}` twice (lines {earlier} and {}): expected one judgment per pair",
-                    line.number
-                ),
-            ));
-        }
+            .push(doc, Judgment::from_grade(grade));
     }
-    qrels.require_queries()
+    qrels.finish().map_err(|unfinished| match unfinished {
+        Unfinished::Empty(error) => error,
+        Unfinished::Duplicate { qid, doc } => {
+            let lines = lines_judging(file, layout, &qid, &doc);
+            Error::parse(
+                file.path(),
+                lines[1],
+                format!(
+                    "query `{qid}` judges doc `{doc}` twice (lines {} and {}): expected one judgment per pair",
+                    lines[0], lines[1]
+                ),
+            )
+        }
+    })
 }
 
-/// On the error path only: the first line that judged (`qid`, `doc`).
-fn earlier_line(file: &TextFile, layout: Layout, qid: &str, doc: &str, before: u64) -> u64 {
-    file.lines()
-        .filter_map(|l| l.ok())
-        .take_while(|l| l.number < before)
-        .find(|l| matches!(layout.fields(l.text), Some((q, d, _)) if q == qid && d == doc))
-        .map_or(0, |l| l.number)
+/// On the error path only: the first two lines that judge (`qid`, `doc`).
+fn lines_judging(file: &TextFile, layout: Layout, qid: &str, doc: &str) -> [u64; 2] {
+    let mut numbers = file
+        .lines()
+        .filter(|l| matches!(layout.fields(l.text), Some((q, d, _)) if q == qid && d == doc))
+        .map(|l| l.number);
+    [numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)]
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn read_str(text: &str, layout: Layout) -> Result<Qrels> {
-        read(&TextFile::from_bytes("qrels.txt", text.as_bytes()), layout)
+        read(
+            &TextFile::from_bytes("qrels.txt", text.as_bytes().to_vec()).unwrap(),
+            layout,
+        )
     }
 
     #[test]
@@ -129,7 +138,7 @@ mod tests {
         .unwrap();
         let q2 = &qrels.queries()[0];
         assert_eq!(q2.qid, "q2");
-        assert_eq!(q2.judgments["d2"], Judgment::from_grade(3));
+        assert_eq!(q2.judgments.get("d2").unwrap(), Judgment::from_grade(3));
         assert_eq!(qrels.queries()[1].num_relevant(), 0);
     }
 

@@ -1,0 +1,96 @@
+//! The judged documents of one query: ids packed in one string, entries sorted for lookup.
+//!
+//! Qrels hold hundreds of thousands of judgments; one allocation per doc id would cost more to
+//! build and to free than the lookups they serve.
+
+use crate::input::qrels::Judgment;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    start: usize,
+    end: usize,
+    judgment: Judgment,
+}
+
+/// Judgments of one query. Build with `push`, then `seal` once before any `get`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Judgments {
+    ids: String,
+    entries: Vec<Entry>,
+    sealed: bool,
+}
+
+impl Judgments {
+    /// Adds a judgment; duplicates are found by `seal`.
+    pub fn push(&mut self, doc_id: &str, judgment: Judgment) {
+        let start = self.ids.len();
+        self.ids.push_str(doc_id);
+        self.entries.push(Entry {
+            start,
+            end: self.ids.len(),
+            judgment,
+        });
+        self.sealed = false;
+    }
+
+    fn id(&self, entry: &Entry) -> &str {
+        &self.ids[entry.start..entry.end]
+    }
+
+    /// Sorts the entries by doc id; returns a doc id judged twice, if any.
+    pub fn seal(&mut self) -> Result<(), String> {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.sort_unstable_by(|a, b| self.id(a).cmp(self.id(b)));
+        let duplicate = entries
+            .windows(2)
+            .find(|pair| self.id(&pair[0]) == self.id(&pair[1]))
+            .map(|pair| self.id(&pair[0]).to_string());
+        self.entries = entries;
+        self.sealed = true;
+        duplicate.map_or(Ok(()), Err)
+    }
+
+    pub fn get(&self, doc_id: &str) -> Option<Judgment> {
+        debug_assert!(self.sealed, "seal() before get()");
+        self.entries
+            .binary_search_by(|entry| self.id(entry).cmp(doc_id))
+            .ok()
+            .map(|index| self.entries[index].judgment)
+    }
+
+    /// (doc id, judgment) pairs, in doc id order once sealed.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, Judgment)> {
+        self.entries
+            .iter()
+            .map(|entry| (self.id(entry), entry.judgment))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_after_seal_and_duplicates_reported() {
+        let mut judgments = Judgments::default();
+        for (doc, grade) in [("d10", 1), ("d2", 0), ("d1", 3)] {
+            judgments.push(doc, Judgment::from_grade(grade));
+        }
+        assert_eq!(judgments.seal(), Ok(()));
+        assert_eq!(judgments.get("d1"), Some(Judgment::from_grade(3)));
+        assert_eq!(judgments.get("d2"), Some(Judgment::from_grade(0)));
+        assert_eq!(judgments.get("d3"), None);
+        let ids: Vec<&str> = judgments.iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, ["d1", "d10", "d2"]);
+        judgments.push("d10", Judgment::from_grade(2));
+        assert_eq!(judgments.seal(), Err("d10".to_string()));
+    }
+}
