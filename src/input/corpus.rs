@@ -3,9 +3,9 @@
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::native_qrels::parse_json_line;
-use crate::input::text_file::TextFile;
+use crate::input::text_file::{FirstLines, TextFile};
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Document {
@@ -34,19 +34,16 @@ const EXPECTED: &str = "a JSON object {\"doc_id\" (or BEIR \"_id\"), \"title\", 
 pub fn read(file: &TextFile) -> Result<Corpus> {
     file.require_data("corpus JSONL (one document object a line)")?;
     let mut corpus = Corpus::default();
-    let mut lines: FxHashMap<String, u64> = FxHashMap::default();
+    let mut lines = FirstLines::default();
     for line in file.lines() {
         let doc: Document = parse_json_line(file, line.number, line.text, EXPECTED)?;
-        if let Some(first) = lines.insert(doc.doc_id.clone(), line.number) {
-            return Err(Error::parse(
-                file.path(),
-                line.number,
-                format!(
-                    "doc_id `{}` appears twice (lines {first} and {}): expected each document once",
-                    doc.doc_id, line.number
-                ),
-            ));
-        }
+        lines.record(
+            file,
+            "doc_id",
+            &doc.doc_id,
+            line.number,
+            "each document once",
+        )?;
         corpus
             .index
             .insert(doc.doc_id.clone(), corpus.documents.len());

@@ -2,14 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Location, Result};
 use crate::input::judgments::Judgments;
 use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished};
-use crate::input::text_file::TextFile;
+use crate::input::text_file::{FirstLines, TextFile};
 
 /// One line as written. Fields that are not named here are slice attributes.
 #[derive(Deserialize)]
@@ -58,19 +57,10 @@ const EXPECTED_LINE: &str =
 pub fn read(file: &TextFile) -> Result<Qrels> {
     file.require_data("native qrels JSONL (one query object a line)")?;
     let mut qrels = Qrels::new(file.path());
-    let mut first_lines: FxHashMap<String, u64> = FxHashMap::default();
+    let mut first_lines = FirstLines::default();
     for line in file.lines() {
         let raw: RawQuery = parse_json_line(file, line.number, line.text, EXPECTED_LINE)?;
-        if let Some(first) = first_lines.insert(raw.qid.clone(), line.number) {
-            return Err(Error::parse(
-                file.path(),
-                line.number,
-                format!(
-                    "qid `{}` appears twice (lines {first} and {}): expected each query once",
-                    raw.qid, line.number
-                ),
-            ));
-        }
+        first_lines.record(file, "qid", &raw.qid, line.number, "each query once")?;
         let query = build_query(raw).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         qrels.push(query);
     }
@@ -79,7 +69,7 @@ pub fn read(file: &TextFile) -> Result<Qrels> {
         // build_query already rejects a doc listed twice; this is the same check, kept honest
         Unfinished::Duplicate { qid, doc } => Error::parse(
             file.path(),
-            first_lines.get(&qid).copied().unwrap_or(0),
+            first_lines.get(&qid).unwrap_or(0),
             format!("query `{qid}` judges `{doc}` twice: expected each document once"),
         ),
     })

@@ -1,11 +1,10 @@
 //! Reader of native run JSONL: per query the ranked retrieved docs, the answer and its contexts.
 
-use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::native_qrels::parse_json_line;
-use crate::input::text_file::TextFile;
+use crate::input::text_file::{FirstLines, TextFile};
 
 /// One retrieved document (or chunk) as the system under test returned it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -34,20 +33,11 @@ const EXPECTED: &str = "a JSON object {\"qid\", \"retrieved\": [{\"doc_id\", \"s
 pub fn read(file: &TextFile) -> Result<Vec<RunQuery>> {
     file.require_data("native run JSONL (one query object a line)")?;
     let mut run = Vec::new();
-    let mut lines: FxHashMap<String, u64> = FxHashMap::default();
+    let mut lines = FirstLines::default();
     for line in file.lines() {
         let mut query: RunQuery = parse_json_line(file, line.number, line.text, EXPECTED)?;
         query.line = line.number;
-        if let Some(first) = lines.insert(query.qid.clone(), line.number) {
-            return Err(Error::parse(
-                file.path(),
-                line.number,
-                format!(
-                    "qid `{}` appears twice (lines {first} and {}): expected one line per query",
-                    query.qid, line.number
-                ),
-            ));
-        }
+        lines.record(file, "qid", &query.qid, line.number, "one line per query")?;
         run.push(query);
     }
     Ok(run)

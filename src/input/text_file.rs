@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use rustc_hash::FxHashMap;
+
 use crate::error::{Error, Result};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -87,6 +89,38 @@ impl TextFile {
                 format!("the file is empty: expected {expected}"),
             )),
         }
+    }
+}
+
+/// The line where each id of a file first appeared, so that a repeat names both lines.
+#[derive(Debug, Default)]
+pub struct FirstLines(FxHashMap<String, u64>);
+
+impl FirstLines {
+    /// Records `id` at `line`; an id seen before is an error (`what` names the field,
+    /// `expected` what a valid file has).
+    pub fn record(
+        &mut self,
+        file: &TextFile,
+        what: &str,
+        id: &str,
+        line: u64,
+        expected: &str,
+    ) -> Result<()> {
+        match self.0.insert(id.to_string(), line) {
+            None => Ok(()),
+            Some(first) => Err(Error::parse(
+                file.path(),
+                line,
+                format!(
+                    "{what} `{id}` appears twice (lines {first} and {line}): expected {expected}"
+                ),
+            )),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<u64> {
+        self.0.get(id).copied()
     }
 }
 

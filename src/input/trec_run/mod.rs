@@ -122,6 +122,7 @@ fn read_blocks<R>(
         bytes.extend_from_slice(&carry);
         carry.clear();
         let target = BLOCK_BYTES.max(bytes.len() * 2);
+        bytes.reserve_exact(target - bytes.len());
         let wanted = (target - bytes.len()) as u64;
         let got = match file.by_ref().take(wanted).read_to_end(&mut bytes) {
             Ok(got) => got as u64,
