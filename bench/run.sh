@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Benchmark `ragate eval` against pytrec_eval and a C floor (split lines into fields only).
+# Benchmark `ragate eval` against trec_eval, pytrec_eval, ranx and a C floor (split lines into
+# fields only).
 #
 # usage: bench/run.sh [DATA_DIR=/tmp/ragate-bench] [RUNS=7]
 #
 #   DATA_DIR   holds qrels.trec and run.trec; generated if missing with
 #              `cargo run --release --example gen_bench -- --out DATA_DIR $GEN_ARGS`
-#              (default 10,000 queries x 1,000 docs, seed 42: 10M run lines).
+#              (default 10,000 queries x 1,000 docs, seed 42: 10M run lines, ~375 MB).
 #   RUNS       timed runs per tool (the median is reported; use at least 5).
 #
 # Environment:
 #   TOOLS        space-separated subset of: ragate floor_split floor_split_strtod pytrec_eval
-#                (default: all four)
+#                ranx trec_eval (default: all six)
 #   SKIP_PYTREC  =1 skips pytrec_eval (it is also skipped when `import pytrec_eval` fails;
 #                install it with `pip install pytrec-eval-terrier`)
+#   TREC_EVAL    path of the trec_eval binary (default /tmp/trec_eval/trec_eval; build it from
+#                https://github.com/usnistgov/trec_eval with `make`); skipped if not executable
+#   ranx         is skipped when `import ranx` fails (pip install ranx). ranx compiles its
+#                metrics with numba and caches them on disk, so one untimed ranx call on the
+#                first 2,000 lines of each file is made before the timed runs.
 #   GEN_ARGS     extra generator flags when DATA_DIR must be generated,
 #                e.g. GEN_ARGS="--queries 200 --docs 100"
 #   SHARED_DIR   where bench/floor_split.c lives (default: ../shared next to the repo)
@@ -32,7 +38,8 @@ cd "$ROOT"
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BENCH_DIR=$TARGET/bench
 SHARED_DIR=${SHARED_DIR:-$ROOT/../shared}
-TOOLS=${TOOLS:-"ragate floor_split floor_split_strtod pytrec_eval"}
+TOOLS=${TOOLS:-"ragate floor_split floor_split_strtod pytrec_eval ranx trec_eval"}
+TREC_EVAL=${TREC_EVAL:-/tmp/trec_eval/trec_eval}
 QRELS=$DATA_DIR/qrels.trec
 RUN=$DATA_DIR/run.trec
 
@@ -57,7 +64,21 @@ for t in $TOOLS; do
                 selected+=("$t")
             fi
             ;;
-        *) die "unknown tool '$t' in TOOLS (known: ragate floor_split floor_split_strtod pytrec_eval)" ;;
+        ranx)
+            if python3 -c 'import ranx' 2>/dev/null; then
+                selected+=("$t")
+            else
+                echo "note: ranx skipped: not importable by python3 (pip install ranx)" >&2
+            fi
+            ;;
+        trec_eval)
+            if [[ -x $TREC_EVAL ]]; then
+                selected+=("$t")
+            else
+                echo "note: trec_eval skipped: $TREC_EVAL is not an executable (set TREC_EVAL)" >&2
+            fi
+            ;;
+        *) die "unknown tool '$t' in TOOLS (known: ragate floor_split floor_split_strtod pytrec_eval ranx trec_eval)" ;;
     esac
 done
 ((${#selected[@]} > 0)) || die "no tool left to run"
@@ -93,11 +114,23 @@ tool_cmd() {
         floor_split) cmd=("$BENCH_DIR/floor_split" "$RUN") ;;
         floor_split_strtod) cmd=("$BENCH_DIR/floor_split" "$RUN" strtod) ;;
         pytrec_eval) cmd=(python3 "$ROOT/bench/pytrec_eval_bench.py" "$QRELS" "$RUN") ;;
+        ranx) cmd=(python3 "$ROOT/bench/ranx_bench.py" "$QRELS" "$RUN") ;;
+        trec_eval) cmd=("$TREC_EVAL" -c -m P.5,10 -m recall.5,100 -m recip_rank -m ndcg_cut.10
+                        "$QRELS" "$RUN") ;;
     esac
 }
 
-# (d) warm the page cache
+# (d) warm the page cache (and ranx's numba cache, on a small slice of the data)
 cat "$QRELS" "$RUN" > /dev/null
+if has_tool ranx; then
+    warm=$(mktemp -d)
+    head -n 2000 "$QRELS" > "$warm/qrels.trec"
+    head -n 2000 "$RUN" > "$warm/run.trec"
+    echo "== warming ranx (numba compile cache)" >&2
+    python3 "$ROOT/bench/ranx_bench.py" "$warm/qrels.trec" "$warm/run.trec" > /dev/null 2>&1 \
+        || echo "note: the ranx warm-up call failed; the timed runs will show why" >&2
+    rm -rf "$warm"
+fi
 
 # (e) timed runs, round-robin
 if [[ ${KEEP_OUTPUT:-0} == 1 ]]; then mkdir -p "$BENCH_DIR/out"; fi

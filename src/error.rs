@@ -51,6 +51,13 @@ pub enum Error {
     /// A problem with a whole input file (empty, unknown format, nothing matches).
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
+    /// A config value that parses but is not valid, with its key path (`gate.rules[2].metric`).
+    #[error("{}: {key}: {message}", path.display())]
+    Config {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
     /// Command-line arguments that parse but make no sense (an unknown metric name, say).
     #[error("{0}")]
     Usage(String),
@@ -67,6 +74,14 @@ impl Error {
     pub fn parse(path: &Path, line: u64, message: impl Into<String>) -> Self {
         Error::Parse {
             location: Location::new(path, line),
+            message: message.into(),
+        }
+    }
+
+    pub fn config(path: &Path, key: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config {
+            path: path.to_path_buf(),
+            key: key.into(),
             message: message.into(),
         }
     }

@@ -2,9 +2,12 @@
 
 pub mod app;
 pub mod cli;
+pub mod config;
 pub mod error;
 pub mod evaluate;
 pub mod exit_code;
 pub mod input;
 pub mod metrics;
 pub mod report;
+pub mod stats;
+pub mod suggest;

@@ -46,6 +46,8 @@ impl Judgments {
             .find(|pair| self.id(&pair[0]) == self.id(&pair[1]))
             .map(|pair| self.id(&pair[0]).to_string());
         self.entries = entries;
+        self.entries.shrink_to_fit();
+        self.ids.shrink_to_fit();
         self.sealed = true;
         duplicate.map_or(Ok(()), Err)
     }

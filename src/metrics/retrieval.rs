@@ -31,6 +31,13 @@ pub enum RetrievalMetric {
     RPrecision,
 }
 
+/// Whether a larger value of a metric is better (retrieval quality) or worse (latency, cost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
 /// The metric names `FromStr` accepts, for error messages.
 pub const VALID_NAMES: &str = "precision@K, recall@K, hit_rate@K, mrr, mrr@K, ndcg, ndcg@K, \
 ndcg_linear, ndcg_linear@K, map, map@K, r_precision (K a positive integer)";
@@ -213,6 +220,11 @@ fn average_precision(ranking: &[Judgment], truth: &QueryTruth, cut: Option<usize
 }
 
 impl RetrievalMetric {
+    /// Every retrieval metric measures quality: higher is better.
+    pub fn direction(self) -> Direction {
+        Direction::HigherIsBetter
+    }
+
     /// The metric's value for one query with at least one relevant doc. `ranking` holds the
     /// judgments of the retrieved docs in rank order, at least as deep as `Depth` asks.
     pub fn value(self, ranking: &[Judgment], truth: &QueryTruth) -> f64 {
