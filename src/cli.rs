@@ -23,6 +23,76 @@ pub struct Cli {
 pub enum Command {
     /// Score a run against qrels with retrieval metrics.
     Eval(EvalArgs),
+    /// Evaluate a tier, compare it with its baseline and fail on a regression.
+    Gate(GateArgs),
+    /// Accept or show a tier's baseline.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The tier to gate (smoke, regression, deep, ...).
+    #[arg(long)]
+    pub tier: String,
+    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    pub config: PathBuf,
+    /// The run to evaluate (native JSONL or TREC).
+    #[arg(long, value_name = "FILE")]
+    pub run: Option<PathBuf>,
+    /// Run format (default: detected).
+    #[arg(long, value_enum)]
+    pub run_format: Option<RunFormat>,
+    /// Where results.json, junit.xml, summary.md, trace.jsonl and run-stats.json go
+    /// (default: .ragate/out/<tier>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write the JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
+    /// Worker threads for TREC runs (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// What `ragate gate` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GateFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Promote a tier's last results to its baseline.
+    Accept(AcceptArgs),
+    /// Print a tier's baseline summary.
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    #[arg(long)]
+    pub tier: String,
+    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    pub config: PathBuf,
+    /// The results to accept (default: .ragate/out/<tier>/results.json).
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Accept even when CI=true.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    #[arg(long)]
+    pub tier: String,
+    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    pub config: PathBuf,
 }
 
 #[derive(Debug, Args)]

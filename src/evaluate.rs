@@ -20,6 +20,8 @@ pub struct EvalOptions {
     pub chunk_separator: Option<String>,
     /// Worker threads for TREC runs.
     pub threads: usize,
+    /// How many ranked doc ids (after chunk mapping and de-duplication) to keep per query.
+    pub keep_ranked: usize,
 }
 
 /// One evaluated query's values, in the order of `Evaluation::metrics`.
@@ -27,6 +29,10 @@ pub struct EvalOptions {
 pub struct QueryScores {
     pub qid: String,
     pub values: Vec<f64>,
+    /// The first `keep_ranked` doc ids of the ranking (empty when missing from the run).
+    pub ranked: Vec<String>,
+    /// The answer of a native run.
+    pub answer: Option<String>,
 }
 
 /// The result of scoring a run.
@@ -53,12 +59,16 @@ const UNJUDGED: Judgment = Judgment {
 enum Outcome {
     NotInQrels,
     NoRelevant,
-    Scored {
-        position: usize,
-        values: Vec<f64>,
-        duplicates: usize,
-        first_duplicate: Option<Box<str>>,
-    },
+    Scored { position: usize, scores: Scored },
+}
+
+/// The values of one scored query and what was noticed on the way.
+struct Scored {
+    values: Vec<f64>,
+    ranked: Vec<String>,
+    answer: Option<String>,
+    duplicates: usize,
+    first_duplicate: Option<Box<str>>,
 }
 
 struct Scorer<'a> {
@@ -67,6 +77,7 @@ struct Scorer<'a> {
     metrics: &'a [RetrievalMetric],
     depth: Depth,
     separator: Option<&'a str>,
+    keep_ranked: usize,
 }
 
 impl Scorer<'_> {
@@ -95,10 +106,12 @@ impl Scorer<'_> {
         let mut duplicates = 0;
         let mut first_duplicate = None;
         let mut found_relevant = false;
+        let mut kept = Vec::new();
         for retrieved in ranked {
             if self
                 .depth
                 .is_satisfied(ranking.len(), found_relevant, truth)
+                && kept.len() >= self.keep_ranked
             {
                 break;
             }
@@ -124,23 +137,30 @@ impl Scorer<'_> {
                 .unwrap_or(UNJUDGED);
             found_relevant |= judgment.relevant;
             ranking.push(judgment);
+            if kept.len() < self.keep_ranked {
+                kept.push(String::from_utf8_lossy(doc).into_owned());
+            }
         }
         Outcome::Scored {
             position,
-            values: self
-                .metrics
-                .iter()
-                .map(|m| m.value(&ranking, truth))
-                .collect(),
-            duplicates,
-            first_duplicate,
+            scores: Scored {
+                values: self
+                    .metrics
+                    .iter()
+                    .map(|m| m.value(&ranking, truth))
+                    .collect(),
+                ranked: kept,
+                answer: None,
+                duplicates,
+                first_duplicate,
+            },
         }
     }
 }
 
 /// Collects outcomes into per-query slots and counts.
 struct Tally {
-    slots: Vec<Option<Vec<f64>>>,
+    slots: Vec<Option<Scored>>,
     run_queries_in_qrels: usize,
     run_queries_not_in_qrels: usize,
     first_unknown: Option<String>,
@@ -151,7 +171,7 @@ struct Tally {
 impl Tally {
     fn new(queries: usize) -> Self {
         Tally {
-            slots: vec![None; queries],
+            slots: std::iter::repeat_with(|| None).take(queries).collect(),
             run_queries_in_qrels: 0,
             run_queries_not_in_qrels: 0,
             first_unknown: None,
@@ -169,17 +189,15 @@ impl Tally {
             Outcome::NoRelevant => self.run_queries_in_qrels += 1,
             Outcome::Scored {
                 position,
-                values,
-                duplicates,
-                first_duplicate,
+                mut scores,
             } => {
                 self.run_queries_in_qrels += 1;
-                self.slots[position] = Some(values);
-                self.duplicates += duplicates;
-                if let Some(doc) = first_duplicate {
+                self.duplicates += scores.duplicates;
+                if let Some(doc) = scores.first_duplicate.take() {
                     self.first_duplicate
                         .get_or_insert_with(|| (qid.to_string(), doc));
                 }
+                self.slots[position] = Some(scores);
             }
         }
     }
@@ -198,19 +216,23 @@ pub fn evaluate(
         metrics: &options.metrics,
         depth: Depth::of(&options.metrics),
         separator: options.chunk_separator.as_deref().filter(|s| !s.is_empty()),
+        keep_ranked: options.keep_ranked,
     };
     let mut tally = Tally::new(qrels.len());
     let mut warnings = Vec::new();
     match format {
         RunFormat::Native => {
             for query in run::read(&TextFile::read(run_path)?)? {
-                let outcome = match qrels.position(&query.qid) {
+                let mut outcome = match qrels.position(&query.qid) {
                     None => Outcome::NotInQrels,
                     Some(position) => scorer.score(
                         position,
                         query.retrieved.iter().map(|r| r.doc_id.as_bytes()),
                     ),
                 };
+                if let Outcome::Scored { scores, .. } = &mut outcome {
+                    scores.answer = query.answer;
+                }
                 tally.add(&query.qid, outcome);
             }
         }
@@ -287,13 +309,21 @@ fn assemble(
             excluded_no_relevant += 1;
             continue;
         }
-        let values = slot.unwrap_or_else(|| {
+        let scored = slot.unwrap_or_else(|| {
             missing_from_run += 1;
-            vec![0.0; metric_count]
+            Scored {
+                values: vec![0.0; metric_count],
+                ranked: Vec::new(),
+                answer: None,
+                duplicates: 0,
+                first_duplicate: None,
+            }
         });
         per_query.push(QueryScores {
             qid: query.qid.clone(),
-            values,
+            values: scored.values,
+            ranked: scored.ranked,
+            answer: scored.answer,
         });
     }
     if per_query.is_empty() {

@@ -1,11 +1,13 @@
 //! ragate: a CI regression gate for retrieval-augmented generation (RAG) systems.
 
 pub mod app;
+pub mod baseline;
 pub mod cli;
 pub mod config;
 pub mod error;
 pub mod evaluate;
 pub mod exit_code;
+pub mod gate;
 pub mod input;
 pub mod metrics;
 pub mod report;

@@ -3,7 +3,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::cli::{Cli, Command, EvalArgs};
+mod baseline;
+mod gate;
+
+use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
@@ -14,10 +17,13 @@ use crate::report::eval_output;
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Eval(args) => eval(args),
+        Command::Gate(args) => gate::run(args),
+        Command::Baseline(BaselineCommand::Accept(args)) => baseline::accept(args),
+        Command::Baseline(BaselineCommand::Show(args)) => baseline::show(args),
     }
 }
 
-fn default_threads() -> usize {
+pub(crate) fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
@@ -41,15 +47,23 @@ fn eval(args: EvalArgs) -> Result<i32> {
         metrics,
         chunk_separator: args.chunk_separator,
         threads: args.threads.unwrap_or_else(default_threads),
+        keep_ranked: 0,
     };
     let evaluation = evaluate(&qrels, &args.run, run_format, &options)?;
     for warning in &evaluation.warnings {
         eprintln!("warning: {warning}");
     }
-    let text = eval_output::render(&evaluation, args.format, args.per_query);
+    write_stdout(&eval_output::render(
+        &evaluation,
+        args.format,
+        args.per_query,
+    ))?;
+    Ok(exit_code::SUCCESS)
+}
+
+pub(crate) fn write_stdout(text: &str) -> Result<()> {
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())
-        .map_err(|e| Error::io(Path::new("<stdout>"), e))?;
-    Ok(exit_code::SUCCESS)
+        .map_err(|e| Error::io(Path::new("<stdout>"), e))
 }

@@ -220,6 +220,20 @@ fn average_precision(ranking: &[Judgment], truth: &QueryTruth, cut: Option<usize
 }
 
 impl RetrievalMetric {
+    /// The rank cut-off, if the metric has one (`r_precision`'s depends on the query).
+    pub fn cutoff(self) -> Option<usize> {
+        match self {
+            RetrievalMetric::Precision(k)
+            | RetrievalMetric::Recall(k)
+            | RetrievalMetric::HitRate(k) => Some(k),
+            RetrievalMetric::Mrr(cut)
+            | RetrievalMetric::Ndcg(cut)
+            | RetrievalMetric::NdcgLinear(cut)
+            | RetrievalMetric::Map(cut) => cut,
+            RetrievalMetric::RPrecision => None,
+        }
+    }
+
     /// Every retrieval metric measures quality: higher is better.
     pub fn direction(self) -> Direction {
         Direction::HigherIsBetter

@@ -162,10 +162,14 @@ mod tests {
                 QueryScores {
                     qid: "q1".into(),
                     values: vec![0.4, 0.5],
+                    ranked: vec![],
+                    answer: None,
                 },
                 QueryScores {
                     qid: "q10".into(),
                     values: vec![0.0, 0.0],
+                    ranked: vec![],
+                    answer: None,
                 },
             ],
             means: vec![0.2, 0.25],

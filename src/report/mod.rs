@@ -1,3 +1,7 @@
 //! Renderers of results for people and machines; they only format, never decide.
 
+pub mod annotations;
 pub mod eval_output;
+pub mod gate_table;
+pub mod junit;
+pub mod summary;

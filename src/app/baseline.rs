@@ -1,0 +1,133 @@
+//! `ragate baseline accept` and `ragate baseline show`.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use similar::TextDiff;
+
+use crate::app::write_stdout;
+use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::store;
+use crate::cli::{AcceptArgs, ShowArgs};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::exit_code;
+
+/// The summary as lines `slice  metric  mean  (n)`, the form diffs and `show` print.
+fn summary_lines(results: &Results) -> String {
+    let mut out = String::new();
+    for (slice, metrics) in &results.summary {
+        for metric in &results.metrics {
+            if let Some(s) = metrics.get(metric) {
+                out.push_str(&format!(
+                    "{slice:<28} {metric:<16} {:.4}  (n = {})\n",
+                    s.mean, s.n
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
+fn accepted_utc() -> Result<String> {
+    let time = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(text) => {
+            let seconds: u64 = text.trim().parse().map_err(|_| {
+                Error::Usage(format!(
+                    "SOURCE_DATE_EPOCH is `{text}`: expected seconds since 1970"
+                ))
+            })?;
+            UNIX_EPOCH + Duration::from_secs(seconds)
+        }
+        Err(_) => SystemTime::now(),
+    };
+    Ok(humantime::format_rfc3339_seconds(time).to_string())
+}
+
+pub fn accept(args: AcceptArgs) -> Result<i32> {
+    if std::env::var("CI").as_deref() == Ok("true") && !args.force {
+        return Err(Error::Usage(
+            "refusing to accept a baseline in CI (CI=true): review the change and accept it locally, or pass --force"
+                .to_string(),
+        ));
+    }
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let from = args.from.unwrap_or_else(|| {
+        PathBuf::from(".ragate/out")
+            .join(&tier.name)
+            .join("results.json")
+    });
+    let mut results = store::read(
+        &from,
+        &format!("run `ragate gate --tier {}` first", tier.name),
+    )?;
+    if results.tier != tier.name {
+        return Err(Error::input(
+            &from,
+            format!(
+                "these are results of tier `{}`: expected tier `{}`",
+                results.tier, tier.name
+            ),
+        ));
+    }
+    if results.status == RunStatus::Error {
+        return Err(Error::input(
+            &from,
+            "these results could not be fully evaluated (status error): fix the errors and run the gate again",
+        ));
+    }
+    let old = match store::read(&tier.baseline, "") {
+        Ok(old) => summary_lines(&old),
+        Err(_) => String::new(),
+    };
+    results.provenance.accepted_utc = Some(accepted_utc()?);
+    store::write_atomic(&tier.baseline, &results.to_json())?;
+    let new = summary_lines(&results);
+    let diff = TextDiff::from_lines(&old, &new);
+    let mut out = format!(
+        "accepted {} as the baseline of tier `{}` ({})\n",
+        from.display(),
+        tier.name,
+        tier.baseline.display()
+    );
+    if old == new {
+        out.push_str("summary unchanged\n");
+    } else {
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(0)
+                .header("old baseline", "new baseline")
+                .to_string(),
+        );
+    }
+    write_stdout(&out)?;
+    Ok(exit_code::SUCCESS)
+}
+
+pub fn show(args: ShowArgs) -> Result<i32> {
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let hint = format!(
+        "run `ragate gate --tier {0}`, then `ragate baseline accept --tier {0}`",
+        tier.name
+    );
+    let baseline = store::read(&tier.baseline, &hint)?;
+    let provenance = &baseline.provenance;
+    let mut out = format!(
+        "baseline of tier `{}` ({}): {} queries\nragate {}, qrels sha256 {}, config hash {}, commit {}, accepted {}\n\n",
+        tier.name,
+        tier.baseline.display(),
+        baseline.queries.len(),
+        provenance.ragate_version,
+        provenance.qrels_sha256,
+        provenance.config_hash,
+        provenance.git_commit.as_deref().unwrap_or("unknown"),
+        provenance.accepted_utc.as_deref().unwrap_or("unknown"),
+    );
+    out.push_str(&summary_lines(&baseline));
+    write_stdout(&out)?;
+    Ok(exit_code::SUCCESS)
+}

@@ -1,0 +1,220 @@
+//! `ragate gate`: evaluate a tier, compare it with its baseline, write every report.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::app::{default_threads, write_stdout};
+use crate::baseline::collect::{self, RunContext, sha256_hex};
+use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::store;
+use crate::cli::{GateArgs, GateFormat};
+use crate::config::{self, Config, Tier, TierSource};
+use crate::error::{Error, Result};
+use crate::evaluate::{EvalOptions, evaluate};
+use crate::gate;
+use crate::input::{self, qrels::Qrels};
+use crate::report::{annotations, gate_table, junit, summary};
+
+/// How many ranked doc ids results keep per query when no metric reads deeper.
+const MIN_KEPT_RANKS: usize = 10;
+
+/// The tier's qrels file; sampled tiers come in a later change.
+fn qrels_path(tier: &Tier) -> Result<&Path> {
+    match &tier.source {
+        TierSource::Qrels(path) => Ok(path),
+        TierSource::Sample { .. } => Err(Error::Usage(format!(
+            "tier `{}` is sampled (`from:`), which this version cannot run yet: give it `qrels: FILE`",
+            tier.name
+        ))),
+    }
+}
+
+fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
+    for (index, field) in config.slices.iter().enumerate() {
+        if !qrels
+            .queries()
+            .iter()
+            .any(|q| q.attributes.contains_key(field))
+        {
+            return Err(Error::config(
+                &config.path,
+                format!("slices[{index}]"),
+                format!(
+                    "no query of {} has a `{field}` field: expected a field the qrels carry",
+                    qrels.path().display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn git_commit(dir: &Path) -> Option<String> {
+    if let Ok(sha) = std::env::var("GITHUB_SHA") {
+        return Some(sha);
+    }
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    store::write_atomic(path, text)
+}
+
+/// One line per query for debugging: slices, ranking, gold ids, values.
+fn trace(results: &Results, qrels: &Qrels) -> String {
+    let mut out = String::new();
+    for (qid, record) in &results.queries {
+        let gold: Vec<&str> = qrels
+            .position(qid)
+            .map(|p| {
+                qrels.queries()[p]
+                    .judgments
+                    .iter()
+                    .filter(|(_, j)| j.relevant)
+                    .map(|(d, _)| d)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let line = json!({
+            "qid": qid,
+            "slices": record.slices,
+            "retrieved": record.retrieved,
+            "gold": gold,
+            "metrics": record.metrics,
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+pub fn run(args: GateArgs) -> Result<i32> {
+    let started = Instant::now();
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(".ragate/out").join(&tier.name));
+    let qrels_file = qrels_path(tier)?;
+    let qrels_bytes = std::fs::read(qrels_file).map_err(|e| Error::io(qrels_file, e))?;
+    let qrels = input::load_qrels(qrels_file, None, "test", None)?;
+    check_slice_fields(&config, &qrels)?;
+    let run_path = args.run.as_deref().ok_or_else(|| {
+        Error::Usage("no run to evaluate: pass --run FILE (native JSONL or TREC)".to_string())
+    })?;
+    let run_format = match args.run_format {
+        Some(format) => format,
+        None => input::detect_run_format(run_path)?,
+    };
+    let deepest = config
+        .metrics
+        .iter()
+        .filter_map(|m| m.cutoff())
+        .max()
+        .unwrap_or(0);
+    let options = EvalOptions {
+        metrics: config.metrics.clone(),
+        chunk_separator: config.chunk_separator.clone(),
+        threads: args.threads.unwrap_or_else(default_threads),
+        keep_ranked: deepest.max(MIN_KEPT_RANKS),
+    };
+    let evaluated_at = Instant::now();
+    let evaluation = evaluate(&qrels, run_path, run_format, &options)?;
+    let evaluation_seconds = evaluated_at.elapsed().as_secs_f64();
+    for warning in &evaluation.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let config_dir = config.path.parent().unwrap_or(Path::new("."));
+    let mut current = collect::collect(
+        &evaluation,
+        &qrels,
+        RunContext {
+            tier: &tier.name,
+            slices: &config.slices,
+            store_text: tier.store_text,
+            qrels_sha256: sha256_hex(&qrels_bytes),
+            config_hash: tier.config_hash.clone(),
+            git_commit: git_commit(config_dir),
+        },
+    );
+    let results_path = out_dir.join("results.json");
+    let accept_hint = format!(
+        "run `ragate baseline accept --tier {}` to accept {}",
+        tier.name,
+        results_path.display()
+    );
+    let baseline = match store::read(&tier.baseline, &accept_hint) {
+        Ok(baseline) => baseline,
+        Err(error) => {
+            current.status = RunStatus::NoBaseline;
+            write(&results_path, &current.to_json())?;
+            write(&out_dir.join("trace.jsonl"), &trace(&current, &qrels))?;
+            let junit_text = junit::render_setup_error(&tier.name, &error.to_string());
+            write(&out_dir.join("junit.xml"), &junit_text)?;
+            if let Some(path) = &args.junit {
+                write(path, &junit_text)?;
+            }
+            return Err(error);
+        }
+    };
+    let report = gate::compare(&config, tier, &baseline, &current);
+    current.status = report.status();
+    write(&results_path, &current.to_json())?;
+    write(&out_dir.join("trace.jsonl"), &trace(&current, &qrels))?;
+    let junit_text = junit::render(&report);
+    write(&out_dir.join("junit.xml"), &junit_text)?;
+    if let Some(path) = &args.junit {
+        write(path, &junit_text)?;
+    }
+    let summary_text = summary::render(&report);
+    write(&out_dir.join("summary.md"), &summary_text)?;
+    append_step_summary(&summary_text)?;
+    let stats = json!({
+        "tier": tier.name,
+        "queries": current.queries.len(),
+        "checks": report.outcomes.len(),
+        "evaluation_seconds": evaluation_seconds,
+        "total_seconds": started.elapsed().as_secs_f64(),
+    });
+    write(&out_dir.join("run-stats.json"), &format!("{stats:#}\n"))?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+        for line in annotations::render(&report) {
+            println!("{line}");
+        }
+    }
+    match args.format {
+        GateFormat::Table => write_stdout(&gate_table::render(&report))?,
+        GateFormat::Json => write_stdout(&current.to_json())?,
+    }
+    Ok(report.exit_code())
+}
+
+/// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
+fn append_step_summary(text: &str) -> Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return Ok(());
+    };
+    let path = PathBuf::from(path);
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| Error::io(&path, e))
+}

@@ -1,0 +1,119 @@
+//! Builds a tier's results from an evaluation: per-query records, per-slice summaries, provenance.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus, SliceSummary};
+use crate::config::hex;
+use crate::evaluate::Evaluation;
+use crate::input::qrels::Qrels;
+
+/// What besides the evaluation goes into results.
+pub struct RunContext<'a> {
+    pub tier: &'a str,
+    pub slices: &'a [String],
+    pub store_text: bool,
+    pub qrels_sha256: String,
+    pub config_hash: String,
+    pub git_commit: Option<String>,
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// The results of `evaluation` over `qrels`; `status` is set by the caller once decided.
+pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) -> Results {
+    let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
+    let mut queries = BTreeMap::new();
+    for scores in &evaluation.per_query {
+        let query = qrels.position(&scores.qid).map(|p| &qrels.queries()[p]);
+        let slices: BTreeMap<String, String> = context
+            .slices
+            .iter()
+            .map(|field| {
+                let value = query.and_then(|q| q.attributes.get(field)).cloned();
+                (field.clone(), value.unwrap_or_else(|| "<none>".to_string()))
+            })
+            .collect();
+        let (answer, answer_sha256) = match (&scores.answer, context.store_text) {
+            (Some(answer), true) => (Some(answer.clone()), None),
+            (Some(answer), false) => (None, Some(sha256_hex(answer.as_bytes()))),
+            (None, _) => (None, None),
+        };
+        let record = QueryRecord {
+            query: if context.store_text {
+                query.and_then(|q| q.text.clone())
+            } else {
+                None
+            },
+            slices,
+            metrics: metric_names
+                .iter()
+                .cloned()
+                .zip(scores.values.iter().copied())
+                .collect(),
+            retrieved: scores.ranked.clone(),
+            answer,
+            answer_sha256,
+        };
+        queries.insert(scores.qid.clone(), record);
+    }
+    let summary = summarise(&metric_names, &queries);
+    Results {
+        format: FORMAT.to_string(),
+        tier: context.tier.to_string(),
+        status: RunStatus::Pass,
+        provenance: Provenance {
+            ragate_version: env!("CARGO_PKG_VERSION").to_string(),
+            qrels_sha256: context.qrels_sha256,
+            config_hash: context.config_hash,
+            git_commit: context.git_commit,
+            accepted_utc: None,
+        },
+        metrics: metric_names,
+        summary,
+        queries,
+    }
+}
+
+/// Mean and n of every metric over `all` and over every slice value.
+pub fn summarise(
+    metrics: &[String],
+    queries: &BTreeMap<String, QueryRecord>,
+) -> BTreeMap<String, BTreeMap<String, SliceSummary>> {
+    let mut members: BTreeMap<String, Vec<&QueryRecord>> = BTreeMap::new();
+    for record in queries.values() {
+        members.entry("all".to_string()).or_default().push(record);
+        for (field, value) in &record.slices {
+            members
+                .entry(format!("{field}={value}"))
+                .or_default()
+                .push(record);
+        }
+    }
+    members
+        .into_iter()
+        .map(|(slice, records)| {
+            let per_metric = metrics
+                .iter()
+                .map(|metric| {
+                    let values: Vec<f64> = records
+                        .iter()
+                        .filter_map(|r| r.metrics.get(metric).copied())
+                        .collect();
+                    let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+                    (
+                        metric.clone(),
+                        SliceSummary {
+                            mean,
+                            n: values.len(),
+                        },
+                    )
+                })
+                .collect();
+            (slice, per_metric)
+        })
+        .collect()
+}

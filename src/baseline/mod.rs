@@ -1,0 +1,5 @@
+//! Results and baselines: their file format, how they are built, stored and accepted.
+
+pub mod collect;
+pub mod results;
+pub mod store;

@@ -1,0 +1,120 @@
+//! The gate: compares a tier's current results with its baseline and decides every check.
+
+pub mod checks;
+pub mod verdict;
+
+use std::collections::BTreeSet;
+
+use crate::baseline::results::{Results, RunStatus};
+use crate::config::{Config, SliceValue, Tier};
+use crate::exit_code;
+use verdict::{CheckOutcome, CheckStatus};
+
+/// Everything the reports render about one gate run.
+#[derive(Debug, Clone)]
+pub struct GateReport {
+    pub tier: String,
+    pub seed: u64,
+    pub outcomes: Vec<CheckOutcome>,
+    /// Queries compared (present in both results).
+    pub paired_queries: usize,
+    pub baseline_only: Vec<String>,
+    pub current_only: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl GateReport {
+    /// Error when anything could not be evaluated or every `all` check was skipped; regression
+    /// when a check failed; pass otherwise.
+    pub fn status(&self) -> RunStatus {
+        let any = |status: CheckStatus| self.outcomes.iter().any(|o| o.status == status);
+        let all_skipped = self
+            .outcomes
+            .iter()
+            .filter(|o| o.slice == "all")
+            .all(|o| o.status == CheckStatus::Skipped);
+        if any(CheckStatus::Error) || all_skipped {
+            RunStatus::Error
+        } else if any(CheckStatus::Fail) {
+            RunStatus::Regression
+        } else {
+            RunStatus::Pass
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self.status() {
+            RunStatus::Pass => exit_code::SUCCESS,
+            RunStatus::Regression => exit_code::REGRESSION,
+            RunStatus::Error | RunStatus::NoBaseline => exit_code::ERROR,
+        }
+    }
+}
+
+/// The slice values that occur in either results, for the configured slice fields.
+fn slice_values(config: &Config, results: [&Results; 2]) -> BTreeSet<SliceValue> {
+    results
+        .iter()
+        .flat_map(|r| r.queries.values())
+        .flat_map(|q| {
+            config.slices.iter().filter_map(|field| {
+                q.slices.get(field).map(|value| SliceValue {
+                    field: field.clone(),
+                    value: value.clone(),
+                })
+            })
+        })
+        .collect()
+}
+
+/// Compares `current` with `baseline` under the tier's rules.
+pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Results) -> GateReport {
+    let mut warnings = Vec::new();
+    if baseline.provenance.qrels_sha256 != current.provenance.qrels_sha256 {
+        warnings.push(format!(
+            "the qrels changed since the baseline (sha256 {} -> {}): comparing the queries both have",
+            short(&baseline.provenance.qrels_sha256),
+            short(&current.provenance.qrels_sha256)
+        ));
+    }
+    if baseline.provenance.config_hash != current.provenance.config_hash {
+        warnings.push(format!(
+            "the metrics, slices or rules changed since the baseline (config hash {} -> {})",
+            short(&baseline.provenance.config_hash),
+            short(&current.provenance.config_hash)
+        ));
+    }
+    let baseline_only: Vec<String> = baseline
+        .queries
+        .keys()
+        .filter(|q| !current.queries.contains_key(*q))
+        .cloned()
+        .collect();
+    let current_only: Vec<String> = current
+        .queries
+        .keys()
+        .filter(|q| !baseline.queries.contains_key(*q))
+        .cloned()
+        .collect();
+    let values = slice_values(config, [baseline, current]);
+    let checks = checks::expand(&tier.gate.rules, &values, &config.metrics);
+    let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
+    for outcome in &mut outcomes {
+        for drop in &mut outcome.worst {
+            drop.query = current.queries.get(&drop.qid).and_then(|q| q.query.clone());
+        }
+    }
+    GateReport {
+        tier: tier.name.clone(),
+        seed: tier.gate.seed,
+        outcomes,
+        paired_queries: current.queries.len() - current_only.len(),
+        baseline_only,
+        current_only,
+        warnings,
+    }
+}
+
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}

@@ -1,0 +1,330 @@
+//! The verdict of every check: paired statistics over the queries of both runs, Holm correction
+//! over the run's checks, and the decision. This is the only place where verdicts are decided.
+
+use crate::baseline::results::Results;
+use crate::config::{Correction, Decision, GateSettings, Limits};
+use crate::gate::checks::Check;
+use crate::metrics::retrieval::Direction;
+use crate::stats::{self, bootstrap, holm, normal, randomization};
+
+/// Power at which the detectable drop is reported.
+const POWER: f64 = 0.8;
+/// Confidence of the reported interval of the mean delta.
+const CONFIDENCE: f64 = 0.95;
+/// How many regressed queries a check lists.
+pub const WORST_QUERIES: usize = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckStatus {
+    Pass,
+    Improved,
+    Fail,
+    Skipped,
+    Error,
+}
+
+/// A query that got worse, for the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryDrop {
+    pub qid: String,
+    pub query: Option<String>,
+    pub baseline: f64,
+    pub current: f64,
+    /// It had a positive value (a hit) and now has none.
+    pub hit_to_miss: bool,
+}
+
+/// Everything a report shows about one check.
+#[derive(Debug, Clone)]
+pub struct CheckOutcome {
+    pub name: String,
+    pub metric: String,
+    pub slice: String,
+    pub status: CheckStatus,
+    /// The one-line verdict.
+    pub verdict: String,
+    pub n: usize,
+    pub baseline_mean: f64,
+    pub current_mean: f64,
+    pub delta: f64,
+    pub ci: Option<(f64, f64)>,
+    pub p_value: Option<f64>,
+    /// The (Holm-adjusted) significance threshold p was compared with.
+    pub threshold: Option<f64>,
+    /// The smallest drop beyond the limit this check detects with 80% power.
+    pub detectable_drop: Option<f64>,
+    /// Queries that got worse, worst first (at most `WORST_QUERIES`).
+    pub worst: Vec<QueryDrop>,
+    /// How many paired queries got worse in all.
+    pub worse_count: usize,
+}
+
+/// Paired values of one check, before the family-wide correction.
+struct Paired {
+    qids: Vec<String>,
+    baseline: Vec<f64>,
+    current: Vec<f64>,
+    /// Per query, positive when the current value is better (direction-aware).
+    gains: Vec<f64>,
+}
+
+fn empty_outcome(
+    check: &Check<'_>,
+    status: CheckStatus,
+    verdict: String,
+    n: usize,
+) -> CheckOutcome {
+    CheckOutcome {
+        name: check.name(),
+        metric: check.rule.metric.to_string(),
+        slice: check.slice.to_string(),
+        status,
+        verdict,
+        n,
+        baseline_mean: f64::NAN,
+        current_mean: f64::NAN,
+        delta: f64::NAN,
+        ci: None,
+        p_value: None,
+        threshold: None,
+        detectable_drop: None,
+        worst: Vec::new(),
+        worse_count: 0,
+    }
+}
+
+fn pair(check: &Check<'_>, baseline: &Results, current: &Results) -> Result<Paired, String> {
+    let metric = check.rule.metric.to_string();
+    if !baseline.metrics.contains(&metric) {
+        return Err(format!(
+            "{}: the baseline has no `{metric}` values: accept a baseline computed with this metric",
+            check.name()
+        ));
+    }
+    let sign = match check.rule.metric.direction() {
+        Direction::HigherIsBetter => 1.0,
+        Direction::LowerIsBetter => -1.0,
+    };
+    let mut paired = Paired {
+        qids: Vec::new(),
+        baseline: Vec::new(),
+        current: Vec::new(),
+        gains: Vec::new(),
+    };
+    for (qid, now) in &current.queries {
+        let Some(before) = baseline.queries.get(qid) else {
+            continue;
+        };
+        if !check.slice.contains(&now.slices) {
+            continue;
+        }
+        let (Some(&b), Some(&c)) = (before.metrics.get(&metric), now.metrics.get(&metric)) else {
+            return Err(format!(
+                "{}: query `{qid}` has no `{metric}` value in one of the results",
+                check.name()
+            ));
+        };
+        paired.qids.push(qid.clone());
+        paired.baseline.push(b);
+        paired.current.push(c);
+        paired.gains.push(sign * (c - b));
+    }
+    Ok(paired)
+}
+
+/// The absolute worsening that a rule tolerates: the tighter of its absolute and relative limits.
+fn tolerated(limits: &Limits, direction: Direction, baseline_mean: f64) -> Option<f64> {
+    let (absolute, percent) = match direction {
+        Direction::HigherIsBetter => (limits.max_drop, limits.max_drop_pct),
+        Direction::LowerIsBetter => (limits.max_increase, limits.max_increase_pct),
+    };
+    let relative = percent.map(|pct| pct / 100.0 * baseline_mean.abs());
+    match (absolute, relative) {
+        (Some(a), Some(r)) => Some(a.min(r)),
+        (a, r) => a.or(r),
+    }
+}
+
+fn floor_broken(limits: &Limits, direction: Direction, current_mean: f64) -> Option<String> {
+    match direction {
+        Direction::HigherIsBetter => limits
+            .min
+            .filter(|&min| current_mean < min)
+            .map(|min| format!("{current_mean:.4} is below min {min}")),
+        Direction::LowerIsBetter => limits
+            .max
+            .filter(|&max| current_mean > max)
+            .map(|max| format!("{current_mean:.4} is above max {max}")),
+    }
+}
+
+/// Decides every check of a run. `tier` names the tier in the "accept" hint.
+pub fn decide(
+    checks: &[Check<'_>],
+    baseline: &Results,
+    current: &Results,
+    settings: &GateSettings,
+    tier: &str,
+) -> Vec<CheckOutcome> {
+    let mut outcomes = Vec::with_capacity(checks.len());
+    let mut tested: Vec<(usize, Paired, f64)> = Vec::new();
+    for check in checks {
+        let index = outcomes.len();
+        match pair(check, baseline, current) {
+            Err(message) => outcomes.push(empty_outcome(check, CheckStatus::Error, message, 0)),
+            Ok(paired) if paired.qids.len() < settings.min_queries => {
+                let n = paired.qids.len();
+                let verdict = format!(
+                    "{}: skipped (underpowered): {n} paired queries, fewer than min_queries {}",
+                    check.name(),
+                    settings.min_queries
+                );
+                outcomes.push(empty_outcome(check, CheckStatus::Skipped, verdict, n));
+            }
+            Ok(paired) => {
+                let mut rng = stats::rng_for(settings.seed, &check.name());
+                let p_worse =
+                    randomization::drop_p_value(&paired.gains, settings.resamples, &mut rng);
+                outcomes.push(empty_outcome(
+                    check,
+                    CheckStatus::Pass,
+                    String::new(),
+                    paired.qids.len(),
+                ));
+                tested.push((index, paired, p_worse));
+            }
+        }
+    }
+    let p_values: Vec<f64> = tested.iter().map(|(_, _, p)| *p).collect();
+    let thresholds: Vec<f64> = match settings.correction {
+        Correction::Holm => holm::holm(&p_values, settings.alpha)
+            .iter()
+            .map(|d| d.threshold)
+            .collect(),
+        Correction::None => vec![settings.alpha; p_values.len()],
+    };
+    for ((index, paired, p_worse), threshold) in tested.into_iter().zip(thresholds) {
+        let check = &checks[index];
+        outcomes[index] = judge(check, paired, p_worse, threshold, settings, tier);
+    }
+    outcomes
+}
+
+fn judge(
+    check: &Check<'_>,
+    paired: Paired,
+    p_worse: f64,
+    threshold: f64,
+    settings: &GateSettings,
+    tier: &str,
+) -> CheckOutcome {
+    let name = check.name();
+    let direction = check.rule.metric.direction();
+    let n = paired.qids.len();
+    let baseline_mean = stats::mean(&paired.baseline);
+    let current_mean = stats::mean(&paired.current);
+    let delta = current_mean - baseline_mean;
+    let deltas: Vec<f64> = paired
+        .current
+        .iter()
+        .zip(&paired.baseline)
+        .map(|(c, b)| c - b)
+        .collect();
+    let mut rng = stats::rng_for(settings.seed, &format!("{name} ci"));
+    let ci = bootstrap::mean_ci(&deltas, settings.resamples, CONFIDENCE, &mut rng);
+    let sd = stats::sample_sd(&deltas);
+    let worsening = -stats::mean(&paired.gains);
+    let limit = tolerated(&check.rule.limits, direction, baseline_mean);
+    let exceeded = limit.is_some_and(|l| worsening > l);
+    let significant = p_worse <= threshold;
+    let floor = floor_broken(&check.rule.limits, direction, current_mean);
+    let detectable_drop = limit.map(|l| normal::detectable_drop(l, threshold, POWER, sd, n));
+    let stats_text = format!(
+        "{baseline_mean:.4} -> {current_mean:.4} (delta {delta:+.4}, 95% CI [{:+.4}, {:+.4}], p = {p_worse:.4}, threshold {threshold:.4}, n = {n})",
+        ci.map_or(f64::NAN, |c| c.0),
+        ci.map_or(f64::NAN, |c| c.1),
+    );
+    let limit_text = limit.map_or("no drop limit".to_string(), |l| format!("tolerated {l:.4}"));
+    let (status, verdict) = if let Some(floor) = floor {
+        (
+            CheckStatus::Fail,
+            format!("{name} failed: {floor}; {stats_text}"),
+        )
+    } else if exceeded && (settings.decision == Decision::Point || significant) {
+        let why = match settings.decision {
+            Decision::Point => "on the point estimate".to_string(),
+            Decision::Significant => format!("significant at {threshold:.4}"),
+        };
+        (
+            CheckStatus::Fail,
+            format!(
+                "{name} regressed by {worsening:.4}, more than {limit_text}, {why}: {stats_text}"
+            ),
+        )
+    } else {
+        let mut improve_rng = stats::rng_for(settings.seed, &format!("{name} improvement"));
+        let gains_reversed: Vec<f64> = paired.gains.iter().map(|g| -g).collect();
+        let improved = worsening < 0.0
+            && randomization::drop_p_value(&gains_reversed, settings.resamples, &mut improve_rng)
+                <= threshold;
+        if improved {
+            (
+                CheckStatus::Improved,
+                format!(
+                    "{name} improved: {stats_text}; if intended, run `ragate baseline accept --tier {tier}`"
+                ),
+            )
+        } else if exceeded {
+            (
+                CheckStatus::Pass,
+                format!(
+                    "{name} dropped by {worsening:.4}, more than {limit_text}, but not significantly \
+                     (detectable drop at 80% power: {:.4}): {stats_text}",
+                    detectable_drop.unwrap_or(f64::NAN)
+                ),
+            )
+        } else {
+            (
+                CheckStatus::Pass,
+                format!("{name} within limits ({limit_text}): {stats_text}"),
+            )
+        }
+    };
+    let mut order: Vec<usize> = (0..n).filter(|&i| paired.gains[i] < 0.0).collect();
+    let worse_count = order.len();
+    order.sort_by(|&a, &b| {
+        paired.gains[a]
+            .total_cmp(&paired.gains[b])
+            .then_with(|| paired.qids[a].cmp(&paired.qids[b]))
+    });
+    let worst = order
+        .into_iter()
+        .take(WORST_QUERIES)
+        .map(|i| QueryDrop {
+            qid: paired.qids[i].clone(),
+            query: None,
+            baseline: paired.baseline[i],
+            current: paired.current[i],
+            hit_to_miss: direction == Direction::HigherIsBetter
+                && paired.baseline[i] > 0.0
+                && paired.current[i] == 0.0,
+        })
+        .collect();
+    CheckOutcome {
+        name,
+        metric: check.rule.metric.to_string(),
+        slice: check.slice.to_string(),
+        status,
+        verdict,
+        n,
+        baseline_mean,
+        current_mean,
+        delta,
+        ci,
+        p_value: Some(p_worse),
+        threshold: Some(threshold),
+        detectable_drop,
+        worst,
+        worse_count,
+    }
+}
