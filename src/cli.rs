@@ -28,6 +28,29 @@ pub enum Command {
     /// Accept or show a tier's baseline.
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Compare two results files (A is the reference) with the gate's verdict machinery.
+    Compare(CompareArgs),
+    /// Check the config, every tier's qrels and baseline, and lint the qrels, running nothing.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference results (e.g. the main branch, or a baseline).
+    pub a: PathBuf,
+    /// The results to judge against A.
+    pub b: PathBuf,
+    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    pub config: PathBuf,
+    /// Also write the JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    pub config: PathBuf,
 }
 
 #[derive(Debug, Args)]

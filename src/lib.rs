@@ -13,3 +13,4 @@ pub mod metrics;
 pub mod report;
 pub mod stats;
 pub mod suggest;
+pub mod tier;

@@ -6,30 +6,20 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::app::{default_threads, write_stdout};
-use crate::baseline::collect::{self, RunContext, sha256_hex};
+use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
 use crate::cli::{GateArgs, GateFormat};
-use crate::config::{self, Config, Tier, TierSource};
+use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
 use crate::gate;
 use crate::input::{self, qrels::Qrels};
 use crate::report::{annotations, gate_table, junit, summary};
+use crate::tier::{self, TierQueries};
 
 /// How many ranked doc ids results keep per query when no metric reads deeper.
 const MIN_KEPT_RANKS: usize = 10;
-
-/// The tier's qrels file; sampled tiers come in a later change.
-fn qrels_path(tier: &Tier) -> Result<&Path> {
-    match &tier.source {
-        TierSource::Qrels(path) => Ok(path),
-        TierSource::Sample { .. } => Err(Error::Usage(format!(
-            "tier `{}` is sampled (`from:`), which this version cannot run yet: give it `qrels: FILE`",
-            tier.name
-        ))),
-    }
-}
 
 fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
     for (index, field) in config.slices.iter().enumerate() {
@@ -107,9 +97,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(".ragate/out").join(&tier.name));
-    let qrels_file = qrels_path(tier)?;
-    let qrels_bytes = std::fs::read(qrels_file).map_err(|e| Error::io(qrels_file, e))?;
-    let qrels = input::load_qrels(qrels_file, None, "test", None)?;
+    let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
     check_slice_fields(&config, &qrels)?;
     let run_path = args.run.as_deref().ok_or_else(|| {
         Error::Usage("no run to evaluate: pass --run FILE (native JSONL or TREC)".to_string())
@@ -144,7 +132,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
             tier: &tier.name,
             slices: &config.slices,
             store_text: tier.store_text,
-            qrels_sha256: sha256_hex(&qrels_bytes),
+            qrels_sha256: file_sha256,
             config_hash: tier.config_hash.clone(),
             git_commit: git_commit(config_dir),
         },

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::Path;
 
 mod baseline;
+mod compare;
 mod gate;
+mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};
 use crate::error::{Error, Result};
@@ -20,6 +22,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Gate(args) => gate::run(args),
         Command::Baseline(BaselineCommand::Accept(args)) => baseline::accept(args),
         Command::Baseline(BaselineCommand::Show(args)) => baseline::show(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Validate(args) => validate::run(args),
     }
 }
 

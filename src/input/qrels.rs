@@ -130,6 +130,18 @@ impl Qrels {
         &mut self.queries[position]
     }
 
+    /// The queries at `positions` (in that order), as a new set.
+    pub fn select(mut self, positions: &[usize]) -> Qrels {
+        let mut queries: Vec<Option<QueryQrels>> = self.queries.drain(..).map(Some).collect();
+        let mut selected = Qrels::new(&self.path);
+        for &position in positions {
+            if let Some(query) = queries.get_mut(position).and_then(Option::take) {
+                selected.push(query);
+            }
+        }
+        selected
+    }
+
     /// Seals every query's judgments for lookup. Fails when no query was read, or with
     /// `Duplicate` (qid, doc id) when a query judges a doc twice.
     pub fn finish(mut self) -> Result<Self, Unfinished> {

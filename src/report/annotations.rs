@@ -1,13 +1,283 @@
-//! GitHub Actions `::error` annotations for failing checks (minimal placeholder).
+//! GitHub Actions `::error` annotations for failing checks, most important first.
+//!
+//! GitHub shows at most 10 error annotations per step, so when more checks failed the first 9
+//! are annotated and the 10th line says how many more there are: the count stays visible.
+//! Values are escaped per GitHub's workflow-command rules.
+
+use std::cmp::Ordering;
 
 use crate::gate::GateReport;
-use crate::gate::verdict::CheckStatus;
+use crate::gate::verdict::{CheckOutcome, CheckStatus};
+use crate::metrics::retrieval::{Direction, RetrievalMetric};
 
+/// GitHub displays at most this many error annotations per step.
+pub const MAX_ANNOTATIONS: usize = 10;
+
+/// How far a check moved in the bad direction (larger is worse; unknown counts as least).
+fn worsening(outcome: &CheckOutcome) -> f64 {
+    let direction = outcome
+        .metric
+        .parse::<RetrievalMetric>()
+        .map_or(Direction::HigherIsBetter, RetrievalMetric::direction);
+    let worse = match direction {
+        Direction::HigherIsBetter => -outcome.delta,
+        Direction::LowerIsBetter => outcome.delta,
+    };
+    if worse.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        worse
+    }
+}
+
+/// Most important first: the largest worsening, ties by name.
+pub(crate) fn by_severity(a: &CheckOutcome, b: &CheckOutcome) -> Ordering {
+    worsening(b)
+        .total_cmp(&worsening(a))
+        .then_with(|| a.name.cmp(&b.name))
+}
+
+/// Escapes the message of a workflow command.
+pub(crate) fn escape_message(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a property value (such as `title`) of a workflow command.
+pub(crate) fn escape_property(text: &str) -> String {
+    escape_message(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The annotation lines, at most `MAX_ANNOTATIONS`.
 pub fn render(report: &GateReport) -> Vec<String> {
-    report
+    let mut failing: Vec<&CheckOutcome> = report
         .outcomes
         .iter()
         .filter(|o| o.status == CheckStatus::Fail)
-        .map(|o| format!("::error title=ragate {}::{}", o.name, o.verdict))
-        .collect()
+        .collect();
+    failing.sort_by(|a, b| by_severity(a, b));
+    let shown = if failing.len() > MAX_ANNOTATIONS {
+        MAX_ANNOTATIONS - 1
+    } else {
+        failing.len()
+    };
+    let mut lines: Vec<String> = failing[..shown]
+        .iter()
+        .map(|o| {
+            format!(
+                "::error title={}::{}",
+                escape_property(&format!("ragate: {}", o.name)),
+                escape_message(&o.verdict)
+            )
+        })
+        .collect();
+    if failing.len() > shown {
+        lines.push(format!(
+            "::error title=ragate::{} more failing checks, see the job summary",
+            failing.len() - shown
+        ));
+    }
+    lines
+}
+
+/// A gate report with one check of every status, for the report tests.
+#[cfg(test)]
+pub(crate) fn sample_report() -> GateReport {
+    use crate::gate::verdict::QueryDrop;
+    let outcome = |name: &str, status, verdict: &str, n, means: [f64; 3]| CheckOutcome {
+        name: name.to_string(),
+        metric: name.split(' ').next().unwrap_or_default().to_string(),
+        slice: name[name.find('[').unwrap_or(0) + 1..name.len() - 1].to_string(),
+        status,
+        verdict: verdict.to_string(),
+        n,
+        baseline_mean: means[0],
+        current_mean: means[1],
+        delta: means[2],
+        ci: None,
+        p_value: None,
+        threshold: None,
+        detectable_drop: None,
+        worst: Vec::new(),
+        worse_count: 0,
+    };
+    let stats = |mut o: CheckOutcome, ci, p, threshold, detectable| {
+        o.ci = Some(ci);
+        o.p_value = Some(p);
+        o.threshold = Some(threshold);
+        o.detectable_drop = Some(detectable);
+        o
+    };
+    let drop = |qid: &str, query: Option<&str>, baseline, current, hit_to_miss| QueryDrop {
+        qid: qid.to_string(),
+        query: query.map(str::to_string),
+        baseline,
+        current,
+        hit_to_miss,
+    };
+    let pass = outcome(
+        "recall@5 [all]",
+        CheckStatus::Pass,
+        "recall@5 [all] within limits (tolerated 0.0200): 0.7000 -> 0.6950",
+        40,
+        [0.7, 0.695, -0.005],
+    );
+    let improved = outcome(
+        "ndcg@10 [all]",
+        CheckStatus::Improved,
+        "ndcg@10 [all] improved: 0.6000 -> 0.6600; if intended, run `ragate baseline accept --tier smoke`",
+        40,
+        [0.6, 0.66, 0.06],
+    );
+    let mut fail = outcome(
+        "recall@5 [class=paraphrased]",
+        CheckStatus::Fail,
+        "recall@5 [class=paraphrased] regressed by 0.2000, more than tolerated 0.0500, significant at 0.0125: 0.8000 -> 0.6000",
+        25,
+        [0.8, 0.6, -0.2],
+    );
+    fail.worst = vec![
+        drop(
+            "q17",
+            Some("cats | dogs: which\nsheds more?"),
+            1.0,
+            0.0,
+            true,
+        ),
+        drop("q3", None, 0.5, 0.25, false),
+        drop(
+            "q8",
+            Some("ranking <b>100%</b>, \"quoted\" & co"),
+            1.0,
+            0.5,
+            false,
+        ),
+    ];
+    fail.worse_count = 12;
+    let skipped = outcome(
+        "recall@5 [class=rare]",
+        CheckStatus::Skipped,
+        "recall@5 [class=rare]: skipped (underpowered): 3 paired queries, fewer than min_queries 5",
+        3,
+        [f64::NAN; 3],
+    );
+    let error = outcome(
+        "mrr [all]",
+        CheckStatus::Error,
+        "mrr [all]: the baseline has no `mrr` values: accept a baseline computed with this metric",
+        0,
+        [f64::NAN; 3],
+    );
+    GateReport {
+        tier: "smoke".to_string(),
+        seed: 42,
+        outcomes: vec![
+            stats(pass, (-0.02, 0.01), 0.31, 0.025, 0.061),
+            stats(improved, (0.03, 0.09), 0.0004, 0.0167, 0.055),
+            stats(fail, (-0.3, -0.1), 0.001, 0.0125, 0.12),
+            skipped,
+            error,
+        ],
+        paired_queries: 40,
+        baseline_only: vec!["q99".to_string()],
+        current_only: Vec::new(),
+        warnings: vec!["the qrels changed since the baseline (sha256 aaa -> bbb)".to_string()],
+    }
+}
+
+/// Compares rendered output with a committed snapshot. Run the tests with
+/// `RAGATE_UPDATE_SNAPSHOTS=1` to rewrite the snapshot files instead (then review the diff and
+/// rerun without it, since `include_str!` embeds the file at compile time).
+#[cfg(test)]
+pub(crate) fn assert_snapshot(actual: &str, expected: &str, relative_path: &str) {
+    if std::env::var("RAGATE_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative_path);
+        std::fs::write(&path, actual).expect("writing the snapshot");
+        return;
+    }
+    assert!(
+        actual == expected,
+        "{relative_path} differs from the rendered output; rerun with RAGATE_UPDATE_SNAPSHOTS=1 \
+         to update it if the change is intended.\n--- rendered ---\n{actual}"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_only_for_failing_checks_with_escaped_title() {
+        let lines = render(&sample_report());
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with("::error title=ragate%3A recall@5 [class=paraphrased]::recall@5"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[0].contains("0.0500, significant"),
+            "commas stay in the message"
+        );
+    }
+
+    #[test]
+    fn annotation_escaping_follows_workflow_command_rules() {
+        assert_eq!(escape_message("100% a:b,c\r\nd"), "100%25 a:b,c%0D%0Ad");
+        assert_eq!(
+            escape_property("100% a:b,c\r\nd"),
+            "100%25 a%3Ab%2Cc%0D%0Ad"
+        );
+        let mut report = sample_report();
+        report.outcomes[2].name = "recall@5 [topic=a,b]".to_string();
+        report.outcomes[2].verdict = "dropped 50%\nsee: summary".to_string();
+        let lines = render(&report);
+        assert_eq!(
+            lines[0],
+            "::error title=ragate%3A recall@5 [topic=a%2Cb]::dropped 50%25%0Asee: summary"
+        );
+    }
+
+    #[test]
+    fn annotations_most_important_first_and_capped_at_ten() {
+        let mut report = sample_report();
+        let template = report.outcomes[2].clone();
+        report.outcomes.clear();
+        for i in 0..14 {
+            let mut o = template.clone();
+            o.name = format!("recall@5 [class=c{i:02}]");
+            o.verdict = format!("c{i:02} regressed");
+            o.delta = -0.01 * f64::from(i % 7);
+            report.outcomes.push(o);
+        }
+        let lines = render(&report);
+        assert_eq!(lines.len(), MAX_ANNOTATIONS);
+        let order: Vec<&str> = lines[..9]
+            .iter()
+            .map(|l| l.rsplit("::").next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "c06 regressed",
+                "c13 regressed",
+                "c05 regressed",
+                "c12 regressed",
+                "c04 regressed",
+                "c11 regressed",
+                "c03 regressed",
+                "c10 regressed",
+                "c02 regressed",
+            ]
+        );
+        assert_eq!(
+            lines[9],
+            "::error title=ragate::5 more failing checks, see the job summary"
+        );
+        report.outcomes.truncate(10);
+        let lines = render(&report);
+        assert_eq!(lines.len(), 10);
+        assert!(lines.iter().all(|l| !l.contains("more failing checks")));
+    }
 }

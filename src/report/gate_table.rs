@@ -1,11 +1,211 @@
-//! The compact table `ragate gate` prints on stdout (minimal placeholder).
+//! The compact table `ragate gate` prints on stdout: one aligned row per check, then the verdict
+//! of every failing, erroneous or improved check, then the totals. Plain text, no colour.
+//!
+//! Also home of the number and text formatting the other gate reports share, so a missing
+//! number reads "–" everywhere and never "NaN".
 
 use crate::gate::GateReport;
+use crate::gate::verdict::{CheckOutcome, CheckStatus};
 
-pub fn render(report: &GateReport) -> String {
-    let mut out = String::new();
-    for outcome in &report.outcomes {
-        out.push_str(&format!("{:?}\t{}\n", outcome.status, outcome.verdict));
+/// What a report shows for a number that does not exist (skipped and erroneous checks).
+pub(crate) const MISSING: &str = "–";
+
+/// A mean or a limit with four decimals, or "–".
+pub(crate) fn value(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.4}")
+    } else {
+        MISSING.to_string()
+    }
+}
+
+/// A delta with its sign, or "–".
+pub(crate) fn signed(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:+.4}")
+    } else {
+        MISSING.to_string()
+    }
+}
+
+pub(crate) fn optional(v: Option<f64>) -> String {
+    v.map_or_else(|| MISSING.to_string(), value)
+}
+
+/// A p-value: "<0.0001" rather than a row of zeros.
+pub(crate) fn p_value(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p.is_finite() && p < 0.0001 => "<0.0001".to_string(),
+        other => optional(other),
+    }
+}
+
+/// The confidence interval of the delta, `[-0.0200, +0.0100]`, or "–".
+pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some((low, high)) if low.is_finite() && high.is_finite() => {
+            format!("[{}, {}]", signed(low), signed(high))
+        }
+        _ => MISSING.to_string(),
+    }
+}
+
+/// The number of paired queries; meaningless (so "–") for a check that could not be evaluated.
+pub(crate) fn count(outcome: &CheckOutcome) -> String {
+    match outcome.status {
+        CheckStatus::Error => MISSING.to_string(),
+        _ => outcome.n.to_string(),
+    }
+}
+
+pub(crate) fn status_word(status: CheckStatus) -> &'static str {
+    match status {
+        CheckStatus::Pass => "pass",
+        CheckStatus::Improved => "improved",
+        CheckStatus::Fail => "FAIL",
+        CheckStatus::Skipped => "skipped",
+        CheckStatus::Error => "ERROR",
+    }
+}
+
+/// Text on one line (line breaks become spaces), cut to `max_chars` characters with "…".
+pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 4));
+    for (i, c) in text.chars().enumerate() {
+        if i == max_chars {
+            out.push('…');
+            break;
+        }
+        out.push(if matches!(c, '\n' | '\r') { ' ' } else { c });
     }
     out
+}
+
+/// "N checks: X passed, Y failed, Z skipped, W errors" (improved checks count as passed).
+pub(crate) fn totals(report: &GateReport) -> String {
+    let count = |wanted: &[CheckStatus]| {
+        report
+            .outcomes
+            .iter()
+            .filter(|o| wanted.contains(&o.status))
+            .count()
+    };
+    format!(
+        "{} checks: {} passed, {} failed, {} skipped, {} errors",
+        report.outcomes.len(),
+        count(&[CheckStatus::Pass, CheckStatus::Improved]),
+        count(&[CheckStatus::Fail]),
+        count(&[CheckStatus::Skipped]),
+        count(&[CheckStatus::Error]),
+    )
+}
+
+/// The terminal table of a gate run.
+pub fn render(report: &GateReport) -> String {
+    let mut rows: Vec<[String; 7]> =
+        vec![["status", "check", "baseline", "current", "delta", "p", "n"].map(String::from)];
+    for o in &report.outcomes {
+        rows.push([
+            status_word(o.status).to_string(),
+            one_line(&o.name, 120),
+            value(o.baseline_mean),
+            value(o.current_mean),
+            signed(o.delta),
+            p_value(o.p_value),
+            count(o),
+        ]);
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(column, (cell, width))| match column {
+                0 | 1 => format!("{cell:<width$}"),
+                _ => format!("{cell:>width$}"),
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let explained = [CheckStatus::Fail, CheckStatus::Error, CheckStatus::Improved];
+    let verdicts: Vec<&CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| explained.contains(&o.status))
+        .collect();
+    if !verdicts.is_empty() {
+        out.push('\n');
+    }
+    for o in verdicts {
+        out.push_str(&format!(
+            "{}: {}\n",
+            status_word(o.status),
+            one_line(&o.verdict, 2000)
+        ));
+    }
+    out.push('\n');
+    out.push_str(&totals(report));
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::annotations::sample_report;
+
+    #[test]
+    fn gate_table_is_aligned_with_verdicts_and_totals() {
+        let text = render(&sample_report());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "status    check                         baseline  current    delta       p   n"
+        );
+        assert_eq!(
+            lines[1],
+            "pass      recall@5 [all]                  0.7000   0.6950  -0.0050  0.3100  40"
+        );
+        assert_eq!(
+            lines[3],
+            "FAIL      recall@5 [class=paraphrased]    0.8000   0.6000  -0.2000  0.0010  25"
+        );
+        assert_eq!(
+            lines[4],
+            "skipped   recall@5 [class=rare]                –        –        –       –   3"
+        );
+        assert_eq!(
+            lines[5],
+            "ERROR     mrr [all]                            –        –        –       –   –"
+        );
+        assert!(lines[7].starts_with("improved: ndcg@10 [all] improved"));
+        assert!(lines[8].starts_with("FAIL: recall@5 [class=paraphrased] regressed"));
+        assert!(lines[9].starts_with("ERROR: mrr [all]: the baseline has no"));
+        assert_eq!(
+            lines.last().copied(),
+            Some("5 checks: 2 passed, 1 failed, 1 skipped, 1 errors")
+        );
+        assert!(!text.contains("NaN"), "{text}");
+    }
+
+    #[test]
+    fn formatting_helpers_never_print_nan() {
+        assert_eq!(value(f64::NAN), "–");
+        assert_eq!(signed(f64::NAN), "–");
+        assert_eq!(signed(0.0123), "+0.0123");
+        assert_eq!(interval(Some((f64::NAN, 1.0))), "–");
+        assert_eq!(interval(Some((-0.02, 0.01))), "[-0.0200, +0.0100]");
+        assert_eq!(p_value(Some(0.00001)), "<0.0001");
+        assert_eq!(p_value(None), "–");
+        assert_eq!(one_line("a\r\nb", 10), "a  b");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
 }

@@ -1,6 +1,7 @@
 //! The one integration test binary: runs the real `ragate` executable on files.
 
 mod expected_values;
+mod gate_flow;
 mod input_errors;
 mod trec_streaming;
 
@@ -15,8 +16,18 @@ pub struct Outcome {
 }
 
 pub fn ragate(args: &[&str]) -> Outcome {
+    ragate_in(Path::new("."), args)
+}
+
+/// Runs the binary in `dir` with the CI-related environment removed (CI sets CI=true, which
+/// makes `baseline accept` refuse, and GITHUB_* variables, which add annotations).
+pub fn ragate_in(dir: &Path, args: &[&str]) -> Outcome {
     let output = Command::new(env!("CARGO_BIN_EXE_ragate"))
         .args(args)
+        .current_dir(dir)
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .expect("the ragate binary runs");
     Outcome {

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Writes a seeded gate workload: a 2,000-query tier with four slice values, a config with five
+metrics and ten rules, and two native runs (baseline and candidate), into DIR.
+
+usage: python3 bench/gate_data.py DIR [--queries 2000] [--seed 7]
+"""
+import argparse, json, os, random
+
+parser = argparse.ArgumentParser()
+parser.add_argument("dir")
+parser.add_argument("--queries", type=int, default=2000)
+parser.add_argument("--seed", type=int, default=7)
+args = parser.parse_args()
+rng = random.Random(args.seed)
+os.makedirs(args.dir, exist_ok=True)
+classes = ["literal", "paraphrased", "multi-topic", "numeric"]
+
+with open(os.path.join(args.dir, "qrels.jsonl"), "w") as f:
+    for i in range(args.queries):
+        gold = [f"q{i}-d{j}" for j in range(rng.randint(1, 4))]
+        grades = {d: rng.randint(1, 3) for d in gold}
+        f.write(json.dumps({"qid": f"q{i:05d}", "query": f"question {i}", "gold_doc_ids": gold,
+                            "graded_relevance": grades, "class": classes[i % 4]}) + "\n")
+
+def write_run(name, shift):
+    r = random.Random(args.seed + shift)
+    with open(os.path.join(args.dir, name), "w") as f:
+        for i in range(args.queries):
+            docs = [f"filler-{k}" for k in range(30)]
+            for j in range(4):
+                docs.insert(r.randint(0, 12), f"q{i}-d{j}")
+            f.write(json.dumps({"qid": f"q{i:05d}", "retrieved": [{"doc_id": d} for d in docs[:30]]}) + "\n")
+
+write_run("base.jsonl", 0)
+write_run("candidate.jsonl", 1)
+with open(os.path.join(args.dir, "eval-config.yaml"), "w") as f:
+    f.write("""version: 1
+metrics: [precision@5, recall@5, recall@10, mrr, ndcg@10]
+slices: [class]
+tiers:
+  deep: { qrels: qrels.jsonl, baseline: baseline.json }
+gate:
+  resamples: 10000
+  rules:
+    - { metric: precision@5, max_drop: 0.02 }
+    - { metric: recall@5, max_drop: 0.02 }
+    - { metric: recall@10, max_drop: 0.02 }
+    - { metric: mrr, max_drop: 0.02 }
+    - { metric: ndcg@10, max_drop_pct: 5 }
+""")

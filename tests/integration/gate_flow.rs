@@ -1,0 +1,204 @@
+//! The gate's whole flow on generated data: no baseline (exit 2, results written), accept, the
+//! same run (exit 0), a clear recall regression on one slice (exit 1, JUnit failure naming metric
+//! and slice), small symmetric noise (exit 0).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::{Outcome, ragate_in};
+
+const QUERIES_PER_CLASS: usize = 40;
+const CLASSES: [&str; 3] = ["literal", "paraphrased", "multi-topic"];
+
+const CONFIG: &str = "version: 1
+metrics: [recall@5, mrr, ndcg@10]
+slices: [class]
+tiers:
+  regression: { qrels: qrels.jsonl, baseline: baselines/regression.json }
+gate:
+  decision: significant
+  alpha: 0.05
+  min_queries: 5
+  resamples: 2000
+  seed: 7
+  rules:
+    - { metric: recall@5, max_drop: 0.02 }
+    - { metric: mrr, max_drop: 0.05 }
+";
+
+/// Every query has gold docs g0, g1; the run ranks them at `ranks` (1-based) among fillers.
+fn write_run(path: &Path, rank_of: impl Fn(usize, &str) -> [usize; 2]) {
+    let mut text = String::new();
+    for class in CLASSES {
+        for i in 0..QUERIES_PER_CLASS {
+            let qid = format!("{class}-{i:02}");
+            let ranks = rank_of(i, class);
+            let docs: Vec<String> = (1..=20)
+                .map(|rank| match ranks.iter().position(|&r| r == rank) {
+                    Some(g) => format!("{{\"doc_id\":\"{qid}-g{g}\"}}"),
+                    None => format!("{{\"doc_id\":\"filler-{rank}\"}}"),
+                })
+                .collect();
+            writeln!(
+                text,
+                "{{\"qid\":\"{qid}\",\"retrieved\":[{}]}}",
+                docs.join(",")
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn setup(dir: &Path) {
+    let mut qrels = String::new();
+    for class in CLASSES {
+        for i in 0..QUERIES_PER_CLASS {
+            let qid = format!("{class}-{i:02}");
+            writeln!(
+                qrels,
+                "{{\"qid\":\"{qid}\",\"query\":\"question {i} of {class}\",\"gold_doc_ids\":[\"{qid}-g0\",\"{qid}-g1\"],\"class\":\"{class}\"}}"
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
+    std::fs::write(dir.join("eval-config.yaml"), CONFIG).unwrap();
+    // baseline quality: gold at ranks 1 and 2..4 depending on the query
+    write_run(&dir.join("base.jsonl"), |i, _| [1, 2 + i % 3]);
+    // regression: for 3 of 4 paraphrased queries both gold docs fall below rank 5
+    write_run(&dir.join("regressed.jsonl"), |i, class| {
+        if class == "paraphrased" && i % 4 != 0 {
+            [7, 9]
+        } else {
+            [1, 2 + i % 3]
+        }
+    });
+    // noise: the second gold doc moves one rank up or down in alternate queries, staying in the top 5
+    write_run(&dir.join("noisy.jsonl"), |i, _| {
+        let second = 2 + i % 3;
+        [
+            1,
+            if i % 2 == 0 {
+                (second + 1).min(5)
+            } else {
+                (second - 1).max(2)
+            },
+        ]
+    });
+}
+
+/// The XML of the testcase named `name`, up to the next testcase.
+fn testcase<'a>(junit: &'a str, name: &str) -> &'a str {
+    let start = junit
+        .find(&format!("<testcase name=\"{name}\""))
+        .unwrap_or_else(|| panic!("no testcase {name} in {junit}"));
+    let rest = &junit[start + 1..];
+    &rest[..rest.find("<testcase").unwrap_or(rest.len())]
+}
+
+fn gate(dir: &Path, run: &str) -> Outcome {
+    ragate_in(
+        dir,
+        &["gate", "--tier", "regression", "--run", run, "--out", "out"],
+    )
+}
+
+#[test]
+fn no_baseline_then_accept_then_pass_regress_and_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+
+    let first = gate(dir, "base.jsonl");
+    assert_eq!(first.code, 2, "no baseline is an error: {}", first.stderr);
+    assert!(
+        first
+            .stderr
+            .contains("ragate baseline accept --tier regression"),
+        "{}",
+        first.stderr
+    );
+    let results = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
+    assert!(results.contains("\"status\": \"no-baseline\""), "{results}");
+
+    let accepted = ragate_in(
+        dir,
+        &[
+            "baseline",
+            "accept",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+        ],
+    );
+    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    assert!(
+        accepted.stdout.contains("+all"),
+        "a diff of the summary: {}",
+        accepted.stdout
+    );
+    assert!(dir.join("baselines/regression.json").is_file());
+
+    let same = gate(dir, "base.jsonl");
+    assert_eq!(
+        same.code, 0,
+        "same run passes: {}\n{}",
+        same.stdout, same.stderr
+    );
+    let again = std::fs::read(dir.join("out/results.json")).unwrap();
+    let same_twice = gate(dir, "base.jsonl");
+    assert_eq!(same_twice.code, 0);
+    assert_eq!(
+        std::fs::read(dir.join("out/results.json")).unwrap(),
+        again,
+        "results.json is byte-identical"
+    );
+
+    let regressed = gate(dir, "regressed.jsonl");
+    assert_eq!(
+        regressed.code, 1,
+        "a clear regression fails: {}\n{}",
+        regressed.stdout, regressed.stderr
+    );
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
+    let paraphrased = testcase(&junit, "recall@5 [class=paraphrased]");
+    assert!(
+        paraphrased.contains(
+            "<failure type=\"regression\" message=\"recall@5 [class=paraphrased] regressed"
+        ),
+        "{junit}"
+    );
+    assert!(
+        !testcase(&junit, "recall@5 [class=literal]").contains("<failure"),
+        "{junit}"
+    );
+    assert!(
+        !testcase(&junit, "mrr [class=multi-topic]").contains("<failure"),
+        "{junit}"
+    );
+
+    let noisy = gate(dir, "noisy.jsonl");
+    assert_eq!(
+        noisy.code, 0,
+        "symmetric noise passes: {}\n{}",
+        noisy.stdout, noisy.stderr
+    );
+}
+
+#[test]
+fn accept_refuses_in_ci_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ragate"))
+        .args(["baseline", "accept", "--tier", "regression"])
+        .current_dir(dir.path())
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("refusing to accept a baseline in CI")
+    );
+}
