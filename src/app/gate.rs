@@ -20,6 +20,8 @@ use crate::tier::{self, TierQueries};
 
 /// How many ranked doc ids results keep per query when no metric reads deeper.
 const MIN_KEPT_RANKS: usize = 10;
+/// The depth of the judged@k coverage report.
+const JUDGED_DEPTH: usize = 10;
 
 fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
     for (index, field) in config.slices.iter().enumerate() {
@@ -157,7 +159,15 @@ pub fn run(args: GateArgs) -> Result<i32> {
             return Err(error);
         }
     };
-    let report = gate::compare(&config, tier, &baseline, &current);
+    let mut report = gate::compare(&config, tier, &baseline, &current);
+    report.judged_at_k =
+        gate::judged_at_k(&current, &qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
+    if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {
+        report.warnings.push(format!(
+            "judged@{k} is {share:.2}: most retrieved docs are unjudged and count as irrelevant, \
+             so recall and nDCG look worse than they are; judge more docs"
+        ));
+    }
     current.status = report.status();
     write(&results_path, &current.to_json())?;
     write(&out_dir.join("trace.jsonl"), &trace(&current, &qrels))?;
@@ -173,6 +183,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
         "tier": tier.name,
         "queries": current.queries.len(),
         "checks": report.outcomes.len(),
+        "judged_at_10": report.judged_at_k.map(|(_, share)| share),
         "evaluation_seconds": evaluation_seconds,
         "total_seconds": started.elapsed().as_secs_f64(),
     });

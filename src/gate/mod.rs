@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use crate::baseline::results::{Results, RunStatus};
 use crate::config::{Config, SliceValue, Tier};
 use crate::exit_code;
+use crate::input::qrels::Qrels;
 use verdict::{CheckOutcome, CheckStatus};
 
 /// Everything the reports render about one gate run.
@@ -20,6 +21,8 @@ pub struct GateReport {
     pub paired_queries: usize,
     pub baseline_only: Vec<String>,
     pub current_only: Vec<String>,
+    /// judged@k of the current run: (k, share of the top-k retrieved docs the qrels judge).
+    pub judged_at_k: Option<(usize, f64)>,
     pub warnings: Vec<String>,
 }
 
@@ -111,10 +114,77 @@ pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Resul
         paired_queries: current.queries.len() - current_only.len(),
         baseline_only,
         current_only,
+        judged_at_k: None,
         warnings,
     }
 }
 
+/// The share of the top-`k` retrieved docs (over all queries) that the qrels judge, or None when
+/// nothing was retrieved. Unjudged docs count as irrelevant, so a low share makes recall and nDCG
+/// look worse than they are.
+pub fn judged_at_k(results: &Results, qrels: &Qrels, k: usize) -> Option<f64> {
+    let (mut judged, mut retrieved) = (0usize, 0usize);
+    for (qid, record) in &results.queries {
+        let Some(position) = qrels.position(qid) else {
+            continue;
+        };
+        let judgments = &qrels.queries()[position].judgments;
+        for doc in record.retrieved.iter().take(k) {
+            retrieved += 1;
+            judged += usize::from(judgments.get(doc).is_some());
+        }
+    }
+    (retrieved > 0).then(|| judged as f64 / retrieved as f64)
+}
+
 fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::results::{Provenance, QueryRecord, RunStatus};
+    use crate::input::{native_qrels, text_file::TextFile};
+
+    #[test]
+    fn judged_at_k_counts_judged_docs_among_the_top_k() {
+        let qrels = native_qrels::read(
+            &TextFile::from_bytes(
+                "q.jsonl",
+                b"{\"qid\":\"q1\",\"query\":\"x\",\"graded_relevance\":{\"a\":1,\"b\":0}}".to_vec(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let record = QueryRecord {
+            query: None,
+            slices: Default::default(),
+            metrics: Default::default(),
+            retrieved: ["a", "x", "b", "y", "b2"].map(String::from).to_vec(),
+            answer: None,
+            answer_sha256: None,
+        };
+        let results = Results {
+            format: String::new(),
+            tier: "t".into(),
+            status: RunStatus::Pass,
+            provenance: Provenance {
+                ragate_version: String::new(),
+                qrels_sha256: String::new(),
+                config_hash: String::new(),
+                git_commit: None,
+                accepted_utc: None,
+            },
+            metrics: vec![],
+            summary: Default::default(),
+            queries: [("q1".to_string(), record)].into_iter().collect(),
+        };
+        assert_eq!(
+            judged_at_k(&results, &qrels, 4),
+            Some(0.5),
+            "a and b of a, x, b, y"
+        );
+        assert_eq!(judged_at_k(&results, &qrels, 1), Some(1.0));
+    }
 }

@@ -182,6 +182,7 @@ pub(crate) fn sample_report() -> GateReport {
         paired_queries: 40,
         baseline_only: vec!["q99".to_string()],
         current_only: Vec::new(),
+        judged_at_k: Some((10, 0.42)),
         warnings: vec!["the qrels changed since the baseline (sha256 aaa -> bbb)".to_string()],
     }
 }

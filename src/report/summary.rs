@@ -190,12 +190,16 @@ pub fn render(report: &GateReport) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "Seed {} · {} paired queries · {} only in the baseline · {} only in the current run\n",
+        "Seed {} · {} paired queries · {} only in the baseline · {} only in the current run",
         report.seed,
         report.paired_queries,
         report.baseline_only.len(),
         report.current_only.len()
     ));
+    if let Some((k, share)) = report.judged_at_k {
+        out.push_str(&format!(" · judged@{k} {share:.2}"));
+    }
+    out.push('\n');
     out
 }
 
@@ -279,7 +283,7 @@ mod tests {
         let omitted = format!("{} more failing checks not shown (size limit)", 200 - shown);
         assert!(text.contains(&omitted), "{omitted}");
         assert!(text.ends_with(
-            "Seed 42 · 40 paired queries · 1 only in the baseline · 0 only in the current run\n"
+            "Seed 42 · 40 paired queries · 1 only in the baseline · 0 only in the current run · judged@10 0.42\n"
         ));
         // A table of thousands of checks is cut too.
         let many = report.outcomes[0].clone();
