@@ -202,3 +202,44 @@ fn accept_refuses_in_ci_without_force() {
         String::from_utf8_lossy(&output.stderr).contains("refusing to accept a baseline in CI")
     );
 }
+
+#[test]
+fn results_and_trace_match_the_published_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    assert_eq!(gate(dir.path(), "base.jsonl").code, 2);
+    let schema = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/schema")
+            .join(name);
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    };
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/results.json")).unwrap(),
+    )
+    .unwrap();
+    let results_schema = schema("results.schema.json");
+    let errors: Vec<String> = results_schema
+        .iter_errors(&results)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // the schema is strict: an unknown field is rejected
+    let mut extra = results.clone();
+    extra["surprise"] = serde_json::json!(1);
+    assert!(!results_schema.is_valid(&extra));
+
+    let trace_schema = schema("trace.schema.json");
+    let trace = std::fs::read_to_string(dir.path().join("out/trace.jsonl")).unwrap();
+    assert_eq!(trace.lines().count(), 3 * QUERIES_PER_CLASS);
+    for line in trace.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let errors: Vec<String> = trace_schema
+            .iter_errors(&value)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{line}: {errors:?}");
+    }
+}
