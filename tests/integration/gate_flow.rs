@@ -243,3 +243,70 @@ fn results_and_trace_match_the_published_schemas() {
         assert!(errors.is_empty(), "{line}: {errors:?}");
     }
 }
+
+#[test]
+fn compare_and_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    let before = ragate_in(dir, &["validate"]);
+    assert_eq!(before.code, 2, "no baseline yet: {}", before.stdout);
+    assert!(
+        before.stdout.contains("error: tier `regression`"),
+        "{}",
+        before.stdout
+    );
+    assert_eq!(gate(dir, "base.jsonl").code, 2);
+    std::fs::rename(dir.join("out/results.json"), dir.join("base.json")).unwrap();
+    assert_eq!(
+        ragate_in(
+            dir,
+            &[
+                "baseline",
+                "accept",
+                "--tier",
+                "regression",
+                "--from",
+                "base.json"
+            ]
+        )
+        .code,
+        0
+    );
+    let after = ragate_in(dir, &["validate"]);
+    assert_eq!(after.code, 0, "{}", after.stdout);
+    assert!(
+        after.stdout.ends_with("1 tiers, 0 errors, 0 warnings\n"),
+        "{}",
+        after.stdout
+    );
+
+    assert_eq!(gate(dir, "regressed.jsonl").code, 1);
+    let compared = ragate_in(
+        dir,
+        &[
+            "compare",
+            "base.json",
+            "out/results.json",
+            "--junit",
+            "compare.xml",
+        ],
+    );
+    assert_eq!(compared.code, 1, "{}", compared.stdout);
+    assert!(
+        compared.stdout.contains("recall@5 [class=paraphrased]"),
+        "{}",
+        compared.stdout
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("compare.xml"))
+            .unwrap()
+            .contains("<failure")
+    );
+    let reversed = ragate_in(dir, &["compare", "out/results.json", "base.json"]);
+    assert_eq!(
+        reversed.code, 0,
+        "B better than A is not a regression: {}",
+        reversed.stdout
+    );
+}
