@@ -196,28 +196,55 @@ pub fn decide(
         }
     }
     let p_values: Vec<f64> = tested.iter().map(|(_, _, p)| *p).collect();
-    let thresholds: Vec<f64> = match settings.correction {
+    let family = p_values.len().max(1) as f64;
+    let decisions: Vec<Significance> = match settings.correction {
         Correction::Holm => holm::holm(&p_values, settings.alpha)
             .iter()
-            .map(|d| d.threshold)
+            .map(|d| Significance {
+                threshold: d.threshold,
+                rejected: d.rejected,
+                per_check_alpha: settings.alpha / family,
+            })
             .collect(),
-        Correction::None => vec![settings.alpha; p_values.len()],
+        Correction::None => p_values
+            .iter()
+            .map(|&p| Significance {
+                threshold: settings.alpha,
+                rejected: p <= settings.alpha,
+                per_check_alpha: settings.alpha,
+            })
+            .collect(),
     };
-    for ((index, paired, p_worse), threshold) in tested.into_iter().zip(thresholds) {
+    for ((index, paired, p_worse), significance) in tested.into_iter().zip(decisions) {
         let check = &checks[index];
-        outcomes[index] = judge(check, paired, p_worse, threshold, settings, tier);
+        outcomes[index] = judge(check, paired, p_worse, significance, settings, tier);
     }
     outcomes
+}
+
+/// A check's place in the run's family of tests.
+#[derive(Debug, Clone, Copy)]
+struct Significance {
+    /// The Holm-adjusted threshold its p-value was compared with.
+    threshold: f64,
+    /// Whether Holm's step-down procedure rejects "no drop" for it (it stops at the first
+    /// p-value above its threshold, so a larger p is never rejected after a smaller one was not).
+    rejected: bool,
+    /// The level a check gets when it is the only regression of the run (alpha / m with Holm):
+    /// used for the detectable drop and for `improved`, so that neither depends on the check's
+    /// rank among unrelated p-values.
+    per_check_alpha: f64,
 }
 
 fn judge(
     check: &Check<'_>,
     paired: Paired,
     p_worse: f64,
-    threshold: f64,
+    significance: Significance,
     settings: &GateSettings,
     tier: &str,
 ) -> CheckOutcome {
+    let threshold = significance.threshold;
     let name = check.name();
     let direction = check.rule.metric.direction();
     let n = paired.qids.len();
@@ -236,9 +263,10 @@ fn judge(
     let worsening = -stats::mean(&paired.gains);
     let limit = tolerated(&check.rule.limits, direction, baseline_mean);
     let exceeded = limit.is_some_and(|l| worsening > l);
-    let significant = p_worse <= threshold;
+    let significant = significance.rejected;
     let floor = floor_broken(&check.rule.limits, direction, current_mean);
-    let detectable_drop = limit.map(|l| normal::detectable_drop(l, threshold, POWER, sd, n));
+    let detectable_drop =
+        limit.map(|l| normal::detectable_drop(l, significance.per_check_alpha, POWER, sd, n));
     let stats_text = format!(
         "{baseline_mean:.4} -> {current_mean:.4} (delta {delta:+.4}, 95% CI [{:+.4}, {:+.4}], p = {p_worse:.4}, threshold {threshold:.4}, n = {n})",
         ci.map_or(f64::NAN, |c| c.0),
@@ -264,9 +292,10 @@ fn judge(
     } else {
         let mut improve_rng = stats::rng_for(settings.seed, &format!("{name} improvement"));
         let gains_reversed: Vec<f64> = paired.gains.iter().map(|g| -g).collect();
+        // Bonferroni over the run's checks: a suggestion to accept must not fire on noise.
         let improved = worsening < 0.0
             && randomization::drop_p_value(&gains_reversed, settings.resamples, &mut improve_rng)
-                <= threshold;
+                <= significance.per_check_alpha;
         if improved {
             (
                 CheckStatus::Improved,
@@ -615,6 +644,68 @@ mod tests {
                 .verdict
                 .contains("the baseline has no `mrr` values")
         );
+    }
+
+    #[test]
+    fn holm_stops_at_the_first_p_value_above_its_threshold() {
+        // Two checks with the same exact p = 1/32 (5 of 10 queries drop from 1 to 0, 5 unchanged).
+        // Holm compares the first with alpha/2 = 0.025 and stops there: neither fails, although
+        // the second's own threshold (alpha = 0.05) is above 1/32.
+        let before: Vec<f64> = vec![1.0; 10];
+        let after: Vec<f64> = (0..10).map(|i| if i < 5 { 0.0 } else { 1.0 }).collect();
+        let with_recall = |values: &[f64]| {
+            let mut r = results(values);
+            for record in r.queries.values_mut() {
+                let v = record.metrics["mrr"];
+                record.metrics.insert("recall@5".into(), v);
+            }
+            r.metrics.push("recall@5".into());
+            r
+        };
+        let limits = Limits {
+            max_drop: Some(0.0),
+            ..DROP
+        };
+        let recall = RetrievalMetric::Recall(5);
+        let mrr = RetrievalMetric::Mrr(None);
+        let rules = vec![
+            Rule {
+                metric: recall,
+                slice: None,
+                limits,
+            },
+            Rule {
+                metric: mrr,
+                slice: None,
+                limits,
+            },
+        ];
+        let s = settings(Decision::Significant, 5, rules);
+        let checks = checks::expand(&s.rules, &BTreeSet::new(), &[recall, mrr]);
+        let outcomes = decide(
+            &checks,
+            &with_recall(&before),
+            &with_recall(&after),
+            &s,
+            "t",
+        );
+        for outcome in &outcomes {
+            assert!((outcome.p_value.unwrap() - 1.0 / 32.0).abs() < 1e-12);
+            assert_eq!(outcome.status, CheckStatus::Pass, "{}", outcome.verdict);
+        }
+        assert_eq!(outcomes[0].threshold, Some(0.025));
+        assert_eq!(outcomes[1].threshold, Some(0.05));
+        // without correction both fail
+        let mut none = s.clone();
+        none.correction = Correction::None;
+        let outcomes = decide(
+            &checks,
+            &with_recall(&before),
+            &with_recall(&after),
+            &none,
+            "t",
+        );
+        assert!(outcomes.iter().all(|o| o.status == CheckStatus::Fail));
     }
 
     #[test]

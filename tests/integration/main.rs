@@ -3,6 +3,7 @@
 mod expected_values;
 mod gate_flow;
 mod input_errors;
+mod statistics;
 mod trec_streaming;
 
 use std::path::{Path, PathBuf};
