@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::input::{QrelsFormat, RunFormat};
-use crate::metrics::retrieval::RetrievalMetric;
+use crate::metrics::metric::Metric;
 use crate::report::eval_output::OutputFormat;
 
 #[derive(Debug, Parser)]
@@ -21,7 +21,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Score a run against qrels with retrieval metrics.
+    /// Score a run against qrels (retrieval metrics; answer metrics for native runs).
     Eval(EvalArgs),
     /// Evaluate a tier, compare it with its baseline and fail on a regression.
     Gate(GateArgs),
@@ -126,10 +126,14 @@ pub struct EvalArgs {
     /// The run to score: native JSONL or TREC.
     #[arg(long, value_name = "FILE")]
     pub run: PathBuf,
-    /// A metric to compute (repeatable), e.g. recall@5, mrr, ndcg@10.
+    /// A metric to compute (repeatable), e.g. recall@5, mrr, ndcg@10, faithfulness.
     /// Default: precision@5, recall@5, recall@10, mrr, ndcg@10.
     #[arg(short = 'm', long = "metric", value_name = "METRIC")]
-    pub metrics: Vec<RetrievalMetric>,
+    pub metrics: Vec<Metric>,
+    /// Document texts (JSONL `{doc_id|_id, title, text}`) for answer metrics whose run has no
+    /// `contexts` or retrieved `text`.
+    #[arg(long, value_name = "FILE")]
+    pub corpus: Option<PathBuf>,
     /// Also print every query's values.
     #[arg(long)]
     pub per_query: bool,

@@ -9,6 +9,7 @@ pub mod evaluate;
 pub mod exit_code;
 pub mod gate;
 pub mod input;
+pub mod judge;
 pub mod metrics;
 pub mod report;
 pub mod stats;

@@ -14,7 +14,7 @@ use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
 use crate::gate;
-use crate::input::{self, qrels::Qrels};
+use crate::input::{self, corpus, qrels::Qrels, text_file::TextFile};
 use crate::report::{annotations, gate_table, junit, summary};
 use crate::tier::{self, TierQueries};
 
@@ -111,11 +111,17 @@ pub fn run(args: GateArgs) -> Result<i32> {
     let deepest = config
         .metrics
         .iter()
-        .filter_map(|m| m.cutoff())
+        .filter_map(|spec| spec.metric.cutoff())
         .max()
         .unwrap_or(0);
+    let corpus = match &config.corpus {
+        Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
+        None => None,
+    };
     let options = EvalOptions {
         metrics: config.metrics.clone(),
+        judges: config.judges.clone(),
+        corpus: corpus.as_ref(),
         chunk_separator: config.chunk_separator.clone(),
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),

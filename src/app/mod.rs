@@ -9,10 +9,14 @@ mod gate;
 mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};
+use crate::config::DEFAULT_JUDGE;
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
 use crate::input;
+use crate::input::{corpus, text_file::TextFile};
+use crate::judge::lexical::LexicalJudge;
+use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
 use crate::report::eval_output;
 
@@ -32,10 +36,17 @@ pub(crate) fn default_threads() -> usize {
 }
 
 fn eval(args: EvalArgs) -> Result<i32> {
-    let metrics = if args.metrics.is_empty() {
-        DEFAULT_METRICS.to_vec()
+    let metrics: Vec<MetricSpec> = if args.metrics.is_empty() {
+        DEFAULT_METRICS
+            .iter()
+            .map(|&m| MetricSpec::new(Metric::Retrieval(m)))
+            .collect()
     } else {
-        args.metrics
+        args.metrics.into_iter().map(MetricSpec::new).collect()
+    };
+    let corpus = match &args.corpus {
+        Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
+        None => None,
     };
     let qrels = input::load_qrels(
         &args.qrels,
@@ -49,6 +60,10 @@ fn eval(args: EvalArgs) -> Result<i32> {
     };
     let options = EvalOptions {
         metrics,
+        judges: [(DEFAULT_JUDGE.to_string(), LexicalJudge::default())]
+            .into_iter()
+            .collect(),
+        corpus: corpus.as_ref(),
         chunk_separator: args.chunk_separator,
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: 0,

@@ -51,8 +51,8 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
             slices,
             metrics: metric_names
                 .iter()
-                .cloned()
-                .zip(scores.values.iter().copied())
+                .zip(&scores.values)
+                .filter_map(|(name, value)| Some((name.clone(), (*value)?)))
                 .collect(),
             retrieved: scores.ranked.clone(),
             answer,

@@ -1,6 +1,7 @@
 //! The gate's configuration (`eval-config.yaml`): parsed strictly, validated once, paths resolved
 //! relative to the config file. Unknown keys are errors with "did you mean".
 
+mod metrics;
 pub mod raw;
 
 use std::collections::BTreeMap;
@@ -10,8 +11,11 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Location, Result};
-use crate::metrics::retrieval::{Direction, RetrievalMetric};
+use crate::judge::lexical::LexicalJudge;
+use crate::metrics::metric::{Metric, MetricSpec};
+use crate::metrics::retrieval::Direction;
 use crate::suggest;
+pub use metrics::DEFAULT_JUDGE;
 pub use raw::{Correction, Decision};
 use raw::{MeaningfulParts, RawConfig, RawGate, RawRule, RawTier};
 
@@ -23,7 +27,9 @@ pub struct Config {
     pub path: PathBuf,
     pub corpus: Option<PathBuf>,
     pub chunk_separator: Option<String>,
-    pub metrics: Vec<RetrievalMetric>,
+    pub metrics: Vec<MetricSpec>,
+    /// Judges by name (`default` is always there).
+    pub judges: BTreeMap<String, LexicalJudge>,
     /// Query fields to slice by; the slice `all` is always present.
     pub slices: Vec<String>,
     pub tiers: BTreeMap<String, Tier>,
@@ -91,7 +97,7 @@ pub struct Limits {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
-    pub metric: RetrievalMetric,
+    pub metric: Metric,
     /// None: the rule applies to `all` and to every slice value.
     pub slice: Option<SliceValue>,
     pub limits: Limits,
@@ -159,7 +165,7 @@ fn parse(path: &Path, text: &str) -> Result<RawConfig> {
 }
 
 /// Validation context: the config path and a key path prefix for errors.
-struct Keys<'a> {
+pub(crate) struct Keys<'a> {
     path: &'a Path,
 }
 
@@ -182,7 +188,9 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
             ),
         ));
     }
-    let metrics = validate_metrics(&keys, &raw.metrics)?;
+    let judges = metrics::validate_judges(&keys, &raw.judges)?;
+    let specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
+    let metrics: Vec<Metric> = specs.iter().map(|s| s.metric).collect();
     validate_slices(&keys, &raw.slices)?;
     if raw.chunk_separator.as_deref() == Some("") {
         return Err(keys.error(
@@ -206,6 +214,7 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
         let source = validate_source(&keys, &prefix, tier, &resolve, settings.seed)?;
         let parts = MeaningfulParts {
             metrics: &raw.metrics,
+            judges: &raw.judges,
             slices: &raw.slices,
             chunk_separator: raw.chunk_separator.as_deref(),
             rules: gate.rules.as_deref().unwrap_or_default(),
@@ -227,7 +236,8 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
         path: path.to_path_buf(),
         corpus: raw.corpus.as_deref().map(resolve),
         chunk_separator: raw.chunk_separator,
-        metrics,
+        metrics: specs,
+        judges,
         slices: raw.slices,
         tiers,
     })
@@ -235,29 +245,6 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn validate_metrics(keys: &Keys<'_>, names: &[String]) -> Result<Vec<RetrievalMetric>> {
-    if names.is_empty() {
-        return Err(keys.error(
-            "metrics",
-            "empty: expected at least one metric such as recall@5",
-        ));
-    }
-    let mut metrics: Vec<RetrievalMetric> = Vec::new();
-    for (index, name) in names.iter().enumerate() {
-        let metric: RetrievalMetric = name
-            .parse()
-            .map_err(|e| keys.error(format!("metrics[{index}]"), format!("{e}")))?;
-        if metrics.contains(&metric) {
-            return Err(keys.error(
-                format!("metrics[{index}]"),
-                format!("`{name}` is listed twice: expected each metric once"),
-            ));
-        }
-        metrics.push(metric);
-    }
-    Ok(metrics)
 }
 
 fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {
@@ -298,7 +285,7 @@ fn validate_gate(
     tier_key: &str,
     rules_key: &str,
     gate: &RawGate,
-    metrics: &[RetrievalMetric],
+    metrics: &[Metric],
     slices: &[String],
 ) -> Result<GateSettings> {
     let alpha = gate.alpha.unwrap_or(0.05);
@@ -365,10 +352,10 @@ fn validate_rule(
     keys: &Keys<'_>,
     key: &str,
     raw: &RawRule,
-    metrics: &[RetrievalMetric],
+    metrics: &[Metric],
     slices: &[String],
 ) -> Result<Rule> {
-    let metric: RetrievalMetric = raw
+    let metric: Metric = raw
         .metric
         .parse()
         .map_err(|e| keys.error(format!("{key}.metric"), format!("{e}")))?;

@@ -1,8 +1,10 @@
 //! The config file as written: serde types that reject unknown keys.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -10,12 +12,102 @@ pub struct RawConfig {
     pub version: u32,
     pub corpus: Option<String>,
     pub chunk_separator: Option<String>,
-    pub metrics: Vec<String>,
+    pub metrics: Vec<RawMetric>,
     #[serde(default)]
     pub slices: Vec<String>,
+    #[serde(default)]
+    pub judges: BTreeMap<String, RawJudge>,
     pub tiers: BTreeMap<String, RawTier>,
     #[serde(default)]
     pub gate: RawGate,
+}
+
+/// A metric entry: a name (`recall@5`) or a map with options.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum RawMetric {
+    Name(String),
+    Spec(RawMetricSpec),
+}
+
+impl RawMetric {
+    pub fn name(&self) -> &str {
+        match self {
+            RawMetric::Name(name) => name,
+            RawMetric::Spec(spec) => &spec.name,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RawMetric {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MetricVisitor;
+        impl<'de> Visitor<'de> for MetricVisitor {
+            type Value = RawMetric;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a metric name or a map {name, judge, k, empty_answer, claims, judged}")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<RawMetric, E> {
+                Ok(RawMetric::Name(name.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawMetric, A::Error> {
+                RawMetricSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawMetric::Spec)
+            }
+        }
+        deserializer.deserialize_any(MetricVisitor)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMetricSpec {
+    pub name: String,
+    pub judge: Option<String>,
+    pub k: Option<usize>,
+    pub empty_answer: Option<RawEmptyAnswer>,
+    pub claims: Option<RawClaims>,
+    pub judged: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RawEmptyAnswer {
+    Zero,
+    Exclude,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RawClaims {
+    Sentences,
+    Llm,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JudgeKind {
+    Lexical,
+    Openai,
+    Command,
+}
+
+/// A judge as configured. Only `lexical` runs in this version; the other kinds are recognised so
+/// that a config written for them fails with a clear message.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawJudge {
+    pub kind: JudgeKind,
+    pub threshold: Option<f64>,
+    pub stem: Option<bool>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub concurrency: Option<usize>,
+    pub timeout_s: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub max_calls: Option<u64>,
+    pub command: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -77,7 +169,8 @@ pub struct RawRule {
 /// The parts of a tier's config that give its numbers their meaning, hashed into provenance.
 #[derive(Serialize)]
 pub struct MeaningfulParts<'a> {
-    pub metrics: &'a [String],
+    pub metrics: &'a [RawMetric],
+    pub judges: &'a BTreeMap<String, RawJudge>,
     pub slices: &'a [String],
     pub chunk_separator: Option<&'a str>,
     pub rules: &'a [RawRule],

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::config::{Rule, SliceValue};
-use crate::metrics::retrieval::RetrievalMetric;
+use crate::metrics::metric::Metric;
 
 /// The queries a check looks at.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,7 +52,7 @@ impl Check<'_> {
 pub fn expand<'a>(
     rules: &'a [Rule],
     values: &BTreeSet<SliceValue>,
-    metrics: &[RetrievalMetric],
+    metrics: &[Metric],
 ) -> Vec<Check<'a>> {
     let mut checks = Vec::new();
     for rule in rules {
@@ -80,7 +80,7 @@ pub fn expand<'a>(
             }
         }
     }
-    let position = |m: &RetrievalMetric| metrics.iter().position(|x| x == m).unwrap_or(usize::MAX);
+    let position = |m: &Metric| metrics.iter().position(|x| x == m).unwrap_or(usize::MAX);
     checks.sort_by(|a, b| {
         (position(&a.rule.metric), &a.slice).cmp(&(position(&b.rule.metric), &b.slice))
     });
@@ -120,7 +120,7 @@ mod tests {
                 value: v.into(),
             })
             .collect();
-        let metrics: Vec<RetrievalMetric> = ["recall@5", "mrr"]
+        let metrics: Vec<Metric> = ["recall@5", "mrr"]
             .iter()
             .map(|m| m.parse().unwrap())
             .collect();

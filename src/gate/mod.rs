@@ -9,6 +9,7 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::config::{Config, SliceValue, Tier};
 use crate::exit_code;
 use crate::input::qrels::Qrels;
+use crate::metrics::metric::Metric;
 use verdict::{CheckOutcome, CheckStatus};
 
 /// Everything the reports render about one gate run.
@@ -100,7 +101,8 @@ pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Resul
         .cloned()
         .collect();
     let values = slice_values(config, [baseline, current]);
-    let checks = checks::expand(&tier.gate.rules, &values, &config.metrics);
+    let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
+    let checks = checks::expand(&tier.gate.rules, &values, &metrics);
     let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
     for outcome in &mut outcomes {
         for drop in &mut outcome.worst {

@@ -118,11 +118,10 @@ fn pair(check: &Check<'_>, baseline: &Results, current: &Results) -> Result<Pair
         if !check.slice.contains(&now.slices) {
             continue;
         }
+        // A query without the value on either side is not paired: answer metrics leave out excluded
+        // empty answers and queries without a reference.
         let (Some(&b), Some(&c)) = (before.metrics.get(&metric), now.metrics.get(&metric)) else {
-            return Err(format!(
-                "{}: query `{qid}` has no `{metric}` value in one of the results",
-                check.name()
-            ));
+            continue;
         };
         paired.qids.push(qid.clone());
         paired.baseline.push(b);
@@ -366,6 +365,7 @@ mod tests {
     use crate::baseline::results::{Provenance, QueryRecord, RunStatus};
     use crate::config::{Rule, SliceValue};
     use crate::gate::checks::{self, Slice};
+    use crate::metrics::metric::Metric;
     use crate::metrics::retrieval::RetrievalMetric;
 
     /// Results with one metric, `mrr`, whose per-query values are `values`; every third query is
@@ -420,7 +420,7 @@ mod tests {
 
     fn rule(limits: Limits, slice: Option<&str>) -> Rule {
         Rule {
-            metric: RetrievalMetric::Mrr(None),
+            metric: RetrievalMetric::Mrr(None).into(),
             slice: slice.map(|v| SliceValue {
                 field: "part".into(),
                 value: v.into(),
@@ -437,7 +437,11 @@ mod tests {
                 value: (*v).into(),
             })
             .collect();
-        let checks = checks::expand(&settings.rules, &values, &[RetrievalMetric::Mrr(None)]);
+        let checks = checks::expand(
+            &settings.rules,
+            &values,
+            &[RetrievalMetric::Mrr(None).into()],
+        );
         decide(
             &checks,
             &results(baseline),
@@ -635,7 +639,7 @@ mod tests {
         let checks = checks::expand(
             &settings.rules,
             &BTreeSet::new(),
-            &[RetrievalMetric::Mrr(None)],
+            &[RetrievalMetric::Mrr(None).into()],
         );
         let outcomes = decide(&checks, &baseline, &results(&[1.0; 10]), &settings, "t");
         assert_eq!(outcomes[0].status, CheckStatus::Error);
@@ -666,8 +670,8 @@ mod tests {
             max_drop: Some(0.0),
             ..DROP
         };
-        let recall = RetrievalMetric::Recall(5);
-        let mrr = RetrievalMetric::Mrr(None);
+        let recall: Metric = RetrievalMetric::Recall(5).into();
+        let mrr: Metric = RetrievalMetric::Mrr(None).into();
         let rules = vec![
             Rule {
                 metric: recall,

@@ -1,3 +1,7 @@
 //! Metrics: per-query values with documented conventions.
 
+pub mod answer;
+pub mod claims;
+pub mod generation;
+pub mod metric;
 pub mod retrieval;

@@ -47,6 +47,21 @@ fn json(evaluation: &Evaluation, per_query: bool) -> String {
         .map(|(metric, mean)| (metric.to_string(), json!(mean)))
         .collect();
     object.insert("metrics".to_string(), Value::Object(means));
+    // Answer metrics may leave queries out (no reference, excluded empty answers): say how many
+    // each metric averaged over, when that differs from `queries`.
+    if evaluation
+        .counts
+        .iter()
+        .any(|&n| n != evaluation.per_query.len())
+    {
+        let counts: Map<String, Value> = evaluation
+            .metrics
+            .iter()
+            .zip(&evaluation.counts)
+            .map(|(metric, n)| (metric.to_string(), json!(n)))
+            .collect();
+        object.insert("metric_queries".to_string(), Value::Object(counts));
+    }
     if per_query {
         let queries: Map<String, Value> = evaluation
             .per_query
@@ -56,7 +71,7 @@ fn json(evaluation: &Evaluation, per_query: bool) -> String {
                     .metrics
                     .iter()
                     .zip(&query.values)
-                    .map(|(metric, value)| (metric.to_string(), json!(value)))
+                    .filter_map(|(metric, value)| Some((metric.to_string(), json!((*value)?))))
                     .collect();
                 (query.qid.clone(), Value::Object(values))
             })
@@ -73,7 +88,9 @@ fn tsv(evaluation: &Evaluation, per_query: bool) -> String {
     if per_query {
         for query in &evaluation.per_query {
             for (metric, value) in evaluation.metrics.iter().zip(&query.values) {
-                out.push_str(&format!("{metric}\t{}\t{value}\n", query.qid));
+                if let Some(value) = value {
+                    out.push_str(&format!("{metric}\t{}\t{value}\n", query.qid));
+                }
             }
         }
     }
@@ -125,7 +142,12 @@ fn table(evaluation: &Evaluation, per_query: bool) -> String {
         rows.push(header);
         for query in &evaluation.per_query {
             let mut row = vec![query.qid.clone()];
-            row.extend(query.values.iter().map(|v| format!("{v:.4}")));
+            row.extend(
+                query
+                    .values
+                    .iter()
+                    .map(|v| v.map_or("–".to_string(), |v| format!("{v:.4}"))),
+            );
             rows.push(row);
         }
         let mut all = vec!["all".to_string()];
@@ -157,22 +179,29 @@ mod tests {
 
     fn sample() -> Evaluation {
         Evaluation {
-            metrics: vec![RetrievalMetric::Precision(5), RetrievalMetric::Mrr(None)],
+            metrics: vec![
+                RetrievalMetric::Precision(5).into(),
+                RetrievalMetric::Mrr(None).into(),
+            ],
             per_query: vec![
                 QueryScores {
                     qid: "q1".into(),
-                    values: vec![0.4, 0.5],
+                    values: vec![Some(0.4), Some(0.5)],
                     ranked: vec![],
                     answer: None,
+                    claims: vec![],
                 },
                 QueryScores {
                     qid: "q10".into(),
-                    values: vec![0.0, 0.0],
+                    values: vec![Some(0.0), Some(0.0)],
                     ranked: vec![],
                     answer: None,
+                    claims: vec![],
                 },
             ],
             means: vec![0.2, 0.25],
+            counts: vec![2, 2],
+            empty_answers_excluded: 0,
             excluded_no_relevant: 1,
             missing_from_run: 1,
             run_queries_not_in_qrels: 2,

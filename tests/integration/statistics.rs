@@ -28,6 +28,7 @@ use ragate::config::{Correction, Decision, GateSettings, Limits, Rule, SliceValu
 use ragate::gate::checks::{Check, Slice, expand};
 use ragate::gate::verdict::{CheckOutcome, CheckStatus, decide};
 use ragate::input::qrels::Judgment;
+use ragate::metrics::metric::Metric;
 use ragate::metrics::retrieval::{QueryTruth, RetrievalMetric};
 use ragate::stats;
 
@@ -104,6 +105,10 @@ fn queries() -> &'static [SimQuery] {
 
 fn metrics() -> Vec<RetrievalMetric> {
     METRICS.iter().map(|m| m.parse().unwrap()).collect()
+}
+
+fn gated_metrics() -> Vec<Metric> {
+    metrics().into_iter().map(Metric::from).collect()
 }
 
 /// A standard normal draw (Box-Muller on two 53-bit uniforms).
@@ -188,7 +193,7 @@ fn rules(max_drop: f64) -> Vec<Rule> {
     metrics()
         .into_iter()
         .map(|metric| Rule {
-            metric,
+            metric: metric.into(),
             slice: None,
             limits: Limits {
                 max_drop: Some(max_drop),
@@ -253,7 +258,7 @@ fn slack_bound(runs: usize) -> f64 {
 #[test]
 fn null_runs_fail_at_most_alpha_of_the_time() {
     let rules = rules(0.0);
-    let checks = expand(&rules, &parts(), &metrics());
+    let checks = expand(&rules, &parts(), &gated_metrics());
     assert_eq!(checks.len(), 20);
     assert_eq!(checks.iter().filter(|c| c.slice == Slice::All).count(), 5);
     let family = checks.len() * RUNS;
@@ -349,7 +354,7 @@ fn power_at(checks: &[Check<'_>], drop: f64, level: f64, label: &str) -> (f64, f
 #[test]
 fn a_drop_of_the_detectable_size_is_caught() {
     let rules = rules(POWER_LIMIT);
-    let checks = expand(&rules, &parts(), &metrics());
+    let checks = expand(&rules, &parts(), &gated_metrics());
     // The detectable drop the gate reports for the check on a null run.
     let mut rng = stats::rng_for(SEED, "power reference");
     let baseline = simulate(&mut rng, &[]);

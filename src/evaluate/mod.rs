@@ -1,21 +1,34 @@
-//! Scores a run against qrels: per-query retrieval metric values, their means and the counts of
-//! queries that were excluded, missing or unknown.
+//! Scores a run against qrels: per-query metric values (retrieval metrics from the ranking,
+//! answer metrics from the answer), their means and the counts of queries that were excluded,
+//! missing or unknown.
 
+mod answers;
+
+use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
+use crate::input::corpus::Corpus;
 use crate::input::qrels::{Judgment, Qrels, QueryQrels};
 use crate::input::trec_run::{self, Pass, RunEntry};
 use crate::input::{RunFormat, run, text_file::TextFile};
+use crate::judge::lexical::LexicalJudge;
+use crate::metrics::generation::ClaimVerdict;
+use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
+use answers::AnswerMetrics;
 
 /// What to compute and how to read retrieved ids.
 #[derive(Debug, Clone)]
-pub struct EvalOptions {
-    pub metrics: Vec<RetrievalMetric>,
+pub struct EvalOptions<'a> {
+    pub metrics: Vec<MetricSpec>,
+    /// The judges answer metrics name (`default` at least, when any is judged).
+    pub judges: BTreeMap<String, LexicalJudge>,
+    /// Document texts for contexts when the run carries none.
+    pub corpus: Option<&'a Corpus>,
     /// Retrieved `doc7#3` counts as `doc7` with separator `#`; later chunks of a doc are skipped.
     pub chunk_separator: Option<String>,
     /// Worker threads for TREC runs.
@@ -28,21 +41,28 @@ pub struct EvalOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryScores {
     pub qid: String,
-    pub values: Vec<f64>,
+    /// None where a metric has no value for the query (an excluded empty answer, no reference).
+    pub values: Vec<Option<f64>>,
     /// The first `keep_ranked` doc ids of the ranking (empty when missing from the run).
     pub ranked: Vec<String>,
     /// The answer of a native run.
     pub answer: Option<String>,
+    /// The answer's claims with the judge's verdicts (first faithfulness metric), for the trace.
+    pub claims: Vec<ClaimVerdict>,
 }
 
 /// The result of scoring a run.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
-    pub metrics: Vec<RetrievalMetric>,
+    pub metrics: Vec<Metric>,
     /// Queries with at least one relevant doc, in qrels order; those missing from the run score 0.
     pub per_query: Vec<QueryScores>,
-    /// Mean of each metric over `per_query`.
+    /// Mean of each metric over the queries that have a value for it.
     pub means: Vec<f64>,
+    /// How many queries have a value for each metric.
+    pub counts: Vec<usize>,
+    /// Queries whose empty answer was left out of a metric (`empty_answer: exclude`).
+    pub empty_answers_excluded: usize,
     pub excluded_no_relevant: usize,
     pub missing_from_run: usize,
     pub run_queries_not_in_qrels: usize,
@@ -64,9 +84,11 @@ enum Outcome {
 
 /// The values of one scored query and what was noticed on the way.
 struct Scored {
-    values: Vec<f64>,
+    values: Vec<Option<f64>>,
     ranked: Vec<String>,
     answer: Option<String>,
+    claims: Vec<ClaimVerdict>,
+    empty_excluded: bool,
     duplicates: usize,
     first_duplicate: Option<Box<str>>,
 }
@@ -74,7 +96,9 @@ struct Scored {
 struct Scorer<'a> {
     qrels: &'a Qrels,
     truths: Vec<QueryTruth>,
-    metrics: &'a [RetrievalMetric],
+    /// The retrieval metrics with their positions in the full metric list.
+    metrics: Vec<(usize, RetrievalMetric)>,
+    metric_count: usize,
     depth: Depth,
     separator: Option<&'a str>,
     keep_ranked: usize,
@@ -141,16 +165,18 @@ impl Scorer<'_> {
                 kept.push(String::from_utf8_lossy(doc).into_owned());
             }
         }
+        let mut values = vec![None; self.metric_count];
+        for &(index, metric) in &self.metrics {
+            values[index] = Some(metric.value(&ranking, truth));
+        }
         Outcome::Scored {
             position,
             scores: Scored {
-                values: self
-                    .metrics
-                    .iter()
-                    .map(|m| m.value(&ranking, truth))
-                    .collect(),
+                values,
                 ranked: kept,
                 answer: None,
+                claims: Vec::new(),
+                empty_excluded: false,
                 duplicates,
                 first_duplicate,
             },
@@ -208,15 +234,36 @@ pub fn evaluate(
     qrels: &Qrels,
     run_path: &Path,
     format: RunFormat,
-    options: &EvalOptions,
+    options: &EvalOptions<'_>,
 ) -> Result<Evaluation> {
+    let retrieval: Vec<(usize, RetrievalMetric)> = options
+        .metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(i, spec)| spec.metric.as_retrieval().map(|m| (i, m)))
+        .collect();
+    let retrieval_only: Vec<RetrievalMetric> = retrieval.iter().map(|&(_, m)| m).collect();
+    let separator = options.chunk_separator.as_deref().filter(|s| !s.is_empty());
     let scorer = Scorer {
         qrels,
         truths: qrels.queries().iter().map(QueryTruth::new).collect(),
-        metrics: &options.metrics,
-        depth: Depth::of(&options.metrics),
-        separator: options.chunk_separator.as_deref().filter(|s| !s.is_empty()),
+        depth: Depth::of(&retrieval_only),
+        metrics: retrieval,
+        metric_count: options.metrics.len(),
+        separator,
         keep_ranked: options.keep_ranked,
+    };
+    let answer_metrics = AnswerMetrics {
+        specs: options
+            .metrics
+            .iter()
+            .enumerate()
+            .filter(|(_, spec)| spec.metric.as_retrieval().is_none())
+            .collect(),
+        judges: &options.judges,
+        corpus: options.corpus,
+        separator,
+        run_path,
     };
     let mut tally = Tally::new(qrels.len());
     let mut warnings = Vec::new();
@@ -230,11 +277,34 @@ pub fn evaluate(
                         query.retrieved.iter().map(|r| r.doc_id.as_bytes()),
                     ),
                 };
-                if let Outcome::Scored { scores, .. } = &mut outcome {
+                if let Outcome::Scored { position, scores } = &mut outcome {
+                    if !answer_metrics.specs.is_empty() {
+                        let answer_scores =
+                            answer_metrics.score(&query, &qrels.queries()[*position])?;
+                        for (index, value) in answer_scores.values {
+                            scores.values[index] = value;
+                        }
+                        scores.claims = answer_scores.claims;
+                        scores.empty_excluded = answer_scores.empty_excluded;
+                    }
                     scores.answer = query.answer;
                 }
                 tally.add(&query.qid, outcome);
             }
+        }
+        RunFormat::Trec if !answer_metrics.specs.is_empty() => {
+            let names: Vec<String> = answer_metrics
+                .specs
+                .iter()
+                .map(|(_, s)| s.metric.to_string())
+                .collect();
+            return Err(Error::input(
+                run_path,
+                format!(
+                    "{} need answers, which a TREC run does not have: expected a native run (JSONL with \"answer\")",
+                    names.join(", ")
+                ),
+            ));
         }
         RunFormat::Trec => {
             let score_entries = |qid: &str, entries: &mut [RunEntry<'_>]| match qrels.position(qid)
@@ -277,13 +347,24 @@ pub fn evaluate(
             }
         }
     }
-    assemble(qrels, run_path, &scorer, tally, warnings)
+    let metrics: Vec<Metric> = options.metrics.iter().map(|s| s.metric).collect();
+    assemble(qrels, run_path, &scorer, &metrics, tally, warnings)
+}
+
+/// What a judged query missing from the run scores: 0 (a dropped query is a regression), except
+/// the answer length, which has no value (0 would look like an improvement).
+fn missing_value(metric: Metric) -> Option<f64> {
+    match metric {
+        Metric::AnswerLength => None,
+        _ => Some(0.0),
+    }
 }
 
 fn assemble(
     qrels: &Qrels,
     run_path: &Path,
     scorer: &Scorer<'_>,
+    metrics: &[Metric],
     tally: Tally,
     mut warnings: Vec<String>,
 ) -> Result<Evaluation> {
@@ -300,8 +381,8 @@ fn assemble(
             ),
         ));
     }
-    let metric_count = scorer.metrics.len();
     let mut per_query = Vec::new();
+    let mut empty_answers_excluded = 0;
     let mut excluded_no_relevant = 0;
     let mut missing_from_run = 0;
     for ((query, truth), slot) in qrels.queries().iter().zip(&scorer.truths).zip(tally.slots) {
@@ -312,18 +393,22 @@ fn assemble(
         let scored = slot.unwrap_or_else(|| {
             missing_from_run += 1;
             Scored {
-                values: vec![0.0; metric_count],
+                values: metrics.iter().map(|&m| missing_value(m)).collect(),
                 ranked: Vec::new(),
                 answer: None,
+                claims: Vec::new(),
+                empty_excluded: false,
                 duplicates: 0,
                 first_duplicate: None,
             }
         });
+        empty_answers_excluded += usize::from(scored.empty_excluded);
         per_query.push(QueryScores {
             qid: query.qid.clone(),
             values: scored.values,
             ranked: scored.ranked,
             answer: scored.answer,
+            claims: scored.claims,
         });
     }
     if per_query.is_empty() {
@@ -334,9 +419,28 @@ fn assemble(
             ),
         ));
     }
-    let means = (0..metric_count)
-        .map(|m| per_query.iter().map(|q| q.values[m]).sum::<f64>() / per_query.len() as f64)
-        .collect();
+    let mut means = Vec::with_capacity(metrics.len());
+    let mut counts = Vec::with_capacity(metrics.len());
+    for (m, metric) in metrics.iter().enumerate() {
+        let values: Vec<f64> = per_query.iter().filter_map(|q| q.values[m]).collect();
+        if values.is_empty() {
+            return Err(Error::input(
+                qrels.path(),
+                format!(
+                    "no query has a value for {metric}: expected gold_answer_substring (answer_contains), \
+                     reference_answer (answer_f1, answer_exact) or non-empty answers"
+                ),
+            ));
+        }
+        means.push(values.iter().sum::<f64>() / values.len() as f64);
+        counts.push(values.len());
+    }
+    if empty_answers_excluded > 0 {
+        warnings.push(format!(
+            "{}: {empty_answers_excluded} empty answers were left out of the answer metrics (empty_answer: exclude)",
+            run_path.display()
+        ));
+    }
     if let Some((qid, doc)) = &tally.first_duplicate {
         warnings.push(format!(
             "{}: {} duplicate doc ids in rankings were ignored (the first occurrence counts), \
@@ -359,9 +463,11 @@ fn assemble(
         ));
     }
     Ok(Evaluation {
-        metrics: scorer.metrics.to_vec(),
+        metrics: metrics.to_vec(),
         per_query,
         means,
+        counts,
+        empty_answers_excluded,
         excluded_no_relevant,
         missing_from_run,
         run_queries_not_in_qrels: tally.run_queries_not_in_qrels,

@@ -1,0 +1,162 @@
+//! Validation of the `metrics` and `judges` sections: metric entries with their options, and the
+//! judges they name.
+
+use std::collections::BTreeMap;
+
+use crate::config::Keys;
+use crate::config::raw::{JudgeKind, RawClaims, RawEmptyAnswer, RawJudge, RawMetric};
+use crate::error::Result;
+use crate::judge::lexical::LexicalJudge;
+use crate::metrics::generation::EmptyAnswer;
+use crate::metrics::metric::{Metric, MetricSpec};
+use crate::suggest;
+
+/// The judge every judged metric uses unless it names another.
+pub const DEFAULT_JUDGE: &str = "default";
+
+/// The configured judges by name; `default` is the lexical judge unless configured otherwise.
+pub fn validate_judges(
+    keys: &Keys<'_>,
+    raw: &BTreeMap<String, RawJudge>,
+) -> Result<BTreeMap<String, LexicalJudge>> {
+    let mut judges = BTreeMap::new();
+    judges.insert(DEFAULT_JUDGE.to_string(), LexicalJudge::default());
+    for (name, judge) in raw {
+        let key = format!("judges.{name}");
+        if judge.kind != JudgeKind::Lexical {
+            return Err(keys.error(
+                format!("{key}.kind"),
+                format!(
+                    "{:?} judges are not available in this version yet: expected `lexical`",
+                    judge.kind
+                )
+                .to_lowercase(),
+            ));
+        }
+        for (field, present) in [
+            ("base_url", judge.base_url.is_some()),
+            ("model", judge.model.is_some()),
+            ("api_key_env", judge.api_key_env.is_some()),
+            ("concurrency", judge.concurrency.is_some()),
+            ("timeout_s", judge.timeout_s.is_some()),
+            ("max_retries", judge.max_retries.is_some()),
+            ("max_calls", judge.max_calls.is_some()),
+            ("command", judge.command.is_some()),
+        ] {
+            if present {
+                return Err(keys.error(
+                    format!("{key}.{field}"),
+                    "a lexical judge takes only `threshold` and `stem`",
+                ));
+            }
+        }
+        let defaults = LexicalJudge::default();
+        let threshold = judge.threshold.unwrap_or(defaults.threshold);
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(keys.error(
+                format!("{key}.threshold"),
+                format!("{threshold} is outside (0, 1]"),
+            ));
+        }
+        judges.insert(
+            name.clone(),
+            LexicalJudge {
+                threshold,
+                stem: judge.stem.unwrap_or(defaults.stem),
+            },
+        );
+    }
+    Ok(judges)
+}
+
+pub fn validate_metrics(
+    keys: &Keys<'_>,
+    entries: &[RawMetric],
+    judges: &BTreeMap<String, LexicalJudge>,
+) -> Result<Vec<MetricSpec>> {
+    if entries.is_empty() {
+        return Err(keys.error(
+            "metrics",
+            "empty: expected at least one metric such as recall@5",
+        ));
+    }
+    let mut specs: Vec<MetricSpec> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let key = format!("metrics[{index}]");
+        let metric: Metric = entry
+            .name()
+            .parse()
+            .map_err(|e| keys.error(&key, format!("{e}")))?;
+        if specs.iter().any(|s| s.metric == metric) {
+            return Err(keys.error(
+                &key,
+                format!("`{metric}` is listed twice: expected each metric once"),
+            ));
+        }
+        let mut spec = MetricSpec::new(metric);
+        if let RawMetric::Spec(raw) = entry {
+            let judged_metric = matches!(
+                metric,
+                Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance
+            );
+            let faithfulness = matches!(metric, Metric::Faithfulness | Metric::FaithfulnessGraded);
+            let context_precision = matches!(metric, Metric::ContextPrecision(_));
+            let allowed = [
+                (
+                    "judge",
+                    raw.judge.is_some(),
+                    judged_metric || context_precision,
+                ),
+                ("k", raw.k.is_some(), faithfulness),
+                ("empty_answer", raw.empty_answer.is_some(), judged_metric),
+                ("claims", raw.claims.is_some(), faithfulness),
+                ("judged", raw.judged.is_some(), context_precision),
+            ];
+            for (option, present, fits) in allowed {
+                if present && !fits {
+                    return Err(keys.error(
+                        format!("{key}.{option}"),
+                        format!("`{metric}` takes no `{option}` option"),
+                    ));
+                }
+            }
+            if let Some(judge) = &raw.judge {
+                if !judges.contains_key(judge) {
+                    return Err(keys.error(
+                        format!("{key}.judge"),
+                        suggest::did_you_mean(
+                            format!(
+                                "no judge `{judge}`: expected one of the judges section ({})",
+                                judges.keys().cloned().collect::<Vec<_>>().join(", ")
+                            ),
+                            judge,
+                            judges.keys().map(String::as_str),
+                        ),
+                    ));
+                }
+                spec.judge = judge.clone();
+            }
+            if let Some(k) = raw.k {
+                if k == 0 {
+                    return Err(keys.error(format!("{key}.k"), "0: expected at least 1 context"));
+                }
+                spec.contexts_k = k;
+            }
+            if let Some(empty) = raw.empty_answer {
+                spec.empty_answer = match empty {
+                    RawEmptyAnswer::Zero => EmptyAnswer::Zero,
+                    RawEmptyAnswer::Exclude => EmptyAnswer::Exclude,
+                };
+            }
+            if raw.claims == Some(RawClaims::Llm) {
+                return Err(keys.error(
+                    format!("{key}.claims"),
+                    "`llm` claim decomposition needs an LLM judge, which this version does not have yet: expected `sentences`",
+                ));
+            }
+            spec.judged = raw.judged.unwrap_or(false);
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
+}

@@ -1,0 +1,318 @@
+//! The lexical judge: a deterministic, offline token-overlap judge (kind `lexical`).
+//!
+//! Tokenizer (versioned by [`LEXICAL_JUDGE_VERSION`] together with [`STOP_WORDS`]; any change
+//! to either bumps the version, which is part of the judge cache key):
+//! 1. words are the UAX #29 words of the text (`unicode_words`: punctuation and whitespace
+//!    are not words; `3.5`, `v1.2.3` and `don't` are one word each);
+//! 2. each word is lowercased and `’` becomes `'`;
+//! 3. words in [`STOP_WORDS`] are removed (English function words; negations such as `not`,
+//!    `no`, `never` and quantifiers such as `all`, `only` are kept, since they change what a
+//!    sentence asserts);
+//! 4. a word containing a numeric character is kept verbatim, so `3.5`, `3.50` and `3` are
+//!    three different tokens;
+//! 5. any other word is stemmed with Snowball English (`rust-stemmers`) when `stem` is on:
+//!    `fail`, `failed`, `failing` -> `fail`, but `failure`, `failures` -> `failur`.
+//!
+//! Tokens are compared as sets. Support of a claim by a context: `score` = share of the
+//! claim's distinct tokens that occur in the context's tokens; grade 2 when `score >=
+//! threshold`, 1 when `score >= threshold / 2`, else 0; supported when the grade is 2.
+//! A claim without tokens (only stop words, e.g. "It is what it is.") asserts nothing that can
+//! be checked: it scores 1.0, grade 2, supported, and reports `claim_tokens: 0`.
+//! Relevance of an answer to a question: `score` = share of the question's distinct tokens
+//! that occur in the answer's tokens; relevant when `score >= threshold`. A question without
+//! tokens gives no evidence that any answer addresses it: score 0.0, not relevant, and
+//! `question_tokens: 0`.
+//! The threshold is expected in (0, 1] (the configuration validates it).
+
+use std::collections::BTreeSet;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Version of the tokenizer and the stop-word list; part of the judge cache key.
+pub const LEXICAL_JUDGE_VERSION: &str = "lexical-1";
+
+/// English stop words of `lexical-1`: lowercase, sorted, unique (binary-searched).
+#[rustfmt::skip]
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "against", "also", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "for", "from",
+    "further", "had", "has", "have", "having", "he", "he's", "her", "here", "hers", "herself",
+    "him", "himself", "his", "how", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is",
+    "it", "it's", "its", "itself", "just", "let's", "may", "me", "might", "must", "my", "myself",
+    "of", "off", "on", "once", "or", "other", "our", "ours", "ourselves", "out", "over", "own",
+    "shall", "she", "she's", "should", "so", "some", "such", "than", "that", "that's", "the",
+    "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they",
+    "they'll", "they're", "they've", "this", "those", "through", "to", "too", "under", "until",
+    "up", "very", "was", "we", "we'll", "we're", "we've", "were", "what", "what's", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "you'll",
+    "you're", "you've", "your", "yours", "yourself", "yourselves",
+];
+
+/// The lexical judge and its parameters (configured as `{ kind: lexical, threshold, stem }`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalJudge {
+    /// Minimum share of matched tokens for full support / relevance; expected in (0, 1].
+    pub threshold: f64,
+    /// Snowball-stem non-numeric tokens.
+    pub stem: bool,
+}
+
+impl Default for LexicalJudge {
+    fn default() -> Self {
+        Self {
+            threshold: 0.4,
+            stem: true,
+        }
+    }
+}
+
+/// The lexical verdict on one claim.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Support {
+    /// Share of the claim's distinct tokens present in the context (1.0 without tokens).
+    pub score: f64,
+    /// 2 when `score >= threshold`, 1 when `score >= threshold / 2`, else 0.
+    pub grade: u8,
+    /// `grade == 2`.
+    pub supported: bool,
+    /// Number of distinct tokens of the claim (0: the claim asserts nothing checkable).
+    pub claim_tokens: usize,
+}
+
+/// The lexical verdict on whether an answer addresses a question.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Relevance {
+    /// Share of the question's distinct tokens present in the answer (0.0 without tokens).
+    pub score: f64,
+    /// `score >= threshold`.
+    pub relevant: bool,
+    /// Number of distinct tokens of the question.
+    pub question_tokens: usize,
+}
+
+/// A context tokenised once, to judge many claims against it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedContext {
+    judge: LexicalJudge,
+    tokens: BTreeSet<String>,
+}
+
+impl PreparedContext {
+    /// The context's distinct tokens.
+    pub fn tokens(&self) -> &BTreeSet<String> {
+        &self.tokens
+    }
+
+    /// Judges one claim against this context with the judge that prepared it.
+    pub fn support(&self, claim: &str) -> Support {
+        let claim = self.judge.tokens(claim);
+        // Without tokens the claim asserts nothing checkable: vacuously supported.
+        let score = overlap(&claim, &self.tokens).unwrap_or(1.0);
+        let threshold = self.judge.threshold;
+        let grade = match score {
+            _ if claim.is_empty() || score >= threshold => 2,
+            _ if score >= threshold / 2.0 => 1,
+            _ => 0,
+        };
+        Support {
+            score,
+            grade,
+            supported: grade == 2,
+            claim_tokens: claim.len(),
+        }
+    }
+}
+
+impl LexicalJudge {
+    /// The distinct tokens of `text` (see the module documentation).
+    pub fn tokens(&self, text: &str) -> BTreeSet<String> {
+        let stemmer = self.stem.then(|| Stemmer::create(Algorithm::English));
+        text.unicode_words()
+            .filter_map(|word| {
+                let word = word.to_lowercase().replace('’', "'");
+                if STOP_WORDS.binary_search(&word.as_str()).is_ok() {
+                    return None;
+                }
+                match &stemmer {
+                    Some(stemmer) if !word.chars().any(char::is_numeric) => {
+                        Some(stemmer.stem(&word).into_owned())
+                    }
+                    _ => Some(word),
+                }
+            })
+            .collect()
+    }
+
+    /// Tokenises a context once for [`PreparedContext::support`].
+    pub fn prepare(&self, context: &str) -> PreparedContext {
+        PreparedContext {
+            judge: *self,
+            tokens: self.tokens(context),
+        }
+    }
+
+    /// Judges whether `context` supports `claim`.
+    pub fn support(&self, claim: &str, context: &str) -> Support {
+        self.prepare(context).support(claim)
+    }
+
+    /// Judges whether `answer` addresses `question`.
+    pub fn relevance(&self, question: &str, answer: &str) -> Relevance {
+        let question = self.tokens(question);
+        let score = overlap(&question, &self.tokens(answer)).unwrap_or(0.0);
+        Relevance {
+            score,
+            relevant: !question.is_empty() && score >= self.threshold,
+            question_tokens: question.len(),
+        }
+    }
+}
+
+/// Share of `needles` found in `haystack`; `None` when there are no needles.
+fn overlap(needles: &BTreeSet<String>, haystack: &BTreeSet<String>) -> Option<f64> {
+    if needles.is_empty() {
+        return None;
+    }
+    let found = needles.intersection(haystack).count();
+    Some(found as f64 / needles.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(words: &[&str]) -> BTreeSet<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn stop_words_are_sorted_unique_lowercase_and_keep_negations() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS.iter().all(|w| *w == w.to_lowercase()));
+        // Any change to the list changes this count: bump LEXICAL_JUDGE_VERSION with it.
+        assert_eq!(STOP_WORDS.len(), 141);
+        for kept in ["not", "no", "nor", "never", "all", "only"] {
+            assert!(!STOP_WORDS.contains(&kept), "{kept}");
+        }
+        assert_eq!(LEXICAL_JUDGE_VERSION, "lexical-1");
+    }
+
+    /// (score, grade, supported, claim_tokens) of a claim against a context.
+    fn verdict(threshold: f64, stem: bool, claim: &str, context: &str) -> (f64, u8, bool, usize) {
+        let s = LexicalJudge { threshold, stem }.support(claim, context);
+        (s.score, s.grade, s.supported, s.claim_tokens)
+    }
+
+    #[test]
+    fn seed_vocabulary_gap_is_partial_support() {
+        let claim = "the upload is dropped after three failures";
+        let context = "a multipart upload is aborted after three failed parts";
+        let tokens = LexicalJudge::default().tokens(claim);
+        assert_eq!(tokens, set(&["upload", "drop", "three", "failur"]));
+        // dropped/aborted and failures/failed do not meet: only upload and three match.
+        assert_eq!(verdict(0.4, true, claim, context), (0.5, 2, true, 4));
+        assert_eq!(verdict(0.75, true, claim, context), (0.5, 1, false, 4));
+        assert_eq!(verdict(0.4, false, claim, context), (0.5, 2, true, 4));
+    }
+
+    #[test]
+    fn snowball_stemming_conflates_inflections_not_derivations() {
+        let stemmed = LexicalJudge::default();
+        assert_eq!(stemmed.tokens("fail failed failing"), set(&["fail"]));
+        assert_eq!(stemmed.tokens("failure Failures"), set(&["failur"]));
+        assert_eq!(verdict(0.4, true, "parts failed", "a failing part").0, 1.0);
+        let plain = LexicalJudge {
+            threshold: 0.4,
+            stem: false,
+        };
+        assert_eq!(plain.tokens("fail failed"), set(&["fail", "failed"]));
+        assert_eq!(verdict(0.4, false, "parts failed", "a failing part").0, 0.0);
+    }
+
+    #[test]
+    fn numbers_are_kept_verbatim() {
+        let tokens = LexicalJudge::default().tokens("Runs 1990s v1.2.3 at 3.5");
+        assert_eq!(tokens, set(&["run", "1990s", "v1.2.3", "3.5"]));
+        assert_eq!(verdict(0.4, true, "version 3.5", "version 3").0, 0.5);
+        assert_eq!(verdict(0.4, true, "costs 3.50", "costs 3.5").0, 0.5);
+        assert_eq!(verdict(0.4, true, "costs 3.5", "it costs 3.5 euros").0, 1.0);
+    }
+
+    #[test]
+    fn threshold_boundaries_give_graded_levels() {
+        let claim = "alpha bravo charlie delta echo";
+        let at = |context: &str| verdict(0.4, true, claim, context);
+        assert_eq!(at("alpha bravo charlie delta echo"), (1.0, 2, true, 5));
+        assert_eq!(at("alpha bravo"), (0.4, 2, true, 5)); // exactly the threshold
+        assert_eq!(at("alpha"), (0.2, 1, false, 5)); // exactly threshold / 2
+        assert_eq!(at("zulu"), (0.0, 0, false, 5));
+        assert_eq!(at(""), (0.0, 0, false, 5));
+    }
+
+    #[test]
+    fn claims_without_content_tokens_are_vacuously_supported() {
+        let claim = "It is what it is.";
+        assert_eq!(verdict(0.4, true, claim, "unrelated"), (1.0, 2, true, 0));
+        assert_eq!(verdict(1.0, false, claim, ""), (1.0, 2, true, 0));
+    }
+
+    #[test]
+    fn negation_is_content() {
+        let (score, grade, _, tokens) = verdict(0.4, true, "It is not aborted", "It is aborted");
+        assert_eq!((score, grade, tokens), (0.5, 2, 2));
+    }
+
+    #[test]
+    fn matching_is_case_insensitive_and_apostrophe_neutral() {
+        assert_eq!(
+            verdict(0.4, true, "UPLOAD Aborted", "the upload was aborted").0,
+            1.0
+        );
+        let judge = LexicalJudge::default();
+        assert_eq!(
+            judge.tokens("the upload’s state"),
+            judge.tokens("The UPLOAD's state")
+        );
+    }
+
+    #[test]
+    fn relevance_is_question_coverage() {
+        let judge = LexicalJudge::default();
+        let question = "what is the threshold before a multipart upload is dropped";
+        let answer = "A multipart upload is aborted after three failed parts.";
+        let on_topic = judge.relevance(question, answer);
+        assert_eq!(
+            (on_topic.score, on_topic.relevant, on_topic.question_tokens),
+            (0.5, true, 4)
+        );
+        let off_topic = judge.relevance(question, "Paris is the capital of France.");
+        assert_eq!((off_topic.score, off_topic.relevant), (0.0, false));
+        let vacuous = judge.relevance("What is it?", "It is a cat.");
+        assert_eq!(
+            (vacuous.score, vacuous.relevant, vacuous.question_tokens),
+            (0.0, false, 0)
+        );
+        assert!(!judge.relevance(question, "").relevant);
+    }
+
+    #[test]
+    fn prepared_context_matches_direct_support_and_is_deterministic() {
+        let judge = LexicalJudge::default();
+        let context = "A multipart upload is aborted after three failed parts. Retries back off.";
+        let prepared = judge.prepare(context);
+        assert_eq!(prepared.tokens(), &judge.tokens(context));
+        for claim in [
+            "uploads abort",
+            "three parts fail",
+            "retry budget",
+            "It is.",
+        ] {
+            assert_eq!(prepared.support(claim), judge.support(claim, context));
+            assert_eq!(judge.support(claim, context), judge.support(claim, context));
+        }
+        let order: Vec<_> = judge.tokens("zeta alpha mu alpha").into_iter().collect();
+        assert_eq!(order, ["alpha", "mu", "zeta"]);
+    }
+}

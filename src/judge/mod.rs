@@ -1,0 +1,3 @@
+//! Judges: verdicts on whether claims are supported by contexts and answers address questions.
+
+pub mod lexical;

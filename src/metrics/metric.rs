@@ -1,0 +1,188 @@
+//! Every metric ragate computes: its name, its direction, and what it reads.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::metrics::generation::EmptyAnswer;
+use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
+
+/// A metric: retrieval quality from the ranking, or answer quality from the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    Retrieval(RetrievalMetric),
+    /// Share of the answer's claims that the judge finds supported by the contexts.
+    Faithfulness,
+    /// Mean claim grade (0 unsupported, 1 partly, 2 fully supported) divided by 2.
+    FaithfulnessGraded,
+    /// Whether the answer addresses the question (judge verdict, 1 or 0).
+    AnswerRelevance,
+    /// RAGAS rank-weighted precision over the top k retrieved chunks.
+    ContextPrecision(usize),
+    /// 1 when the query's gold_answer_substring occurs in the answer (case and spaces normalised).
+    AnswerContains,
+    /// SQuAD token F1 against the reference answer.
+    AnswerF1,
+    /// SQuAD exact match against the reference answer.
+    AnswerExact,
+    /// The answer's length in words (lower is better).
+    AnswerLength,
+}
+
+/// The metric names `FromStr` accepts, for error messages.
+pub fn valid_names() -> String {
+    format!(
+        "{}, faithfulness, faithfulness_graded, answer_relevance, context_precision@K, \
+         answer_contains, answer_f1, answer_exact, answer_length",
+        retrieval::VALID_NAMES
+    )
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown metric `{name}`: expected one of {}", valid_names())]
+pub struct UnknownMetric {
+    pub name: String,
+}
+
+impl FromStr for Metric {
+    type Err = UnknownMetric;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if let Ok(metric) = text.parse::<RetrievalMetric>() {
+            return Ok(Metric::Retrieval(metric));
+        }
+        let metric = match text {
+            "faithfulness" => Metric::Faithfulness,
+            "faithfulness_graded" => Metric::FaithfulnessGraded,
+            "answer_relevance" => Metric::AnswerRelevance,
+            "answer_contains" => Metric::AnswerContains,
+            "answer_f1" => Metric::AnswerF1,
+            "answer_exact" => Metric::AnswerExact,
+            "answer_length" => Metric::AnswerLength,
+            _ => {
+                let k = text
+                    .strip_prefix("context_precision@")
+                    .and_then(|k| k.parse::<usize>().ok())
+                    .filter(|&k| k > 0);
+                match k {
+                    Some(k) => Metric::ContextPrecision(k),
+                    None => {
+                        return Err(UnknownMetric {
+                            name: text.to_string(),
+                        });
+                    }
+                }
+            }
+        };
+        Ok(metric)
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Metric::Retrieval(metric) => metric.fmt(f),
+            Metric::Faithfulness => f.write_str("faithfulness"),
+            Metric::FaithfulnessGraded => f.write_str("faithfulness_graded"),
+            Metric::AnswerRelevance => f.write_str("answer_relevance"),
+            Metric::ContextPrecision(k) => write!(f, "context_precision@{k}"),
+            Metric::AnswerContains => f.write_str("answer_contains"),
+            Metric::AnswerF1 => f.write_str("answer_f1"),
+            Metric::AnswerExact => f.write_str("answer_exact"),
+            Metric::AnswerLength => f.write_str("answer_length"),
+        }
+    }
+}
+
+impl From<RetrievalMetric> for Metric {
+    fn from(metric: RetrievalMetric) -> Self {
+        Metric::Retrieval(metric)
+    }
+}
+
+impl Metric {
+    pub fn direction(self) -> Direction {
+        match self {
+            Metric::AnswerLength => Direction::LowerIsBetter,
+            _ => Direction::HigherIsBetter,
+        }
+    }
+
+    /// How deep into the ranking the metric reads, when it has a cut-off.
+    pub fn cutoff(self) -> Option<usize> {
+        match self {
+            Metric::Retrieval(metric) => metric.cutoff(),
+            Metric::ContextPrecision(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    pub fn as_retrieval(self) -> Option<RetrievalMetric> {
+        match self {
+            Metric::Retrieval(metric) => Some(metric),
+            _ => None,
+        }
+    }
+
+    /// Whether the metric reads the answer (and so a run line must carry one).
+    pub fn needs_answer(self) -> bool {
+        !matches!(self, Metric::Retrieval(_) | Metric::ContextPrecision(_))
+    }
+}
+
+/// A metric with the options it is computed with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSpec {
+    pub metric: Metric,
+    /// The judge of judged metrics (a name of the config's `judges`).
+    pub judge: String,
+    /// How many retrieved docs' texts make the contexts when a run line has no `contexts`.
+    pub contexts_k: usize,
+    pub empty_answer: EmptyAnswer,
+    /// context_precision: relevance from the judge instead of the qrels.
+    pub judged: bool,
+}
+
+impl MetricSpec {
+    /// The metric with default options: the `default` judge, 5 contexts, empty answers score 0.
+    pub fn new(metric: Metric) -> Self {
+        MetricSpec {
+            metric,
+            judge: "default".to_string(),
+            contexts_k: 5,
+            empty_answer: EmptyAnswer::Zero,
+            judged: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_directions() {
+        for name in [
+            "recall@5",
+            "mrr",
+            "faithfulness",
+            "faithfulness_graded",
+            "answer_relevance",
+            "context_precision@5",
+            "answer_contains",
+            "answer_f1",
+            "answer_exact",
+            "answer_length",
+        ] {
+            assert_eq!(name.parse::<Metric>().unwrap().to_string(), name);
+        }
+        assert_eq!(Metric::AnswerLength.direction(), Direction::LowerIsBetter);
+        assert_eq!(Metric::Faithfulness.direction(), Direction::HigherIsBetter);
+        let err = "faithfulnes".parse::<Metric>().unwrap_err().to_string();
+        assert!(
+            err.starts_with("unknown metric `faithfulnes`: expected one of precision@K"),
+            "{err}"
+        );
+        assert!(err.ends_with("answer_exact, answer_length"), "{err}");
+        assert!("context_precision@0".parse::<Metric>().is_err());
+    }
+}
