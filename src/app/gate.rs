@@ -1,5 +1,6 @@
 //! `ragate gate`: evaluate a tier, compare it with its baseline, write every report.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,9 +13,10 @@ use crate::baseline::store;
 use crate::cli::{GateArgs, GateFormat};
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
-use crate::evaluate::{EvalOptions, evaluate};
+use crate::evaluate::{EvalOptions, Evaluation, evaluate};
 use crate::gate;
 use crate::input::{self, corpus, qrels::Qrels, text_file::TextFile};
+use crate::metrics::generation::ClaimVerdict;
 use crate::report::{annotations, gate_table, junit, summary};
 use crate::tier::{self, TierQueries};
 
@@ -64,7 +66,14 @@ fn write(path: &Path, text: &str) -> Result<()> {
 }
 
 /// One line per query for debugging: slices, ranking, gold ids, values.
-fn trace(results: &Results, qrels: &Qrels) -> String {
+/// One line per query for debugging: slices, ranking, gold ids, values, and each claim of the
+/// answer with the judge's verdict.
+fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> String {
+    let claims: BTreeMap<&str, &[ClaimVerdict]> = evaluation
+        .per_query
+        .iter()
+        .map(|q| (q.qid.as_str(), q.claims.as_slice()))
+        .collect();
     let mut out = String::new();
     for (qid, record) in &results.queries {
         let gold: Vec<&str> = qrels
@@ -78,13 +87,19 @@ fn trace(results: &Results, qrels: &Qrels) -> String {
                     .collect()
             })
             .unwrap_or_default();
-        let line = json!({
+        let mut line = json!({
             "qid": qid,
             "slices": record.slices,
             "retrieved": record.retrieved,
             "gold": gold,
             "metrics": record.metrics,
         });
+        if let Some(claims) = claims.get(qid.as_str()).filter(|c| !c.is_empty()) {
+            line["claims"] = claims
+                .iter()
+                .map(|c| json!({"claim": c.claim, "supported": c.supported, "grade": c.grade, "score": c.score}))
+                .collect();
+        }
         out.push_str(&line.to_string());
         out.push('\n');
     }
@@ -156,7 +171,10 @@ pub fn run(args: GateArgs) -> Result<i32> {
         Err(error) => {
             current.status = RunStatus::NoBaseline;
             write(&results_path, &current.to_json())?;
-            write(&out_dir.join("trace.jsonl"), &trace(&current, &qrels))?;
+            write(
+                &out_dir.join("trace.jsonl"),
+                &trace(&current, &qrels, &evaluation),
+            )?;
             let junit_text = junit::render_setup_error(&tier.name, &error.to_string());
             write(&out_dir.join("junit.xml"), &junit_text)?;
             if let Some(path) = &args.junit {
@@ -176,7 +194,10 @@ pub fn run(args: GateArgs) -> Result<i32> {
     }
     current.status = report.status();
     write(&results_path, &current.to_json())?;
-    write(&out_dir.join("trace.jsonl"), &trace(&current, &qrels))?;
+    write(
+        &out_dir.join("trace.jsonl"),
+        &trace(&current, &qrels, &evaluation),
+    )?;
     let junit_text = junit::render(&report);
     write(&out_dir.join("junit.xml"), &junit_text)?;
     if let Some(path) = &args.junit {

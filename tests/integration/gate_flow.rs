@@ -203,24 +203,26 @@ fn accept_refuses_in_ci_without_force() {
     );
 }
 
+/// A validator for one of the published JSON Schemas under docs/schema.
+fn validator(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/schema")
+        .join(name);
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
 #[test]
 fn results_and_trace_match_the_published_schemas() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     assert_eq!(gate(dir.path(), "base.jsonl").code, 2);
-    let schema = |name: &str| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("docs/schema")
-            .join(name);
-        let schema: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        jsonschema::validator_for(&schema).unwrap()
-    };
     let results: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("out/results.json")).unwrap(),
     )
     .unwrap();
-    let results_schema = schema("results.schema.json");
+    let results_schema = validator("results.schema.json");
     let errors: Vec<String> = results_schema
         .iter_errors(&results)
         .map(|e| e.to_string())
@@ -231,7 +233,7 @@ fn results_and_trace_match_the_published_schemas() {
     extra["surprise"] = serde_json::json!(1);
     assert!(!results_schema.is_valid(&extra));
 
-    let trace_schema = schema("trace.schema.json");
+    let trace_schema = validator("trace.schema.json");
     let trace = std::fs::read_to_string(dir.path().join("out/trace.jsonl")).unwrap();
     assert_eq!(trace.lines().count(), 3 * QUERIES_PER_CLASS);
     for line in trace.lines() {
@@ -309,4 +311,115 @@ fn compare_and_validate() {
         "B better than A is not a regression: {}",
         reversed.stdout
     );
+}
+
+/// A run whose answers are built from their contexts, or with an unsupported sentence added to
+/// the answers of `injected` queries.
+fn write_answer_run(path: &Path, injected: impl Fn(usize) -> bool) {
+    let mut text = String::new();
+    for i in 0..30 {
+        let context = format!(
+            "Bucket policy {i} keeps objects for {} days before deletion.",
+            10 + i
+        );
+        let mut answer = context.clone();
+        if injected(i) {
+            answer.push_str(" Invoices are printed on recycled paper in Lisbon.");
+        }
+        let line = serde_json::json!({
+            "qid": format!("q{i:02}"),
+            "retrieved": [{"doc_id": format!("q{i:02}-g0")}],
+            "answer": answer,
+            "contexts": [context],
+        });
+        writeln!(text, "{line}").unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let mut qrels = String::new();
+    for i in 0..30 {
+        writeln!(
+            qrels,
+            "{{\"qid\":\"q{i:02}\",\"query\":\"how long does bucket policy {i} keep objects\",\"gold_doc_ids\":[\"q{i:02}-g0\"]}}"
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        "version: 1
+metrics: [recall@5, { name: faithfulness, empty_answer: zero }, answer_relevance]
+tiers:
+  smoke: { qrels: qrels.jsonl, baseline: baseline.json }
+gate:
+  resamples: 2000
+  rules:
+    - { metric: recall@5, max_drop: 0.02 }
+    - { metric: faithfulness, max_drop: 0.05 }
+",
+    )
+    .unwrap();
+    write_answer_run(&dir.join("base.jsonl"), |_| false);
+    write_answer_run(&dir.join("unfaithful.jsonl"), |i| i % 3 != 0);
+    let gate = |run: &str| {
+        ragate_in(
+            dir,
+            &["gate", "--tier", "smoke", "--run", run, "--out", "out"],
+        )
+    };
+    assert_eq!(gate("base.jsonl").code, 2);
+    let baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        baseline["summary"]["all"]["faithfulness"]["mean"], 1.0,
+        "answers built from contexts are faithful"
+    );
+    assert_eq!(
+        ragate_in(
+            dir,
+            &[
+                "baseline",
+                "accept",
+                "--tier",
+                "smoke",
+                "--from",
+                "out/results.json"
+            ]
+        )
+        .code,
+        0
+    );
+    assert_eq!(gate("base.jsonl").code, 0);
+
+    let failed = gate("unfaithful.jsonl");
+    assert_eq!(failed.code, 1, "{}\n{}", failed.stdout, failed.stderr);
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
+    assert!(
+        testcase(&junit, "faithfulness [all]").contains("<failure"),
+        "{junit}"
+    );
+    assert!(
+        !testcase(&junit, "recall@5 [all]").contains("<failure"),
+        "{junit}"
+    );
+    let trace = std::fs::read_to_string(dir.join("out/trace.jsonl")).unwrap();
+    let second: serde_json::Value = serde_json::from_str(trace.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        second["claims"][1]["claim"],
+        "Invoices are printed on recycled paper in Lisbon."
+    );
+    assert_eq!(second["claims"][1]["supported"], false);
+    assert_eq!(second["claims"][0]["supported"], true);
+    assert_eq!(second["metrics"]["faithfulness"], 0.5);
+    let trace_schema = validator("trace.schema.json");
+    for line in trace.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(trace_schema.is_valid(&value), "{line}");
+    }
 }
