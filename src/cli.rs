@@ -76,6 +76,9 @@ pub struct GateArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
+    /// Compare even when a judge differs from the one behind the baseline.
+    #[arg(long)]
+    pub allow_judge_change: bool,
     /// Worker threads for TREC runs (default: the number of cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

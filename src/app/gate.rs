@@ -45,6 +45,39 @@ fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
     Ok(())
 }
 
+/// The judges that the configured answer metrics use, described for provenance.
+fn judges_used(config: &Config) -> BTreeMap<String, String> {
+    config
+        .metrics
+        .iter()
+        .filter(|spec| spec.is_judged())
+        .map(|spec| (spec.judge.clone(), config.judges[&spec.judge].describe()))
+        .collect()
+}
+
+/// Fails when a judge differs from the one behind the baseline, unless allowed.
+fn check_judges(baseline: &Results, current: &Results, allow_change: bool) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    for (name, now) in &current.provenance.judges {
+        let before = baseline.provenance.judges.get(name);
+        if before == Some(now) {
+            continue;
+        }
+        let message = format!(
+            "judge `{name}` differs from the baseline's ({} -> {now})",
+            before.map_or("none", String::as_str)
+        );
+        if !allow_change {
+            return Err(Error::Usage(format!(
+                "{message}: verdicts of different judges are not comparable; accept a baseline \
+                 judged by the current judge, or pass --allow-judge-change to compare anyway"
+            )));
+        }
+        warnings.push(format!("{message}; compared anyway (--allow-judge-change)"));
+    }
+    Ok(warnings)
+}
+
 fn git_commit(dir: &Path) -> Option<String> {
     if let Ok(sha) = std::env::var("GITHUB_SHA") {
         return Some(sha);
@@ -158,6 +191,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
             qrels_sha256: file_sha256,
             config_hash: tier.config_hash.clone(),
             git_commit: git_commit(config_dir),
+            judges: judges_used(&config),
         },
     );
     let results_path = out_dir.join("results.json");
@@ -183,7 +217,9 @@ pub fn run(args: GateArgs) -> Result<i32> {
             return Err(error);
         }
     };
+    let judge_warnings = check_judges(&baseline, &current, args.allow_judge_change)?;
     let mut report = gate::compare(&config, tier, &baseline, &current);
+    report.warnings.extend(judge_warnings);
     report.judged_at_k =
         gate::judged_at_k(&current, &qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
     if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {

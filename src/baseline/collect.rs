@@ -17,6 +17,8 @@ pub struct RunContext<'a> {
     pub qrels_sha256: String,
     pub config_hash: String,
     pub git_commit: Option<String>,
+    /// The judges the answer metrics used (name -> description).
+    pub judges: BTreeMap<String, String>,
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -70,6 +72,7 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
             qrels_sha256: context.qrels_sha256,
             config_hash: context.config_hash,
             git_commit: context.git_commit,
+            judges: context.judges,
             accepted_utc: None,
         },
         metrics: metric_names,

@@ -30,6 +30,9 @@ pub struct Provenance {
     pub config_hash: String,
     /// `GITHUB_SHA`, else `git rev-parse HEAD`, when available.
     pub git_commit: Option<String>,
+    /// The judges behind the answer metrics: name -> kind, version and parameters.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub judges: BTreeMap<String, String>,
     /// Set when a baseline is accepted (UTC, RFC 3339; `SOURCE_DATE_EPOCH` when set).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub accepted_utc: Option<String>,

@@ -398,6 +398,7 @@ mod tests {
                 qrels_sha256: String::new(),
                 config_hash: String::new(),
                 git_commit: None,
+                judges: Default::default(),
                 accepted_utc: None,
             },
             metrics: vec!["mrr".into()],

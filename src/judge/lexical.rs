@@ -59,6 +59,19 @@ pub struct LexicalJudge {
     pub stem: bool,
 }
 
+impl LexicalJudge {
+    /// What identifies this judge's verdicts, recorded in provenance: a change of any part can
+    /// change verdicts, so baselines judged otherwise are not comparable.
+    pub fn describe(&self) -> String {
+        format!(
+            "{LEXICAL_JUDGE_VERSION} threshold={} stem={} claims={}",
+            self.threshold,
+            self.stem,
+            crate::metrics::claims::CLAIM_SPLITTER_VERSION
+        )
+    }
+}
+
 impl Default for LexicalJudge {
     fn default() -> Self {
         Self {

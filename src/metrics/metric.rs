@@ -143,6 +143,15 @@ pub struct MetricSpec {
 }
 
 impl MetricSpec {
+    /// Whether a judge decides the metric's values.
+    pub fn is_judged(&self) -> bool {
+        match self.metric {
+            Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance => true,
+            Metric::ContextPrecision(_) => self.judged,
+            _ => false,
+        }
+    }
+
     /// The metric with default options: the `default` judge, 5 contexts, empty answers score 0.
     pub fn new(metric: Metric) -> Self {
         MetricSpec {

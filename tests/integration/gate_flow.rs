@@ -422,4 +422,34 @@ gate:
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         assert!(trace_schema.is_valid(&value), "{line}");
     }
+
+    // A different judge makes the baseline incomparable unless allowed.
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        format!("{config}judges:\n  default: {{ kind: lexical, threshold: 0.6 }}\n"),
+    )
+    .unwrap();
+    let changed = gate("base.jsonl");
+    assert_eq!(changed.code, 2, "{}", changed.stderr);
+    assert!(changed.stderr.contains("judge `default` differs from the baseline's (lexical-1 threshold=0.4 stem=true claims=sentences-1 -> lexical-1 threshold=0.6"), "{}", changed.stderr);
+    let allowed = ragate_in(
+        dir,
+        &[
+            "gate",
+            "--tier",
+            "smoke",
+            "--run",
+            "base.jsonl",
+            "--out",
+            "out",
+            "--allow-judge-change",
+        ],
+    );
+    assert_eq!(allowed.code, 0, "{}", allowed.stderr);
+    assert!(
+        allowed.stderr.contains("compared anyway"),
+        "{}",
+        allowed.stderr
+    );
 }

@@ -180,6 +180,7 @@ fn results(values: &[Vec<f64>]) -> Results {
             qrels_sha256: String::new(),
             config_hash: String::new(),
             git_commit: None,
+            judges: BTreeMap::new(),
             accepted_utc: None,
         },
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
