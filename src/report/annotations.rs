@@ -31,7 +31,18 @@ fn worsening(outcome: &CheckOutcome) -> f64 {
 }
 
 /// Most important first: the largest worsening, ties by name.
-pub(crate) fn by_severity(a: &CheckOutcome, b: &CheckOutcome) -> Ordering {
+/// The failing checks, most important first.
+pub(crate) fn failing_by_severity(report: &GateReport) -> Vec<&CheckOutcome> {
+    let mut failing: Vec<&CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Fail)
+        .collect();
+    failing.sort_by(|a, b| by_severity(a, b));
+    failing
+}
+
+fn by_severity(a: &CheckOutcome, b: &CheckOutcome) -> Ordering {
     worsening(b)
         .total_cmp(&worsening(a))
         .then_with(|| a.name.cmp(&b.name))
@@ -51,12 +62,7 @@ pub(crate) fn escape_property(text: &str) -> String {
 
 /// The annotation lines, at most `MAX_ANNOTATIONS`.
 pub fn render(report: &GateReport) -> Vec<String> {
-    let mut failing: Vec<&CheckOutcome> = report
-        .outcomes
-        .iter()
-        .filter(|o| o.status == CheckStatus::Fail)
-        .collect();
-    failing.sort_by(|a, b| by_severity(a, b));
+    let failing = failing_by_severity(report);
     let shown = if failing.len() > MAX_ANNOTATIONS {
         MAX_ANNOTATIONS - 1
     } else {

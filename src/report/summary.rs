@@ -9,7 +9,7 @@
 use crate::baseline::results::RunStatus;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
-use crate::report::annotations::by_severity;
+use crate::report::annotations::failing_by_severity;
 use crate::report::gate_table::{
     count, interval, one_line, optional, p_value, signed, totals, value,
 };
@@ -130,12 +130,7 @@ pub fn render(report: &GateReport) -> String {
     }
     out.push('\n');
 
-    let mut failing: Vec<&CheckOutcome> = report
-        .outcomes
-        .iter()
-        .filter(|o| o.status == CheckStatus::Fail)
-        .collect();
-    failing.sort_by(|a, b| by_severity(a, b));
+    let failing = failing_by_severity(report);
     let mut sections = failing.iter().map(|o| failing_section(o));
     let shown = push_within_budget(&mut out, &mut sections);
     if shown < failing.len() {
