@@ -453,3 +453,63 @@ gate:
         allowed.stderr
     );
 }
+
+#[test]
+fn github_actions_gets_annotations_and_the_step_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    assert_eq!(gate(dir, "base.jsonl").code, 2);
+    assert_eq!(
+        ragate_in(
+            dir,
+            &[
+                "baseline",
+                "accept",
+                "--tier",
+                "regression",
+                "--from",
+                "out/results.json"
+            ]
+        )
+        .code,
+        0
+    );
+    let summary = dir.join("step-summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ragate"))
+        .args([
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "regressed.jsonl",
+            "--out",
+            "out",
+        ])
+        .current_dir(dir)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let annotations: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("::error "))
+        .collect();
+    assert!(
+        !annotations.is_empty() && annotations.len() <= 10,
+        "{stdout}"
+    );
+    assert!(
+        annotations[0].starts_with("::error title=ragate%3A recall@5 [class=paraphrased]::"),
+        "{stdout}"
+    );
+    let appended = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        appended.starts_with("earlier step\n"),
+        "appended, not replaced"
+    );
+    assert!(appended.contains("REGRESSION"), "{appended}");
+}
