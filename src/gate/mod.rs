@@ -10,6 +10,7 @@ use crate::config::{Config, SliceValue, Tier};
 use crate::exit_code;
 use crate::input::qrels::Qrels;
 use crate::metrics::metric::Metric;
+use crate::stats::correlation;
 use verdict::{CheckOutcome, CheckStatus};
 
 /// Everything the reports render about one gate run.
@@ -24,6 +25,8 @@ pub struct GateReport {
     pub current_only: Vec<String>,
     /// judged@k of the current run: (k, share of the top-k retrieved docs the qrels judge).
     pub judged_at_k: Option<(usize, f64)>,
+    /// Observations about the current run that are not verdicts (correlations, for instance).
+    pub notes: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -117,6 +120,9 @@ pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Resul
         baseline_only,
         current_only,
         judged_at_k: None,
+        notes: length_faithfulness_correlation(current)
+            .into_iter()
+            .collect(),
         warnings,
     }
 }
@@ -137,6 +143,28 @@ pub fn judged_at_k(results: &Results, qrels: &Qrels, k: usize) -> Option<f64> {
         }
     }
     (retrieved > 0).then(|| judged as f64 / retrieved as f64)
+}
+
+/// Pearson and Spearman correlation of answer_length and faithfulness over the current run: a
+/// strong link means longer answers are judged less (or more) faithful, which a length change
+/// would then move.
+fn length_faithfulness_correlation(current: &Results) -> Option<String> {
+    let (lengths, faithfulness): (Vec<f64>, Vec<f64>) = current
+        .queries
+        .values()
+        .filter_map(|q| {
+            Some((
+                *q.metrics.get("answer_length")?,
+                *q.metrics.get("faithfulness")?,
+            ))
+        })
+        .unzip();
+    let r = correlation::pearson(&lengths, &faithfulness)?;
+    let rho = correlation::spearman(&lengths, &faithfulness)?;
+    Some(format!(
+        "answer_length vs faithfulness over {} queries: Pearson r = {r:.3}, Spearman rho = {rho:.3}",
+        lengths.len()
+    ))
 }
 
 fn short(hash: &str) -> &str {

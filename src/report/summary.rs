@@ -184,6 +184,9 @@ pub fn render(report: &GateReport) -> String {
         }
         out.push('\n');
     }
+    for note in &report.notes {
+        out.push_str(&format!("{}\n\n", inline(note, TEXT_CHARS)));
+    }
     out.push_str(&format!(
         "Seed {} · {} paired queries · {} only in the baseline · {} only in the current run",
         report.seed,

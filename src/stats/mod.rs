@@ -4,6 +4,7 @@
 //! [`rng_for`]). Nothing panics on empty input; each function documents what it returns then.
 
 pub mod bootstrap;
+pub mod correlation;
 pub mod holm;
 pub mod normal;
 pub mod randomization;

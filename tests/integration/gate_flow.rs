@@ -353,7 +353,7 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
     std::fs::write(
         dir.join("eval-config.yaml"),
         "version: 1
-metrics: [recall@5, { name: faithfulness, empty_answer: zero }, answer_relevance]
+metrics: [recall@5, { name: faithfulness, empty_answer: zero }, answer_relevance, answer_length]
 tiers:
   smoke: { qrels: qrels.jsonl, baseline: baseline.json }
 gate:
@@ -407,6 +407,11 @@ gate:
     assert!(
         !testcase(&junit, "recall@5 [all]").contains("<failure"),
         "{junit}"
+    );
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("answer_length vs faithfulness over 30 queries: Pearson r = -1.000, Spearman rho = -1.000"),
+        "{summary}"
     );
     let trace = std::fs::read_to_string(dir.join("out/trace.jsonl")).unwrap();
     let second: serde_json::Value = serde_json::from_str(trace.lines().nth(1).unwrap()).unwrap();
