@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use crate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus, SliceSummary};
+use crate::baseline::results::{
+    FORMAT, Provenance, QueryRecord, Results, RunStatus, SliceSummary, StoredClaim,
+};
 use crate::config::hex;
 use crate::evaluate::Evaluation;
 use crate::input::qrels::Qrels;
@@ -59,6 +61,18 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
             retrieved: scores.ranked.clone(),
             answer,
             answer_sha256,
+            claims: if context.store_text {
+                scores
+                    .claims
+                    .iter()
+                    .map(|c| StoredClaim {
+                        claim: c.claim.clone(),
+                        grade: c.grade,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
         };
         queries.insert(scores.qid.clone(), record);
     }

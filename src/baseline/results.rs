@@ -61,6 +61,17 @@ pub struct QueryRecord {
     /// sha256 of the answer instead of its text (tier option `store_text: false`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub answer_sha256: Option<String>,
+    /// The answer's claims with their grades (0, 1, 2; 2 is supported), when text is stored.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub claims: Vec<StoredClaim>,
+}
+
+/// One judged claim of an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoredClaim {
+    pub claim: String,
+    pub grade: u8,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

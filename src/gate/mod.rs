@@ -5,7 +5,7 @@ pub mod verdict;
 
 use std::collections::BTreeSet;
 
-use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::results::{QueryRecord, Results, RunStatus};
 use crate::config::{Config, SliceValue, Tier};
 use crate::exit_code;
 use crate::input::qrels::Qrels;
@@ -107,9 +107,19 @@ pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Resul
     let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
     let checks = checks::expand(&tier.gate.rules, &values, &metrics);
     let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
-    for outcome in &mut outcomes {
+    for (outcome, check) in outcomes.iter_mut().zip(&checks) {
+        let answer_metric = check.rule.metric.needs_answer();
         for drop in &mut outcome.worst {
-            drop.query = current.queries.get(&drop.qid).and_then(|q| q.query.clone());
+            let (Some(before), Some(now)) = (
+                baseline.queries.get(&drop.qid),
+                current.queries.get(&drop.qid),
+            ) else {
+                continue;
+            };
+            drop.query = now.query.clone();
+            if answer_metric {
+                drop.details = answer_changes(before, now);
+            }
         }
     }
     GateReport {
@@ -143,6 +153,44 @@ pub fn judged_at_k(results: &Results, qrels: &Qrels, k: usize) -> Option<f64> {
         }
     }
     (retrieved > 0).then(|| judged as f64 / retrieved as f64)
+}
+
+/// What changed in an answer: a word diff (`[-removed-]{+added+}`) and the claims that are not
+/// supported now but were supported (or absent) before.
+fn answer_changes(before: &QueryRecord, now: &QueryRecord) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let (Some(old), Some(new)) = (&before.answer, &now.answer)
+        && old != new
+    {
+        let diff = similar::TextDiff::from_words(old.as_str(), new.as_str());
+        let mut text = String::new();
+        for change in diff.iter_all_changes() {
+            match change.tag() {
+                similar::ChangeTag::Equal => text.push_str(change.value()),
+                similar::ChangeTag::Delete => text.push_str(&format!("[-{}-]", change.value())),
+                similar::ChangeTag::Insert => text.push_str(&format!("{{+{}+}}", change.value())),
+            }
+        }
+        lines.push(format!("answer: {text}"));
+    }
+    let supported_before: BTreeSet<&str> = before
+        .claims
+        .iter()
+        .filter(|c| c.grade == 2)
+        .map(|c| c.claim.as_str())
+        .collect();
+    for claim in now.claims.iter().filter(|c| c.grade < 2) {
+        let was = if supported_before.contains(claim.claim.as_str()) {
+            "was supported"
+        } else {
+            "new"
+        };
+        lines.push(format!(
+            "unsupported claim ({was}, grade {}): {}",
+            claim.grade, claim.claim
+        ));
+    }
+    lines
 }
 
 /// Pearson and Spearman correlation of answer_length and faithfulness over the current run: a
@@ -194,6 +242,7 @@ mod tests {
             retrieved: ["a", "x", "b", "y", "b2"].map(String::from).to_vec(),
             answer: None,
             answer_sha256: None,
+            claims: Vec::new(),
         };
         let results = Results {
             format: String::new(),

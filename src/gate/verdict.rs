@@ -32,6 +32,8 @@ pub struct QueryDrop {
     pub current: f64,
     /// It had a positive value (a hit) and now has none.
     pub hit_to_miss: bool,
+    /// For answer metrics: how the answer changed, and the claims that lost support.
+    pub details: Vec<String>,
 }
 
 /// Everything a report shows about one check.
@@ -333,6 +335,7 @@ fn judge(
             query: None,
             baseline: paired.baseline[i],
             current: paired.current[i],
+            details: Vec::new(),
             hit_to_miss: direction == Direction::HigherIsBetter
                 && paired.baseline[i] > 0.0
                 && paired.current[i] == 0.0,
@@ -385,6 +388,7 @@ mod tests {
                     retrieved: vec![],
                     answer: None,
                     answer_sha256: None,
+                    claims: Vec::new(),
                 };
                 (format!("q{i:03}"), record)
             })

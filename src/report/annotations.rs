@@ -121,6 +121,7 @@ pub(crate) fn sample_report() -> GateReport {
         baseline,
         current,
         hit_to_miss,
+        details: Vec::new(),
     };
     let pass = outcome(
         "recall@5 [all]",

@@ -97,6 +97,9 @@ fn regressed_queries(outcome: &CheckOutcome) -> String {
         });
         let (before, now) = (value(drop.baseline), value(drop.current));
         text.push_str(&format!("{}: {before} -> {now}{flag}{query}\n", drop.qid));
+        for detail in &drop.details {
+            text.push_str(&format!("    {}\n", one_line(detail, QUERY_CHARS * 4)));
+        }
     }
     let more = outcome.worse_count.saturating_sub(outcome.worst.len());
     if more > 0 {

@@ -87,6 +87,12 @@ fn failing_section(o: &CheckOutcome) -> String {
                 .map_or(String::new(), |q| cell(q, QUERY_CHARS)),
         ));
     }
+    for drop in o.worst.iter().filter(|d| !d.details.is_empty()) {
+        text.push_str(&format!("\n`{}`:\n", inline(&drop.qid, QUERY_CHARS)));
+        for detail in &drop.details {
+            text.push_str(&format!("- {}\n", inline(detail, TEXT_CHARS)));
+        }
+    }
     let more = o.worse_count.saturating_sub(o.worst.len());
     if more > 0 {
         text.push_str(&format!(

@@ -400,9 +400,17 @@ gate:
     let failed = gate("unfaithful.jsonl");
     assert_eq!(failed.code, 1, "{}\n{}", failed.stdout, failed.stderr);
     let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
+    let failure = testcase(&junit, "faithfulness [all]");
+    assert!(failure.contains("<failure"), "{junit}");
     assert!(
-        testcase(&junit, "faithfulness [all]").contains("<failure"),
-        "{junit}"
+        failure.contains(
+            "unsupported claim (new, grade 0): Invoices are printed on recycled paper in Lisbon."
+        ),
+        "the failing claims are in the failure body: {failure}"
+    );
+    assert!(
+        failure.contains("{+Invoices+}"),
+        "the answer diff: {failure}"
     );
     assert!(
         !testcase(&junit, "recall@5 [all]").contains("<failure"),

@@ -167,6 +167,7 @@ fn results(values: &[Vec<f64>]) -> Results {
                 retrieved: Vec::new(),
                 answer: None,
                 answer_sha256: None,
+                claims: Vec::new(),
             };
             (format!("q{i:03}"), record)
         })
