@@ -58,6 +58,9 @@ pub enum Error {
         key: String,
         message: String,
     },
+    /// A judge failed (crashed, timed out, answered out of contract).
+    #[error("judge `{judge}`: {message}")]
+    Judge { judge: String, message: String },
     /// Command-line arguments that parse but make no sense (an unknown metric name, say).
     #[error("{0}")]
     Usage(String),

@@ -15,7 +15,7 @@ use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
 use crate::input;
 use crate::input::{corpus, text_file::TextFile};
-use crate::judge::lexical::LexicalJudge;
+use crate::judge::{Judge, lexical::LexicalJudge};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
 use crate::report::eval_output;
@@ -60,9 +60,12 @@ fn eval(args: EvalArgs) -> Result<i32> {
     };
     let options = EvalOptions {
         metrics,
-        judges: [(DEFAULT_JUDGE.to_string(), LexicalJudge::default())]
-            .into_iter()
-            .collect(),
+        judges: [(
+            DEFAULT_JUDGE.to_string(),
+            Judge::Lexical(LexicalJudge::default()),
+        )]
+        .into_iter()
+        .collect(),
         corpus: corpus.as_ref(),
         chunk_separator: args.chunk_separator,
         threads: args.threads.unwrap_or_else(default_threads),

@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use crate::config::Keys;
 use crate::config::raw::{JudgeKind, RawClaims, RawEmptyAnswer, RawJudge, RawMetric};
 use crate::error::Result;
+use std::time::Duration;
+
+use crate::judge::Judge;
+use crate::judge::command::CommandJudge;
 use crate::judge::lexical::LexicalJudge;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::metric::{Metric, MetricSpec};
@@ -18,22 +22,27 @@ pub const DEFAULT_JUDGE: &str = "default";
 pub fn validate_judges(
     keys: &Keys<'_>,
     raw: &BTreeMap<String, RawJudge>,
-) -> Result<BTreeMap<String, LexicalJudge>> {
+) -> Result<BTreeMap<String, Judge>> {
     let mut judges = BTreeMap::new();
-    judges.insert(DEFAULT_JUDGE.to_string(), LexicalJudge::default());
+    judges.insert(
+        DEFAULT_JUDGE.to_string(),
+        Judge::Lexical(LexicalJudge::default()),
+    );
     for (name, judge) in raw {
         let key = format!("judges.{name}");
-        if judge.kind != JudgeKind::Lexical {
-            return Err(keys.error(
-                format!("{key}.kind"),
-                format!(
-                    "{:?} judges are not available in this version yet: expected `lexical`",
-                    judge.kind
-                )
-                .to_lowercase(),
-            ));
-        }
+        let (accepted, kind_name): (&[&str], &str) = match judge.kind {
+            JudgeKind::Lexical => (&["threshold", "stem"], "lexical"),
+            JudgeKind::Command => (&["command", "timeout_s"], "command"),
+            JudgeKind::Openai => {
+                return Err(keys.error(
+                    format!("{key}.kind"),
+                    "openai judges are not available in this version yet: expected `lexical` or `command`",
+                ));
+            }
+        };
         for (field, present) in [
+            ("threshold", judge.threshold.is_some()),
+            ("stem", judge.stem.is_some()),
             ("base_url", judge.base_url.is_some()),
             ("model", judge.model.is_some()),
             ("api_key_env", judge.api_key_env.is_some()),
@@ -43,28 +52,45 @@ pub fn validate_judges(
             ("max_calls", judge.max_calls.is_some()),
             ("command", judge.command.is_some()),
         ] {
-            if present {
+            if present && !accepted.contains(&field) {
                 return Err(keys.error(
                     format!("{key}.{field}"),
-                    "a lexical judge takes only `threshold` and `stem`",
+                    format!("a {kind_name} judge takes only {}", accepted.join(" and ")),
                 ));
             }
         }
-        let defaults = LexicalJudge::default();
-        let threshold = judge.threshold.unwrap_or(defaults.threshold);
-        if !(threshold > 0.0 && threshold <= 1.0) {
-            return Err(keys.error(
-                format!("{key}.threshold"),
-                format!("{threshold} is outside (0, 1]"),
-            ));
-        }
-        judges.insert(
-            name.clone(),
-            LexicalJudge {
-                threshold,
-                stem: judge.stem.unwrap_or(defaults.stem),
-            },
-        );
+        let configured = match judge.kind {
+            JudgeKind::Lexical => {
+                let defaults = LexicalJudge::default();
+                let threshold = judge.threshold.unwrap_or(defaults.threshold);
+                if !(threshold > 0.0 && threshold <= 1.0) {
+                    return Err(keys.error(
+                        format!("{key}.threshold"),
+                        format!("{threshold} is outside (0, 1]"),
+                    ));
+                }
+                Judge::Lexical(LexicalJudge {
+                    threshold,
+                    stem: judge.stem.unwrap_or(defaults.stem),
+                })
+            }
+            _ => {
+                let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
+                    keys.error(&key, "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)")
+                })?;
+                let timeout_s = judge.timeout_s.unwrap_or(300);
+                if timeout_s == 0 {
+                    return Err(
+                        keys.error(format!("{key}.timeout_s"), "0: expected at least 1 second")
+                    );
+                }
+                Judge::Command(CommandJudge {
+                    command,
+                    timeout: Duration::from_secs(timeout_s),
+                })
+            }
+        };
+        judges.insert(name.clone(), configured);
     }
     Ok(judges)
 }
@@ -72,7 +98,7 @@ pub fn validate_judges(
 pub fn validate_metrics(
     keys: &Keys<'_>,
     entries: &[RawMetric],
-    judges: &BTreeMap<String, LexicalJudge>,
+    judges: &BTreeMap<String, Judge>,
 ) -> Result<Vec<MetricSpec>> {
     if entries.is_empty() {
         return Err(keys.error(

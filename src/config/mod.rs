@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Location, Result};
-use crate::judge::lexical::LexicalJudge;
+use crate::judge::Judge;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::Direction;
 use crate::suggest;
@@ -29,7 +29,7 @@ pub struct Config {
     pub chunk_separator: Option<String>,
     pub metrics: Vec<MetricSpec>,
     /// Judges by name (`default` is always there).
-    pub judges: BTreeMap<String, LexicalJudge>,
+    pub judges: BTreeMap<String, Judge>,
     /// Query fields to slice by; the slice `all` is always present.
     pub slices: Vec<String>,
     pub tiers: BTreeMap<String, Tier>,

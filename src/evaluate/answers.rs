@@ -1,5 +1,7 @@
-//! Answer-level metric values of one native run line: builds its contexts, judges its claims once
-//! per (judge, contexts), and computes every answer metric.
+//! Answer-level metrics of native run lines, in three steps so that a slow judge (an external
+//! program, later an LLM) sees every task of the run at once: `prepare` builds each query's
+//! contexts and judging tasks, `judge_all` puts the tasks to their judges, `finish` turns the
+//! verdicts into metric values.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,24 +10,77 @@ use crate::error::{Error, Result};
 use crate::input::corpus::Corpus;
 use crate::input::qrels::QueryQrels;
 use crate::input::run::RunQuery;
-use crate::judge::lexical::LexicalJudge;
-use crate::metrics::generation::{self, AnswerInputs, ClaimVerdict, Missing};
+use crate::judge::{Judge, Task, Verdict};
+use crate::metrics::claims::split_claims;
+use crate::metrics::generation::{self, AnswerInputs, ClaimVerdict, Judged, Missing};
 use crate::metrics::metric::{Metric, MetricSpec};
 
 /// The answer metrics of an evaluation and what they need.
 pub struct AnswerMetrics<'a> {
     /// (position in the evaluation's metric list, spec)
     pub specs: Vec<(usize, &'a MetricSpec)>,
-    pub judges: &'a BTreeMap<String, LexicalJudge>,
     pub corpus: Option<&'a Corpus>,
     pub separator: Option<&'a str>,
     pub run_path: &'a Path,
 }
 
-/// The contexts of an answer for one (judge, k) and its claims judged against them.
-struct Judged {
-    contexts: Vec<String>,
-    claims: Vec<ClaimVerdict>,
+/// Where a task went: its judge and its position in that judge's list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskId {
+    judge: String,
+    index: usize,
+}
+
+/// The tasks of the whole run, per judge name.
+#[derive(Default)]
+pub struct TaskBook {
+    tasks: BTreeMap<String, Vec<Task>>,
+}
+
+impl TaskBook {
+    fn add(&mut self, judge: &str, task: Task) -> TaskId {
+        let list = self.tasks.entry(judge.to_string()).or_default();
+        list.push(task);
+        TaskId {
+            judge: judge.to_string(),
+            index: list.len() - 1,
+        }
+    }
+
+    /// Every judge's verdicts on its tasks, in task order.
+    pub fn judge_all(&self, judges: &BTreeMap<String, Judge>) -> Result<Verdicts> {
+        let mut verdicts = BTreeMap::new();
+        for (name, tasks) in &self.tasks {
+            verdicts.insert(name.clone(), judges[name].judge_all(name, tasks)?);
+        }
+        Ok(Verdicts { verdicts })
+    }
+}
+
+/// The verdicts of a run, per judge name, in task order.
+pub struct Verdicts {
+    verdicts: BTreeMap<String, Vec<Verdict>>,
+}
+
+impl Verdicts {
+    fn get(&self, id: &TaskId) -> Verdict {
+        self.verdicts[&id.judge][id.index]
+    }
+}
+
+/// A query's answer, contexts and the tasks put to the judges for it.
+pub struct PreparedQuery {
+    answer: String,
+    question: String,
+    gold_answer_substring: Option<String>,
+    reference_answer: Option<String>,
+    chunk_relevant: Vec<bool>,
+    /// Per (judge, contexts k): the claims with their task ids.
+    claims: BTreeMap<(String, usize), Vec<(String, TaskId)>>,
+    /// Per judge: the relevance task id.
+    relevance: BTreeMap<String, TaskId>,
+    /// Per judge: one relevance task per retrieved chunk (None when the chunk has no text).
+    chunks: BTreeMap<String, Vec<Option<TaskId>>>,
 }
 
 /// Values of one query's answer metrics.
@@ -36,6 +91,10 @@ pub struct AnswerScores {
     pub claims: Vec<ClaimVerdict>,
     /// The answer was empty and at least one metric excluded it.
     pub empty_excluded: bool,
+}
+
+fn is_faithfulness(metric: Metric) -> bool {
+    matches!(metric, Metric::Faithfulness | Metric::FaithfulnessGraded)
 }
 
 impl AnswerMetrics<'_> {
@@ -82,8 +141,14 @@ impl AnswerMetrics<'_> {
             .collect()
     }
 
-    pub fn score(&self, run: &RunQuery, query: &QueryQrels) -> Result<AnswerScores> {
-        let answer = run.answer.as_deref().ok_or_else(|| {
+    /// Builds the query's inputs and records the tasks its metrics need.
+    pub fn prepare(
+        &self,
+        run: &RunQuery,
+        query: &QueryQrels,
+        book: &mut TaskBook,
+    ) -> Result<PreparedQuery> {
+        let answer = run.answer.clone().ok_or_else(|| {
             Error::parse(
                 self.run_path,
                 run.line,
@@ -93,65 +158,132 @@ impl AnswerMetrics<'_> {
                 ),
             )
         })?;
-        let chunk_relevant: Vec<bool> = run
-            .retrieved
-            .iter()
-            .map(|r| {
-                query
-                    .judgments
-                    .get(self.doc_of(&r.doc_id))
-                    .is_some_and(|j| j.relevant)
-            })
-            .collect();
-        let needs_texts = self.specs.iter().any(|(_, s)| s.judged);
-        let chunk_texts: Vec<Option<String>> = if needs_texts {
-            (0..run.retrieved.len())
-                .map(|i| self.text_of(run, i))
-                .collect()
-        } else {
-            Vec::new()
+        let question = query.text.clone().unwrap_or_default();
+        let mut prepared = PreparedQuery {
+            chunk_relevant: run
+                .retrieved
+                .iter()
+                .map(|r| {
+                    query
+                        .judgments
+                        .get(self.doc_of(&r.doc_id))
+                        .is_some_and(|j| j.relevant)
+                })
+                .collect(),
+            answer,
+            question,
+            gold_answer_substring: query.gold_answer_substring.clone(),
+            reference_answer: query.reference_answer.clone(),
+            claims: BTreeMap::new(),
+            relevance: BTreeMap::new(),
+            chunks: BTreeMap::new(),
         };
-        let mut judged: BTreeMap<(&str, usize), Judged> = BTreeMap::new();
+        let empty = prepared.answer.trim().is_empty();
+        for (_, spec) in &self.specs {
+            let judge = spec.judge.as_str();
+            match spec.metric {
+                metric if is_faithfulness(metric) && !empty => {
+                    let key = (judge.to_string(), spec.contexts_k);
+                    if !prepared.claims.contains_key(&key) {
+                        let context = self.contexts(run, spec.contexts_k)?.join("\n\n");
+                        let claims = split_claims(&prepared.answer)
+                            .into_iter()
+                            .map(|claim| {
+                                let id = book.add(
+                                    judge,
+                                    Task::Support {
+                                        claim: claim.clone(),
+                                        context: context.clone(),
+                                    },
+                                );
+                                (claim, id)
+                            })
+                            .collect();
+                        prepared.claims.insert(key, claims);
+                    }
+                }
+                Metric::AnswerRelevance if !empty && !prepared.relevance.contains_key(judge) => {
+                    let task = Task::Relevance {
+                        question: prepared.question.clone(),
+                        answer: prepared.answer.clone(),
+                    };
+                    prepared
+                        .relevance
+                        .insert(judge.to_string(), book.add(judge, task));
+                }
+                Metric::ContextPrecision(_)
+                    if spec.judged && !prepared.chunks.contains_key(judge) =>
+                {
+                    let ids = (0..run.retrieved.len())
+                        .map(|i| {
+                            self.text_of(run, i).map(|text| {
+                                book.add(
+                                    judge,
+                                    Task::Relevance {
+                                        question: prepared.question.clone(),
+                                        answer: text,
+                                    },
+                                )
+                            })
+                        })
+                        .collect();
+                    prepared.chunks.insert(judge.to_string(), ids);
+                }
+                _ => {}
+            }
+        }
+        Ok(prepared)
+    }
+
+    /// The query's metric values from the verdicts.
+    pub fn finish(&self, prepared: &PreparedQuery, verdicts: &Verdicts) -> AnswerScores {
         let mut scores = AnswerScores {
             values: Vec::new(),
             claims: Vec::new(),
             empty_excluded: false,
         };
         for &(index, spec) in &self.specs {
-            let judge = &self.judges[&spec.judge];
-            let faithfulness = matches!(
-                spec.metric,
-                Metric::Faithfulness | Metric::FaithfulnessGraded
-            );
-            let key = (spec.judge.as_str(), spec.contexts_k);
-            if faithfulness && !judged.contains_key(&key) {
-                let contexts = self.contexts(run, spec.contexts_k)?;
-                let claims = generation::judge_claims(judge, answer, &contexts);
-                judged.insert(key, Judged { contexts, claims });
+            let judge = spec.judge.as_str();
+            let claims: Vec<ClaimVerdict> = prepared
+                .claims
+                .get(&(judge.to_string(), spec.contexts_k))
+                .map(|claims| {
+                    claims
+                        .iter()
+                        .map(|(claim, id)| {
+                            let verdict = verdicts.get(id);
+                            ClaimVerdict {
+                                claim: claim.clone(),
+                                score: verdict.score,
+                                grade: verdict.grade,
+                                supported: verdict.positive,
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if is_faithfulness(spec.metric) && scores.claims.is_empty() {
+                scores.claims = claims.clone();
             }
-            let (contexts, claims) = judged.get(&key).map_or((&[][..], &[][..]), |j| {
-                (j.contexts.as_slice(), j.claims.as_slice())
-            });
-            if faithfulness && scores.claims.is_empty() {
-                scores.claims = claims.to_vec();
-            }
-            let inputs = AnswerInputs {
-                question: query.text.as_deref().unwrap_or_default(),
-                answer,
-                contexts,
-                chunk_relevant: &chunk_relevant,
-                chunk_texts: &chunk_texts,
-                gold_answer_substring: query.gold_answer_substring.as_deref(),
-                reference_answer: query.reference_answer.as_deref(),
+            let judged = Judged {
+                claims: &claims,
+                relevant: prepared
+                    .relevance
+                    .get(judge)
+                    .map(|id| verdicts.get(id).positive),
+                chunks: prepared.chunks.get(judge).map(|ids| {
+                    ids.iter()
+                        .map(|id| id.as_ref().is_some_and(|id| verdicts.get(id).positive))
+                        .collect()
+                }),
             };
-            let value = match generation::value(
-                spec.metric,
-                &inputs,
-                claims,
-                judge,
-                spec.empty_answer,
-                spec.judged,
-            ) {
+            let inputs = AnswerInputs {
+                answer: &prepared.answer,
+                chunk_relevant: &prepared.chunk_relevant,
+                gold_answer_substring: prepared.gold_answer_substring.as_deref(),
+                reference_answer: prepared.reference_answer.as_deref(),
+            };
+            let value = match generation::value(spec.metric, &inputs, &judged, spec.empty_answer) {
                 Ok(value) => Some(value),
                 Err(Missing::EmptyAnswerExcluded) => {
                     scores.empty_excluded = true;
@@ -161,6 +293,6 @@ impl AnswerMetrics<'_> {
             };
             scores.values.push((index, value));
         }
-        Ok(scores)
+        scores
     }
 }

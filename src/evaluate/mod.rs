@@ -15,18 +15,18 @@ use crate::input::corpus::Corpus;
 use crate::input::qrels::{Judgment, Qrels, QueryQrels};
 use crate::input::trec_run::{self, Pass, RunEntry};
 use crate::input::{RunFormat, run, text_file::TextFile};
-use crate::judge::lexical::LexicalJudge;
+use crate::judge::Judge;
 use crate::metrics::generation::ClaimVerdict;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
-use answers::AnswerMetrics;
+use answers::{AnswerMetrics, PreparedQuery, TaskBook};
 
 /// What to compute and how to read retrieved ids.
 #[derive(Debug, Clone)]
 pub struct EvalOptions<'a> {
     pub metrics: Vec<MetricSpec>,
     /// The judges answer metrics name (`default` at least, when any is judged).
-    pub judges: BTreeMap<String, LexicalJudge>,
+    pub judges: BTreeMap<String, Judge>,
     /// Document texts for contexts when the run carries none.
     pub corpus: Option<&'a Corpus>,
     /// Retrieved `doc7#3` counts as `doc7` with separator `#`; later chunks of a doc are skipped.
@@ -260,7 +260,6 @@ pub fn evaluate(
             .enumerate()
             .filter(|(_, spec)| spec.metric.as_retrieval().is_none())
             .collect(),
-        judges: &options.judges,
         corpus: options.corpus,
         separator,
         run_path,
@@ -269,27 +268,46 @@ pub fn evaluate(
     let mut warnings = Vec::new();
     match format {
         RunFormat::Native => {
+            // Retrieval values and judging tasks per query first, then every judge once, then
+            // the answer values.
+            let mut book = TaskBook::default();
+            let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
             for query in run::read(&TextFile::read(run_path)?)? {
-                let mut outcome = match qrels.position(&query.qid) {
+                let outcome = match qrels.position(&query.qid) {
                     None => Outcome::NotInQrels,
                     Some(position) => scorer.score(
                         position,
                         query.retrieved.iter().map(|r| r.doc_id.as_bytes()),
                     ),
                 };
-                if let Outcome::Scored { position, scores } = &mut outcome {
-                    if !answer_metrics.specs.is_empty() {
-                        let answer_scores =
-                            answer_metrics.score(&query, &qrels.queries()[*position])?;
-                        for (index, value) in answer_scores.values {
-                            scores.values[index] = value;
-                        }
-                        scores.claims = answer_scores.claims;
-                        scores.empty_excluded = answer_scores.empty_excluded;
-                    }
-                    scores.answer = query.answer;
+                let mut prepared = None;
+                if let Outcome::Scored { position, .. } = &outcome
+                    && !answer_metrics.specs.is_empty()
+                {
+                    prepared = Some(answer_metrics.prepare(
+                        &query,
+                        &qrels.queries()[*position],
+                        &mut book,
+                    )?);
                 }
-                tally.add(&query.qid, outcome);
+                let mut outcome = outcome;
+                if let Outcome::Scored { scores, .. } = &mut outcome {
+                    scores.answer = query.answer.clone();
+                }
+                pending.push((query.qid, outcome, prepared));
+            }
+            let verdicts = book.judge_all(&options.judges)?;
+            for (qid, mut outcome, prepared) in pending {
+                if let (Outcome::Scored { scores, .. }, Some(prepared)) = (&mut outcome, &prepared)
+                {
+                    let answer_scores = answer_metrics.finish(prepared, &verdicts);
+                    for (index, value) in answer_scores.values {
+                        scores.values[index] = value;
+                    }
+                    scores.claims = answer_scores.claims;
+                    scores.empty_excluded = answer_scores.empty_excluded;
+                }
+                tally.add(&qid, outcome);
             }
         }
         RunFormat::Trec if !answer_metrics.specs.is_empty() => {

@@ -4,6 +4,7 @@ pub mod beir;
 pub mod corpus;
 pub mod decimal;
 pub mod judgments;
+pub mod labels;
 pub mod native_qrels;
 pub mod qrels;
 pub mod queries;

@@ -60,6 +60,28 @@ pub struct LexicalJudge {
 }
 
 impl LexicalJudge {
+    /// The verdict on one task.
+    pub fn verdict(&self, task: &crate::judge::Task) -> crate::judge::Verdict {
+        match task {
+            crate::judge::Task::Support { claim, context } => {
+                let support = self.support(claim, context);
+                crate::judge::Verdict {
+                    positive: support.supported,
+                    grade: support.grade,
+                    score: Some(support.score),
+                }
+            }
+            crate::judge::Task::Relevance { question, answer } => {
+                let relevance = self.relevance(question, answer);
+                crate::judge::Verdict {
+                    positive: relevance.relevant,
+                    grade: if relevance.relevant { 2 } else { 0 },
+                    score: Some(relevance.score),
+                }
+            }
+        }
+    }
+
     /// What identifies this judge's verdicts, recorded in provenance: a change of any part can
     /// change verdicts, so baselines judged otherwise are not comparable.
     pub fn describe(&self) -> String {

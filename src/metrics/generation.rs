@@ -1,9 +1,8 @@
-//! Answer-level metrics of one query: faithfulness (the answer's claims judged against the
-//! contexts), answer relevance, RAGAS context precision, and reference-based checks.
+//! Answer-level metrics of one query, from the answer and the judges' verdicts: faithfulness
+//! (the answer's claims judged against the contexts), answer relevance, RAGAS context precision,
+//! and reference-based checks.
 
-use crate::judge::lexical::LexicalJudge;
 use crate::metrics::answer;
-use crate::metrics::claims::split_claims;
 use crate::metrics::metric::Metric;
 
 /// What an empty answer scores on judged metrics.
@@ -16,30 +15,35 @@ pub enum EmptyAnswer {
     Exclude,
 }
 
-/// One claim of an answer and the judge's verdict on it, for the trace.
+/// One claim of an answer and the judge's verdict on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimVerdict {
     pub claim: String,
-    /// Share of the claim's content tokens found in the contexts.
-    pub score: f64,
+    /// The judge's support score in [0, 1], when it has one.
+    pub score: Option<f64>,
     /// 0 unsupported, 1 partly, 2 fully supported.
     pub grade: u8,
     pub supported: bool,
 }
 
-/// What one query offers the answer-level metrics.
+/// What one query offers the answer-level metrics besides the verdicts.
 pub struct AnswerInputs<'a> {
-    pub question: &'a str,
     /// The answer text (it may be empty).
     pub answer: &'a str,
-    /// The texts the answer is judged against.
-    pub contexts: &'a [String],
     /// Per retrieved chunk in rank order: whether the qrels count it relevant.
     pub chunk_relevant: &'a [bool],
-    /// Per retrieved chunk in rank order: its text, when known (for judged context precision).
-    pub chunk_texts: &'a [Option<String>],
     pub gold_answer_substring: Option<&'a str>,
     pub reference_answer: Option<&'a str>,
+}
+
+/// The judge's verdicts for one query and one judge.
+pub struct Judged<'a> {
+    /// The answer's claims (empty for an empty answer).
+    pub claims: &'a [ClaimVerdict],
+    /// Whether the answer addresses the question (None when not asked).
+    pub relevant: Option<bool>,
+    /// Per retrieved chunk: whether the judge finds it relevant (`judged: true` context precision).
+    pub chunks: Option<Vec<bool>>,
 }
 
 /// Why a metric has no value for a query.
@@ -49,23 +53,6 @@ pub enum Missing {
     EmptyAnswerExcluded,
     /// The query has no gold_answer_substring / reference_answer.
     NoReference,
-}
-
-/// The claims of an answer, judged against its contexts.
-pub fn judge_claims(judge: &LexicalJudge, answer: &str, contexts: &[String]) -> Vec<ClaimVerdict> {
-    let context = judge.prepare(&contexts.join("\n\n"));
-    split_claims(answer)
-        .into_iter()
-        .map(|claim| {
-            let support = context.support(&claim);
-            ClaimVerdict {
-                claim,
-                score: support.score,
-                grade: support.grade,
-                supported: support.supported,
-            }
-        })
-        .collect()
 }
 
 /// RAGAS context precision@k: the sum over ranks i <= k of precision@i x rel_i, divided by the
@@ -82,17 +69,15 @@ pub fn context_precision(relevant: &[bool], k: usize) -> f64 {
     if hits == 0 { 0.0 } else { sum / hits as f64 }
 }
 
-/// The value of an answer-level `metric`. `claims` are the judged claims of the answer
-/// (computed once per query by the caller with `judge_claims`).
+/// The value of an answer-level `metric`.
 pub fn value(
     metric: Metric,
     inputs: &AnswerInputs<'_>,
-    claims: &[ClaimVerdict],
-    judge: &LexicalJudge,
+    judged: &Judged<'_>,
     empty_answer: EmptyAnswer,
-    judged_relevance: bool,
 ) -> Result<f64, Missing> {
     let empty = inputs.answer.trim().is_empty();
+    let claims = judged.claims;
     match metric {
         Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance if empty => {
             match empty_answer {
@@ -101,32 +86,18 @@ pub fn value(
             }
         }
         // An answer made only of punctuation has no claim: nothing in it is supported.
-        Metric::Faithfulness if claims.is_empty() => Ok(0.0),
-        Metric::FaithfulnessGraded if claims.is_empty() => Ok(0.0),
+        Metric::Faithfulness | Metric::FaithfulnessGraded if claims.is_empty() => Ok(0.0),
         Metric::Faithfulness => {
             Ok(claims.iter().filter(|c| c.supported).count() as f64 / claims.len() as f64)
         }
         Metric::FaithfulnessGraded => Ok(
             claims.iter().map(|c| f64::from(c.grade)).sum::<f64>() / (2.0 * claims.len() as f64)
         ),
-        Metric::AnswerRelevance => Ok(f64::from(u8::from(
-            judge.relevance(inputs.question, inputs.answer).relevant,
-        ))),
-        Metric::ContextPrecision(k) => {
-            if judged_relevance {
-                let relevant: Vec<bool> = inputs
-                    .chunk_texts
-                    .iter()
-                    .map(|text| {
-                        text.as_deref()
-                            .is_some_and(|t| judge.relevance(inputs.question, t).relevant)
-                    })
-                    .collect();
-                Ok(context_precision(&relevant, k))
-            } else {
-                Ok(context_precision(inputs.chunk_relevant, k))
-            }
-        }
+        Metric::AnswerRelevance => Ok(f64::from(u8::from(judged.relevant.unwrap_or(false)))),
+        Metric::ContextPrecision(k) => Ok(match &judged.chunks {
+            Some(chunks) => context_precision(chunks, k),
+            None => context_precision(inputs.chunk_relevant, k),
+        }),
         Metric::AnswerContains => inputs
             .gold_answer_substring
             .map(|gold| answer::answer_contains(inputs.answer, gold))
@@ -147,6 +118,8 @@ pub fn value(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::lexical::LexicalJudge;
+    use crate::metrics::claims::split_claims;
 
     #[test]
     fn context_precision_by_hand() {
@@ -163,13 +136,26 @@ mod tests {
         );
     }
 
-    fn inputs<'a>(answer: &'a str, contexts: &'a [String]) -> AnswerInputs<'a> {
+    fn judge_claims(answer: &str, context: &str) -> Vec<ClaimVerdict> {
+        let judge = LexicalJudge::default();
+        split_claims(answer)
+            .into_iter()
+            .map(|claim| {
+                let support = judge.support(&claim, context);
+                ClaimVerdict {
+                    claim,
+                    score: Some(support.score),
+                    grade: support.grade,
+                    supported: support.supported,
+                }
+            })
+            .collect()
+    }
+
+    fn inputs(answer: &str) -> AnswerInputs<'_> {
         AnswerInputs {
-            question: "how many failed parts abort a multipart upload",
             answer,
-            contexts,
             chunk_relevant: &[],
-            chunk_texts: &[],
             gold_answer_substring: Some("three failed parts"),
             reference_answer: None,
         }
@@ -177,57 +163,53 @@ mod tests {
 
     #[test]
     fn concatenated_contexts_are_faithful_and_an_injected_sentence_is_not() {
-        let judge = LexicalJudge::default();
-        let contexts = vec![
-            "A multipart upload is aborted after three failed parts.".to_string(),
-            "Incomplete uploads are removed by lifecycle rules after seven days.".to_string(),
-        ];
-        let faithful = contexts.join(" ");
-        let claims = judge_claims(&judge, &faithful, &contexts);
-        let input = inputs(&faithful, &contexts);
+        let context = "A multipart upload is aborted after three failed parts. \
+                       Incomplete uploads are removed by lifecycle rules after seven days.";
+        let claims = judge_claims(context, context);
+        let judged = Judged {
+            claims: &claims,
+            relevant: None,
+            chunks: None,
+        };
         assert_eq!(
             value(
                 Metric::Faithfulness,
-                &input,
-                &claims,
-                &judge,
-                EmptyAnswer::Zero,
-                false
+                &inputs(context),
+                &judged,
+                EmptyAnswer::Zero
             ),
             Ok(1.0)
         );
-        let injected = format!("{faithful} Quantum billing doubles every leap year on Mars.");
-        let claims = judge_claims(&judge, &injected, &contexts);
-        let input = inputs(&injected, &contexts);
+        let injected = format!("{context} Quantum billing doubles every leap year on Mars.");
+        let claims = judge_claims(&injected, context);
+        let judged = Judged {
+            claims: &claims,
+            relevant: None,
+            chunks: None,
+        };
         let score = value(
             Metric::Faithfulness,
-            &input,
-            &claims,
-            &judge,
+            &inputs(&injected),
+            &judged,
             EmptyAnswer::Zero,
-            false,
         )
         .unwrap();
         assert!((score - 2.0 / 3.0).abs() < 1e-12, "{score}");
         assert_eq!(
             value(
                 Metric::AnswerContains,
-                &input,
-                &claims,
-                &judge,
-                EmptyAnswer::Zero,
-                false
+                &inputs(&injected),
+                &judged,
+                EmptyAnswer::Zero
             ),
             Ok(1.0)
         );
         assert_eq!(
             value(
                 Metric::AnswerF1,
-                &input,
-                &claims,
-                &judge,
-                EmptyAnswer::Zero,
-                false
+                &inputs(&injected),
+                &judged,
+                EmptyAnswer::Zero
             ),
             Err(Missing::NoReference)
         );
@@ -235,28 +217,26 @@ mod tests {
 
     #[test]
     fn empty_answers_follow_the_policy() {
-        let judge = LexicalJudge::default();
-        let contexts = vec!["text".to_string()];
-        let input = inputs("  ", &contexts);
+        let judged = Judged {
+            claims: &[],
+            relevant: None,
+            chunks: None,
+        };
         assert_eq!(
             value(
                 Metric::Faithfulness,
-                &input,
-                &[],
-                &judge,
-                EmptyAnswer::Zero,
-                false
+                &inputs("  "),
+                &judged,
+                EmptyAnswer::Zero
             ),
             Ok(0.0)
         );
         assert_eq!(
             value(
                 Metric::AnswerRelevance,
-                &input,
-                &[],
-                &judge,
-                EmptyAnswer::Exclude,
-                false
+                &inputs("  "),
+                &judged,
+                EmptyAnswer::Exclude
             ),
             Err(Missing::EmptyAnswerExcluded)
         );

@@ -7,6 +7,7 @@ pub mod bootstrap;
 pub mod correlation;
 pub mod holm;
 pub mod normal;
+pub mod ppi;
 pub mod randomization;
 
 use rand::SeedableRng;

@@ -3,6 +3,7 @@
 mod expected_values;
 mod gate_flow;
 mod input_errors;
+mod judges;
 mod statistics;
 mod trec_streaming;
 

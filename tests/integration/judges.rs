@@ -1,0 +1,119 @@
+//! The `command` judge as a real subprocess: verdicts in any order, and every way a judge can
+//! break the contract fails closed (exit 2, naming the judge and the request).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::{Outcome, fixture, path_str, ragate_in};
+
+fn setup(dir: &Path, mode: &str, timeout_s: u64) {
+    let script = fixture("judges/keyword_judge.py");
+    let config = format!(
+        "version: 1
+metrics: [recall@5, {{ name: faithfulness, judge: ext }}, {{ name: answer_relevance, judge: ext }}]
+judges:
+  ext: {{ kind: command, command: [python3, \"{}\", {mode}], timeout_s: {timeout_s} }}
+tiers:
+  smoke: {{ qrels: qrels.jsonl, baseline: baseline.json }}
+gate:
+  rules:
+    - {{ metric: faithfulness, max_drop: 0.05 }}
+",
+        path_str(&script)
+    );
+    std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
+    let (mut qrels, mut run) = (String::new(), String::new());
+    for i in 0..12 {
+        writeln!(qrels, "{{\"qid\":\"q{i:02}\",\"query\":\"which region stores backups {i}\",\"gold_doc_ids\":[\"d{i}\"]}}").unwrap();
+        let extra = if i % 4 == 0 {
+            " Backups are encrypted twice."
+        } else {
+            ""
+        };
+        let line = serde_json::json!({
+            "qid": format!("q{i:02}"),
+            "retrieved": [{"doc_id": format!("d{i}"), "text": format!("Backups for tenant {i} stay in the Frankfurt region.")}],
+            "answer": format!("Backups stay in the Frankfurt region.{extra}"),
+        });
+        writeln!(run, "{line}").unwrap();
+    }
+    std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
+    std::fs::write(dir.join("run.jsonl"), run).unwrap();
+}
+
+fn gate(dir: &Path) -> Outcome {
+    ragate_in(
+        dir,
+        &[
+            "gate",
+            "--tier",
+            "smoke",
+            "--run",
+            "run.jsonl",
+            "--out",
+            "out",
+        ],
+    )
+}
+
+#[test]
+fn a_command_judge_decides_faithfulness() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), "ok", 30);
+    let out = gate(dir.path());
+    assert_eq!(
+        out.code, 2,
+        "no baseline yet, but evaluated: {}",
+        out.stderr
+    );
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/results.json")).unwrap(),
+    )
+    .unwrap();
+    // q00, q04, q08 add an unsupported sentence: 1/2; the others 1
+    assert_eq!(results["queries"]["q00"]["metrics"]["faithfulness"], 0.5);
+    assert_eq!(results["queries"]["q01"]["metrics"]["faithfulness"], 1.0);
+    assert_eq!(
+        results["queries"]["q01"]["metrics"]["answer_relevance"],
+        1.0
+    );
+    assert_eq!(results["queries"]["q00"]["claims"][1]["grade"], 0);
+    assert!(
+        results["provenance"]["judges"]["ext"]
+            .as_str()
+            .unwrap()
+            .starts_with("command `python3 ")
+    );
+}
+
+#[test]
+fn a_broken_judge_fails_closed() {
+    let cases = [
+        ("contradict", 30, "grade Some(0) contradicts verdict true"),
+        ("crash", 30, "closed its output without answering request 0"),
+        ("hang", 1, "timed out after 1s"),
+        ("skip", 30, "closed its output without answering request 0"),
+        ("garbage", 30, "expected {\"id\", \"verdict\", \"grade\"?}"),
+        ("unknown", 30, "unknown request id `999999`"),
+    ];
+    for (mode, timeout, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path(), mode, timeout);
+        let out = gate(dir.path());
+        assert_eq!(out.code, 2, "{mode}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("judge `ext`: `python3 "),
+            "{mode}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(expected),
+            "{mode}: expected `{expected}` in {}",
+            out.stderr
+        );
+        assert!(
+            !dir.path().join("out/results.json").exists(),
+            "{mode}: nothing is written as if evaluated"
+        );
+    }
+}
