@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, evaluate};
 use crate::gate;
 use crate::input::{self, corpus, qrels::Qrels, text_file::TextFile};
+use crate::judge::cache::{CacheMode, JudgeCache};
 use crate::metrics::generation::ClaimVerdict;
 use crate::report::{annotations, gate_table, junit, summary};
 use crate::tier::{self, TierQueries};
@@ -166,10 +167,19 @@ pub fn run(args: GateArgs) -> Result<i32> {
         Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
         None => None,
     };
+    // The cache is opened only when a judge will be asked something.
+    let cache = if config.metrics.iter().any(|spec| spec.is_judged())
+        && config.cache.mode != CacheMode::Off
+    {
+        Some(JudgeCache::open(&config.cache.path, config.cache.mode)?)
+    } else {
+        None
+    };
     let options = EvalOptions {
         metrics: config.metrics.clone(),
         judges: config.judges.clone(),
         corpus: corpus.as_ref(),
+        cache: cache.as_ref(),
         chunk_separator: config.chunk_separator.clone(),
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
@@ -247,6 +257,9 @@ pub fn run(args: GateArgs) -> Result<i32> {
         "queries": current.queries.len(),
         "checks": report.outcomes.len(),
         "judged_at_10": report.judged_at_k.map(|(_, share)| share),
+        "judge_tasks": evaluation.judge_usage.tasks,
+        "judge_calls": evaluation.judge_usage.judged,
+        "judge_cache_hits": evaluation.judge_usage.tasks - evaluation.judge_usage.judged,
         "evaluation_seconds": evaluation_seconds,
         "total_seconds": started.elapsed().as_secs_f64(),
     });

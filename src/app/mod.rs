@@ -67,6 +67,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
         .into_iter()
         .collect(),
         corpus: corpus.as_ref(),
+        cache: None,
         chunk_separator: args.chunk_separator,
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: 0,

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Location, Result};
 use crate::judge::Judge;
+use crate::judge::cache::CacheMode;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::Direction;
 use crate::suggest;
@@ -28,11 +29,20 @@ pub struct Config {
     pub corpus: Option<PathBuf>,
     pub chunk_separator: Option<String>,
     pub metrics: Vec<MetricSpec>,
+    /// The judge-verdict cache (default `.ragate/judge-cache.sqlite` beside the config, read-write).
+    pub cache: CacheSettings,
     /// Judges by name (`default` is always there).
     pub judges: BTreeMap<String, Judge>,
     /// Query fields to slice by; the slice `all` is always present.
     pub slices: Vec<String>,
     pub tiers: BTreeMap<String, Tier>,
+}
+
+/// Where judge verdicts are cached and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheSettings {
+    pub path: PathBuf,
+    pub mode: CacheMode,
 }
 
 /// Where a tier's queries come from.
@@ -237,6 +247,19 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
         corpus: raw.corpus.as_deref().map(resolve),
         chunk_separator: raw.chunk_separator,
         metrics: specs,
+        cache: CacheSettings {
+            path: resolve(
+                raw.cache
+                    .as_ref()
+                    .and_then(|c| c.path.as_deref())
+                    .unwrap_or(".ragate/judge-cache.sqlite"),
+            ),
+            mode: raw
+                .cache
+                .as_ref()
+                .and_then(|c| c.mode)
+                .unwrap_or(CacheMode::ReadWrite),
+        },
         judges,
         slices: raw.slices,
         tiers,

@@ -17,9 +17,18 @@ pub struct RawConfig {
     pub slices: Vec<String>,
     #[serde(default)]
     pub judges: BTreeMap<String, RawJudge>,
+    pub cache: Option<RawCache>,
     pub tiers: BTreeMap<String, RawTier>,
     #[serde(default)]
     pub gate: RawGate,
+}
+
+/// Where judge verdicts are cached.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCache {
+    pub path: Option<String>,
+    pub mode: Option<crate::judge::cache::CacheMode>,
 }
 
 /// A metric entry: a name (`recall@5`) or a map with options.

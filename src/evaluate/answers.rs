@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::input::corpus::Corpus;
 use crate::input::qrels::QueryQrels;
 use crate::input::run::RunQuery;
+use crate::judge::cache::JudgeCache;
 use crate::judge::{Judge, Task, Verdict};
 use crate::metrics::claims::split_claims;
 use crate::metrics::generation::{self, AnswerInputs, ClaimVerdict, Judged, Missing};
@@ -47,19 +48,44 @@ impl TaskBook {
         }
     }
 
-    /// Every judge's verdicts on its tasks, in task order.
-    pub fn judge_all(&self, judges: &BTreeMap<String, Judge>) -> Result<Verdicts> {
+    /// Every judge's verdicts on its tasks, in task order, through the cache when there is one.
+    pub fn judge_all(
+        &self,
+        judges: &BTreeMap<String, Judge>,
+        cache: Option<&JudgeCache>,
+    ) -> Result<Verdicts> {
         let mut verdicts = BTreeMap::new();
+        let mut judged = 0;
+        let mut tasks_total = 0;
         for (name, tasks) in &self.tasks {
-            verdicts.insert(name.clone(), judges[name].judge_all(name, tasks)?);
+            let (list, asked) = judges[name].judge_cached(name, tasks, cache)?;
+            verdicts.insert(name.clone(), list);
+            judged += asked;
+            tasks_total += tasks.len();
         }
-        Ok(Verdicts { verdicts })
+        Ok(Verdicts {
+            verdicts,
+            usage: JudgeUsage {
+                tasks: tasks_total,
+                judged,
+            },
+        })
     }
 }
 
 /// The verdicts of a run, per judge name, in task order.
 pub struct Verdicts {
     verdicts: BTreeMap<String, Vec<Verdict>>,
+    pub usage: JudgeUsage,
+}
+
+/// How much judging a run took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JudgeUsage {
+    /// Tasks the answer metrics needed.
+    pub tasks: usize,
+    /// Tasks the judges were asked (the rest came from the cache).
+    pub judged: usize,
 }
 
 impl Verdicts {

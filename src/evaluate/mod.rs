@@ -16,9 +16,11 @@ use crate::input::qrels::{Judgment, Qrels, QueryQrels};
 use crate::input::trec_run::{self, Pass, RunEntry};
 use crate::input::{RunFormat, run, text_file::TextFile};
 use crate::judge::Judge;
+use crate::judge::cache::JudgeCache;
 use crate::metrics::generation::ClaimVerdict;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
+pub use answers::JudgeUsage;
 use answers::{AnswerMetrics, PreparedQuery, TaskBook};
 
 /// What to compute and how to read retrieved ids.
@@ -29,6 +31,8 @@ pub struct EvalOptions<'a> {
     pub judges: BTreeMap<String, Judge>,
     /// Document texts for contexts when the run carries none.
     pub corpus: Option<&'a Corpus>,
+    /// Judge verdicts already known (None: judge everything).
+    pub cache: Option<&'a JudgeCache>,
     /// Retrieved `doc7#3` counts as `doc7` with separator `#`; later chunks of a doc are skipped.
     pub chunk_separator: Option<String>,
     /// Worker threads for TREC runs.
@@ -63,6 +67,8 @@ pub struct Evaluation {
     pub counts: Vec<usize>,
     /// Queries whose empty answer was left out of a metric (`empty_answer: exclude`).
     pub empty_answers_excluded: usize,
+    /// How many judging tasks the answer metrics needed and how many went to a judge.
+    pub judge_usage: JudgeUsage,
     pub excluded_no_relevant: usize,
     pub missing_from_run: usize,
     pub run_queries_not_in_qrels: usize,
@@ -266,6 +272,7 @@ pub fn evaluate(
     };
     let mut tally = Tally::new(qrels.len());
     let mut warnings = Vec::new();
+    let mut judge_usage = JudgeUsage::default();
     match format {
         RunFormat::Native => {
             // Retrieval values and judging tasks per query first, then every judge once, then
@@ -296,7 +303,8 @@ pub fn evaluate(
                 }
                 pending.push((query.qid, outcome, prepared));
             }
-            let verdicts = book.judge_all(&options.judges)?;
+            let verdicts = book.judge_all(&options.judges, options.cache)?;
+            judge_usage = verdicts.usage;
             for (qid, mut outcome, prepared) in pending {
                 if let (Outcome::Scored { scores, .. }, Some(prepared)) = (&mut outcome, &prepared)
                 {
@@ -366,7 +374,9 @@ pub fn evaluate(
         }
     }
     let metrics: Vec<Metric> = options.metrics.iter().map(|s| s.metric).collect();
-    assemble(qrels, run_path, &scorer, &metrics, tally, warnings)
+    let mut evaluation = assemble(qrels, run_path, &scorer, &metrics, tally, warnings)?;
+    evaluation.judge_usage = judge_usage;
+    Ok(evaluation)
 }
 
 /// What a judged query missing from the run scores: 0 (a dropped query is a regression), except
@@ -486,6 +496,7 @@ fn assemble(
         means,
         counts,
         empty_answers_excluded,
+        judge_usage: JudgeUsage::default(),
         excluded_no_relevant,
         missing_from_run,
         run_queries_not_in_qrels: tally.run_queries_not_in_qrels,

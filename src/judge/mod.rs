@@ -5,6 +5,7 @@ pub mod command;
 pub mod lexical;
 
 use crate::error::Result;
+use cache::{CacheKey, JudgeCache};
 use command::CommandJudge;
 use lexical::LexicalJudge;
 
@@ -16,7 +17,8 @@ pub enum Judge {
 }
 
 /// One question put to a judge.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(tag = "task", rename_all = "lowercase")]
 pub enum Task {
     /// Is `claim` supported by `context`?
     Support { claim: String, context: String },
@@ -36,7 +38,7 @@ impl Task {
 }
 
 /// A judge's answer to a task.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Verdict {
     /// Supported (support tasks) or relevant (relevance tasks).
     pub positive: bool,
@@ -53,6 +55,74 @@ impl Judge {
             Judge::Lexical(judge) => judge.describe(),
             Judge::Command(judge) => format!("command `{}`", judge.command.join(" ")),
         }
+    }
+
+    /// The kind of judge, for cache keys.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Judge::Lexical(_) => "lexical",
+            Judge::Command(_) => "command",
+        }
+    }
+
+    /// Judges every task, in order, answering from `cache` where it can and storing new verdicts
+    /// there. Returns the verdicts and how many tasks went to the judge.
+    pub fn judge_cached(
+        &self,
+        name: &str,
+        tasks: &[Task],
+        cache: Option<&JudgeCache>,
+    ) -> Result<(Vec<Verdict>, usize)> {
+        let Some(cache) = cache else {
+            return Ok((self.judge_all(name, tasks)?, tasks.len()));
+        };
+        let version = self.describe();
+        let keys: Vec<CacheKey> = tasks
+            .iter()
+            .map(|task| {
+                let inputs = serde_json::to_value(task).expect("tasks serialise");
+                CacheKey::new(
+                    self.kind(),
+                    "",
+                    "",
+                    &version,
+                    &serde_json::Value::Null,
+                    &inputs,
+                )
+            })
+            .collect();
+        let mut verdicts: Vec<Option<Verdict>> = Vec::with_capacity(tasks.len());
+        for (task, key) in tasks.iter().zip(&keys) {
+            let stored = cache.lookup(key, &format!("judge `{name}`: {}", task.summary()))?;
+            verdicts.push(match stored {
+                Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
+                    crate::error::Error::input(
+                        cache.path(),
+                        format!("a cached verdict does not parse ({e}): delete the cache file"),
+                    )
+                })?),
+                None => None,
+            });
+        }
+        let missing: Vec<usize> = (0..tasks.len())
+            .filter(|&i| verdicts[i].is_none())
+            .collect();
+        let asked: Vec<Task> = missing.iter().map(|&i| tasks[i].clone()).collect();
+        let fresh = self.judge_all(name, &asked)?;
+        for (&i, verdict) in missing.iter().zip(fresh) {
+            cache.put(
+                &keys[i],
+                &serde_json::to_string(&verdict).expect("verdicts serialise"),
+            )?;
+            verdicts[i] = Some(verdict);
+        }
+        Ok((
+            verdicts
+                .into_iter()
+                .map(|v| v.expect("every task judged"))
+                .collect(),
+            missing.len(),
+        ))
     }
 
     /// Judges every task, in order. `name` is the judge's name in the config, for errors.

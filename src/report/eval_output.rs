@@ -202,6 +202,7 @@ mod tests {
             means: vec![0.2, 0.25],
             counts: vec![2, 2],
             empty_answers_excluded: 0,
+            judge_usage: Default::default(),
             excluded_no_relevant: 1,
             missing_from_run: 1,
             run_queries_not_in_qrels: 2,
