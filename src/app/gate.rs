@@ -14,7 +14,11 @@ use crate::cli::{GateArgs, GateFormat};
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, evaluate};
-use crate::gate;
+use crate::gate::{
+    self,
+    calibration::{self, Calibration},
+};
+use crate::input::labels;
 use crate::input::{self, corpus, qrels::Qrels, text_file::TextFile};
 use crate::judge::cache::{CacheMode, JudgeCache};
 use crate::metrics::generation::ClaimVerdict;
@@ -229,6 +233,17 @@ pub fn run(args: GateArgs) -> Result<i32> {
     };
     let judge_warnings = check_judges(&baseline, &current, args.allow_judge_change)?;
     let mut report = gate::compare(&config, tier, &baseline, &current);
+    let calibrations = match &tier.labels {
+        Some(path) => calibration::calibrate(
+            &evaluation,
+            &config.metrics,
+            &labels::read(&TextFile::read(path)?)?,
+        ),
+        None => Vec::new(),
+    };
+    report
+        .notes
+        .extend(calibrations.iter().map(Calibration::describe));
     report.warnings.extend(judge_warnings);
     report.judged_at_k =
         gate::judged_at_k(&current, &qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
@@ -257,6 +272,18 @@ pub fn run(args: GateArgs) -> Result<i32> {
         "queries": current.queries.len(),
         "checks": report.outcomes.len(),
         "judged_at_10": report.judged_at_k.map(|(_, share)| share),
+        "calibration": calibrations.iter().map(|c| json!({
+            "metric": c.metric,
+            "ppi": c.ppi.estimate,
+            "ppi_ci": [c.ppi.ci.0, c.ppi.ci.1],
+            "ppi_plus_plus": c.ppi_plus_plus.estimate,
+            "ppi_plus_plus_ci": [c.ppi_plus_plus.ci.0, c.ppi_plus_plus.ci.1],
+            "lambda": c.ppi_plus_plus.lambda,
+            "judge_mean": c.judge_mean,
+            "labelled": c.ppi.n_labelled,
+            "queries": c.ppi.n_total,
+            "stale_labels": c.stale,
+        })).collect::<Vec<_>>(),
         "judge_tasks": evaluation.judge_usage.tasks,
         "judge_calls": evaluation.judge_usage.judged,
         "judge_cache_hits": evaluation.judge_usage.tasks - evaluation.judge_usage.judged,

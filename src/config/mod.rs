@@ -63,6 +63,8 @@ pub struct Tier {
     pub name: String,
     pub source: TierSource,
     pub baseline: PathBuf,
+    /// Human labels for judge calibration (JSONL `{qid, answer, <metric>: value}`).
+    pub labels: Option<PathBuf>,
     /// Keep answer text in results (false: a sha256 instead).
     pub store_text: bool,
     pub gate: GateSettings,
@@ -236,6 +238,7 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
                 name: name.clone(),
                 source,
                 baseline: resolve(&tier.baseline),
+                labels: tier.labels.as_deref().map(resolve),
                 store_text: tier.store_text.unwrap_or(true),
                 gate: settings,
                 config_hash: hex(&Sha256::digest(&canonical)),

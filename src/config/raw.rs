@@ -128,6 +128,7 @@ pub struct RawTier {
     pub stratify: Option<String>,
     pub seed: Option<u64>,
     pub baseline: String,
+    pub labels: Option<String>,
     pub store_text: Option<bool>,
     pub gate: Option<RawGate>,
 }

@@ -1,5 +1,6 @@
 //! The gate: compares a tier's current results with its baseline and decides every check.
 
+pub mod calibration;
 pub mod checks;
 pub mod verdict;
 

@@ -355,7 +355,7 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
         "version: 1
 metrics: [recall@5, { name: faithfulness, empty_answer: zero }, answer_relevance, answer_length]
 tiers:
-  smoke: { qrels: qrels.jsonl, baseline: baseline.json }
+  smoke: { qrels: qrels.jsonl, baseline: baseline.json, labels: labels.jsonl }
 gate:
   resamples: 2000
   rules:
@@ -365,6 +365,28 @@ gate:
     )
     .unwrap();
     write_answer_run(&dir.join("base.jsonl"), |_| false);
+    // human labels for 10 answers (the humans find 2 of them unfaithful), and one stale label
+    let mut labels = String::new();
+    for i in 0..10 {
+        let answer = format!(
+            "Bucket policy {i} keeps objects for   {} days before deletion.",
+            10 + i
+        );
+        let human = if i < 2 { 0 } else { 1 };
+        writeln!(
+            labels,
+            "{}",
+            serde_json::json!({"qid": format!("q{i:02}"), "answer": answer, "faithfulness": human})
+        )
+        .unwrap();
+    }
+    writeln!(
+        labels,
+        "{}",
+        serde_json::json!({"qid": "q11", "answer": "an older answer", "faithfulness": 1})
+    )
+    .unwrap();
+    std::fs::write(dir.join("labels.jsonl"), labels).unwrap();
     write_answer_run(&dir.join("unfaithful.jsonl"), |i| i % 3 != 0);
     let gate = |run: &str| {
         ragate_in(
@@ -396,6 +418,30 @@ gate:
         0
     );
     assert_eq!(gate("base.jsonl").code, 0);
+    let run_stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/run-stats.json")).unwrap())
+            .unwrap();
+    let calibration = &run_stats["calibration"][0];
+    assert_eq!(calibration["metric"], "faithfulness");
+    assert_eq!(
+        (
+            calibration["labelled"].clone(),
+            calibration["queries"].clone(),
+            calibration["stale_labels"].clone()
+        ),
+        (10.into(), 30.into(), 1.into())
+    );
+    // the judge says 1.0 everywhere, the humans 0.8 on their sample: PPI corrects by 0.2
+    assert!(
+        (calibration["ppi"].as_f64().unwrap() - 0.8).abs() < 1e-12,
+        "{calibration}"
+    );
+    assert_eq!(calibration["judge_mean"], 1.0);
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("faithfulness calibrated on 10 human labels of 30 queries: PPI 0.8000"),
+        "{summary}"
+    );
 
     let failed = gate("unfaithful.jsonl");
     assert_eq!(failed.code, 1, "{}\n{}", failed.stdout, failed.stderr);
