@@ -2,6 +2,7 @@
 
 pub mod calibration;
 pub mod checks;
+pub mod diagnosis;
 pub mod verdict;
 
 use std::collections::BTreeSet;
@@ -133,6 +134,9 @@ pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Resul
         judged_at_k: None,
         notes: length_faithfulness_correlation(current)
             .into_iter()
+            .chain(current.summary.iter().flat_map(|(slice, metrics)| {
+                diagnosis::diagnose(slice, metrics, &diagnosis::Thresholds::default())
+            }))
             .collect(),
         warnings,
     }
