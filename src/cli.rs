@@ -32,6 +32,22 @@ pub enum Command {
     Compare(CompareArgs),
     /// Check the config, every tier's qrels and baseline, and lint the qrels, running nothing.
     Validate(ValidateArgs),
+    /// Two judges on the same claims: agreement, Cohen's kappa, disagreements.
+    JudgeAgreement(AgreementArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AgreementArgs {
+    #[arg(long)]
+    pub tier: String,
+    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    pub config: PathBuf,
+    /// The two judges to compare, by name: A,B.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub judges: Vec<String>,
+    /// The run whose answers are judged (native JSONL).
+    #[arg(long, value_name = "FILE")]
+    pub run: PathBuf,
 }
 
 #[derive(Debug, Args)]

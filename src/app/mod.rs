@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
+mod agreement;
 mod baseline;
 mod compare;
 mod gate;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Baseline(BaselineCommand::Show(args)) => baseline::show(args),
         Command::Compare(args) => compare::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::JudgeAgreement(args) => agreement::run(args),
     }
 }
 

@@ -117,3 +117,44 @@ fn a_broken_judge_fails_closed() {
         );
     }
 }
+
+#[test]
+fn judge_agreement_compares_two_judges_on_the_same_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), "ok", 30);
+    let out = ragate_in(
+        dir.path(),
+        &[
+            "judge-agreement",
+            "--tier",
+            "smoke",
+            "--judges",
+            "default,ext",
+            "--run",
+            "run.jsonl",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // 12 answers: 9 with one claim, 3 with two; both judges support the first claim and reject
+    // "Backups are encrypted twice." (no context word), so they agree on all 15.
+    assert!(out.stdout.starts_with("judges `default` and `ext` on 15 claims of tier `smoke`\nagreement 1.000, Cohen's kappa 1.000\n"), "{}", out.stdout);
+    let unknown = ragate_in(
+        dir.path(),
+        &[
+            "judge-agreement",
+            "--tier",
+            "smoke",
+            "--judges",
+            "default,extt",
+            "--run",
+            "run.jsonl",
+        ],
+    );
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("no judge `extt`")
+            && unknown.stderr.contains("(did you mean `ext`?)"),
+        "{}",
+        unknown.stderr
+    );
+}

@@ -1,0 +1,146 @@
+//! `ragate judge-agreement`: two judges on the same claims of a tier's answers: agreement,
+//! Cohen's kappa, the confusion matrix and the claims they disagree on.
+
+use std::collections::BTreeMap;
+
+use crate::app::{default_threads, write_stdout};
+use crate::cli::AgreementArgs;
+use crate::config::{self, Config};
+use crate::error::{Error, Result};
+use crate::evaluate::{EvalOptions, evaluate};
+use crate::exit_code;
+use crate::input::{self, corpus, text_file::TextFile};
+use crate::judge::cache::{CacheMode, JudgeCache};
+use crate::metrics::generation::ClaimVerdict;
+use crate::metrics::metric::{Metric, MetricSpec};
+use crate::stats::agreement::agreement;
+use crate::suggest;
+use crate::tier;
+
+/// How many disagreements are listed.
+const SHOWN: usize = 20;
+
+fn check_judge(config: &Config, name: &str) -> Result<()> {
+    if config.judges.contains_key(name) {
+        return Ok(());
+    }
+    let names: Vec<&str> = config.judges.keys().map(String::as_str).collect();
+    Err(Error::Usage(suggest::did_you_mean(
+        format!(
+            "no judge `{name}` in {}: expected one of {}",
+            config.path.display(),
+            names.join(", ")
+        ),
+        name,
+        names.iter().copied(),
+    )))
+}
+
+pub fn run(args: AgreementArgs) -> Result<i32> {
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let [first, second] = args.judges.as_slice() else {
+        return Err(Error::Usage(format!(
+            "--judges takes two judge names, A,B: got {}",
+            args.judges.len()
+        )));
+    };
+    check_judge(&config, first)?;
+    check_judge(&config, second)?;
+    let queries = tier::load(tier)?;
+    let format = input::detect_run_format(&args.run)?;
+    let corpus = match &config.corpus {
+        Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
+        None => None,
+    };
+    let cache = match config.cache.mode {
+        CacheMode::Off => None,
+        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
+    };
+    // The faithfulness options of the config (contexts k, empty answers), with each judge.
+    let base = config
+        .metrics
+        .iter()
+        .find(|spec| spec.metric == Metric::Faithfulness)
+        .cloned()
+        .unwrap_or_else(|| MetricSpec::new(Metric::Faithfulness));
+    let claims_of = |judge: &str| -> Result<BTreeMap<String, Vec<ClaimVerdict>>> {
+        let options = EvalOptions {
+            metrics: vec![MetricSpec {
+                judge: judge.to_string(),
+                ..base.clone()
+            }],
+            judges: config.judges.clone(),
+            corpus: corpus.as_ref(),
+            cache: cache.as_ref(),
+            chunk_separator: config.chunk_separator.clone(),
+            threads: default_threads(),
+            keep_ranked: 0,
+        };
+        let evaluation = evaluate(&queries.qrels, &args.run, format, &options)?;
+        Ok(evaluation
+            .per_query
+            .into_iter()
+            .map(|q| (q.qid, q.claims))
+            .collect())
+    };
+    let (a, b) = (claims_of(first)?, claims_of(second)?);
+    let mut pairs = Vec::new();
+    let mut disagreements = Vec::new();
+    for (qid, claims_a) in &a {
+        let claims_b = &b[qid];
+        for (x, y) in claims_a.iter().zip(claims_b) {
+            pairs.push((x.supported, y.supported));
+            if x.supported != y.supported {
+                disagreements.push(format!(
+                    "{qid}: {first} {} / {second} {}: {}",
+                    if x.supported {
+                        "supported"
+                    } else {
+                        "unsupported"
+                    },
+                    if y.supported {
+                        "supported"
+                    } else {
+                        "unsupported"
+                    },
+                    x.claim
+                ));
+            }
+        }
+    }
+    let Some(result) = agreement(&pairs) else {
+        return Err(Error::input(
+            &args.run,
+            "no claims to judge: expected answers with at least one claim",
+        ));
+    };
+    let [yy, yn, ny, nn] = result.confusion;
+    let mut out = format!(
+        "judges `{first}` and `{second}` on {} claims of tier `{}`\n\
+         agreement {:.3}, Cohen's kappa {}\n\n\
+         {:>24} {second}: supported  unsupported\n\
+         {first}: supported   {yy:>21}  {yn:>11}\n\
+         {first}: unsupported {ny:>21}  {nn:>11}\n",
+        pairs.len(),
+        tier.name,
+        result.observed,
+        result
+            .kappa
+            .map_or("undefined (both judges constant)".to_string(), |k| format!(
+                "{k:.3}"
+            )),
+        "",
+    );
+    if !disagreements.is_empty() {
+        out.push_str(&format!("\n{} disagreements:\n", disagreements.len()));
+        for line in disagreements.iter().take(SHOWN) {
+            out.push_str(&format!("- {line}\n"));
+        }
+        if disagreements.len() > SHOWN {
+            out.push_str(&format!("- ... and {} more\n", disagreements.len() - SHOWN));
+        }
+    }
+    write_stdout(&out)?;
+    Ok(exit_code::SUCCESS)
+}
