@@ -1,0 +1,176 @@
+//! Tests of config parsing and validation: the documented example and a table of bad configs.
+
+use super::*;
+
+const VALID: &str = r##"
+version: 1
+corpus: qrels/corpus.jsonl
+chunk_separator: "#"
+metrics: [precision@5, recall@5, recall@10, mrr, ndcg@10]
+slices: [class]
+tiers:
+  smoke:      { qrels: qrels/smoke.jsonl, baseline: baselines/smoke.json, gate: { decision: point } }
+  regression: { qrels: qrels/regression.jsonl, baseline: baselines/regression.json }
+  nightly:    { from: qrels/deep.jsonl, sample: 500, stratify: class, seed: 7, baseline: baselines/nightly.json,
+                gate: { rules: [ { metric: mrr, max_drop: 0.1 } ] } }
+gate:
+  decision: significant
+  alpha: 0.05
+  correction: holm
+  min_queries: 5
+  resamples: 10000
+  seed: 42
+  rules:
+    - { metric: recall@5, max_drop: 0.02 }
+    - { metric: ndcg@10, max_drop_pct: 5 }
+    - { metric: recall@5, slice: class=paraphrased, max_drop: 0.05, min: 0.6 }
+"##;
+
+fn load_str(text: &str) -> Result<Config> {
+    let path = Path::new("conf/eval-config.yaml");
+    validate(path, parse(path, text)?)
+}
+
+#[test]
+fn the_documented_example_is_valid() {
+    let config = load_str(VALID).unwrap();
+    assert_eq!(
+        config.corpus,
+        Some(PathBuf::from("conf/qrels/corpus.jsonl"))
+    );
+    let smoke = &config.tiers["smoke"];
+    assert_eq!(smoke.gate.decision, Decision::Point);
+    assert_eq!(smoke.gate.alpha, 0.05);
+    assert_eq!(smoke.gate.rules.len(), 3);
+    assert_eq!(
+        smoke.source,
+        TierSource::Qrels(PathBuf::from("conf/qrels/smoke.jsonl"))
+    );
+    let paraphrased = &smoke.gate.rules[2];
+    assert_eq!(
+        paraphrased.slice.as_ref().unwrap().to_string(),
+        "class=paraphrased"
+    );
+    assert_eq!(paraphrased.limits.min, Some(0.6));
+    let nightly = &config.tiers["nightly"];
+    assert_eq!(
+        nightly.gate.rules.len(),
+        1,
+        "a tier's rules replace the top-level list"
+    );
+    assert_eq!(nightly.gate.decision, Decision::Significant);
+    assert_eq!(
+        nightly.source,
+        TierSource::Sample {
+            from: PathBuf::from("conf/qrels/deep.jsonl"),
+            size: 500,
+            stratify: Some("class".into()),
+            seed: 7
+        }
+    );
+    assert_ne!(nightly.config_hash, smoke.config_hash);
+    assert_eq!(smoke.config_hash, config.tiers["regression"].config_hash);
+    assert_eq!(smoke.config_hash.len(), 64);
+}
+
+#[test]
+fn bad_configs_name_the_key_path() {
+    let replace = |from: &str, to: &str| {
+        assert!(VALID.contains(from), "{from}");
+        VALID.replacen(from, to, 1)
+    };
+    let cases = [
+        (
+            replace("  alpha: 0.05", "  alpah: 0.05"),
+            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `correction`, `min_queries`, `resamples`, `seed`, `rules` (did you mean `alpha`?)",
+        ),
+        (
+            replace("decision: significant", "decision: signficant"),
+            "gate.decision: unknown variant `signficant`, expected `significant` or `point` (did you mean `significant`?)",
+        ),
+        (
+            replace("alpha: 0.05", "alpha: 1.5"),
+            "conf/eval-config.yaml: tiers.nightly.gate.alpha: 1.5 is outside (0, 1)",
+        ),
+        (
+            replace("version: 1", "version: 2"),
+            "conf/eval-config.yaml: version: unsupported version 2: expected 1",
+        ),
+        (
+            replace("metrics: [precision@5,", "metrics: [precison@5,"),
+            "metrics[0]: unknown metric `precison@5`",
+        ),
+        (
+            replace(
+                "{ metric: ndcg@10, max_drop_pct: 5 }",
+                "{ metric: ndcg@20, max_drop_pct: 5 }",
+            ),
+            "conf/eval-config.yaml: gate.rules[1].metric: `ndcg@20` is not computed",
+        ),
+        (
+            replace("slice: class=paraphrased", "slice: klass=paraphrased"),
+            "gate.rules[2].slice: `klass` is not a slice field: expected one of the slices list (class) (did you mean `class`?)",
+        ),
+        (
+            replace("slice: class=paraphrased", "slice: paraphrased"),
+            "gate.rules[2].slice: `paraphrased`: expected `field=value`",
+        ),
+        (
+            replace(
+                "{ metric: ndcg@10, max_drop_pct: 5 }",
+                "{ metric: recall@5, max_drop_pct: 5 }",
+            ),
+            "gate.rules[1]: a second rule for recall@5 on all slices: expected one rule per metric and slice",
+        ),
+        (
+            replace(
+                "{ metric: ndcg@10, max_drop_pct: 5 }",
+                "{ metric: ndcg@10, max_increase: 5 }",
+            ),
+            "gate.rules[1].max_increase: ndcg@10 is higher-is-better: expected max_drop, max_drop_pct, min",
+        ),
+        (
+            replace(
+                "{ metric: ndcg@10, max_drop_pct: 5 }",
+                "{ metric: ndcg@10 }",
+            ),
+            "gate.rules[1]: no limit: expected at least one of max_drop, max_drop_pct, min",
+        ),
+        (
+            replace(
+                "{ metric: mrr, max_drop: 0.1 }",
+                "{ metric: mrr, max_drop: -0.1 }",
+            ),
+            "tiers.nightly.gate.rules[0].max_drop: -0.1: expected a finite non-negative number",
+        ),
+        (
+            replace("qrels: qrels/smoke.jsonl,", ""),
+            "tiers.smoke: no queries: expected `qrels: FILE` or `from: FILE` with `sample: N`",
+        ),
+        (
+            replace("sample: 500, ", ""),
+            "tiers.nightly.sample: a tier with `from:` needs `sample: N`",
+        ),
+        (
+            replace("slices: [class]", "slices: [class, class]"),
+            "slices[1]: `class` is listed twice",
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = load_str(&text).unwrap_err().to_string();
+        assert!(
+            message.contains(expected),
+            "expected `{expected}` in `{message}`"
+        );
+    }
+}
+
+#[test]
+fn unknown_tier_suggests_the_closest() {
+    let config = load_str(VALID).unwrap();
+    let message = config.tier("smok").unwrap_err().to_string();
+    assert_eq!(
+        message,
+        "conf/eval-config.yaml: no tier `smok`: expected one of nightly, regression, smoke (did you mean `smoke`?)"
+    );
+}
