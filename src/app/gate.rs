@@ -244,6 +244,9 @@ pub fn run(args: GateArgs) -> Result<i32> {
     report
         .notes
         .extend(calibrations.iter().map(Calibration::describe));
+    report
+        .outcomes
+        .extend(calibration::checks(&tier.gate.rules, &calibrations));
     report.warnings.extend(judge_warnings);
     report.judged_at_k =
         gate::judged_at_k(&current, &qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));

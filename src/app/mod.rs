@@ -38,6 +38,11 @@ pub(crate) fn default_threads() -> usize {
 }
 
 fn eval(args: EvalArgs) -> Result<i32> {
+    if let Some(metric) = args.metrics.iter().find(|m| matches!(m, Metric::Ppi(_))) {
+        return Err(Error::Usage(format!(
+            "`{metric}` is a tier-level estimate from human labels: use it in a gate rule, not in eval"
+        )));
+    }
     let metrics: Vec<MetricSpec> = if args.metrics.is_empty() {
         DEFAULT_METRICS
             .iter()

@@ -113,6 +113,15 @@ pub fn validate_metrics(
             .name()
             .parse()
             .map_err(|e| keys.error(&key, format!("{e}")))?;
+        if let Metric::Ppi(calibrated) = metric {
+            return Err(keys.error(
+                &key,
+                format!(
+                    "`{metric}` is a tier-level estimate for rules, not a per-query metric: list `{}` here and add labels to the tier",
+                    calibrated.base()
+                ),
+            ));
+        }
         if specs.iter().any(|s| s.metric == metric) {
             return Err(keys.error(
                 &key,

@@ -385,6 +385,15 @@ fn validate_rule(
         .metric
         .parse()
         .map_err(|e| keys.error(format!("{key}.metric"), format!("{e}")))?;
+    if let Metric::Ppi(calibrated) = metric {
+        return validate_calibrated_rule(keys, key, raw, metrics, calibrated.base()).map(
+            |limits| Rule {
+                metric,
+                slice: None,
+                limits,
+            },
+        );
+    }
     if !metrics.contains(&metric) {
         let names: Vec<String> = metrics.iter().map(ToString::to_string).collect();
         return Err(keys.error(
@@ -484,6 +493,53 @@ fn validate_rule(
         slice,
         limits,
     })
+}
+
+/// A rule on a calibrated estimate: its base metric must be computed, and only `min` applies
+/// (to the lower bound of the estimate's confidence interval), over all queries.
+fn validate_calibrated_rule(
+    keys: &Keys<'_>,
+    key: &str,
+    raw: &RawRule,
+    metrics: &[Metric],
+    base: Metric,
+) -> Result<Limits> {
+    if !metrics.contains(&base) {
+        return Err(keys.error(
+            format!("{key}.metric"),
+            format!("`{}` needs `{base}` in the metrics list", raw.metric),
+        ));
+    }
+    let others = [
+        ("slice", raw.slice.is_some()),
+        ("max_drop", raw.max_drop.is_some()),
+        ("max_drop_pct", raw.max_drop_pct.is_some()),
+        ("max_increase", raw.max_increase.is_some()),
+        ("max_increase_pct", raw.max_increase_pct.is_some()),
+        ("max", raw.max.is_some()),
+    ];
+    if let Some((name, _)) = others.iter().find(|(_, present)| *present) {
+        return Err(keys.error(
+            format!("{key}.{name}"),
+            format!(
+                "`{}` takes only `min` (a floor on its lower CI bound)",
+                raw.metric
+            ),
+        ));
+    }
+    match raw.min {
+        Some(min) if min.is_finite() => Ok(Limits {
+            min: Some(min),
+            ..Limits::default()
+        }),
+        _ => Err(keys.error(
+            key,
+            format!(
+                "`{}` needs `min`: a floor on the lower bound of its 95% CI",
+                raw.metric
+            ),
+        )),
+    }
 }
 
 fn validate_source(

@@ -152,6 +152,20 @@ fn bad_configs_name_the_key_path() {
             "tiers.nightly.sample: a tier with `from:` needs `sample: N`",
         ),
         (
+            replace(
+                "{ metric: ndcg@10, max_drop_pct: 5 }",
+                "{ metric: faithfulness_ppi, min: 0.5 }",
+            ),
+            "gate.rules[1].metric: `faithfulness_ppi` needs `faithfulness` in the metrics list",
+        ),
+        (
+            replace(
+                "metrics: [precision@5,",
+                "metrics: [faithfulness_ppi, precision@5,",
+            ),
+            "metrics[0]: `faithfulness_ppi` is a tier-level estimate for rules, not a per-query metric",
+        ),
+        (
             replace("slices: [class]", "slices: [class, class]"),
             "slices[1]: `class` is listed twice",
         ),

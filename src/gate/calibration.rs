@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::config::Rule;
 use crate::evaluate::Evaluation;
+use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::input::labels::{self, Label};
-use crate::metrics::metric::MetricSpec;
+use crate::metrics::metric::{Metric, MetricSpec};
 use crate::stats::ppi::{self, PpiEstimate};
 
 /// The calibration of one judged metric.
@@ -85,4 +87,68 @@ pub fn calibrate(
         });
     }
     calibrations
+}
+
+fn calibrated_outcome(
+    name: String,
+    metric: String,
+    status: CheckStatus,
+    verdict: String,
+    estimate: Option<&PpiEstimate>,
+) -> CheckOutcome {
+    CheckOutcome {
+        name,
+        metric,
+        slice: "all".to_string(),
+        status,
+        verdict,
+        n: estimate.map_or(0, |e| e.n_labelled),
+        baseline_mean: f64::NAN,
+        current_mean: estimate.map_or(f64::NAN, |e| e.estimate),
+        delta: f64::NAN,
+        ci: estimate.map(|e| e.ci),
+        p_value: None,
+        threshold: None,
+        detectable_drop: None,
+        worst: Vec::new(),
+        worse_count: 0,
+    }
+}
+
+/// The checks of rules on calibrated estimates (`faithfulness_ppi` with `min`): the lower bound
+/// of the PPI++ 95% interval must reach the floor. Without a calibration (no labels, or fewer than
+/// two current ones) the check is an error: it cannot be evaluated.
+pub fn checks(rules: &[Rule], calibrations: &[Calibration]) -> Vec<CheckOutcome> {
+    rules
+        .iter()
+        .filter_map(|rule| match rule.metric {
+            Metric::Ppi(calibrated) => Some((rule, calibrated.base().to_string())),
+            _ => None,
+        })
+        .map(|(rule, base)| {
+            let metric = rule.metric.to_string();
+            let name = format!("{metric} [all]");
+            let min = rule.limits.min.unwrap_or(f64::NEG_INFINITY);
+            match calibrations.iter().find(|c| c.metric == base) {
+                None => {
+                    let verdict = format!(
+                        "{name}: no calibration: expected the tier's `labels:` to hold at least two labels of current answers for {base}"
+                    );
+                    calibrated_outcome(name, metric, CheckStatus::Error, verdict, None)
+                }
+                Some(calibration) => {
+                    let estimate = &calibration.ppi_plus_plus;
+                    let (lower, upper) = estimate.ci;
+                    let status = if lower < min { CheckStatus::Fail } else { CheckStatus::Pass };
+                    let relation = if lower < min { "is below" } else { "meets" };
+                    let verdict = format!(
+                        "{name}: PPI++ {:.4} (95% CI [{lower:.4}, {upper:.4}]) from {} labels of {} queries; \
+                         the lower bound {relation} min {min}",
+                        estimate.estimate, estimate.n_labelled, estimate.n_total
+                    );
+                    calibrated_outcome(name, metric, status, verdict, Some(estimate))
+                }
+            }
+        })
+        .collect()
 }

@@ -111,7 +111,9 @@ pub fn value(
             .map(|reference| answer::answer_exact(inputs.answer, reference))
             .ok_or(Missing::NoReference),
         Metric::AnswerLength => Ok(answer::answer_length(inputs.answer)),
-        Metric::Retrieval(_) => unreachable!("retrieval metrics are scored from the ranking"),
+        Metric::Retrieval(_) | Metric::Ppi(_) => {
+            unreachable!("retrieval metrics come from the ranking, calibrated ones from labels")
+        }
     }
 }
 

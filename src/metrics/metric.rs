@@ -26,13 +26,36 @@ pub enum Metric {
     AnswerExact,
     /// The answer's length in words (lower is better).
     AnswerLength,
+    /// The prediction-powered estimate of a judged metric's mean, calibrated on human labels:
+    /// a tier-level value for rules (`faithfulness_ppi` with `min`), not a per-query metric.
+    Ppi(Calibrated),
+}
+
+/// A judged metric that human labels can calibrate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Calibrated {
+    Faithfulness,
+    FaithfulnessGraded,
+    AnswerRelevance,
+}
+
+impl Calibrated {
+    /// The per-query metric it calibrates.
+    pub fn base(self) -> Metric {
+        match self {
+            Calibrated::Faithfulness => Metric::Faithfulness,
+            Calibrated::FaithfulnessGraded => Metric::FaithfulnessGraded,
+            Calibrated::AnswerRelevance => Metric::AnswerRelevance,
+        }
+    }
 }
 
 /// The metric names `FromStr` accepts, for error messages.
 pub fn valid_names() -> String {
     format!(
         "{}, faithfulness, faithfulness_graded, answer_relevance, context_precision@K, \
-         answer_contains, answer_f1, answer_exact, answer_length",
+         answer_contains, answer_f1, answer_exact, answer_length; in rules also \
+         faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi",
         retrieval::VALID_NAMES
     )
 }
@@ -51,6 +74,9 @@ impl FromStr for Metric {
             return Ok(Metric::Retrieval(metric));
         }
         let metric = match text {
+            "faithfulness_ppi" => Metric::Ppi(Calibrated::Faithfulness),
+            "faithfulness_graded_ppi" => Metric::Ppi(Calibrated::FaithfulnessGraded),
+            "answer_relevance_ppi" => Metric::Ppi(Calibrated::AnswerRelevance),
             "faithfulness" => Metric::Faithfulness,
             "faithfulness_graded" => Metric::FaithfulnessGraded,
             "answer_relevance" => Metric::AnswerRelevance,
@@ -89,6 +115,7 @@ impl fmt::Display for Metric {
             Metric::AnswerF1 => f.write_str("answer_f1"),
             Metric::AnswerExact => f.write_str("answer_exact"),
             Metric::AnswerLength => f.write_str("answer_length"),
+            Metric::Ppi(calibrated) => write!(f, "{}_ppi", calibrated.base()),
         }
     }
 }

@@ -361,6 +361,7 @@ gate:
   rules:
     - { metric: recall@5, max_drop: 0.02 }
     - { metric: faithfulness, max_drop: 0.05 }
+    - { metric: faithfulness_ppi, min: 0.5 }
 ",
     )
     .unwrap();
@@ -441,6 +442,12 @@ gate:
     assert!(
         summary.contains("faithfulness calibrated on 10 human labels of 30 queries: PPI 0.8000"),
         "{summary}"
+    );
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
+    let ppi = testcase(&junit, "faithfulness_ppi [all]");
+    assert!(
+        !ppi.contains("<failure") && !ppi.contains("<error"),
+        "{ppi}"
     );
 
     let failed = gate("unfaithful.jsonl");
