@@ -20,6 +20,7 @@ use crate::gate::{
 };
 use crate::input::labels;
 use crate::input::{self, corpus, qrels::Qrels, text_file::TextFile};
+use crate::judge::Judge;
 use crate::judge::cache::{CacheMode, JudgeCache};
 use crate::metrics::generation::ClaimVerdict;
 use crate::report::{annotations, gate_table, junit, summary};
@@ -58,6 +59,25 @@ fn judges_used(config: &Config) -> BTreeMap<String, String> {
         .filter(|spec| spec.is_judged())
         .map(|spec| (spec.judge.clone(), config.judges[&spec.judge].describe()))
         .collect()
+}
+
+/// HTTP calls, retries and tokens of each `openai` judge in this run.
+fn llm_usage(config: &Config) -> serde_json::Value {
+    let usage: serde_json::Map<String, serde_json::Value> = config
+        .judges
+        .iter()
+        .filter_map(|(name, judge)| match judge {
+            Judge::OpenAi(judge) => {
+                let u = judge.usage();
+                Some((
+                    name.clone(),
+                    json!({"calls": u.calls, "retries": u.retries, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}),
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    serde_json::Value::Object(usage)
 }
 
 /// Fails when a judge differs from the one behind the baseline, unless allowed.
@@ -287,6 +307,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
             "queries": c.ppi.n_total,
             "stale_labels": c.stale,
         })).collect::<Vec<_>>(),
+        "llm_usage": llm_usage(&config),
         "judge_tasks": evaluation.judge_usage.tasks,
         "judge_calls": evaluation.judge_usage.judged,
         "judge_cache_hits": evaluation.judge_usage.tasks - evaluation.judge_usage.judged,

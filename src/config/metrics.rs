@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::judge::Judge;
 use crate::judge::command::CommandJudge;
 use crate::judge::lexical::LexicalJudge;
+use crate::judge::openai::OpenAiJudge;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::suggest;
@@ -33,12 +34,18 @@ pub fn validate_judges(
         let (accepted, kind_name): (&[&str], &str) = match judge.kind {
             JudgeKind::Lexical => (&["threshold", "stem"], "lexical"),
             JudgeKind::Command => (&["command", "timeout_s"], "command"),
-            JudgeKind::Openai => {
-                return Err(keys.error(
-                    format!("{key}.kind"),
-                    "openai judges are not available in this version yet: expected `lexical` or `command`",
-                ));
-            }
+            JudgeKind::Openai => (
+                &[
+                    "base_url",
+                    "model",
+                    "api_key_env",
+                    "concurrency",
+                    "timeout_s",
+                    "max_retries",
+                    "max_calls",
+                ],
+                "openai",
+            ),
         };
         for (field, present) in [
             ("threshold", judge.threshold.is_some()),
@@ -55,7 +62,11 @@ pub fn validate_judges(
             if present && !accepted.contains(&field) {
                 return Err(keys.error(
                     format!("{key}.{field}"),
-                    format!("a {kind_name} judge takes only {}", accepted.join(" and ")),
+                    format!(
+                        "{} {kind_name} judge takes only {}",
+                        if kind_name == "openai" { "an" } else { "a" },
+                        accepted.join(" and ")
+                    ),
                 ));
             }
         }
@@ -74,7 +85,8 @@ pub fn validate_judges(
                     stem: judge.stem.unwrap_or(defaults.stem),
                 })
             }
-            _ => {
+            JudgeKind::Openai => Judge::OpenAi(validate_openai(keys, &key, judge)?),
+            JudgeKind::Command => {
                 let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
                     keys.error(&key, "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)")
                 })?;
@@ -93,6 +105,56 @@ pub fn validate_judges(
         judges.insert(name.clone(), configured);
     }
     Ok(judges)
+}
+
+/// An `openai` judge: `base_url` and `model` required, the rest defaulted.
+fn validate_openai(keys: &Keys<'_>, key: &str, judge: &RawJudge) -> Result<OpenAiJudge> {
+    let base_url = judge
+        .base_url
+        .clone()
+        .filter(|url| !url.trim().is_empty())
+        .ok_or_else(|| {
+            keys.error(
+                key,
+                "an openai judge needs `base_url` (the API root, e.g. http://127.0.0.1:8000/v1)",
+            )
+        })?;
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(keys.error(
+            format!("{key}.base_url"),
+            format!("`{base_url}`: expected an http:// or https:// URL"),
+        ));
+    }
+    let model = judge
+        .model
+        .clone()
+        .filter(|model| !model.trim().is_empty())
+        .ok_or_else(|| keys.error(key, "an openai judge needs `model`"))?;
+    if let Some(var) = &judge.api_key_env
+        && (var.is_empty() || var.contains('=') || var.contains('\0'))
+    {
+        return Err(keys.error(
+            format!("{key}.api_key_env"),
+            "expected the name of an environment variable",
+        ));
+    }
+    let mut configured = OpenAiJudge::new(base_url, model);
+    configured.api_key_env = judge.api_key_env.clone();
+    configured.concurrency = judge.concurrency.unwrap_or(8);
+    if configured.concurrency == 0 {
+        return Err(keys.error(format!("{key}.concurrency"), "0: expected at least 1"));
+    }
+    let timeout_s = judge.timeout_s.unwrap_or(60);
+    if timeout_s == 0 {
+        return Err(keys.error(format!("{key}.timeout_s"), "0: expected at least 1 second"));
+    }
+    configured.timeout = Duration::from_secs(timeout_s);
+    configured.max_retries = judge.max_retries.unwrap_or(5);
+    configured.max_calls = judge.max_calls.unwrap_or(20_000);
+    if configured.max_calls == 0 {
+        return Err(keys.error(format!("{key}.max_calls"), "0: expected at least 1"));
+    }
+    Ok(configured)
 }
 
 pub fn validate_metrics(
@@ -186,7 +248,7 @@ pub fn validate_metrics(
             if raw.claims == Some(RawClaims::Llm) {
                 return Err(keys.error(
                     format!("{key}.claims"),
-                    "`llm` claim decomposition needs an LLM judge, which this version does not have yet: expected `sentences`",
+                    "`llm` claim decomposition is not implemented yet: expected `sentences`",
                 ));
             }
             spec.judged = raw.judged.unwrap_or(false);

@@ -3,17 +3,20 @@
 pub mod cache;
 pub mod command;
 pub mod lexical;
+pub mod openai;
 
 use crate::error::Result;
 use cache::{CacheKey, JudgeCache};
 use command::CommandJudge;
 use lexical::LexicalJudge;
+use openai::OpenAiJudge;
 
 /// A configured judge.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Judge {
     Lexical(LexicalJudge),
     Command(CommandJudge),
+    OpenAi(OpenAiJudge),
 }
 
 /// One question put to a judge.
@@ -54,6 +57,7 @@ impl Judge {
         match self {
             Judge::Lexical(judge) => judge.describe(),
             Judge::Command(judge) => format!("command `{}`", judge.command.join(" ")),
+            Judge::OpenAi(judge) => judge.describe(),
         }
     }
 
@@ -62,6 +66,7 @@ impl Judge {
         match self {
             Judge::Lexical(_) => "lexical",
             Judge::Command(_) => "command",
+            Judge::OpenAi(_) => "openai",
         }
     }
 
@@ -130,6 +135,7 @@ impl Judge {
         match self {
             Judge::Lexical(judge) => Ok(tasks.iter().map(|task| judge.verdict(task)).collect()),
             Judge::Command(judge) => judge.judge_all(name, tasks),
+            Judge::OpenAi(judge) => judge.judge_all(name, tasks),
         }
     }
 }

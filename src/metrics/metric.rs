@@ -218,7 +218,7 @@ mod tests {
             err.starts_with("unknown metric `faithfulnes`: expected one of precision@K"),
             "{err}"
         );
-        assert!(err.ends_with("answer_exact, answer_length"), "{err}");
+        assert!(err.ends_with("answer_exact, answer_length; in rules also faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi"), "{err}");
         assert!("context_precision@0".parse::<Metric>().is_err());
     }
 }

@@ -4,6 +4,7 @@ mod expected_values;
 mod gate_flow;
 mod input_errors;
 mod judges;
+mod openai_judge;
 mod statistics;
 mod trec_streaming;
 

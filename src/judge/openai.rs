@@ -1,0 +1,713 @@
+//! The `openai` judge: any OpenAI-compatible `/chat/completions` endpoint.
+//!
+//! # Contract
+//!
+//! The contract is stable and versioned by [`PROMPT_VERSION`], so proxies and test doubles can be
+//! put in front of the judge:
+//!
+//! - Each call is `POST {base_url}/chat/completions` with the JSON body
+//!   `{"model": "<model>", "temperature": 0, "messages": [{"role":"system",...},{"role":"user",...}]}`
+//!   and `Authorization: Bearer <key>` when `api_key_env` names an environment variable (the key is
+//!   never printed or stored; a named but unset variable is an error naming the variable).
+//! - All claims of one answer are judged in ONE call (RAGAS style): consecutive support tasks that
+//!   share the same context form one call. The last line of the user message is one JSON object of
+//!   the inputs, `{"task":"support","claims":["...","..."],"context":"..."}`, and the reply content
+//!   must be one JSON object with one entry per claim,
+//!   `{"verdicts":[{"index":0,"supported":true,"grade":2},...]}`, where `grade` is 0 unsupported,
+//!   1 partially, 2 fully supported (optional: 2 when supported, 0 when not).
+//! - A relevance task is one call whose user message ends with
+//!   `{"task":"relevance","question":"...","answer":"..."}`; the reply content is `{"relevant":true}`.
+//! - The reply content may be wrapped in a Markdown code fence (` ```json ... ``` `). Anything else
+//!   is unparseable: unknown fields, a missing, repeated or out-of-range index, a grade above 2 or
+//!   contradicting `supported` (0 with true, 2 with false). An unparseable reply is retried, then
+//!   it is an error naming the request.
+//!
+//! # Running the calls
+//!
+//! `concurrency` worker threads pull calls from a shared queue; each HTTP request has its own
+//! `timeout`. 429, 5xx, timeouts and connection errors are retried up to `max_retries` times with
+//! exponential backoff (`backoff_base` × 2^attempt, capped at 30 s) and a deterministic jitter
+//! (hash of the call index and attempt), or after the `Retry-After` seconds the server asks for
+//! (capped at 120 s). Other HTTP statuses (400, 401, 404, ...) fail at once. Every HTTP request,
+//! retries included, counts against `max_calls`, a budget for the whole run (shared by clones of
+//! the judge): a run whose calls cannot fit in what is left fails before any call, and a run that
+//! would exceed the budget through retries fails when it would; a failed run never returns partial
+//! verdicts. Calls and `usage` tokens are summed in [`OpenAiUsage`]. Verdicts are returned in task
+//! order.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::{Error, Result};
+use crate::judge::{Task, Verdict};
+
+/// The version of the prompts and of the reply contract; part of `describe()` and so of the
+/// cache key and the provenance.
+pub const PROMPT_VERSION: &str = "support-relevance-1";
+
+/// The longest wait a `Retry-After` header can ask for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+/// The longest exponential backoff.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+const SYSTEM_PROMPT: &str = "You are a strict, careful evaluation judge for a retrieval-augmented \
+generation system. You reply with exactly one JSON object and nothing else: no prose, no \
+explanation.";
+
+const SUPPORT_INSTRUCTIONS: &str = "Judge each claim ONLY against the context below, never \
+against outside knowledge. For each claim give `supported` (true when the context states or \
+directly implies it) and `grade`: 2 = fully supported, 1 = partially supported (some of it is in \
+the context, some is not), 0 = not supported or contradicted. `grade` 2 requires `supported` \
+true; `grade` 0 requires `supported` false. Reply with one JSON object of the form \
+{\"verdicts\":[{\"index\":0,\"supported\":true,\"grade\":2}]} with exactly one entry per claim, \
+`index` being the claim's 0-based position in `claims`. The inputs are the JSON object on the \
+last line.";
+
+const RELEVANCE_INSTRUCTIONS: &str = "Decide whether the answer addresses the question (it \
+responds to what was asked, whether or not it is correct). Reply with one JSON object of the \
+form {\"relevant\":true} or {\"relevant\":false}. The inputs are the JSON object on the last \
+line.";
+
+/// Calls and tokens an [`OpenAiJudge`] (and its clones) used so far in this run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OpenAiUsage {
+    /// HTTP requests sent, retries included.
+    pub calls: u64,
+    /// Requests that were retries of an earlier failed one.
+    pub retries: u64,
+    /// Sum of `usage.prompt_tokens` over the replies.
+    pub prompt_tokens: u64,
+    /// Sum of `usage.completion_tokens` over the replies.
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    calls: AtomicU64,
+    retries: AtomicU64,
+    prompt_tokens: AtomicU64,
+    completion_tokens: AtomicU64,
+}
+
+/// A judge backed by an OpenAI-compatible chat completions endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiJudge {
+    /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended).
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key, if any.
+    pub api_key_env: Option<String>,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Per HTTP request.
+    pub timeout: Duration,
+    /// Retries after the first attempt of a call.
+    pub max_retries: u32,
+    /// HTTP requests per run at most, retries included.
+    pub max_calls: u64,
+    /// The first backoff; doubles with each retry.
+    pub backoff_base: Duration,
+    counters: Arc<Counters>,
+}
+
+impl PartialEq for OpenAiJudge {
+    fn eq(&self, other: &Self) -> bool {
+        self.base_url == other.base_url
+            && self.model == other.model
+            && self.api_key_env == other.api_key_env
+            && self.concurrency == other.concurrency
+            && self.timeout == other.timeout
+            && self.max_retries == other.max_retries
+            && self.max_calls == other.max_calls
+            && self.backoff_base == other.backoff_base
+    }
+}
+
+/// One HTTP call: a run of support tasks sharing a context, or one relevance task.
+struct Call {
+    /// The index of the first task of the call.
+    first: usize,
+    /// How many tasks it answers.
+    len: usize,
+    body: String,
+    what: String,
+}
+
+/// The verdicts of one call, or an error message naming the request.
+type CallResult = std::result::Result<Vec<Verdict>, String>;
+
+/// Why an attempt failed.
+enum Failure {
+    /// Worth another attempt, after `retry_after` if the server said so.
+    Transient {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
+    /// Final.
+    Fatal(String),
+}
+
+#[derive(Deserialize)]
+struct Completion {
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Message,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SupportReply {
+    verdicts: Vec<SupportEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SupportEntry {
+    index: usize,
+    supported: bool,
+    grade: Option<u8>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RelevanceReply {
+    relevant: bool,
+}
+
+impl OpenAiJudge {
+    /// A judge with the defaults of the config: concurrency 8, timeout 60 s, 5 retries, a budget
+    /// of 20,000 calls, backoff from 500 ms.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiJudge {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_env: None,
+            concurrency: 8,
+            timeout: Duration::from_secs(60),
+            max_retries: 5,
+            max_calls: 20_000,
+            backoff_base: Duration::from_millis(500),
+            counters: Arc::default(),
+        }
+    }
+
+    /// What identifies the judge's verdicts, for provenance and cache keys.
+    pub fn describe(&self) -> String {
+        format!(
+            "openai {} @ {} prompt {PROMPT_VERSION}",
+            self.model,
+            self.base_url.trim_end_matches('/')
+        )
+    }
+
+    /// Calls and tokens used so far by this judge and its clones.
+    pub fn usage(&self) -> OpenAiUsage {
+        OpenAiUsage {
+            calls: self.counters.calls.load(Ordering::Relaxed),
+            retries: self.counters.retries.load(Ordering::Relaxed),
+            prompt_tokens: self.counters.prompt_tokens.load(Ordering::Relaxed),
+            completion_tokens: self.counters.completion_tokens.load(Ordering::Relaxed),
+        }
+    }
+
+    fn error(&self, name: &str, message: String) -> Error {
+        Error::Judge {
+            judge: name.to_string(),
+            message: format!("{}: {message}", self.describe()),
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+    }
+
+    /// The `Authorization` header value, if a key is configured.
+    fn authorization(&self, name: &str) -> Result<Option<String>> {
+        let Some(var) = &self.api_key_env else {
+            return Ok(None);
+        };
+        match std::env::var(var) {
+            Ok(key) if !key.is_empty() => Ok(Some(format!("Bearer {key}"))),
+            _ => Err(self.error(
+                name,
+                format!("api_key_env names `{var}`, which is not set (or empty, or not UTF-8)"),
+            )),
+        }
+    }
+
+    /// The calls for `tasks`: consecutive support tasks with one context form one call.
+    fn plan(&self, tasks: &[Task]) -> Vec<Call> {
+        let mut calls = Vec::new();
+        let mut i = 0;
+        while i < tasks.len() {
+            match &tasks[i] {
+                Task::Support { context, .. } => {
+                    let mut claims = Vec::new();
+                    let first = i;
+                    while let Some(Task::Support { claim, context: c }) = tasks.get(i) {
+                        if c != context {
+                            break;
+                        }
+                        claims.push(claim.as_str());
+                        i += 1;
+                    }
+                    let inputs = json!({"task": "support", "claims": claims, "context": context});
+                    let what = if claims.len() == 1 {
+                        tasks[first].summary()
+                    } else {
+                        format!(
+                            "{} and {} more claims",
+                            tasks[first].summary(),
+                            claims.len() - 1
+                        )
+                    };
+                    calls.push(Call {
+                        first,
+                        len: claims.len(),
+                        body: self.body(SUPPORT_INSTRUCTIONS, &inputs),
+                        what,
+                    });
+                }
+                Task::Relevance { question, answer } => {
+                    let inputs =
+                        json!({"task": "relevance", "question": question, "answer": answer});
+                    calls.push(Call {
+                        first: i,
+                        len: 1,
+                        body: self.body(RELEVANCE_INSTRUCTIONS, &inputs),
+                        what: tasks[i].summary(),
+                    });
+                    i += 1;
+                }
+            }
+        }
+        calls
+    }
+
+    fn body(&self, instructions: &str, inputs: &serde_json::Value) -> String {
+        json!({
+            "model": self.model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": format!("{instructions}\n{inputs}")},
+            ],
+        })
+        .to_string()
+    }
+
+    /// Reserves one HTTP request from the budget.
+    fn reserve(&self) -> std::result::Result<(), String> {
+        let used = self.counters.calls.fetch_add(1, Ordering::Relaxed);
+        if used >= self.max_calls {
+            self.counters.calls.fetch_sub(1, Ordering::Relaxed);
+            return Err(format!(
+                "the call budget (max_calls {}) is spent: the run needs more calls",
+                self.max_calls
+            ));
+        }
+        Ok(())
+    }
+
+    /// Judges every task, in order, with bounded concurrency.
+    pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
+        if tasks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let authorization = self.authorization(name)?;
+        let calls = self.plan(tasks);
+        let used = self.counters.calls.load(Ordering::Relaxed);
+        let left = self.max_calls.saturating_sub(used);
+        if calls.len() as u64 > left {
+            return Err(self.error(
+                name,
+                format!(
+                    "the run needs at least {} calls for {} tasks but the budget has {left} left (max_calls {}, {used} used)",
+                    calls.len(),
+                    tasks.len(),
+                    self.max_calls
+                ),
+            ));
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(self.timeout))
+            .http_status_as_error(false)
+            .max_idle_connections_per_host(self.concurrency.max(1))
+            .max_idle_connections(self.concurrency.max(1))
+            .build()
+            .into();
+        let endpoint = self.endpoint();
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let results: Mutex<Vec<Option<CallResult>>> =
+            Mutex::new((0..calls.len()).map(|_| None).collect());
+        let workers = self.concurrency.clamp(1, calls.len());
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(call) = calls.get(index) else { break };
+                        let outcome = self.run_call(
+                            &agent,
+                            &endpoint,
+                            authorization.as_deref(),
+                            index,
+                            call,
+                            tasks,
+                            &stop,
+                        );
+                        if outcome.is_err() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        results.lock().expect("no worker panics")[index] = Some(outcome);
+                    }
+                });
+            }
+        });
+        let results = results.into_inner().expect("no worker panics");
+        // Report the first failed call in task order, for a deterministic message.
+        if let Some(message) = results
+            .iter()
+            .flatten()
+            .find_map(|r| r.as_ref().err().cloned())
+        {
+            return Err(self.error(name, message));
+        }
+        let mut verdicts = Vec::with_capacity(tasks.len());
+        for (call, result) in calls.iter().zip(results) {
+            let batch = result
+                .expect("every call ran when none failed")
+                .expect("no call failed");
+            debug_assert_eq!(batch.len(), call.len);
+            verdicts.extend(batch);
+        }
+        Ok(verdicts)
+    }
+
+    /// One call with its retries; the error names the request.
+    #[allow(clippy::too_many_arguments)]
+    fn run_call(
+        &self,
+        agent: &ureq::Agent,
+        endpoint: &str,
+        authorization: Option<&str>,
+        index: usize,
+        call: &Call,
+        tasks: &[Task],
+        stop: &AtomicBool,
+    ) -> CallResult {
+        let named = |message: String| format!("request {index} ({}): {message}", call.what);
+        let mut attempt = 0u32;
+        loop {
+            self.reserve().map_err(named)?;
+            if attempt > 0 {
+                self.counters.retries.fetch_add(1, Ordering::Relaxed);
+            }
+            let failure = match self.attempt(agent, endpoint, authorization, call, tasks) {
+                Ok(verdicts) => return Ok(verdicts),
+                Err(Failure::Fatal(message)) => return Err(named(message)),
+                Err(failure) => failure,
+            };
+            let Failure::Transient {
+                reason,
+                retry_after,
+            } = failure
+            else {
+                unreachable!("fatal failures returned above")
+            };
+            if attempt >= self.max_retries {
+                return Err(named(format!(
+                    "failed after {} attempts (max_retries {}): {reason}",
+                    attempt + 1,
+                    self.max_retries
+                )));
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(named(format!(
+                    "abandoned after another request failed: {reason}"
+                )));
+            }
+            let wait = retry_after.unwrap_or_else(|| self.backoff(index, attempt));
+            std::thread::sleep(wait);
+            attempt += 1;
+        }
+    }
+
+    /// Exponential backoff with a deterministic jitter in [50%, 100%] of the step.
+    fn backoff(&self, index: usize, attempt: u32) -> Duration {
+        let step = self
+            .backoff_base
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(MAX_BACKOFF);
+        let hash = splitmix64(((index as u64) << 20) ^ u64::from(attempt) ^ 0x5eed);
+        let fraction = 0.5 + 0.5 * (hash >> 11) as f64 / (1u64 << 53) as f64;
+        step.mul_f64(fraction)
+    }
+
+    fn attempt(
+        &self,
+        agent: &ureq::Agent,
+        endpoint: &str,
+        authorization: Option<&str>,
+        call: &Call,
+        tasks: &[Task],
+    ) -> std::result::Result<Vec<Verdict>, Failure> {
+        let mut request = agent.post(endpoint).content_type("application/json");
+        if let Some(value) = authorization {
+            request = request.header("Authorization", value);
+        }
+        let mut response = match request.send(call.body.as_str()) {
+            Ok(response) => response,
+            Err(e) => return Err(transport_failure(e)),
+        };
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|s| Duration::from_secs(s).min(MAX_RETRY_AFTER));
+        let text = match response.body_mut().read_to_string() {
+            Ok(text) => text,
+            Err(e) => return Err(transport_failure(e)),
+        };
+        if status == 429 || status >= 500 {
+            return Err(Failure::Transient {
+                reason: format!("HTTP {status}: {}", snippet(&text)),
+                retry_after,
+            });
+        }
+        if !(200..300).contains(&status) {
+            return Err(Failure::Fatal(format!(
+                "HTTP {status} from {endpoint}: {}",
+                snippet(&text)
+            )));
+        }
+        let unparseable = |reason: String| Failure::Transient {
+            reason: format!("unparseable reply: {reason}"),
+            retry_after: None,
+        };
+        let completion: Completion = serde_json::from_str(&text)
+            .map_err(|e| unparseable(format!("{e}: expected a chat completion object")))?;
+        if let Some(usage) = &completion.usage {
+            self.counters
+                .prompt_tokens
+                .fetch_add(usage.prompt_tokens.unwrap_or(0), Ordering::Relaxed);
+            self.counters
+                .completion_tokens
+                .fetch_add(usage.completion_tokens.unwrap_or(0), Ordering::Relaxed);
+        }
+        let content = completion
+            .choices
+            .first()
+            .and_then(|c| c.message.content.as_deref())
+            .ok_or_else(|| unparseable("no choices[0].message.content".into()))?;
+        parse_content(content, &tasks[call.first..call.first + call.len]).map_err(unparseable)
+    }
+}
+
+/// Classifies a transport error: timeouts and connection trouble are worth retrying.
+fn transport_failure(error: ureq::Error) -> Failure {
+    let transient = matches!(
+        error,
+        ureq::Error::Timeout(_)
+            | ureq::Error::Io(_)
+            | ureq::Error::ConnectionFailed
+            | ureq::Error::Protocol(_)
+            | ureq::Error::BodyStalled
+    );
+    if transient {
+        Failure::Transient {
+            reason: error.to_string(),
+            retry_after: None,
+        }
+    } else {
+        Failure::Fatal(error.to_string())
+    }
+}
+
+fn snippet(text: &str) -> String {
+    let short: String = text.chars().take(200).collect();
+    if short.len() < text.len() {
+        format!("{short}...")
+    } else {
+        short
+    }
+}
+
+/// Parses the reply content for the tasks of one call (all support, or one relevance task).
+fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdict>, String> {
+    let text = unfence(content);
+    match tasks.first() {
+        Some(Task::Relevance { .. }) => {
+            let reply: RelevanceReply = serde_json::from_str(text)
+                .map_err(|e| format!("{e}: expected {{\"relevant\":true|false}}"))?;
+            Ok(vec![Verdict {
+                positive: reply.relevant,
+                grade: if reply.relevant { 2 } else { 0 },
+                score: None,
+            }])
+        }
+        _ => {
+            let reply: SupportReply = serde_json::from_str(text).map_err(|e| {
+                format!("{e}: expected {{\"verdicts\":[{{\"index\",\"supported\",\"grade\"}}]}}")
+            })?;
+            let mut verdicts: Vec<Option<Verdict>> = vec![None; tasks.len()];
+            for entry in reply.verdicts {
+                let slot = verdicts.get_mut(entry.index).ok_or_else(|| {
+                    format!(
+                        "verdict index {} is out of range for {} claims",
+                        entry.index,
+                        tasks.len()
+                    )
+                })?;
+                let grade = match (entry.supported, entry.grade) {
+                    (true, None) => 2,
+                    (false, None) => 0,
+                    (true, Some(0)) | (false, Some(2)) | (_, Some(3..)) => {
+                        return Err(format!(
+                            "claim {}: grade {:?} contradicts supported {}",
+                            entry.index, entry.grade, entry.supported
+                        ));
+                    }
+                    (_, Some(grade)) => grade,
+                };
+                let verdict = Verdict {
+                    positive: entry.supported,
+                    grade,
+                    score: None,
+                };
+                if slot.replace(verdict).is_some() {
+                    return Err(format!("claim {} has two verdicts", entry.index));
+                }
+            }
+            verdicts
+                .iter()
+                .position(Option::is_none)
+                .map_or(Ok(()), |i| Err(format!("claim {i} has no verdict")))?;
+            Ok(verdicts.into_iter().flatten().collect())
+        }
+    }
+}
+
+/// The content without a surrounding Markdown code fence (```json ... ``` or ``` ... ```).
+fn unfence(content: &str) -> &str {
+    let text = content.trim();
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let Some(inner) = rest.strip_suffix("```") else {
+        return text;
+    };
+    let inner = inner.strip_prefix("json").unwrap_or(inner);
+    inner.trim()
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn support(claim: &str, context: &str) -> Task {
+        Task::Support {
+            claim: claim.into(),
+            context: context.into(),
+        }
+    }
+
+    #[test]
+    fn consecutive_claims_with_one_context_make_one_call() {
+        let judge = OpenAiJudge::new("http://127.0.0.1:1/v1/", "m");
+        let tasks = vec![
+            support("a", "ctx1"),
+            support("b", "ctx1"),
+            support("c", "ctx2"),
+            Task::Relevance {
+                question: "q".into(),
+                answer: "a".into(),
+            },
+            support("d", "ctx2"),
+        ];
+        let calls = judge.plan(&tasks);
+        let shape: Vec<(usize, usize)> = calls.iter().map(|c| (c.first, c.len)).collect();
+        assert_eq!(shape, vec![(0, 2), (2, 1), (3, 1), (4, 1)]);
+        let body: serde_json::Value = serde_json::from_str(&calls[0].body).unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        let last: serde_json::Value = serde_json::from_str(user.lines().last().unwrap()).unwrap();
+        assert_eq!(
+            last,
+            json!({"task": "support", "claims": ["a", "b"], "context": "ctx1"})
+        );
+        assert_eq!(body["temperature"], 0);
+        assert_eq!(
+            judge.describe(),
+            "openai m @ http://127.0.0.1:1/v1 prompt support-relevance-1"
+        );
+    }
+
+    #[test]
+    fn replies_are_parsed_strictly() {
+        let tasks = vec![support("a", "c"), support("b", "c")];
+        let ok = parse_content(
+            "```json\n{\"verdicts\":[{\"index\":1,\"supported\":false,\"grade\":0},{\"index\":0,\"supported\":true,\"grade\":1}]}\n```",
+            &tasks,
+        )
+        .unwrap();
+        assert_eq!((ok[0].positive, ok[0].grade), (true, 1));
+        assert_eq!((ok[1].positive, ok[1].grade), (false, 0));
+        for bad in [
+            "{\"verdicts\":[{\"index\":0,\"supported\":true,\"grade\":2}]}",
+            "{\"verdicts\":[{\"index\":0,\"supported\":true},{\"index\":0,\"supported\":true}]}",
+            "{\"verdicts\":[{\"index\":0,\"supported\":true},{\"index\":2,\"supported\":true}]}",
+            "{\"verdicts\":[{\"index\":0,\"supported\":true,\"grade\":0},{\"index\":1,\"supported\":true}]}",
+            "{\"verdicts\":[{\"index\":0,\"supported\":false,\"grade\":2},{\"index\":1,\"supported\":true}]}",
+            "{\"verdicts\":[],\"note\":1}",
+            "Sure! {\"verdicts\":[]}",
+        ] {
+            assert!(parse_content(bad, &tasks).is_err(), "{bad}");
+        }
+        let relevance = vec![Task::Relevance {
+            question: "q".into(),
+            answer: "a".into(),
+        }];
+        assert!(parse_content(" {\"relevant\": true} ", &relevance).unwrap()[0].positive);
+        assert!(parse_content("{\"relevant\": \"yes\"}", &relevance).is_err());
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_deterministic() {
+        let judge = OpenAiJudge::new("http://x", "m");
+        let first = judge.backoff(3, 0);
+        assert!(first >= Duration::from_millis(250) && first <= Duration::from_millis(500));
+        let third = judge.backoff(3, 2);
+        assert!(third >= Duration::from_millis(1000) && third <= Duration::from_millis(2000));
+        assert_eq!(judge.backoff(3, 2), third);
+        assert!(judge.backoff(40, 30) <= MAX_BACKOFF);
+    }
+}
