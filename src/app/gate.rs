@@ -267,6 +267,25 @@ pub fn run(args: GateArgs) -> Result<i32> {
     report
         .outcomes
         .extend(calibration::checks(&tier.gate.rules, &calibrations));
+    let usage = evaluation.judge_usage;
+    if usage.tasks > 0 {
+        let mut note = format!(
+            "judging: {} tasks, {} sent to judges, {} answered from the cache",
+            usage.tasks,
+            usage.judged,
+            usage.tasks - usage.judged
+        );
+        for (name, judge) in &config.judges {
+            if let Judge::OpenAi(judge) = judge {
+                let u = judge.usage();
+                note.push_str(&format!(
+                    "; `{name}`: {} HTTP calls ({} retries), {} prompt and {} completion tokens",
+                    u.calls, u.retries, u.prompt_tokens, u.completion_tokens
+                ));
+            }
+        }
+        report.notes.push(note);
+    }
     report.warnings.extend(judge_warnings);
     report.judged_at_k =
         gate::judged_at_k(&current, &qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Location, Result};
+use crate::gate::diagnosis;
 use crate::judge::Judge;
 use crate::judge::cache::CacheMode;
 use crate::metrics::metric::{Metric, MetricSpec};
@@ -31,6 +32,8 @@ pub struct Config {
     pub metrics: Vec<MetricSpec>,
     /// The judge-verdict cache (default `.ragate/judge-cache.sqlite` beside the config, read-write).
     pub cache: CacheSettings,
+    /// Thresholds of the failure-diagnosis matrix in the summary.
+    pub diagnosis: diagnosis::Thresholds,
     /// Judges by name (`default` is always there).
     pub judges: BTreeMap<String, Judge>,
     /// Query fields to slice by; the slice `all` is always present.
@@ -263,6 +266,7 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
                 .and_then(|c| c.mode)
                 .unwrap_or(CacheMode::ReadWrite),
         },
+        diagnosis: validate_diagnosis(&keys, raw.diagnosis.as_ref())?,
         judges,
         slices: raw.slices,
         tiers,
@@ -540,6 +544,36 @@ fn validate_calibrated_rule(
             ),
         )),
     }
+}
+
+fn validate_diagnosis(
+    keys: &Keys<'_>,
+    raw: Option<&raw::RawDiagnosis>,
+) -> Result<diagnosis::Thresholds> {
+    let defaults = diagnosis::Thresholds::default();
+    let Some(raw) = raw else { return Ok(defaults) };
+    let mut thresholds = defaults;
+    for (name, value, slot) in [
+        ("low", raw.low, &mut thresholds.low),
+        ("high", raw.high, &mut thresholds.high),
+        (
+            "faithfulness",
+            raw.faithfulness,
+            &mut thresholds.faithfulness,
+        ),
+        ("relevance", raw.relevance, &mut thresholds.relevance),
+    ] {
+        if let Some(value) = value {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(keys.error(
+                    format!("diagnosis.{name}"),
+                    format!("{value} is outside [0, 1]"),
+                ));
+            }
+            *slot = value;
+        }
+    }
+    Ok(thresholds)
 }
 
 fn validate_source(

@@ -18,9 +18,20 @@ pub struct RawConfig {
     #[serde(default)]
     pub judges: BTreeMap<String, RawJudge>,
     pub cache: Option<RawCache>,
+    pub diagnosis: Option<RawDiagnosis>,
     pub tiers: BTreeMap<String, RawTier>,
     #[serde(default)]
     pub gate: RawGate,
+}
+
+/// Thresholds of the failure-diagnosis matrix.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDiagnosis {
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    pub faithfulness: Option<f64>,
+    pub relevance: Option<f64>,
 }
 
 /// Where judge verdicts are cached.

@@ -166,6 +166,13 @@ fn bad_configs_name_the_key_path() {
             "metrics[0]: `faithfulness_ppi` is a tier-level estimate for rules, not a per-query metric",
         ),
         (
+            replace(
+                "slices: [class]",
+                "slices: [class]\ndiagnosis: { low: 1.5 }",
+            ),
+            "conf/eval-config.yaml: diagnosis.low: 1.5 is outside [0, 1]",
+        ),
+        (
             replace("slices: [class]", "slices: [class, class]"),
             "slices[1]: `class` is listed twice",
         ),

@@ -135,7 +135,7 @@ pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Resul
         notes: length_faithfulness_correlation(current)
             .into_iter()
             .chain(current.summary.iter().flat_map(|(slice, metrics)| {
-                diagnosis::diagnose(slice, metrics, &diagnosis::Thresholds::default())
+                diagnosis::diagnose(slice, metrics, &config.diagnosis)
             }))
             .collect(),
         warnings,

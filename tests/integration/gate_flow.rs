@@ -443,6 +443,10 @@ gate:
         summary.contains("faithfulness calibrated on 10 human labels of 30 queries: PPI 0.8000"),
         "{summary}"
     );
+    assert!(
+        summary.contains("judging: 60 tasks, 0 sent to judges, 60 answered from the cache"),
+        "{summary}"
+    );
     let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
     let ppi = testcase(&junit, "faithfulness_ppi [all]");
     assert!(
