@@ -174,9 +174,13 @@ pub fn run(args: GateArgs) -> Result<i32> {
         .unwrap_or_else(|| PathBuf::from(".ragate/out").join(&tier.name));
     let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
     check_slice_fields(&config, &qrels)?;
-    let run_path = args.run.as_deref().ok_or_else(|| {
-        Error::Usage("no run to evaluate: pass --run FILE (native JSONL or TREC)".to_string())
+    let run_file = args.run.clone().or_else(|| config.run_file(&tier.name)).ok_or_else(|| {
+        Error::Usage(
+            "no run to evaluate: pass --run FILE (native JSONL or TREC) or configure `pipeline: { run_file: ... }`"
+                .to_string(),
+        )
     })?;
+    let run_path = run_file.as_path();
     let run_format = match args.run_format {
         Some(format) => format,
         None => input::detect_run_format(run_path)?,

@@ -32,6 +32,8 @@ pub struct Config {
     pub metrics: Vec<MetricSpec>,
     /// The judge-verdict cache (default `.ragate/judge-cache.sqlite` beside the config, read-write).
     pub cache: CacheSettings,
+    /// A precomputed run per tier (`pipeline: { run_file: runs/{tier}.jsonl }`), `{tier}` unexpanded.
+    pub run_file: Option<String>,
     /// Thresholds of the failure-diagnosis matrix in the summary.
     pub diagnosis: diagnosis::Thresholds,
     /// Judges by name (`default` is always there).
@@ -267,6 +269,7 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
                 .unwrap_or(CacheMode::ReadWrite),
         },
         diagnosis: validate_diagnosis(&keys, raw.diagnosis.as_ref())?,
+        run_file: validate_pipeline(&keys, raw.pipeline.as_ref())?,
         judges,
         slices: raw.slices,
         tiers,
@@ -543,6 +546,39 @@ fn validate_calibrated_rule(
                 raw.metric
             ),
         )),
+    }
+}
+
+fn validate_pipeline(keys: &Keys<'_>, raw: Option<&raw::RawPipeline>) -> Result<Option<String>> {
+    let Some(raw) = raw else { return Ok(None) };
+    for (name, present) in [
+        ("command", raw.command.is_some()),
+        ("http", raw.http.is_some()),
+        ("timeout_s", raw.timeout_s.is_some()),
+    ] {
+        if present {
+            return Err(keys.error(
+                format!("pipeline.{name}"),
+                "command and http pipeline adapters are not available in this version yet: expected `run_file`",
+            ));
+        }
+    }
+    match &raw.run_file {
+        Some(path) if !path.is_empty() => Ok(Some(path.clone())),
+        _ => Err(keys.error(
+            "pipeline",
+            "no adapter: expected `run_file: runs/{tier}.jsonl`",
+        )),
+    }
+}
+
+impl Config {
+    /// The run file the pipeline names for `tier` (`{tier}` replaced), relative to the config.
+    pub fn run_file(&self, tier: &str) -> Option<PathBuf> {
+        let base = self.path.parent().unwrap_or(Path::new("."));
+        self.run_file
+            .as_ref()
+            .map(|pattern| base.join(pattern.replace("{tier}", tier)))
     }
 }
 

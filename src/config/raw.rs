@@ -19,9 +19,20 @@ pub struct RawConfig {
     pub judges: BTreeMap<String, RawJudge>,
     pub cache: Option<RawCache>,
     pub diagnosis: Option<RawDiagnosis>,
+    pub pipeline: Option<RawPipeline>,
     pub tiers: BTreeMap<String, RawTier>,
     #[serde(default)]
     pub gate: RawGate,
+}
+
+/// How a tier's run is obtained. Only `run_file` exists in this version.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPipeline {
+    pub run_file: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub http: Option<serde_yaml::Value>,
+    pub timeout_s: Option<u64>,
 }
 
 /// Thresholds of the failure-diagnosis matrix.

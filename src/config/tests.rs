@@ -173,6 +173,13 @@ fn bad_configs_name_the_key_path() {
             "conf/eval-config.yaml: diagnosis.low: 1.5 is outside [0, 1]",
         ),
         (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { command: [python3, p.py] }",
+            ),
+            "conf/eval-config.yaml: pipeline.command: command and http pipeline adapters are not available in this version yet",
+        ),
+        (
             replace("slices: [class]", "slices: [class, class]"),
             "slices[1]: `class` is listed twice",
         ),
@@ -184,6 +191,20 @@ fn bad_configs_name_the_key_path() {
             "expected `{expected}` in `{message}`"
         );
     }
+}
+
+#[test]
+fn the_run_file_is_resolved_per_tier() {
+    let config = load_str(&VALID.replace(
+        "slices: [class]",
+        "slices: [class]\npipeline: { run_file: \"runs/{tier}.jsonl\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        config.run_file("smoke"),
+        Some(PathBuf::from("conf/runs/smoke.jsonl"))
+    );
+    assert_eq!(load_str(VALID).unwrap().run_file("smoke"), None);
 }
 
 #[test]

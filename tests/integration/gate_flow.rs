@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{Outcome, ragate_in};
+use crate::{Outcome, path_str, ragate_in};
 
 const QUERIES_PER_CLASS: usize = 40;
 const CLASSES: [&str; 3] = ["literal", "paraphrased", "multi-topic"];
@@ -582,4 +582,20 @@ fn github_actions_gets_annotations_and_the_step_summary() {
         "appended, not replaced"
     );
     assert!(appended.contains("REGRESSION"), "{appended}");
+}
+
+#[test]
+fn the_readme_gate_command_passes_on_the_repo_example() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = ragate_in(
+        repo,
+        &["gate", "--tier", "smoke", "--out", path_str(out_dir.path())],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("12 checks: 12 passed"),
+        "{}",
+        out.stdout
+    );
 }
