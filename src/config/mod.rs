@@ -1,6 +1,7 @@
 //! The gate's configuration (`eval-config.yaml`): parsed strictly, validated once, paths resolved
 //! relative to the config file. Unknown keys are errors with "did you mean".
 
+mod expand;
 mod metrics;
 pub mod raw;
 
@@ -139,10 +140,14 @@ impl Config {
 }
 
 /// Reads and validates the config at `path`.
+/// Reads and validates the config at `path`. `${VAR}` and `${VAR:-default}` are expanded from
+/// the environment; the provenance hash is taken from the file as written, before expansion.
 pub fn load(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let raw = parse(path, &text)?;
-    validate(path, raw)
+    let expanded = expand::expand(path, &text, |name| std::env::var(name).ok())?;
+    let written = parse(path, &text)?;
+    let raw = parse(path, &expanded)?;
+    validate(path, raw, &written)
 }
 
 fn parse(path: &Path, text: &str) -> Result<RawConfig> {
@@ -192,7 +197,7 @@ impl Keys<'_> {
     }
 }
 
-fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
+fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> {
     let keys = Keys { path };
     let base = path.parent().unwrap_or(Path::new("."));
     let resolve = |relative: &str| base.join(relative);
@@ -229,12 +234,17 @@ fn validate(path: &Path, raw: RawConfig) -> Result<Config> {
         };
         let settings = validate_gate(&keys, &prefix, &rules_key, &gate, &metrics, &raw.slices)?;
         let source = validate_source(&keys, &prefix, tier, &resolve, settings.seed)?;
+        // The hash covers the file as written (before `${VAR}` expansion).
+        let written_gate = match written.tiers.get(name) {
+            Some(written_tier) => merge_gate(&written.gate, written_tier.gate.as_ref()),
+            None => gate.clone(),
+        };
         let parts = MeaningfulParts {
-            metrics: &raw.metrics,
-            judges: &raw.judges,
-            slices: &raw.slices,
-            chunk_separator: raw.chunk_separator.as_deref(),
-            rules: gate.rules.as_deref().unwrap_or_default(),
+            metrics: &written.metrics,
+            judges: &written.judges,
+            slices: &written.slices,
+            chunk_separator: written.chunk_separator.as_deref(),
+            rules: written_gate.rules.as_deref().unwrap_or_default(),
         };
         let canonical = serde_json::to_vec(&parts).expect("plain data serialises");
         tiers.insert(

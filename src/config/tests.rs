@@ -28,7 +28,32 @@ gate:
 
 fn load_str(text: &str) -> Result<Config> {
     let path = Path::new("conf/eval-config.yaml");
-    validate(path, parse(path, text)?)
+    let raw = parse(path, text)?;
+    validate(path, raw.clone(), &raw)
+}
+
+#[test]
+fn the_hash_is_taken_before_expansion() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("eval-config.yaml");
+    let text = VALID.replace(
+        "chunk_separator: \"#\"",
+        "chunk_separator: \"${RAGATE_TEST_SEPARATOR:-#}\"",
+    );
+    assert_ne!(text, VALID);
+    std::fs::write(&path, &text).unwrap();
+    let expanded = load(&path).unwrap();
+    assert_eq!(
+        expanded.chunk_separator.as_deref(),
+        Some("#"),
+        "the default applies"
+    );
+    std::fs::write(&path, VALID).unwrap();
+    let plain = load(&path).unwrap();
+    assert_ne!(
+        expanded.tiers["smoke"].config_hash, plain.tiers["smoke"].config_hash,
+        "the hash covers the text as written, so `${{...}}` and its value differ"
+    );
 }
 
 #[test]
