@@ -9,7 +9,7 @@ use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
-use crate::input::{self, corpus, text_file::TextFile};
+use crate::input::{self, corpus};
 use crate::judge::cache::{CacheMode, JudgeCache};
 use crate::metrics::generation::ClaimVerdict;
 use crate::metrics::metric::{Metric, MetricSpec};
@@ -49,10 +49,7 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
     check_judge(&config, second)?;
     let queries = tier::load(tier)?;
     let format = input::detect_run_format(&args.run)?;
-    let corpus = match &config.corpus {
-        Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
-        None => None,
-    };
+    let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let cache = match config.cache.mode {
         CacheMode::Off => None,
         mode => Some(JudgeCache::open(&config.cache.path, mode)?),

@@ -191,10 +191,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
         .filter_map(|spec| spec.metric.cutoff())
         .max()
         .unwrap_or(0);
-    let corpus = match &config.corpus {
-        Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
-        None => None,
-    };
+    let corpus = corpus::read_optional(config.corpus.as_deref())?;
     // The cache is opened only when a judge will be asked something.
     let cache = if config.metrics.iter().any(|spec| spec.is_judged())
         && config.cache.mode != CacheMode::Off

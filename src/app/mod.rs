@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
 use crate::input;
-use crate::input::{corpus, text_file::TextFile};
+use crate::input::corpus;
 use crate::judge::{Judge, lexical::LexicalJudge};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
@@ -51,10 +51,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
     } else {
         args.metrics.into_iter().map(MetricSpec::new).collect()
     };
-    let corpus = match &args.corpus {
-        Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
-        None => None,
-    };
+    let corpus = corpus::read_optional(args.corpus.as_deref())?;
     let qrels = input::load_qrels(
         &args.qrels,
         args.qrels_format,

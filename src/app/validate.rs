@@ -8,14 +8,11 @@ use crate::cli::ValidateArgs;
 use crate::config::{self, TierSource};
 use crate::error::Result;
 use crate::exit_code;
-use crate::input::{self, corpus, text_file::TextFile};
+use crate::input::{self, corpus};
 
 pub fn run(args: ValidateArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
-    let corpus = match &config.corpus {
-        Some(path) => Some(corpus::read(&TextFile::read(path)?)?),
-        None => None,
-    };
+    let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let mut problems: Vec<String> = Vec::new();
     let mut lints: Vec<String> = Vec::new();
     for tier in config.tiers.values() {

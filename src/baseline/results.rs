@@ -20,7 +20,7 @@ pub enum RunStatus {
     NoBaseline,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Provenance {
     pub ragate_version: String,

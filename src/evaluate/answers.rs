@@ -125,10 +125,8 @@ fn is_faithfulness(metric: Metric) -> bool {
 
 impl AnswerMetrics<'_> {
     fn doc_of<'d>(&self, retrieved: &'d str) -> &'d str {
-        match self.separator {
-            Some(sep) => retrieved.rsplit_once(sep).map_or(retrieved, |(doc, _)| doc),
-            None => retrieved,
-        }
+        // A match of a UTF-8 separator starts on a character boundary, so the prefix is a str.
+        &retrieved[..super::document_of(retrieved.as_bytes(), self.separator).len()]
     }
 
     /// The text of a retrieved entry: its own `text`, else the corpus document's title and text.

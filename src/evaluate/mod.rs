@@ -112,11 +112,7 @@ struct Scorer<'a> {
 
 impl Scorer<'_> {
     fn doc_of<'d>(&self, retrieved: &'d [u8]) -> &'d [u8] {
-        match self.separator {
-            Some(sep) => memchr::memmem::rfind(retrieved, sep.as_bytes())
-                .map_or(retrieved, |at| &retrieved[..at]),
-            None => retrieved,
-        }
+        document_of(retrieved, self.separator)
     }
 
     /// Scores the query at `position` of the qrels from its ranked doc ids (in rank order).
@@ -187,6 +183,16 @@ impl Scorer<'_> {
                 first_duplicate,
             },
         }
+    }
+}
+
+/// The document a retrieved id names: `doc7#3` is `doc7` with separator `#` (split at the last
+/// separator); without a separator the id itself.
+pub fn document_of<'d>(retrieved: &'d [u8], separator: Option<&str>) -> &'d [u8] {
+    match separator {
+        Some(sep) => memchr::memmem::rfind(retrieved, sep.as_bytes())
+            .map_or(retrieved, |at| &retrieved[..at]),
+        None => retrieved,
     }
 }
 

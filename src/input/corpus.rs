@@ -31,6 +31,11 @@ impl Corpus {
 
 const EXPECTED: &str = "a JSON object {\"doc_id\" (or BEIR \"_id\"), \"title\", \"text\"}";
 
+/// The corpus at `path`, when one is configured.
+pub fn read_optional(path: Option<&std::path::Path>) -> Result<Option<Corpus>> {
+    path.map(|path| read(&TextFile::read(path)?)).transpose()
+}
+
 pub fn read(file: &TextFile) -> Result<Corpus> {
     file.require_data("corpus JSONL (one document object a line)")?;
     let mut corpus = Corpus::default();
