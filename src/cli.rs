@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::input::{QrelsFormat, RunFormat};
 use crate::metrics::metric::Metric;
 use crate::report::eval_output::OutputFormat;
+use crate::shard::Shard;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,6 +26,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Evaluate a tier, compare it with its baseline and fail on a regression.
     Gate(GateArgs),
+    /// Combine the outputs of `gate --shard I/N` runs into one gate run.
+    Merge(MergeArgs),
     /// Accept or show a tier's baseline.
     #[command(subcommand)]
     Baseline(BaselineCommand),
@@ -98,6 +101,34 @@ pub struct GateArgs {
     /// Worker threads for TREC runs (default: the number of cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Evaluate only shard I of N (a query's shard is 1 + sha256(qid)[..8] mod N) and write a
+    /// partial `shard.json` for `ragate merge` instead of gating.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The tier the shards evaluated.
+    #[arg(long)]
+    pub tier: String,
+    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    pub config: PathBuf,
+    /// Where the merged outputs go (default: .ragate/out/<tier>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write the JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
+    /// Compare even when a judge differs from the one behind the baseline.
+    #[arg(long)]
+    pub allow_judge_change: bool,
+    /// The output directories of `ragate gate --shard I/N`, one per shard.
+    #[arg(required = true, value_name = "DIR")]
+    pub shards: Vec<PathBuf>,
 }
 
 /// What `ragate gate` prints on stdout.

@@ -61,6 +61,9 @@ pub enum Error {
     /// A judge failed (crashed, timed out, answered out of contract).
     #[error("judge `{judge}`: {message}")]
     Judge { judge: String, message: String },
+    /// The pipeline under test failed (crashed, timed out, answered out of protocol).
+    #[error("pipeline ({adapter}): {message}")]
+    Pipeline { adapter: String, message: String },
     /// Command-line arguments that parse but make no sense (an unknown metric name, say).
     #[error("{0}")]
     Usage(String),

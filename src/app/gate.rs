@@ -1,35 +1,49 @@
-//! `ragate gate`: evaluate a tier, compare it with its baseline, write every report.
+//! `ragate gate`: obtain the tier's run (from the pipeline, a run file or `--run`), evaluate it,
+//! and compare it with the baseline; with `--shard I/N`, evaluate one shard and write a partial
+//! `shard.json` for `ragate merge` instead.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::app::{default_threads, write_stdout};
+use crate::app::default_threads;
+use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
 use crate::baseline::collect::{self, RunContext};
-use crate::baseline::results::{Results, RunStatus};
-use crate::baseline::store;
-use crate::cli::{GateArgs, GateFormat};
-use crate::config::{self, Config};
+use crate::baseline::results::Results;
+use crate::cli::GateArgs;
+use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
-use crate::evaluate::{EvalOptions, Evaluation, evaluate};
-use crate::gate::{
-    self,
-    calibration::{self, Calibration},
-};
-use crate::input::labels;
-use crate::input::{self, corpus, qrels::Qrels, text_file::TextFile};
+use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
+use crate::exit_code;
+use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::Judge;
 use crate::judge::cache::{CacheMode, JudgeCache};
-use crate::metrics::generation::ClaimVerdict;
-use crate::report::{annotations, gate_table, junit, summary};
+use crate::pipeline::{Pipeline, Request};
+use crate::progress::Progress;
+use crate::shard::Shard;
 use crate::tier::{self, TierQueries};
 
 /// How many ranked doc ids results keep per query when no metric reads deeper.
 const MIN_KEPT_RANKS: usize = 10;
-/// The depth of the judged@k coverage report.
-const JUDGED_DEPTH: usize = 10;
+/// The format tag of a shard's partial output.
+pub const SHARD_FORMAT: &str = "ragate-shard/1";
+
+/// What `gate --shard I/N` writes for `merge`: the evaluated shard with every text kept.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardOutput {
+    pub format: String,
+    pub shard: Shard,
+    pub evaluated: Evaluated,
+}
+
+/// The default output directory of a tier.
+pub fn default_out(tier: &str) -> PathBuf {
+    PathBuf::from(".ragate/out").join(tier)
+}
 
 fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
     for (index, field) in config.slices.iter().enumerate() {
@@ -61,48 +75,6 @@ fn judges_used(config: &Config) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// HTTP calls, retries and tokens of each `openai` judge in this run.
-fn llm_usage(config: &Config) -> serde_json::Value {
-    let usage: serde_json::Map<String, serde_json::Value> = config
-        .judges
-        .iter()
-        .filter_map(|(name, judge)| match judge {
-            Judge::OpenAi(judge) => {
-                let u = judge.usage();
-                Some((
-                    name.clone(),
-                    json!({"calls": u.calls, "retries": u.retries, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}),
-                ))
-            }
-            _ => None,
-        })
-        .collect();
-    serde_json::Value::Object(usage)
-}
-
-/// Fails when a judge differs from the one behind the baseline, unless allowed.
-fn check_judges(baseline: &Results, current: &Results, allow_change: bool) -> Result<Vec<String>> {
-    let mut warnings = Vec::new();
-    for (name, now) in &current.provenance.judges {
-        let before = baseline.provenance.judges.get(name);
-        if before == Some(now) {
-            continue;
-        }
-        let message = format!(
-            "judge `{name}` differs from the baseline's ({} -> {now})",
-            before.map_or("none", String::as_str)
-        );
-        if !allow_change {
-            return Err(Error::Usage(format!(
-                "{message}: verdicts of different judges are not comparable; accept a baseline \
-                 judged by the current judge, or pass --allow-judge-change to compare anyway"
-            )));
-        }
-        warnings.push(format!("{message}; compared anyway (--allow-judge-change)"));
-    }
-    Ok(warnings)
-}
-
 fn git_commit(dir: &Path) -> Option<String> {
     if let Ok(sha) = std::env::var("GITHUB_SHA") {
         return Some(sha);
@@ -119,20 +91,15 @@ fn git_commit(dir: &Path) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
-fn write(path: &Path, text: &str) -> Result<()> {
-    store::write_atomic(path, text)
-}
-
-/// One line per query for debugging: slices, ranking, gold ids, values.
 /// One line per query for debugging: slices, ranking, gold ids, values, and each claim of the
 /// answer with the judge's verdict.
-fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> String {
-    let claims: BTreeMap<&str, &[ClaimVerdict]> = evaluation
+fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> BTreeMap<String, String> {
+    let scores: BTreeMap<&str, &QueryScores> = evaluation
         .per_query
         .iter()
-        .map(|q| (q.qid.as_str(), q.claims.as_slice()))
+        .map(|q| (q.qid.as_str(), q))
         .collect();
-    let mut out = String::new();
+    let mut out = BTreeMap::new();
     for (qid, record) in &results.queries {
         let gold: Vec<&str> = qrels
             .position(qid)
@@ -152,39 +119,114 @@ fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> String {
             "gold": gold,
             "metrics": record.metrics,
         });
-        if let Some(claims) = claims.get(qid.as_str()).filter(|c| !c.is_empty()) {
-            line["claims"] = claims
+        let Some(scores) = scores.get(qid.as_str()) else {
+            continue;
+        };
+        if !scores.claims.is_empty() {
+            line["claims"] = scores
+                .claims
                 .iter()
                 .map(|c| json!({"claim": c.claim, "supported": c.supported, "grade": c.grade, "score": c.score}))
                 .collect();
         }
-        out.push_str(&line.to_string());
-        out.push('\n');
+        let operational = json!(scores.operational);
+        if operational.as_object().is_some_and(|o| !o.is_empty()) {
+            line["operational"] = operational;
+        }
+        out.insert(qid.clone(), line.to_string());
     }
     out
 }
 
-pub fn run(args: GateArgs) -> Result<i32> {
-    let started = Instant::now();
-    let config = config::load(&args.config)?;
-    let tier = config.tier(&args.tier)?;
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(".ragate/out").join(&tier.name));
-    let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
-    check_slice_fields(&config, &qrels)?;
-    let run_file = args.run.clone().or_else(|| config.run_file(&tier.name)).ok_or_else(|| {
+/// The run to evaluate: `--run`, the configured run file, or the pipeline's output saved as
+/// `run.jsonl` in `out_dir`.
+fn obtain_run(
+    config: &Config,
+    tier: &Tier,
+    args: &GateArgs,
+    qrels: &Qrels,
+    out_dir: &Path,
+) -> Result<(PathBuf, RunFormat)> {
+    let given = |path: PathBuf| -> Result<(PathBuf, RunFormat)> {
+        let format = match args.run_format {
+            Some(format) => format,
+            None => input::detect_run_format(&path)?,
+        };
+        Ok((path, format))
+    };
+    if let Some(path) = &args.run {
+        return given(path.clone());
+    }
+    let pipeline = config.pipeline.as_ref().ok_or_else(|| {
         Error::Usage(
-            "no run to evaluate: pass --run FILE (native JSONL or TREC) or configure `pipeline: { run_file: ... }`"
+            "no run to evaluate: pass --run FILE (native JSONL or TREC) or configure `pipeline:` \
+             (command, http or run_file)"
                 .to_string(),
         )
     })?;
-    let run_path = run_file.as_path();
-    let run_format = match args.run_format {
-        Some(format) => format,
-        None => input::detect_run_format(run_path)?,
-    };
+    if let Pipeline::RunFile(_) = pipeline {
+        let path = config.run_file(&tier.name).expect("a run file pipeline");
+        return given(path);
+    }
+    let requests = qrels
+        .queries()
+        .iter()
+        .map(|q| {
+            let query = q.text.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+                Error::input(
+                    qrels.path(),
+                    format!(
+                        "query `{}` has no text: the pipeline needs `query` in every qrels line",
+                        q.qid
+                    ),
+                )
+            })?;
+            Ok(Request {
+                qid: q.qid.clone(),
+                query,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let progress = Progress::new("pipeline: queries", requests.len());
+    let produced = pipeline.produce(&requests, config.dir(), &progress);
+    progress.finish();
+    let run_path = out_dir.join("run.jsonl");
+    outputs::write(&run_path, &produced?.to_jsonl())?;
+    Ok((run_path, RunFormat::Native))
+}
+
+/// HTTP calls, retries and tokens of each `openai` judge in this run.
+fn llm_usage(config: &Config) -> BTreeMap<String, LlmUsage> {
+    config
+        .judges
+        .iter()
+        .filter_map(|(name, judge)| match judge {
+            Judge::OpenAi(judge) => {
+                let u = judge.usage();
+                Some((
+                    name.clone(),
+                    LlmUsage {
+                        calls: u.calls,
+                        retries: u.retries,
+                        prompt_tokens: u.prompt_tokens,
+                        completion_tokens: u.completion_tokens,
+                    },
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Evaluates the tier's run (every text kept in the results).
+fn evaluate_tier(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    run: (PathBuf, RunFormat),
+    qrels_sha256: String,
+    threads: Option<usize>,
+) -> Result<Evaluated> {
     let deepest = config
         .metrics
         .iter()
@@ -206,161 +248,110 @@ pub fn run(args: GateArgs) -> Result<i32> {
         corpus: corpus.as_ref(),
         cache: cache.as_ref(),
         chunk_separator: config.chunk_separator.clone(),
-        threads: args.threads.unwrap_or_else(default_threads),
+        threads: threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
     };
     let evaluated_at = Instant::now();
-    let evaluation = evaluate(&qrels, run_path, run_format, &options)?;
+    let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
     let evaluation_seconds = evaluated_at.elapsed().as_secs_f64();
     for warning in &evaluation.warnings {
         eprintln!("warning: {warning}");
     }
-    let config_dir = config.path.parent().unwrap_or(Path::new("."));
-    let mut current = collect::collect(
-        &evaluation,
-        &qrels,
-        RunContext {
-            tier: &tier.name,
-            slices: &config.slices,
-            store_text: tier.store_text,
-            qrels_sha256: file_sha256,
-            config_hash: tier.config_hash.clone(),
-            git_commit: git_commit(config_dir),
-            judges: judges_used(&config),
-        },
-    );
-    let results_path = out_dir.join("results.json");
-    let accept_hint = format!(
-        "run `ragate baseline accept --tier {}` to accept {}",
-        tier.name,
-        results_path.display()
-    );
-    let baseline = match store::read(&tier.baseline, &accept_hint) {
-        Ok(baseline) => baseline,
-        Err(error) => {
-            current.status = RunStatus::NoBaseline;
-            write(&results_path, &current.to_json())?;
-            write(
-                &out_dir.join("trace.jsonl"),
-                &trace(&current, &qrels, &evaluation),
-            )?;
-            let junit_text = junit::render_setup_error(&tier.name, &error.to_string());
-            write(&out_dir.join("junit.xml"), &junit_text)?;
-            if let Some(path) = &args.junit {
-                write(path, &junit_text)?;
-            }
-            return Err(error);
-        }
-    };
-    let judge_warnings = check_judges(&baseline, &current, args.allow_judge_change)?;
-    let mut report = gate::compare(&config, tier, &baseline, &current);
-    let calibrations = match &tier.labels {
-        Some(path) => calibration::calibrate(
-            &evaluation,
-            &config.metrics,
-            &labels::read(&TextFile::read(path)?)?,
-        ),
-        None => Vec::new(),
-    };
-    report
-        .notes
-        .extend(calibrations.iter().map(Calibration::describe));
-    report
-        .outcomes
-        .extend(calibration::checks(&tier.gate.rules, &calibrations));
-    let usage = evaluation.judge_usage;
-    if usage.tasks > 0 {
-        let mut note = format!(
-            "judging: {} tasks, {} sent to judges, {} answered from the cache",
-            usage.tasks,
-            usage.judged,
-            usage.tasks - usage.judged
-        );
-        for (name, judge) in &config.judges {
-            if let Judge::OpenAi(judge) = judge {
-                let u = judge.usage();
-                note.push_str(&format!(
-                    "; `{name}`: {} HTTP calls ({} retries), {} prompt and {} completion tokens",
-                    u.calls, u.retries, u.prompt_tokens, u.completion_tokens
-                ));
-            }
-        }
-        report.notes.push(note);
-    }
-    report.warnings.extend(judge_warnings);
-    report.judged_at_k =
-        gate::judged_at_k(&current, &qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
-    if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {
-        report.warnings.push(format!(
-            "judged@{k} is {share:.2}: most retrieved docs are unjudged and count as irrelevant, \
-             so recall and nDCG look worse than they are; judge more docs"
-        ));
-    }
-    current.status = report.status();
-    write(&results_path, &current.to_json())?;
-    write(
-        &out_dir.join("trace.jsonl"),
-        &trace(&current, &qrels, &evaluation),
-    )?;
-    let junit_text = junit::render(&report);
-    write(&out_dir.join("junit.xml"), &junit_text)?;
-    if let Some(path) = &args.junit {
-        write(path, &junit_text)?;
-    }
-    let summary_text = summary::render(&report);
-    write(&out_dir.join("summary.md"), &summary_text)?;
-    append_step_summary(&summary_text)?;
-    let stats = json!({
-        "tier": tier.name,
-        "queries": current.queries.len(),
-        "checks": report.outcomes.len(),
-        "judged_at_10": report.judged_at_k.map(|(_, share)| share),
-        "calibration": calibrations.iter().map(|c| json!({
-            "metric": c.metric,
-            "ppi": c.ppi.estimate,
-            "ppi_ci": [c.ppi.ci.0, c.ppi.ci.1],
-            "ppi_plus_plus": c.ppi_plus_plus.estimate,
-            "ppi_plus_plus_ci": [c.ppi_plus_plus.ci.0, c.ppi_plus_plus.ci.1],
-            "lambda": c.ppi_plus_plus.lambda,
-            "judge_mean": c.judge_mean,
-            "labelled": c.ppi.n_labelled,
-            "queries": c.ppi.n_total,
-            "stale_labels": c.stale,
-        })).collect::<Vec<_>>(),
-        "llm_usage": llm_usage(&config),
-        "judge_tasks": evaluation.judge_usage.tasks,
-        "judge_calls": evaluation.judge_usage.judged,
-        "judge_cache_hits": evaluation.judge_usage.tasks - evaluation.judge_usage.judged,
-        "evaluation_seconds": evaluation_seconds,
-        "total_seconds": started.elapsed().as_secs_f64(),
-    });
-    write(&out_dir.join("run-stats.json"), &format!("{stats:#}\n"))?;
-    for warning in &report.warnings {
-        eprintln!("warning: {warning}");
-    }
-    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
-        for line in annotations::render(&report) {
-            println!("{line}");
-        }
-    }
-    match args.format {
-        GateFormat::Table => write_stdout(&gate_table::render(&report))?,
-        GateFormat::Json => write_stdout(&current.to_json())?,
-    }
-    Ok(report.exit_code())
+    let results = collect::collect(&evaluation, qrels, run_context(config, tier, qrels_sha256));
+    Ok(Evaluated {
+        trace: trace(&results, qrels, &evaluation),
+        operational: evaluation
+            .per_query
+            .iter()
+            .filter(|q| q.operational != Default::default())
+            .map(|q| (q.qid.clone(), q.operational))
+            .collect(),
+        results,
+        judge_tasks: evaluation.judge_usage.tasks,
+        judge_calls: evaluation.judge_usage.judged,
+        llm_usage: llm_usage(config),
+        evaluation_seconds,
+    })
 }
 
-/// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
-fn append_step_summary(text: &str) -> Result<()> {
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
-        return Ok(());
+/// What besides the evaluation goes into the tier's results.
+pub fn run_context<'a>(config: &'a Config, tier: &'a Tier, qrels_sha256: String) -> RunContext<'a> {
+    RunContext {
+        tier: &tier.name,
+        slices: &config.slices,
+        qrels_sha256,
+        config_hash: tier.config_hash.clone(),
+        git_commit: git_commit(config.dir()),
+        judges: judges_used(config),
+    }
+}
+
+pub fn run(args: GateArgs) -> Result<i32> {
+    let started = Instant::now();
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&tier.name));
+    let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
+    check_slice_fields(&config, &qrels)?;
+    let Some(shard) = args.shard else {
+        let run = obtain_run(&config, tier, &args, &qrels, &out_dir)?;
+        let evaluated = evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?;
+        let options = OutputOptions {
+            out_dir,
+            junit: args.junit.clone(),
+            format: args.format,
+            allow_judge_change: args.allow_judge_change,
+            started,
+        };
+        return outputs::finish(&config, tier, &qrels, evaluated, options);
     };
-    let path = PathBuf::from(path);
-    use std::io::Write;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| Error::io(&path, e))
+    let qrels = shard.select(qrels);
+    let evaluated = if qrels.is_empty() {
+        empty_shard(&config, tier, file_sha256)
+    } else {
+        let run = obtain_run(&config, tier, &args, &qrels, &out_dir)?;
+        evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?
+    };
+    let queries = evaluated.results.queries.len();
+    write_shard(&out_dir, shard, evaluated)?;
+    eprintln!(
+        "ragate: shard {shard} of tier `{}`: {queries} queries evaluated into {}; combine the shards with `ragate merge --tier {}`",
+        tier.name,
+        out_dir.display(),
+        tier.name
+    );
+    Ok(exit_code::SUCCESS)
+}
+
+/// A shard that no query of the tier falls into.
+fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated {
+    let names = config
+        .metrics
+        .iter()
+        .map(|s| s.metric.to_string())
+        .collect();
+    Evaluated {
+        results: collect::results(
+            names,
+            BTreeMap::new(),
+            run_context(config, tier, qrels_sha256),
+        ),
+        trace: BTreeMap::new(),
+        operational: BTreeMap::new(),
+        judge_tasks: 0,
+        judge_calls: 0,
+        llm_usage: llm_usage(config),
+        evaluation_seconds: 0.0,
+    }
+}
+
+fn write_shard(out_dir: &Path, shard: Shard, evaluated: Evaluated) -> Result<()> {
+    let output = ShardOutput {
+        format: SHARD_FORMAT.to_string(),
+        shard,
+        evaluated,
+    };
+    let mut text = serde_json::to_string_pretty(&output).expect("shard output serialises");
+    text.push('\n');
+    outputs::write(&out_dir.join("shard.json"), &text)
 }

@@ -7,6 +7,8 @@ mod agreement;
 mod baseline;
 mod compare;
 mod gate;
+mod merge;
+mod outputs;
 mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};
@@ -25,6 +27,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Eval(args) => eval(args),
         Command::Gate(args) => gate::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Baseline(BaselineCommand::Accept(args)) => baseline::accept(args),
         Command::Baseline(BaselineCommand::Show(args)) => baseline::show(args),
         Command::Compare(args) => compare::run(args),

@@ -15,7 +15,6 @@ use crate::input::qrels::Qrels;
 pub struct RunContext<'a> {
     pub tier: &'a str,
     pub slices: &'a [String],
-    pub store_text: bool,
     pub qrels_sha256: String,
     pub config_hash: String,
     pub git_commit: Option<String>,
@@ -27,7 +26,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// The results of `evaluation` over `qrels`; `status` is set by the caller once decided.
+/// The results of `evaluation` over `qrels`, every text kept (see [`strip_text`]); `status` is
+/// set by the caller once decided.
 pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) -> Results {
     let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
     let mut queries = BTreeMap::new();
@@ -41,17 +41,8 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
                 (field.clone(), value.unwrap_or_else(|| "<none>".to_string()))
             })
             .collect();
-        let (answer, answer_sha256) = match (&scores.answer, context.store_text) {
-            (Some(answer), true) => (Some(answer.clone()), None),
-            (Some(answer), false) => (None, Some(sha256_hex(answer.as_bytes()))),
-            (None, _) => (None, None),
-        };
         let record = QueryRecord {
-            query: if context.store_text {
-                query.and_then(|q| q.text.clone())
-            } else {
-                None
-            },
+            query: query.and_then(|q| q.text.clone()),
             slices,
             metrics: metric_names
                 .iter()
@@ -59,23 +50,28 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
                 .filter_map(|(name, value)| Some((name.clone(), (*value)?)))
                 .collect(),
             retrieved: scores.ranked.clone(),
-            answer,
-            answer_sha256,
-            claims: if context.store_text {
-                scores
-                    .claims
-                    .iter()
-                    .map(|c| StoredClaim {
-                        claim: c.claim.clone(),
-                        grade: c.grade,
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            answer: scores.answer.clone(),
+            answer_sha256: None,
+            claims: scores
+                .claims
+                .iter()
+                .map(|c| StoredClaim {
+                    claim: c.claim.clone(),
+                    grade: c.grade,
+                })
+                .collect(),
         };
         queries.insert(scores.qid.clone(), record);
     }
+    results(metric_names, queries, context)
+}
+
+/// Results over `queries`, with their summaries.
+pub fn results(
+    metric_names: Vec<String>,
+    queries: BTreeMap<String, QueryRecord>,
+    context: RunContext<'_>,
+) -> Results {
     let summary = summarise(&metric_names, &queries);
     Results {
         format: FORMAT.to_string(),
@@ -93,6 +89,19 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
         summary,
         queries,
     }
+}
+
+/// The results as stored when the tier keeps no text (`store_text: false`): answers replaced by
+/// their sha256, queries and claims left out.
+pub fn strip_text(mut results: Results) -> Results {
+    for record in results.queries.values_mut() {
+        record.query = None;
+        record.claims.clear();
+        if let Some(answer) = record.answer.take() {
+            record.answer_sha256 = Some(sha256_hex(answer.as_bytes()));
+        }
+    }
+    results
 }
 
 /// Mean and n of every metric over `all` and over every slice value.

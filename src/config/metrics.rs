@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::Keys;
-use crate::config::raw::{JudgeKind, RawClaims, RawEmptyAnswer, RawJudge, RawMetric};
+use crate::config::raw::{JudgeKind, RawClaims, RawConfig, RawEmptyAnswer, RawJudge, RawMetric};
 use crate::error::Result;
 use std::time::Duration;
 
@@ -256,4 +256,23 @@ pub fn validate_metrics(
         specs.push(spec);
     }
     Ok(specs)
+}
+
+/// Adds the operational metrics (latency_ms, tokens, cost) that a rule of any tier names but the
+/// metrics list leaves out: they vary from run to run, so they are computed (and stored in
+/// results) only when gated; otherwise they are reported in the trace and run-stats alone.
+pub(crate) fn add_gated_operational(specs: &mut Vec<MetricSpec>, raw: &RawConfig) {
+    let tier_rules = raw
+        .tiers
+        .values()
+        .filter_map(|t| t.gate.as_ref().and_then(|g| g.rules.as_ref()));
+    let rules = raw.gate.rules.iter().chain(tier_rules).flatten();
+    for rule in rules {
+        if let Ok(metric) = rule.metric.parse::<Metric>()
+            && metric.is_operational()
+            && !specs.iter().any(|s| s.metric == metric)
+        {
+            specs.push(MetricSpec::new(metric));
+        }
+    }
 }

@@ -3,6 +3,7 @@
 
 mod expand;
 mod metrics;
+mod pipeline;
 pub mod raw;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use crate::judge::Judge;
 use crate::judge::cache::CacheMode;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::Direction;
+use crate::pipeline::Pipeline;
 use crate::suggest;
 pub use metrics::DEFAULT_JUDGE;
 pub use raw::{Correction, Decision};
@@ -33,8 +35,8 @@ pub struct Config {
     pub metrics: Vec<MetricSpec>,
     /// The judge-verdict cache (default `.ragate/judge-cache.sqlite` beside the config, read-write).
     pub cache: CacheSettings,
-    /// A precomputed run per tier (`pipeline: { run_file: runs/{tier}.jsonl }`), `{tier}` unexpanded.
-    pub run_file: Option<String>,
+    /// How the run to gate is obtained, when configured.
+    pub pipeline: Option<Pipeline>,
     /// Thresholds of the failure-diagnosis matrix in the summary.
     pub diagnosis: diagnosis::Thresholds,
     /// Judges by name (`default` is always there).
@@ -211,7 +213,8 @@ fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> 
         ));
     }
     let judges = metrics::validate_judges(&keys, &raw.judges)?;
-    let specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
+    let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
+    metrics::add_gated_operational(&mut specs, &raw);
     let metrics: Vec<Metric> = specs.iter().map(|s| s.metric).collect();
     validate_slices(&keys, &raw.slices)?;
     if raw.chunk_separator.as_deref() == Some("") {
@@ -279,7 +282,7 @@ fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> 
                 .unwrap_or(CacheMode::ReadWrite),
         },
         diagnosis: validate_diagnosis(&keys, raw.diagnosis.as_ref())?,
-        run_file: validate_pipeline(&keys, raw.pipeline.as_ref())?,
+        pipeline: pipeline::validate(&keys, raw.pipeline.as_ref())?,
         judges,
         slices: raw.slices,
         tiers,
@@ -556,39 +559,6 @@ fn validate_calibrated_rule(
                 raw.metric
             ),
         )),
-    }
-}
-
-fn validate_pipeline(keys: &Keys<'_>, raw: Option<&raw::RawPipeline>) -> Result<Option<String>> {
-    let Some(raw) = raw else { return Ok(None) };
-    for (name, present) in [
-        ("command", raw.command.is_some()),
-        ("http", raw.http.is_some()),
-        ("timeout_s", raw.timeout_s.is_some()),
-    ] {
-        if present {
-            return Err(keys.error(
-                format!("pipeline.{name}"),
-                "command and http pipeline adapters are not available in this version yet: expected `run_file`",
-            ));
-        }
-    }
-    match &raw.run_file {
-        Some(path) if !path.is_empty() => Ok(Some(path.clone())),
-        _ => Err(keys.error(
-            "pipeline",
-            "no adapter: expected `run_file: runs/{tier}.jsonl`",
-        )),
-    }
-}
-
-impl Config {
-    /// The run file the pipeline names for `tier` (`{tier}` replaced), relative to the config.
-    pub fn run_file(&self, tier: &str) -> Option<PathBuf> {
-        let base = self.path.parent().unwrap_or(Path::new("."));
-        self.run_file
-            .as_ref()
-            .map(|pattern| base.join(pattern.replace("{tier}", tier)))
     }
 }
 

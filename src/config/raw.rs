@@ -25,14 +25,25 @@ pub struct RawConfig {
     pub gate: RawGate,
 }
 
-/// How a tier's run is obtained. Only `run_file` exists in this version.
+/// How a tier's run is obtained: exactly one of `run_file`, `command`, `http`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPipeline {
     pub run_file: Option<String>,
     pub command: Option<Vec<String>>,
-    pub http: Option<serde_yaml::Value>,
-    pub timeout_s: Option<u64>,
+    pub http: Option<RawHttpPipeline>,
+    /// The `command` adapter's time limit for the whole run.
+    pub timeout_s: Option<f64>,
+}
+
+/// The `http` pipeline adapter's settings.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttpPipeline {
+    pub url: String,
+    pub concurrency: Option<usize>,
+    pub timeout_s: Option<f64>,
+    pub max_retries: Option<u32>,
 }
 
 /// Thresholds of the failure-diagnosis matrix.

@@ -200,9 +200,37 @@ fn bad_configs_name_the_key_path() {
         (
             replace(
                 "slices: [class]",
-                "slices: [class]\npipeline: { command: [python3, p.py] }",
+                "slices: [class]\npipeline: { command: [python3, p.py], run_file: r.jsonl }",
             ),
-            "conf/eval-config.yaml: pipeline.command: command and http pipeline adapters are not available in this version yet",
+            "conf/eval-config.yaml: pipeline: expected exactly one of `run_file",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { command: [] }",
+            ),
+            "pipeline.command: expected a non-empty argv list",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { http: { url: \"localhost:8000\" } }",
+            ),
+            "pipeline.http.url: `localhost:8000`: expected an http:// or https:// URL",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { command: [p], timeout_s: 0 }",
+            ),
+            "pipeline.timeout_s: 0: expected a positive number of seconds",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { http: { url: \"http://h\" }, timeout_s: 5 }",
+            ),
+            "pipeline.timeout_s: applies to `command` only",
         ),
         (
             replace("slices: [class]", "slices: [class, class]"),
@@ -230,6 +258,51 @@ fn the_run_file_is_resolved_per_tier() {
         Some(PathBuf::from("conf/runs/smoke.jsonl"))
     );
     assert_eq!(load_str(VALID).unwrap().run_file("smoke"), None);
+}
+
+#[test]
+fn pipeline_adapters_take_their_defaults() {
+    use crate::pipeline::{CommandPipeline, HttpPipeline, Pipeline};
+    use std::time::Duration;
+    let with = |pipeline: &str| {
+        load_str(&VALID.replace(
+            "slices: [class]",
+            &format!("slices: [class]\npipeline: {pipeline}"),
+        ))
+        .unwrap()
+        .pipeline
+    };
+    assert_eq!(
+        with("{ command: [python3, rag.py, --fast] }"),
+        Some(Pipeline::Command(CommandPipeline {
+            argv: vec!["python3".into(), "rag.py".into(), "--fast".into()],
+            timeout: Duration::from_secs(600),
+        }))
+    );
+    assert_eq!(
+        with("{ http: { url: \"http://127.0.0.1:8000/q\", concurrency: 4, timeout_s: 2.5 } }"),
+        Some(Pipeline::Http(HttpPipeline {
+            url: "http://127.0.0.1:8000/q".into(),
+            concurrency: 4,
+            timeout: Duration::from_millis(2500),
+            max_retries: 3,
+        }))
+    );
+}
+
+#[test]
+fn an_operational_metric_named_by_a_rule_is_computed() {
+    let config = load_str(&VALID.replace(
+        "  rules:\n",
+        "  rules:\n    - { metric: latency_ms, max_increase_pct: 20 }\n",
+    ))
+    .unwrap();
+    let names: Vec<String> = config
+        .metrics
+        .iter()
+        .map(|s| s.metric.to_string())
+        .collect();
+    assert_eq!(names.last().map(String::as_str), Some("latency_ms"));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! missing or unknown.
 
 mod answers;
+pub mod operational;
 
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
@@ -22,6 +23,7 @@ use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
 pub use answers::JudgeUsage;
 use answers::{AnswerMetrics, PreparedQuery, TaskBook};
+use operational::Operational;
 
 /// What to compute and how to read retrieved ids.
 #[derive(Debug, Clone)]
@@ -53,6 +55,8 @@ pub struct QueryScores {
     pub answer: Option<String>,
     /// The answer's claims with the judge's verdicts (first faithfulness metric), for the trace.
     pub claims: Vec<ClaimVerdict>,
+    /// Latency, tokens and cost, as far as the run line carried them.
+    pub operational: Operational,
 }
 
 /// The result of scoring a run.
@@ -94,6 +98,7 @@ struct Scored {
     ranked: Vec<String>,
     answer: Option<String>,
     claims: Vec<ClaimVerdict>,
+    operational: Operational,
     empty_excluded: bool,
     duplicates: usize,
     first_duplicate: Option<Box<str>>,
@@ -178,6 +183,7 @@ impl Scorer<'_> {
                 ranked: kept,
                 answer: None,
                 claims: Vec::new(),
+                operational: Operational::default(),
                 empty_excluded: false,
                 duplicates,
                 first_duplicate,
@@ -270,7 +276,9 @@ pub fn evaluate(
             .metrics
             .iter()
             .enumerate()
-            .filter(|(_, spec)| spec.metric.as_retrieval().is_none())
+            .filter(|(_, spec)| {
+                spec.metric.as_retrieval().is_none() && !spec.metric.is_operational()
+            })
             .collect(),
         corpus: options.corpus,
         separator,
@@ -306,6 +314,13 @@ pub fn evaluate(
                 let mut outcome = outcome;
                 if let Outcome::Scored { scores, .. } = &mut outcome {
                     scores.answer = query.answer.clone();
+                    scores.operational = Operational::of(&query, run_path)?;
+                    for (index, spec) in options.metrics.iter().enumerate() {
+                        if spec.metric.is_operational() {
+                            let value = scores.operational.value(spec.metric, &query, run_path)?;
+                            scores.values[index] = Some(value);
+                        }
+                    }
                 }
                 pending.push((query.qid, outcome, prepared));
             }
@@ -324,16 +339,22 @@ pub fn evaluate(
                 tally.add(&qid, outcome);
             }
         }
-        RunFormat::Trec if !answer_metrics.specs.is_empty() => {
-            let names: Vec<String> = answer_metrics
-                .specs
+        RunFormat::Trec
+            if options
+                .metrics
                 .iter()
-                .map(|(_, s)| s.metric.to_string())
+                .any(|s| s.metric.as_retrieval().is_none()) =>
+        {
+            let names: Vec<String> = options
+                .metrics
+                .iter()
+                .filter(|s| s.metric.as_retrieval().is_none())
+                .map(|s| s.metric.to_string())
                 .collect();
             return Err(Error::input(
                 run_path,
                 format!(
-                    "{} need answers, which a TREC run does not have: expected a native run (JSONL with \"answer\")",
+                    "{} need answers or pipeline figures, which a TREC run does not have: expected a native run (JSONL with \"answer\")",
                     names.join(", ")
                 ),
             ));
@@ -389,7 +410,7 @@ pub fn evaluate(
 /// the answer length, which has no value (0 would look like an improvement).
 fn missing_value(metric: Metric) -> Option<f64> {
     match metric {
-        Metric::AnswerLength => None,
+        Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => None,
         _ => Some(0.0),
     }
 }
@@ -431,6 +452,7 @@ fn assemble(
                 ranked: Vec::new(),
                 answer: None,
                 claims: Vec::new(),
+                operational: Operational::default(),
                 empty_excluded: false,
                 duplicates: 0,
                 first_duplicate: None,
@@ -443,6 +465,7 @@ fn assemble(
             ranked: scored.ranked,
             answer: scored.answer,
             claims: scored.claims,
+            operational: scored.operational,
         });
     }
     if per_query.is_empty() {

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::baseline::results::Results;
 use crate::config::Rule;
-use crate::evaluate::Evaluation;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::input::labels::{self, Label};
 use crate::metrics::metric::{Metric, MetricSpec};
@@ -47,23 +47,19 @@ impl Calibration {
 }
 
 /// Calibrations of every judged metric that has at least two current labels.
-pub fn calibrate(
-    evaluation: &Evaluation,
-    specs: &[MetricSpec],
-    labels: &[Label],
-) -> Vec<Calibration> {
-    let answers: BTreeMap<String, String> = evaluation
-        .per_query
+pub fn calibrate(results: &Results, specs: &[MetricSpec], labels: &[Label]) -> Vec<Calibration> {
+    let answers: BTreeMap<String, String> = results
+        .queries
         .iter()
-        .filter_map(|q| Some((q.qid.clone(), q.answer.clone()?)))
+        .filter_map(|(qid, q)| Some((qid.clone(), q.answer.clone()?)))
         .collect();
     let mut calibrations = Vec::new();
-    for (index, spec) in specs.iter().enumerate().filter(|(_, s)| s.is_judged()) {
+    for spec in specs.iter().filter(|s| s.is_judged()) {
         let name = spec.metric.to_string();
-        let values: BTreeMap<&str, f64> = evaluation
-            .per_query
+        let values: BTreeMap<&str, f64> = results
+            .queries
             .iter()
-            .filter_map(|q| Some((q.qid.as_str(), q.values[index]?)))
+            .filter_map(|(qid, q)| Some((qid.as_str(), *q.metrics.get(&name)?)))
             .collect();
         let matched = labels::current_labels(labels, &answers, &name);
         let (judge_labelled, human): (Vec<f64>, Vec<f64>) = matched

@@ -23,11 +23,27 @@ pub struct RunQuery {
     pub retrieved: Vec<Retrieved>,
     pub answer: Option<String>,
     pub contexts: Option<Vec<String>>,
+    /// How long the pipeline took for the query, measured by an adapter or reported by the pipeline.
+    pub latency_ms: Option<f64>,
+    /// The tokens the pipeline's generator consumed.
+    pub usage: Option<Usage>,
+    /// The query's cost in whatever unit the pipeline reports (dollars, say).
+    pub cost: Option<f64>,
     #[serde(skip)]
     pub line: u64,
 }
 
-const EXPECTED: &str = "a JSON object {\"qid\", \"retrieved\": [{\"doc_id\", \"score\"?, \"text\"?}], \"answer\"?, \"contexts\"?}";
+/// Token counts as OpenAI-compatible APIs report them.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Accepted as APIs send it; ragate uses prompt + completion.
+    pub total_tokens: Option<u64>,
+}
+
+const EXPECTED: &str = "a JSON object {\"qid\", \"retrieved\": [{\"doc_id\", \"score\"?, \"text\"?}], \"answer\"?, \"contexts\"?, \"latency_ms\"?, \"usage\"?, \"cost\"?}";
 
 /// Reads a whole native run; a qid on two lines is an error naming both.
 pub fn read(file: &TextFile) -> Result<Vec<RunQuery>> {

@@ -9,16 +9,14 @@
 //! repeated id, a malformed line, a missing answer, a non-zero exit or the timeout is an error that
 //! names the request.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::judge::{Task, Verdict};
+use crate::subprocess::{LineProcess, Next};
 
 /// A judge run as a child process.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,72 +58,45 @@ impl CommandJudge {
         if tasks.is_empty() {
             return Ok(Vec::new());
         }
-        let (program, args) = self
-            .command
-            .split_first()
-            .ok_or_else(|| self.error(name, "empty command".into()))?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = child.stdout.take().expect("stdout is piped");
         let requests: Vec<String> = tasks
             .iter()
             .enumerate()
             .map(|(id, task)| request_line(id, task))
             .collect();
-        let writer = std::thread::spawn(move || {
-            for line in &requests {
-                if stdin.write_all(line.as_bytes()).is_err() {
-                    break; // the program exited early; its exit status tells why
-                }
+        let process = LineProcess::start(&self.command, None, requests, self.timeout)
+            .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
+        let verdicts = match self.collect(name, tasks, &process) {
+            Ok(verdicts) => verdicts,
+            Err(error) => {
+                process.kill();
+                return Err(error);
             }
-        });
-        let (lines_tx, lines_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                if lines_tx.send(line).is_err() {
-                    break;
-                }
+        };
+        match process.wait() {
+            Ok(Some(status)) if status.success() => Ok(verdicts),
+            Ok(Some(status)) => {
+                Err(self.error(name, format!("exited with {status}: expected exit code 0")))
             }
-        });
-        let deadline = Instant::now() + self.timeout;
-        let result = self.collect(name, tasks, &lines_rx, deadline);
-        if result.is_err() {
-            let _ = child.kill();
+            Ok(None) => Err(self.error(
+                name,
+                format!("did not exit within {:?} after answering", self.timeout),
+            )),
+            Err(e) => Err(self.error(name, format!("cannot wait for it: {e}"))),
         }
-        let _ = writer.join();
-        let status = child
-            .wait()
-            .map_err(|e| self.error(name, format!("cannot wait for it: {e}")))?;
-        let verdicts = result?;
-        if !status.success() {
-            return Err(self.error(name, format!("exited with {status}: expected exit code 0")));
-        }
-        Ok(verdicts)
     }
 
-    fn collect(
-        &self,
-        name: &str,
-        tasks: &[Task],
-        lines: &mpsc::Receiver<std::io::Result<String>>,
-        deadline: Instant,
-    ) -> Result<Vec<Verdict>> {
+    fn collect(&self, name: &str, tasks: &[Task], process: &LineProcess) -> Result<Vec<Verdict>> {
         let mut verdicts: Vec<Option<Verdict>> = vec![None; tasks.len()];
         let mut answered = 0;
         let mut line_number = 0u64;
         // Read to the end of the output: a stray line after the last answer is an error too.
         loop {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            let line = match lines.recv_timeout(wait) {
-                Ok(Ok(line)) => line,
-                Ok(Err(e)) => return Err(self.error(name, format!("cannot read its output: {e}"))),
-                Err(mpsc::RecvTimeoutError::Timeout) => {
+            let line = match process.next() {
+                Next::Line(line) => line,
+                Next::ReadFailed(e) => {
+                    return Err(self.error(name, format!("cannot read its output: {e}")));
+                }
+                Next::TimedOut => {
                     return Err(self.error(
                         name,
                         format!(
@@ -136,8 +107,8 @@ impl CommandJudge {
                         ),
                     ));
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) if answered == tasks.len() => break,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Next::End if answered == tasks.len() => break,
+                Next::End => {
                     let missing = verdicts.iter().position(Option::is_none).unwrap_or(0);
                     return Err(self.error(
                         name,

@@ -111,8 +111,15 @@ pub fn value(
             .map(|reference| answer::answer_exact(inputs.answer, reference))
             .ok_or(Missing::NoReference),
         Metric::AnswerLength => Ok(answer::answer_length(inputs.answer)),
-        Metric::Retrieval(_) | Metric::Ppi(_) => {
-            unreachable!("retrieval metrics come from the ranking, calibrated ones from labels")
+        Metric::Retrieval(_)
+        | Metric::Ppi(_)
+        | Metric::LatencyMs
+        | Metric::Tokens
+        | Metric::Cost => {
+            unreachable!(
+                "retrieval metrics come from the ranking, operational ones from the run line, \
+                 calibrated ones from labels"
+            )
         }
     }
 }

@@ -26,6 +26,12 @@ pub enum Metric {
     AnswerExact,
     /// The answer's length in words (lower is better).
     AnswerLength,
+    /// How long the pipeline took for the query, in milliseconds (lower is better).
+    LatencyMs,
+    /// Prompt plus completion tokens the pipeline reported (lower is better).
+    Tokens,
+    /// The cost the pipeline reported for the query (lower is better).
+    Cost,
     /// The prediction-powered estimate of a judged metric's mean, calibrated on human labels:
     /// a tier-level value for rules (`faithfulness_ppi` with `min`), not a per-query metric.
     Ppi(Calibrated),
@@ -54,7 +60,7 @@ impl Calibrated {
 pub fn valid_names() -> String {
     format!(
         "{}, faithfulness, faithfulness_graded, answer_relevance, context_precision@K, \
-         answer_contains, answer_f1, answer_exact, answer_length; in rules also \
+         answer_contains, answer_f1, answer_exact, answer_length, latency_ms, tokens, cost; in rules also \
          faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi",
         retrieval::VALID_NAMES
     )
@@ -84,6 +90,9 @@ impl FromStr for Metric {
             "answer_f1" => Metric::AnswerF1,
             "answer_exact" => Metric::AnswerExact,
             "answer_length" => Metric::AnswerLength,
+            "latency_ms" => Metric::LatencyMs,
+            "tokens" => Metric::Tokens,
+            "cost" => Metric::Cost,
             _ => {
                 let k = text
                     .strip_prefix("context_precision@")
@@ -115,6 +124,9 @@ impl fmt::Display for Metric {
             Metric::AnswerF1 => f.write_str("answer_f1"),
             Metric::AnswerExact => f.write_str("answer_exact"),
             Metric::AnswerLength => f.write_str("answer_length"),
+            Metric::LatencyMs => f.write_str("latency_ms"),
+            Metric::Tokens => f.write_str("tokens"),
+            Metric::Cost => f.write_str("cost"),
             Metric::Ppi(calibrated) => write!(f, "{}_ppi", calibrated.base()),
         }
     }
@@ -129,7 +141,9 @@ impl From<RetrievalMetric> for Metric {
 impl Metric {
     pub fn direction(self) -> Direction {
         match self {
-            Metric::AnswerLength => Direction::LowerIsBetter,
+            Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => {
+                Direction::LowerIsBetter
+            }
             _ => Direction::HigherIsBetter,
         }
     }
@@ -153,6 +167,13 @@ impl Metric {
     /// Whether the metric reads the answer (and so a run line must carry one).
     pub fn needs_answer(self) -> bool {
         !matches!(self, Metric::Retrieval(_) | Metric::ContextPrecision(_))
+            && !self.is_operational()
+    }
+
+    /// Whether the metric measures the pipeline's cost (latency, tokens, money) rather than its
+    /// quality: read from the run line, varying from run to run.
+    pub fn is_operational(self) -> bool {
+        matches!(self, Metric::LatencyMs | Metric::Tokens | Metric::Cost)
     }
 }
 
@@ -208,17 +229,22 @@ mod tests {
             "answer_f1",
             "answer_exact",
             "answer_length",
+            "latency_ms",
+            "tokens",
+            "cost",
         ] {
             assert_eq!(name.parse::<Metric>().unwrap().to_string(), name);
         }
         assert_eq!(Metric::AnswerLength.direction(), Direction::LowerIsBetter);
+        assert_eq!(Metric::LatencyMs.direction(), Direction::LowerIsBetter);
+        assert!(Metric::Tokens.is_operational() && !Metric::Tokens.needs_answer());
         assert_eq!(Metric::Faithfulness.direction(), Direction::HigherIsBetter);
         let err = "faithfulnes".parse::<Metric>().unwrap_err().to_string();
         assert!(
             err.starts_with("unknown metric `faithfulnes`: expected one of precision@K"),
             "{err}"
         );
-        assert!(err.ends_with("answer_exact, answer_length; in rules also faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi"), "{err}");
+        assert!(err.ends_with("answer_exact, answer_length, latency_ms, tokens, cost; in rules also faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi"), "{err}");
         assert!("context_precision@0".parse::<Metric>().is_err());
     }
 }

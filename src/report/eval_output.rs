@@ -190,6 +190,7 @@ mod tests {
                     ranked: vec![],
                     answer: None,
                     claims: vec![],
+                    operational: Default::default(),
                 },
                 QueryScores {
                     qid: "q10".into(),
@@ -197,6 +198,7 @@ mod tests {
                     ranked: vec![],
                     answer: None,
                     claims: vec![],
+                    operational: Default::default(),
                 },
             ],
             means: vec![0.2, 0.25],

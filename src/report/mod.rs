@@ -4,4 +4,5 @@ pub mod annotations;
 pub mod eval_output;
 pub mod gate_table;
 pub mod junit;
+pub mod operational;
 pub mod summary;

@@ -1,0 +1,257 @@
+//! The second half of a gate run, shared by `gate` and `merge`: compare an evaluated tier with its
+//! baseline, calibrate judges on human labels, decide, and write every report.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::app::write_stdout;
+use crate::baseline::collect;
+use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::store;
+use crate::cli::GateFormat;
+use crate::config::{Config, Tier};
+use crate::error::{Error, Result};
+use crate::evaluate::operational::Operational;
+use crate::gate::{
+    self,
+    calibration::{self, Calibration},
+};
+use crate::input::labels;
+use crate::input::{qrels::Qrels, text_file::TextFile};
+use crate::report::{annotations, gate_table, junit, operational, summary};
+
+/// The depth of the judged@k coverage report.
+const JUDGED_DEPTH: usize = 10;
+
+/// HTTP calls and tokens of one LLM judge.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmUsage {
+    pub calls: u64,
+    pub retries: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl std::ops::AddAssign for LlmUsage {
+    fn add_assign(&mut self, other: Self) {
+        self.calls += other.calls;
+        self.retries += other.retries;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
+
+/// An evaluated tier (or shard of one), before the comparison with the baseline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evaluated {
+    /// Results with every text kept (queries, answers, claims); stripped on writing when the
+    /// tier says `store_text: false`.
+    pub results: Results,
+    /// One trace line per query, by qid.
+    pub trace: BTreeMap<String, String>,
+    /// Latency, tokens and cost per query, where the run carried them.
+    pub operational: BTreeMap<String, Operational>,
+    pub judge_tasks: usize,
+    pub judge_calls: usize,
+    /// Per LLM judge name.
+    pub llm_usage: BTreeMap<String, LlmUsage>,
+    pub evaluation_seconds: f64,
+}
+
+/// How the outputs are written.
+pub struct OutputOptions {
+    pub out_dir: PathBuf,
+    pub junit: Option<PathBuf>,
+    pub format: GateFormat,
+    pub allow_judge_change: bool,
+    pub started: Instant,
+}
+
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    store::write_atomic(path, text)
+}
+
+/// The results as the tier stores them.
+fn stored(tier: &Tier, results: &Results) -> Results {
+    if tier.store_text {
+        results.clone()
+    } else {
+        collect::strip_text(results.clone())
+    }
+}
+
+fn trace_text(evaluated: &Evaluated) -> String {
+    evaluated
+        .trace
+        .values()
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// Fails when a judge differs from the one behind the baseline, unless allowed.
+fn check_judges(baseline: &Results, current: &Results, allow_change: bool) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    for (name, now) in &current.provenance.judges {
+        let before = baseline.provenance.judges.get(name);
+        if before == Some(now) {
+            continue;
+        }
+        let message = format!(
+            "judge `{name}` differs from the baseline's ({} -> {now})",
+            before.map_or("none", String::as_str)
+        );
+        if !allow_change {
+            return Err(Error::Usage(format!(
+                "{message}: verdicts of different judges are not comparable; accept a baseline \
+                 judged by the current judge, or pass --allow-judge-change to compare anyway"
+            )));
+        }
+        warnings.push(format!("{message}; compared anyway (--allow-judge-change)"));
+    }
+    Ok(warnings)
+}
+
+/// Compares `evaluated` with the tier's baseline, writes results.json, trace.jsonl, junit.xml,
+/// summary.md and run-stats.json, and returns the exit code.
+pub fn finish(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    evaluated: Evaluated,
+    options: OutputOptions,
+) -> Result<i32> {
+    let out_dir = &options.out_dir;
+    let mut current = stored(tier, &evaluated.results);
+    let results_path = out_dir.join("results.json");
+    let accept_hint = format!(
+        "run `ragate baseline accept --tier {}` to accept {}",
+        tier.name,
+        results_path.display()
+    );
+    let baseline = match store::read(&tier.baseline, &accept_hint) {
+        Ok(baseline) => baseline,
+        Err(error) => {
+            current.status = RunStatus::NoBaseline;
+            write(&results_path, &current.to_json())?;
+            write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
+            let junit_text = junit::render_setup_error(&tier.name, &error.to_string());
+            write(&out_dir.join("junit.xml"), &junit_text)?;
+            if let Some(path) = &options.junit {
+                write(path, &junit_text)?;
+            }
+            return Err(error);
+        }
+    };
+    let judge_warnings = check_judges(&baseline, &current, options.allow_judge_change)?;
+    let mut report = gate::compare(config, tier, &baseline, &current);
+    let calibrations = match &tier.labels {
+        Some(path) => calibration::calibrate(
+            &evaluated.results,
+            &config.metrics,
+            &labels::read(&TextFile::read(path)?)?,
+        ),
+        None => Vec::new(),
+    };
+    report
+        .notes
+        .extend(calibrations.iter().map(Calibration::describe));
+    report
+        .outcomes
+        .extend(calibration::checks(&tier.gate.rules, &calibrations));
+    if evaluated.judge_tasks > 0 {
+        let mut note = format!(
+            "judging: {} tasks, {} sent to judges, {} answered from the cache",
+            evaluated.judge_tasks,
+            evaluated.judge_calls,
+            evaluated.judge_tasks - evaluated.judge_calls
+        );
+        for (name, u) in &evaluated.llm_usage {
+            note.push_str(&format!(
+                "; `{name}`: {} HTTP calls ({} retries), {} prompt and {} completion tokens",
+                u.calls, u.retries, u.prompt_tokens, u.completion_tokens
+            ));
+        }
+        report.notes.push(note);
+    }
+    let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
+    report.notes.extend(operational::describe(&figures));
+    report.warnings.extend(judge_warnings);
+    report.judged_at_k =
+        gate::judged_at_k(&current, qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
+    if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {
+        report.warnings.push(format!(
+            "judged@{k} is {share:.2}: most retrieved docs are unjudged and count as irrelevant, \
+             so recall and nDCG look worse than they are; judge more docs"
+        ));
+    }
+    current.status = report.status();
+    write(&results_path, &current.to_json())?;
+    write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
+    let junit_text = junit::render(&report);
+    write(&out_dir.join("junit.xml"), &junit_text)?;
+    if let Some(path) = &options.junit {
+        write(path, &junit_text)?;
+    }
+    let summary_text = summary::render(&report);
+    write(&out_dir.join("summary.md"), &summary_text)?;
+    append_step_summary(&summary_text)?;
+    let stats = json!({
+        "tier": tier.name,
+        "queries": current.queries.len(),
+        "checks": report.outcomes.len(),
+        "judged_at_10": report.judged_at_k.map(|(_, share)| share),
+        "calibration": calibrations.iter().map(|c| json!({
+            "metric": c.metric,
+            "ppi": c.ppi.estimate,
+            "ppi_ci": [c.ppi.ci.0, c.ppi.ci.1],
+            "ppi_plus_plus": c.ppi_plus_plus.estimate,
+            "ppi_plus_plus_ci": [c.ppi_plus_plus.ci.0, c.ppi_plus_plus.ci.1],
+            "lambda": c.ppi_plus_plus.lambda,
+            "judge_mean": c.judge_mean,
+            "labelled": c.ppi.n_labelled,
+            "queries": c.ppi.n_total,
+            "stale_labels": c.stale,
+        })).collect::<Vec<_>>(),
+        "operational": figures,
+        "llm_usage": evaluated.llm_usage,
+        "judge_tasks": evaluated.judge_tasks,
+        "judge_calls": evaluated.judge_calls,
+        "judge_cache_hits": evaluated.judge_tasks - evaluated.judge_calls,
+        "evaluation_seconds": evaluated.evaluation_seconds,
+        "total_seconds": options.started.elapsed().as_secs_f64(),
+    });
+    write(&out_dir.join("run-stats.json"), &format!("{stats:#}\n"))?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+        for line in annotations::render(&report) {
+            println!("{line}");
+        }
+    }
+    match options.format {
+        GateFormat::Table => write_stdout(&gate_table::render(&report))?,
+        GateFormat::Json => write_stdout(&current.to_json())?,
+    }
+    Ok(report.exit_code())
+}
+
+/// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
+fn append_step_summary(text: &str) -> Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return Ok(());
+    };
+    let path = PathBuf::from(path);
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| Error::io(&path, e))
+}

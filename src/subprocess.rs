@@ -1,0 +1,203 @@
+//! A child process spoken to in JSON lines: argv (never a shell), stdin written by one thread while
+//! stdout is read by another (so large batches cannot deadlock), a deadline over the whole run, and
+//! the child killed when the caller gives up.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What the next read of the child's output gave.
+#[derive(Debug)]
+pub enum Next {
+    Line(String),
+    /// The child closed its stdout.
+    End,
+    /// The deadline passed first.
+    TimedOut,
+    ReadFailed(std::io::Error),
+}
+
+/// A running child with its input being written in the background.
+pub struct LineProcess {
+    child: Child,
+    writer: Option<JoinHandle<()>>,
+    lines: mpsc::Receiver<std::io::Result<String>>,
+    written_at: Arc<Mutex<Vec<Instant>>>,
+    deadline: Instant,
+}
+
+impl LineProcess {
+    /// Starts `argv` in `dir` (the current directory when `None`) and writes `input` (each entry
+    /// one line, newline included) to its stdin, which is closed afterwards. stderr is passed
+    /// through.
+    pub fn start(
+        argv: &[String],
+        dir: Option<&Path>,
+        input: Vec<String>,
+        timeout: Duration,
+    ) -> std::io::Result<Self> {
+        let (program, args) = argv.split_first().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command")
+        })?;
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if let Some(dir) = dir {
+            command.current_dir(dir);
+        }
+        let mut child = command.spawn()?;
+        let deadline = Instant::now() + timeout;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let written_at = Arc::new(Mutex::new(Vec::with_capacity(input.len())));
+        let written = Arc::clone(&written_at);
+        let writer = std::thread::spawn(move || {
+            for line in &input {
+                // A failed write means the child exited early; its exit status tells why.
+                if stdin
+                    .write_all(line.as_bytes())
+                    .and_then(|()| stdin.flush())
+                    .is_err()
+                {
+                    break;
+                }
+                written.lock().expect("writer lock").push(Instant::now());
+            }
+        });
+        let (lines_tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(LineProcess {
+            child,
+            writer: Some(writer),
+            lines,
+            written_at,
+            deadline,
+        })
+    }
+
+    /// The next output line, waiting at most until the deadline.
+    pub fn next(&self) -> Next {
+        let wait = self.deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(Ok(line)) => Next::Line(line),
+            Ok(Err(e)) => Next::ReadFailed(e),
+            Err(mpsc::RecvTimeoutError::Timeout) => Next::TimedOut,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Next::End,
+        }
+    }
+
+    /// When input line `index` had been written to the child's stdin, if it has been.
+    pub fn written_at(&self, index: usize) -> Option<Instant> {
+        self.written_at
+            .lock()
+            .expect("writer lock")
+            .get(index)
+            .copied()
+    }
+
+    /// Kills the child (the caller gave up on it) and reaps it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+
+    /// Waits for the child to exit, until the deadline; `None` when it did not (it is killed).
+    pub fn wait(mut self) -> std::io::Result<Option<ExitStatus>> {
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                if let Some(writer) = self.writer.take() {
+                    let _ = writer.join();
+                }
+                return Ok(Some(status));
+            }
+            if Instant::now() >= self.deadline {
+                self.kill();
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    #[test]
+    fn echoes_a_large_input_without_deadlock() {
+        // 20,000 lines of ~100 bytes: far more than a pipe buffer in both directions.
+        let input: Vec<String> = (0..20_000).map(|i| format!("{i:0>100}\n")).collect();
+        let process = LineProcess::start(&sh("cat"), None, input, Duration::from_secs(30)).unwrap();
+        let mut count = 0;
+        loop {
+            match process.next() {
+                Next::Line(line) => {
+                    assert_eq!(line, format!("{count:0>100}"));
+                    count += 1;
+                }
+                Next::End => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(count, 20_000);
+        assert!(process.written_at(19_999).is_some());
+        assert!(process.wait().unwrap().unwrap().success());
+    }
+
+    #[test]
+    fn a_hanging_child_times_out_and_is_killed() {
+        let process = LineProcess::start(
+            &sh("sleep 30"),
+            None,
+            vec!["x\n".into()],
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        let started = Instant::now();
+        assert!(matches!(process.next(), Next::TimedOut));
+        assert!(process.wait().unwrap().is_none());
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn reports_the_exit_status_and_runs_in_the_given_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("marker"), "here").unwrap();
+        let process = LineProcess::start(
+            &sh("cat marker; exit 3"),
+            Some(dir.path()),
+            Vec::new(),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert!(matches!(process.next(), Next::Line(line) if line == "here"));
+        assert!(matches!(process.next(), Next::End));
+        assert_eq!(process.wait().unwrap().unwrap().code(), Some(3));
+    }
+
+    #[test]
+    fn an_empty_or_missing_program_is_an_error() {
+        assert!(LineProcess::start(&[], None, Vec::new(), Duration::from_secs(1)).is_err());
+        let missing = vec!["/nonexistent/ragate-test-program".to_string()];
+        assert!(LineProcess::start(&missing, None, Vec::new(), Duration::from_secs(1)).is_err());
+    }
+}
