@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::{default_threads, write_stdout};
 use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::{Results, RunStatus};
-use crate::baseline::store;
+use crate::baseline::{embeddings, store};
 use crate::cli::{GateArgs, GateFormat};
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
@@ -22,7 +23,10 @@ use crate::input::labels;
 use crate::input::{self, corpus, qrels::Qrels, text_file::TextFile};
 use crate::judge::Judge;
 use crate::judge::cache::{CacheMode, JudgeCache};
+use crate::judge::decompose::ClaimSplitter;
+use crate::judge::embeddings::EmbeddingClient;
 use crate::metrics::generation::ClaimVerdict;
+use crate::metrics::metric::Metric;
 use crate::report::{annotations, gate_table, junit, summary};
 use crate::tier::{self, TierQueries};
 
@@ -51,14 +55,55 @@ fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
     Ok(())
 }
 
-/// The judges that the configured answer metrics use, described for provenance.
-fn judges_used(config: &Config) -> BTreeMap<String, String> {
-    config
+/// The judges that the configured answer metrics use, described for provenance; a judge that
+/// also decomposes answers (`claims: llm`) gets ` claims=llm:<prompt version>`.
+pub(crate) fn judges_used(config: &Config) -> BTreeMap<String, String> {
+    let mut used: BTreeMap<String, String> = config
         .metrics
         .iter()
         .filter(|spec| spec.is_judged())
+        .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
         .map(|spec| (spec.judge.clone(), config.judges[&spec.judge].describe()))
-        .collect()
+        .collect();
+    for spec in &config.metrics {
+        if spec.claims == ClaimSplitter::Llm
+            && let Some(description) = used.get_mut(&spec.judge)
+        {
+            let part = format!(" claims={}", ClaimSplitter::Llm.id());
+            if !description.contains(&part) {
+                description.push_str(&part);
+            }
+        }
+    }
+    used
+}
+
+/// The embeddings endpoint, described, when answer_relevance is embedding-based.
+pub(crate) fn embeddings_used(config: &Config) -> Option<String> {
+    let relevance = config
+        .metrics
+        .iter()
+        .any(|spec| spec.metric == Metric::AnswerRelevance);
+    config
+        .embeddings
+        .as_ref()
+        .filter(|_| relevance)
+        .map(EmbeddingClient::describe)
+}
+
+/// The claim splitter of the first faithfulness metric (whose claims the trace shows).
+fn trace_splitter(config: &Config) -> String {
+    config
+        .metrics
+        .iter()
+        .find(|spec| {
+            matches!(
+                spec.metric,
+                Metric::Faithfulness | Metric::FaithfulnessGraded
+            )
+        })
+        .map_or(ClaimSplitter::Sentences, |spec| spec.claims)
+        .id()
 }
 
 /// HTTP calls, retries and tokens of each `openai` judge in this run.
@@ -78,29 +123,6 @@ fn llm_usage(config: &Config) -> serde_json::Value {
         })
         .collect();
     serde_json::Value::Object(usage)
-}
-
-/// Fails when a judge differs from the one behind the baseline, unless allowed.
-fn check_judges(baseline: &Results, current: &Results, allow_change: bool) -> Result<Vec<String>> {
-    let mut warnings = Vec::new();
-    for (name, now) in &current.provenance.judges {
-        let before = baseline.provenance.judges.get(name);
-        if before == Some(now) {
-            continue;
-        }
-        let message = format!(
-            "judge `{name}` differs from the baseline's ({} -> {now})",
-            before.map_or("none", String::as_str)
-        );
-        if !allow_change {
-            return Err(Error::Usage(format!(
-                "{message}: verdicts of different judges are not comparable; accept a baseline \
-                 judged by the current judge, or pass --allow-judge-change to compare anyway"
-            )));
-        }
-        warnings.push(format!("{message}; compared anyway (--allow-judge-change)"));
-    }
-    Ok(warnings)
 }
 
 fn git_commit(dir: &Path) -> Option<String> {
@@ -123,10 +145,24 @@ fn write(path: &Path, text: &str) -> Result<()> {
     store::write_atomic(path, text)
 }
 
+/// Writes `results.json` and, beside it, `embeddings.jsonl` when answer_relevance is
+/// embedding-based (a stale one from an earlier run is removed).
+fn write_results(path: &Path, results: &Results, evaluation: &Evaluation) -> Result<()> {
+    write(path, &results.to_json())?;
+    let sidecar = path.with_file_name("embeddings.jsonl");
+    if evaluation.embeddings.is_empty() {
+        if sidecar.exists() {
+            std::fs::remove_file(&sidecar).map_err(|e| Error::io(&sidecar, e))?;
+        }
+        return Ok(());
+    }
+    write(&sidecar, &embeddings::to_jsonl(&evaluation.embeddings))
+}
+
 /// One line per query for debugging: slices, ranking, gold ids, values.
 /// One line per query for debugging: slices, ranking, gold ids, values, and each claim of the
 /// answer with the judge's verdict.
-fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> String {
+fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation, splitter: &str) -> String {
     let claims: BTreeMap<&str, &[ClaimVerdict]> = evaluation
         .per_query
         .iter()
@@ -157,6 +193,7 @@ fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> String {
                 .iter()
                 .map(|c| json!({"claim": c.claim, "supported": c.supported, "grade": c.grade, "score": c.score}))
                 .collect();
+            line["claims_splitter"] = json!(splitter);
         }
         out.push_str(&line.to_string());
         out.push('\n');
@@ -185,10 +222,15 @@ pub fn run(args: GateArgs) -> Result<i32> {
         Some(format) => format,
         None => input::detect_run_format(run_path)?,
     };
+    // Deep enough for every cut-off and for the contexts of faithfulness (so that
+    // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
     let deepest = config
         .metrics
         .iter()
-        .filter_map(|spec| spec.metric.cutoff())
+        .filter_map(|spec| match spec.metric {
+            Metric::Faithfulness | Metric::FaithfulnessGraded => Some(spec.contexts_k),
+            metric => metric.cutoff(),
+        })
         .max()
         .unwrap_or(0);
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
@@ -205,6 +247,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
         judges: config.judges.clone(),
         corpus: corpus.as_ref(),
         cache: cache.as_ref(),
+        embeddings: config.embeddings.as_ref(),
         chunk_separator: config.chunk_separator.clone(),
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
@@ -227,6 +270,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
             config_hash: tier.config_hash.clone(),
             git_commit: git_commit(config_dir),
             judges: judges_used(&config),
+            embeddings: embeddings_used(&config),
         },
     );
     let results_path = out_dir.join("results.json");
@@ -239,10 +283,10 @@ pub fn run(args: GateArgs) -> Result<i32> {
         Ok(baseline) => baseline,
         Err(error) => {
             current.status = RunStatus::NoBaseline;
-            write(&results_path, &current.to_json())?;
+            write_results(&results_path, &current, &evaluation)?;
             write(
                 &out_dir.join("trace.jsonl"),
-                &trace(&current, &qrels, &evaluation),
+                &trace(&current, &qrels, &evaluation, &trace_splitter(&config)),
             )?;
             let junit_text = junit::render_setup_error(&tier.name, &error.to_string());
             write(&out_dir.join("junit.xml"), &junit_text)?;
@@ -252,8 +296,29 @@ pub fn run(args: GateArgs) -> Result<i32> {
             return Err(error);
         }
     };
-    let judge_warnings = check_judges(&baseline, &current, args.allow_judge_change)?;
+    let identities = Identities::of(&current);
+    let changes = rejudge::differences(&Identities::of(&baseline), &identities);
+    let baseline = if changes.is_empty() {
+        baseline
+    } else if !args.allow_judge_change {
+        return Err(rejudge::refused(&changes));
+    } else {
+        let with = Rejudging {
+            config: &config,
+            qrels: &qrels,
+            corpus: corpus.as_ref(),
+            cache: cache.as_ref(),
+            out_dir: &out_dir,
+        };
+        rejudge::rejudge(&baseline, &identities, &with)?
+    };
     let mut report = gate::compare(&config, tier, &baseline, &current);
+    if !changes.is_empty() {
+        report.notes.push(format!(
+            "the baseline was re-judged with the current judges (--allow-judge-change): {}",
+            changes.join("; ")
+        ));
+    }
     let calibrations = match &tier.labels {
         Some(path) => calibration::calibrate(
             &evaluation,
@@ -285,9 +350,15 @@ pub fn run(args: GateArgs) -> Result<i32> {
                 ));
             }
         }
+        if let Some(client) = &config.embeddings {
+            let u = client.usage();
+            note.push_str(&format!(
+                "; embeddings: {} HTTP calls ({} retries), {} prompt tokens",
+                u.calls, u.retries, u.prompt_tokens
+            ));
+        }
         report.notes.push(note);
     }
-    report.warnings.extend(judge_warnings);
     report.judged_at_k =
         gate::judged_at_k(&current, &qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
     if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {
@@ -297,10 +368,10 @@ pub fn run(args: GateArgs) -> Result<i32> {
         ));
     }
     current.status = report.status();
-    write(&results_path, &current.to_json())?;
+    write_results(&results_path, &current, &evaluation)?;
     write(
         &out_dir.join("trace.jsonl"),
-        &trace(&current, &qrels, &evaluation),
+        &trace(&current, &qrels, &evaluation, &trace_splitter(&config)),
     )?;
     let junit_text = junit::render(&report);
     write(&out_dir.join("junit.xml"), &junit_text)?;
@@ -328,6 +399,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
             "stale_labels": c.stale,
         })).collect::<Vec<_>>(),
         "llm_usage": llm_usage(&config),
+        "embeddings_usage": config.embeddings.as_ref().map(EmbeddingClient::usage),
         "judge_tasks": evaluation.judge_usage.tasks,
         "judge_calls": evaluation.judge_usage.judged,
         "judge_cache_hits": evaluation.judge_usage.tasks - evaluation.judge_usage.judged,

@@ -7,6 +7,7 @@ mod agreement;
 mod baseline;
 mod compare;
 mod gate;
+mod rejudge;
 mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};
@@ -72,6 +73,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
         .collect(),
         corpus: corpus.as_ref(),
         cache: None,
+        embeddings: None,
         chunk_separator: args.chunk_separator,
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: 0,

@@ -3,6 +3,7 @@
 //! missing or unknown.
 
 mod answers;
+mod relevance;
 
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
@@ -17,11 +18,13 @@ use crate::input::trec_run::{self, Pass, RunEntry};
 use crate::input::{RunFormat, run, text_file::TextFile};
 use crate::judge::Judge;
 use crate::judge::cache::JudgeCache;
+use crate::judge::embeddings::EmbeddingClient;
+use crate::metrics::embedding_relevance::{EmbeddedQuery, RelevanceParts};
 use crate::metrics::generation::ClaimVerdict;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
 pub use answers::JudgeUsage;
-use answers::{AnswerMetrics, PreparedQuery, TaskBook};
+use answers::{AnswerMetrics, Decomposed, PreparedQuery, TaskBook};
 
 /// What to compute and how to read retrieved ids.
 #[derive(Debug, Clone)]
@@ -33,6 +36,8 @@ pub struct EvalOptions<'a> {
     pub corpus: Option<&'a Corpus>,
     /// Judge verdicts already known (None: judge everything).
     pub cache: Option<&'a JudgeCache>,
+    /// When set, `answer_relevance` is embedding-based (normalised over the run's queries).
+    pub embeddings: Option<&'a EmbeddingClient>,
     /// Retrieved `doc7#3` counts as `doc7` with separator `#`; later chunks of a doc are skipped.
     pub chunk_separator: Option<String>,
     /// Worker threads for TREC runs.
@@ -53,6 +58,8 @@ pub struct QueryScores {
     pub answer: Option<String>,
     /// The answer's claims with the judge's verdicts (first faithfulness metric), for the trace.
     pub claims: Vec<ClaimVerdict>,
+    /// The parts of the embedding-based answer relevance, when it was computed.
+    pub relevance: Option<RelevanceParts>,
 }
 
 /// The result of scoring a run.
@@ -74,6 +81,8 @@ pub struct Evaluation {
     pub run_queries_not_in_qrels: usize,
     /// Things the user should know that did not stop the evaluation.
     pub warnings: Vec<String>,
+    /// The question and answer embeddings behind embedding-based answer relevance, by qid.
+    pub embeddings: Vec<EmbeddedQuery>,
 }
 
 const UNJUDGED: Judgment = Judgment {
@@ -94,6 +103,7 @@ struct Scored {
     ranked: Vec<String>,
     answer: Option<String>,
     claims: Vec<ClaimVerdict>,
+    relevance: Option<RelevanceParts>,
     empty_excluded: bool,
     duplicates: usize,
     first_duplicate: Option<Box<str>>,
@@ -178,6 +188,7 @@ impl Scorer<'_> {
                 ranked: kept,
                 answer: None,
                 claims: Vec::new(),
+                relevance: None,
                 empty_excluded: false,
                 duplicates,
                 first_duplicate,
@@ -265,7 +276,7 @@ pub fn evaluate(
         separator,
         keep_ranked: options.keep_ranked,
     };
-    let answer_metrics = AnswerMetrics {
+    let mut answer_metrics = AnswerMetrics {
         specs: options
             .metrics
             .iter()
@@ -275,6 +286,8 @@ pub fn evaluate(
         corpus: options.corpus,
         separator,
         run_path,
+        decomposed: Decomposed::default(),
+        embedding_relevance: options.embeddings.is_some(),
     };
     let mut tally = Tally::new(qrels.len());
     let mut warnings = Vec::new();
@@ -285,7 +298,16 @@ pub fn evaluate(
             // the answer values.
             let mut book = TaskBook::default();
             let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
-            for query in run::read(&TextFile::read(run_path)?)? {
+            let queries = run::read(&TextFile::read(run_path)?)?;
+            // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
+            let scored = queries.iter().filter_map(|query| {
+                let position = qrels.position(&query.qid)?;
+                (scorer.truths[position].num_relevant > 0)
+                    .then(|| (query, &qrels.queries()[position]))
+            });
+            answer_metrics.decomposed =
+                answer_metrics.decompose(scored, &options.judges, options.cache)?;
+            for query in queries {
                 let outcome = match qrels.position(&query.qid) {
                     None => Outcome::NotInQrels,
                     Some(position) => scorer.score(
@@ -310,7 +332,11 @@ pub fn evaluate(
                 pending.push((query.qid, outcome, prepared));
             }
             let verdicts = book.judge_all(&options.judges, options.cache)?;
-            judge_usage = verdicts.usage;
+            let decomposed = answer_metrics.decomposed.usage;
+            judge_usage = JudgeUsage {
+                tasks: verdicts.usage.tasks + decomposed.tasks,
+                judged: verdicts.usage.judged + decomposed.judged,
+            };
             for (qid, mut outcome, prepared) in pending {
                 if let (Outcome::Scored { scores, .. }, Some(prepared)) = (&mut outcome, &prepared)
                 {
@@ -380,7 +406,26 @@ pub fn evaluate(
         }
     }
     let metrics: Vec<Metric> = options.metrics.iter().map(|s| s.metric).collect();
+    let relevance_index = options
+        .metrics
+        .iter()
+        .position(|spec| spec.metric == Metric::AnswerRelevance);
+    let mut embeddings = Vec::new();
+    if let (Some(client), Some(index)) = (options.embeddings, relevance_index) {
+        let (embedded, usage) = relevance::apply(
+            qrels,
+            run_path,
+            &mut tally.slots,
+            index,
+            client,
+            options.cache,
+        )?;
+        embeddings = embedded;
+        judge_usage.tasks += usage.tasks;
+        judge_usage.judged += usage.judged;
+    }
     let mut evaluation = assemble(qrels, run_path, &scorer, &metrics, tally, warnings)?;
+    evaluation.embeddings = embeddings;
     evaluation.judge_usage = judge_usage;
     Ok(evaluation)
 }
@@ -431,6 +476,7 @@ fn assemble(
                 ranked: Vec::new(),
                 answer: None,
                 claims: Vec::new(),
+                relevance: None,
                 empty_excluded: false,
                 duplicates: 0,
                 first_duplicate: None,
@@ -443,6 +489,7 @@ fn assemble(
             ranked: scored.ranked,
             answer: scored.answer,
             claims: scored.claims,
+            relevance: scored.relevance,
         });
     }
     if per_query.is_empty() {
@@ -503,6 +550,7 @@ fn assemble(
         counts,
         empty_answers_excluded,
         judge_usage: JudgeUsage::default(),
+        embeddings: Vec::new(),
         excluded_no_relevant,
         missing_from_run,
         run_queries_not_in_qrels: tally.run_queries_not_in_qrels,

@@ -47,6 +47,17 @@ fn request_line(id: usize, task: &Task) -> String {
     format!("{value}\n")
 }
 
+/// A reply line's request id, for the generic reader.
+pub(crate) trait ReplyId {
+    fn id(&self) -> &str;
+}
+
+impl ReplyId for Reply {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 impl CommandJudge {
     fn error(&self, name: &str, message: String) -> Error {
         Error::Judge {
@@ -57,7 +68,37 @@ impl CommandJudge {
 
     /// Judges every task (in order) with one run of the program.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
-        if tasks.is_empty() {
+        let requests: Vec<String> = tasks
+            .iter()
+            .enumerate()
+            .map(|(id, task)| request_line(id, task))
+            .collect();
+        let summary = |index: usize| tasks[index].summary();
+        self.exchange(
+            name,
+            requests,
+            &summary,
+            "{\"id\", \"verdict\", \"grade\"?}",
+            |index, reply: Reply, line_number| verdict(reply, index, line_number, &summary(index)),
+        )
+    }
+
+    /// One run of the program: writes `requests` (one line each, ids 0..n), reads one reply of
+    /// type `R` per request, in any order, and turns each into a `T` with `check(index, reply,
+    /// output line)`. `summary(index)` describes a request for errors; `expected` the reply line.
+    pub(crate) fn exchange<R, T, C>(
+        &self,
+        name: &str,
+        requests: Vec<String>,
+        summary: &dyn Fn(usize) -> String,
+        expected: &str,
+        check: C,
+    ) -> Result<Vec<T>>
+    where
+        R: serde::de::DeserializeOwned + ReplyId,
+        C: Fn(usize, R, u64) -> std::result::Result<T, String>,
+    {
+        if requests.is_empty() {
             return Ok(Vec::new());
         }
         let (program, args) = self
@@ -73,11 +114,7 @@ impl CommandJudge {
             .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let requests: Vec<String> = tasks
-            .iter()
-            .enumerate()
-            .map(|(id, task)| request_line(id, task))
-            .collect();
+        let count = requests.len();
         let writer = std::thread::spawn(move || {
             for line in &requests {
                 if stdin.write_all(line.as_bytes()).is_err() {
@@ -94,7 +131,9 @@ impl CommandJudge {
             }
         });
         let deadline = Instant::now() + self.timeout;
-        let result = self.collect(name, tasks, &lines_rx, deadline);
+        let result = self
+            .collect(count, summary, expected, &check, &lines_rx, deadline)
+            .map_err(|message| self.error(name, message));
         if result.is_err() {
             let _ = child.kill();
         }
@@ -102,21 +141,26 @@ impl CommandJudge {
         let status = child
             .wait()
             .map_err(|e| self.error(name, format!("cannot wait for it: {e}")))?;
-        let verdicts = result?;
+        let replies = result?;
         if !status.success() {
             return Err(self.error(name, format!("exited with {status}: expected exit code 0")));
         }
-        Ok(verdicts)
+        Ok(replies)
     }
 
-    fn collect(
+    fn collect<R, T>(
         &self,
-        name: &str,
-        tasks: &[Task],
+        count: usize,
+        summary: &dyn Fn(usize) -> String,
+        expected: &str,
+        check: &dyn Fn(usize, R, u64) -> std::result::Result<T, String>,
         lines: &mpsc::Receiver<std::io::Result<String>>,
         deadline: Instant,
-    ) -> Result<Vec<Verdict>> {
-        let mut verdicts: Vec<Option<Verdict>> = vec![None; tasks.len()];
+    ) -> std::result::Result<Vec<T>, String>
+    where
+        R: serde::de::DeserializeOwned + ReplyId,
+    {
+        let mut replies: Vec<Option<T>> = (0..count).map(|_| None).collect();
         let mut answered = 0;
         let mut line_number = 0u64;
         // Read to the end of the output: a stray line after the last answer is an error too.
@@ -124,27 +168,20 @@ impl CommandJudge {
             let wait = deadline.saturating_duration_since(Instant::now());
             let line = match lines.recv_timeout(wait) {
                 Ok(Ok(line)) => line,
-                Ok(Err(e)) => return Err(self.error(name, format!("cannot read its output: {e}"))),
+                Ok(Err(e)) => return Err(format!("cannot read its output: {e}")),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err(self.error(
-                        name,
-                        format!(
-                            "timed out after {:?} with {} of {} requests unanswered",
-                            self.timeout,
-                            tasks.len() - answered,
-                            tasks.len()
-                        ),
+                    return Err(format!(
+                        "timed out after {:?} with {} of {count} requests unanswered",
+                        self.timeout,
+                        count - answered,
                     ));
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) if answered == tasks.len() => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) if answered == count => break,
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let missing = verdicts.iter().position(Option::is_none).unwrap_or(0);
-                    return Err(self.error(
-                        name,
-                        format!(
-                            "closed its output without answering request {missing} ({})",
-                            tasks[missing].summary()
-                        ),
+                    let missing = replies.iter().position(Option::is_none).unwrap_or(0);
+                    return Err(format!(
+                        "closed its output without answering request {missing} ({})",
+                        summary(missing)
                     ));
                 }
             };
@@ -152,57 +189,55 @@ impl CommandJudge {
             if line.trim().is_empty() {
                 continue;
             }
-            let reply: Reply = serde_json::from_str(&line).map_err(|e| {
-                self.error(name, format!("output line {line_number}: {e}: expected {{\"id\", \"verdict\", \"grade\"?}}"))
-            })?;
+            let reply: R = serde_json::from_str(&line)
+                .map_err(|e| format!("output line {line_number}: {e}: expected {expected}"))?;
             let index = reply
-                .id
+                .id()
                 .parse::<usize>()
                 .ok()
-                .filter(|&i| i < tasks.len())
+                .filter(|&i| i < count)
                 .ok_or_else(|| {
-                    self.error(
-                        name,
-                        format!(
-                            "output line {line_number}: unknown request id `{}`",
-                            reply.id
-                        ),
+                    format!(
+                        "output line {line_number}: unknown request id `{}`",
+                        reply.id()
                     )
                 })?;
-            let grade = match (reply.verdict, reply.grade) {
-                (true, None) => 2,
-                (false, None) => 0,
-                (true, Some(0)) | (false, Some(2)) | (_, Some(3..)) => {
-                    return Err(self.error(
-                        name,
-                        format!(
-                            "output line {line_number}: request {index} ({}): grade {:?} contradicts verdict {}",
-                            tasks[index].summary(),
-                            reply.grade,
-                            reply.verdict
-                        ),
-                    ));
-                }
-                (_, Some(grade)) => grade,
-            };
-            if verdicts[index]
-                .replace(Verdict {
-                    positive: reply.verdict,
-                    grade,
-                    score: None,
-                })
-                .is_some()
-            {
-                return Err(self.error(
-                    name,
-                    format!("output line {line_number}: request {index} answered twice"),
+            if replies[index].is_some() {
+                return Err(format!(
+                    "output line {line_number}: request {index} answered twice"
                 ));
             }
+            replies[index] = Some(check(index, reply, line_number)?);
             answered += 1;
         }
-        Ok(verdicts
+        Ok(replies
             .into_iter()
-            .map(|v| v.expect("every request answered"))
+            .map(|r| r.expect("every request answered"))
             .collect())
     }
+}
+
+/// A verdict reply checked: a grade must not contradict the verdict.
+fn verdict(
+    reply: Reply,
+    index: usize,
+    line_number: u64,
+    summary: &str,
+) -> std::result::Result<Verdict, String> {
+    let grade = match (reply.verdict, reply.grade) {
+        (true, None) => 2,
+        (false, None) => 0,
+        (true, Some(0)) | (false, Some(2)) | (_, Some(3..)) => {
+            return Err(format!(
+                "output line {line_number}: request {index} ({summary}): grade {:?} contradicts verdict {}",
+                reply.grade, reply.verdict
+            ));
+        }
+        (_, Some(grade)) => grade,
+    };
+    Ok(Verdict {
+        positive: reply.verdict,
+        grade,
+        score: None,
+    })
 }
