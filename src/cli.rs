@@ -64,6 +64,10 @@ pub struct CompareArgs {
     /// Also write the JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// When A was judged by other judges than B, re-judge A's stored answers with the config's
+    /// judges (those behind B) instead of failing.
+    #[arg(long)]
+    pub allow_judge_change: bool,
 }
 
 #[derive(Debug, Args)]
@@ -95,7 +99,8 @@ pub struct GateArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
-    /// Compare even when a judge differs from the one behind the baseline.
+    /// When a judge differs from the one behind the baseline, re-judge the baseline's stored
+    /// answers with the current judge (contexts rebuilt from the corpus) instead of failing.
     #[arg(long)]
     pub allow_judge_change: bool,
     /// Worker threads for TREC runs (default: the number of cores).

@@ -64,12 +64,15 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
     let claims_of = |judge: &str| -> Result<BTreeMap<String, Vec<ClaimVerdict>>> {
         let options = EvalOptions {
             metrics: vec![MetricSpec {
+                // Both judges see the same claims: the sentence splitter.
+                claims: Default::default(),
                 judge: judge.to_string(),
                 ..base.clone()
             }],
             judges: config.judges.clone(),
             corpus: corpus.as_ref(),
             cache: cache.as_ref(),
+            embeddings: None,
             chunk_separator: config.chunk_separator.clone(),
             threads: default_threads(),
             keep_ranked: 0,

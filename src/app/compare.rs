@@ -1,12 +1,18 @@
 //! `ragate compare A.json B.json`: the gate's paired comparison between any two results files.
 
+use crate::app::gate::{embeddings_used, judges_used};
+use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::write_stdout;
+use crate::baseline::results::Results;
 use crate::baseline::store;
 use crate::cli::CompareArgs;
-use crate::config;
+use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::gate;
+use crate::input::corpus;
+use crate::judge::cache::{CacheMode, JudgeCache};
 use crate::report::{gate_table, junit};
+use crate::tier;
 
 pub fn run(args: CompareArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
@@ -24,7 +30,25 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         ));
     }
     let tier = config.tier(&a.tier)?;
-    let report = gate::compare(&config, tier, &a, &b);
+    let changes = rejudge::differences(&Identities::of(&a), &Identities::of(&b));
+    let a = if changes.is_empty() {
+        a
+    } else if !args.allow_judge_change {
+        return Err(rejudge::refused(&changes));
+    } else {
+        rejudge_reference(&config, tier, &a, &b, &args)?
+    };
+    let mut report = gate::compare(&config, tier, &a, &b);
+    if !changes.is_empty() {
+        let note = format!(
+            "{} was re-judged with the judges of {} (--allow-judge-change): {}",
+            args.a.display(),
+            args.b.display(),
+            changes.join("; ")
+        );
+        eprintln!("note: {note}");
+        report.notes.push(note);
+    }
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
     }
@@ -33,4 +57,43 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     }
     write_stdout(&gate_table::render(&report))?;
     Ok(report.exit_code())
+}
+
+/// A re-judged with the config's judges, which must be the ones behind B.
+fn rejudge_reference(
+    config: &Config,
+    tier: &Tier,
+    a: &Results,
+    b: &Results,
+    args: &CompareArgs,
+) -> Result<Results> {
+    let configured = Identities {
+        judges: judges_used(config),
+        embeddings: embeddings_used(config),
+    };
+    let b_identities = Identities::of(b);
+    if configured != b_identities {
+        let differences = rejudge::differences(&b_identities, &configured).join("; ");
+        return Err(Error::Usage(format!(
+            "--allow-judge-change re-judges {} with the config's judges, but {} was not judged by them ({differences}): run compare with the config {} was made with",
+            args.a.display(),
+            args.b.display(),
+            args.b.display()
+        )));
+    }
+    let queries = tier::load(tier)?;
+    let corpus = corpus::read_optional(config.corpus.as_deref())?;
+    let cache = match config.cache.mode {
+        CacheMode::Off => None,
+        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
+    };
+    let scratch = tempfile::tempdir().map_err(|e| Error::io(std::path::Path::new("<tmp>"), e))?;
+    let with = Rejudging {
+        config,
+        qrels: &queries.qrels,
+        corpus: corpus.as_ref(),
+        cache: cache.as_ref(),
+        out_dir: scratch.path(),
+    };
+    rejudge::rejudge(a, &configured, &with)
 }

@@ -21,6 +21,9 @@ use crate::exit_code;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::Judge;
 use crate::judge::cache::{CacheMode, JudgeCache};
+use crate::judge::decompose::ClaimSplitter;
+use crate::judge::embeddings::EmbeddingClient;
+use crate::metrics::metric::Metric;
 use crate::pipeline::{Pipeline, Request};
 use crate::progress::Progress;
 use crate::shard::Shard;
@@ -65,14 +68,55 @@ fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
     Ok(())
 }
 
-/// The judges that the configured answer metrics use, described for provenance.
-fn judges_used(config: &Config) -> BTreeMap<String, String> {
-    config
+/// The judges that the configured answer metrics use, described for provenance; a judge that
+/// also decomposes answers (`claims: llm`) gets ` claims=llm:<prompt version>`.
+pub(crate) fn judges_used(config: &Config) -> BTreeMap<String, String> {
+    let mut used: BTreeMap<String, String> = config
         .metrics
         .iter()
         .filter(|spec| spec.is_judged())
+        .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
         .map(|spec| (spec.judge.clone(), config.judges[&spec.judge].describe()))
-        .collect()
+        .collect();
+    for spec in &config.metrics {
+        if spec.claims == ClaimSplitter::Llm
+            && let Some(description) = used.get_mut(&spec.judge)
+        {
+            let part = format!(" claims={}", ClaimSplitter::Llm.id());
+            if !description.contains(&part) {
+                description.push_str(&part);
+            }
+        }
+    }
+    used
+}
+
+/// The embeddings endpoint, described, when answer_relevance is embedding-based.
+pub(crate) fn embeddings_used(config: &Config) -> Option<String> {
+    let relevance = config
+        .metrics
+        .iter()
+        .any(|spec| spec.metric == Metric::AnswerRelevance);
+    config
+        .embeddings
+        .as_ref()
+        .filter(|_| relevance)
+        .map(EmbeddingClient::describe)
+}
+
+/// The claim splitter of the first faithfulness metric (whose claims the trace shows).
+fn trace_splitter(config: &Config) -> String {
+    config
+        .metrics
+        .iter()
+        .find(|spec| {
+            matches!(
+                spec.metric,
+                Metric::Faithfulness | Metric::FaithfulnessGraded
+            )
+        })
+        .map_or(ClaimSplitter::Sentences, |spec| spec.claims)
+        .id()
 }
 
 fn git_commit(dir: &Path) -> Option<String> {
@@ -93,7 +137,12 @@ fn git_commit(dir: &Path) -> Option<String> {
 
 /// One line per query for debugging: slices, ranking, gold ids, values, and each claim of the
 /// answer with the judge's verdict.
-fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> BTreeMap<String, String> {
+fn trace(
+    results: &Results,
+    qrels: &Qrels,
+    evaluation: &Evaluation,
+    splitter: &str,
+) -> BTreeMap<String, String> {
     let scores: BTreeMap<&str, &QueryScores> = evaluation
         .per_query
         .iter()
@@ -128,6 +177,7 @@ fn trace(results: &Results, qrels: &Qrels, evaluation: &Evaluation) -> BTreeMap<
                 .iter()
                 .map(|c| json!({"claim": c.claim, "supported": c.supported, "grade": c.grade, "score": c.score}))
                 .collect();
+            line["claims_splitter"] = json!(splitter);
         }
         let operational = json!(scores.operational);
         if operational.as_object().is_some_and(|o| !o.is_empty()) {
@@ -215,6 +265,18 @@ fn llm_usage(config: &Config) -> BTreeMap<String, LlmUsage> {
             }
             _ => None,
         })
+        .chain(config.embeddings.as_ref().map(|client| {
+            let u = client.usage();
+            (
+                "embeddings".to_string(),
+                LlmUsage {
+                    calls: u.calls,
+                    retries: u.retries,
+                    prompt_tokens: u.prompt_tokens,
+                    completion_tokens: 0,
+                },
+            )
+        }))
         .collect()
 }
 
@@ -227,10 +289,15 @@ fn evaluate_tier(
     qrels_sha256: String,
     threads: Option<usize>,
 ) -> Result<Evaluated> {
+    // Deep enough for every cut-off and for the contexts of faithfulness (so that
+    // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
     let deepest = config
         .metrics
         .iter()
-        .filter_map(|spec| spec.metric.cutoff())
+        .filter_map(|spec| match spec.metric {
+            Metric::Faithfulness | Metric::FaithfulnessGraded => Some(spec.contexts_k),
+            metric => metric.cutoff(),
+        })
         .max()
         .unwrap_or(0);
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
@@ -247,6 +314,7 @@ fn evaluate_tier(
         judges: config.judges.clone(),
         corpus: corpus.as_ref(),
         cache: cache.as_ref(),
+        embeddings: config.embeddings.as_ref(),
         chunk_separator: config.chunk_separator.clone(),
         threads: threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
@@ -259,7 +327,7 @@ fn evaluate_tier(
     }
     let results = collect::collect(&evaluation, qrels, run_context(config, tier, qrels_sha256));
     Ok(Evaluated {
-        trace: trace(&results, qrels, &evaluation),
+        trace: trace(&results, qrels, &evaluation, &trace_splitter(config)),
         operational: evaluation
             .per_query
             .iter()
@@ -267,6 +335,7 @@ fn evaluate_tier(
             .map(|q| (q.qid.clone(), q.operational))
             .collect(),
         results,
+        embeddings: evaluation.embeddings,
         judge_tasks: evaluation.judge_usage.tasks,
         judge_calls: evaluation.judge_usage.judged,
         llm_usage: llm_usage(config),
@@ -283,6 +352,7 @@ pub fn run_context<'a>(config: &'a Config, tier: &'a Tier, qrels_sha256: String)
         config_hash: tier.config_hash.clone(),
         git_commit: git_commit(config.dir()),
         judges: judges_used(config),
+        embeddings: embeddings_used(config),
     }
 }
 
@@ -338,6 +408,7 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
         ),
         trace: BTreeMap::new(),
         operational: BTreeMap::new(),
+        embeddings: Vec::new(),
         judge_tasks: 0,
         judge_calls: 0,
         llm_usage: llm_usage(config),

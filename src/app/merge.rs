@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::app::gate::{SHARD_FORMAT, ShardOutput, default_out};
 use crate::app::outputs::{self, Evaluated, OutputOptions};
-use crate::baseline::collect;
+use crate::baseline::{collect, embeddings};
 use crate::cli::MergeArgs;
 use crate::config;
 use crate::error::{Error, Result};
@@ -116,7 +116,7 @@ fn check_complete(tier: &str, qrels_sha256: &str, shards: &[(PathBuf, ShardOutpu
 }
 
 /// The shards' evaluations as one.
-fn combine(shards: Vec<ShardOutput>) -> Evaluated {
+fn combine(shards: Vec<ShardOutput>) -> Result<Evaluated> {
     let mut shards = shards.into_iter();
     let mut merged = shards.next().expect("at least one shard").evaluated;
     for shard in shards {
@@ -124,6 +124,7 @@ fn combine(shards: Vec<ShardOutput>) -> Evaluated {
         merged.results.queries.extend(part.results.queries);
         merged.trace.extend(part.trace);
         merged.operational.extend(part.operational);
+        merged.embeddings.extend(part.embeddings);
         merged.judge_tasks += part.judge_tasks;
         merged.judge_calls += part.judge_calls;
         for (name, usage) in part.llm_usage {
@@ -132,7 +133,13 @@ fn combine(shards: Vec<ShardOutput>) -> Evaluated {
         merged.evaluation_seconds += part.evaluation_seconds;
     }
     merged.results.summary = collect::summarise(&merged.results.metrics, &merged.results.queries);
-    merged
+    if !merged.embeddings.is_empty() {
+        // The embedding relevance of each query is normalised against every other answer of
+        // the tier: recompute it over the union, in qid order, as an unsharded run does.
+        merged.embeddings.sort_by(|a, b| a.qid.cmp(&b.qid));
+        embeddings::renormalise(&mut merged.results, &merged.embeddings)?;
+    }
+    Ok(merged)
 }
 
 pub fn run(args: MergeArgs) -> Result<i32> {
@@ -146,7 +153,7 @@ pub fn run(args: MergeArgs) -> Result<i32> {
         .map(|dir| read_shard(dir))
         .collect::<Result<Vec<_>>>()?;
     check_complete(&tier.name, &file_sha256, &shards)?;
-    let evaluated = combine(shards.into_iter().map(|(_, output)| output).collect());
+    let evaluated = combine(shards.into_iter().map(|(_, output)| output).collect())?;
     let options = OutputOptions {
         out_dir: args.out.clone().unwrap_or_else(|| default_out(&tier.name)),
         junit: args.junit.clone(),

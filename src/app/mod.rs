@@ -9,6 +9,7 @@ mod compare;
 mod gate;
 mod merge;
 mod outputs;
+mod rejudge;
 mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};
@@ -75,6 +76,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
         .collect(),
         corpus: corpus.as_ref(),
         cache: None,
+        embeddings: None,
         chunk_separator: args.chunk_separator,
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: 0,

@@ -8,10 +8,11 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::write_stdout;
 use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
-use crate::baseline::store;
+use crate::baseline::{embeddings, store};
 use crate::cli::GateFormat;
 use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
@@ -21,7 +22,9 @@ use crate::gate::{
     calibration::{self, Calibration},
 };
 use crate::input::labels;
-use crate::input::{qrels::Qrels, text_file::TextFile};
+use crate::input::{corpus, qrels::Qrels, text_file::TextFile};
+use crate::judge::cache::{CacheMode, JudgeCache};
+use crate::metrics::embedding_relevance::EmbeddedQuery;
 use crate::report::{annotations, gate_table, junit, operational, summary};
 
 /// The depth of the judged@k coverage report.
@@ -56,6 +59,9 @@ pub struct Evaluated {
     pub trace: BTreeMap<String, String>,
     /// Latency, tokens and cost per query, where the run carried them.
     pub operational: BTreeMap<String, Operational>,
+    /// The vectors behind embedding-based answer relevance (written as `embeddings.jsonl`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub embeddings: Vec<EmbeddedQuery>,
     pub judge_tasks: usize,
     pub judge_calls: usize,
     /// Per LLM judge name.
@@ -93,27 +99,55 @@ fn trace_text(evaluated: &Evaluated) -> String {
         .collect()
 }
 
-/// Fails when a judge differs from the one behind the baseline, unless allowed.
-fn check_judges(baseline: &Results, current: &Results, allow_change: bool) -> Result<Vec<String>> {
-    let mut warnings = Vec::new();
-    for (name, now) in &current.provenance.judges {
-        let before = baseline.provenance.judges.get(name);
-        if before == Some(now) {
-            continue;
+/// Writes `results.json` and, beside it, `embeddings.jsonl` when answer_relevance is
+/// embedding-based (a stale one from an earlier run is removed).
+fn write_results(path: &Path, results: &Results, evaluated: &Evaluated) -> Result<()> {
+    write(path, &results.to_json())?;
+    let sidecar = path.with_file_name("embeddings.jsonl");
+    if evaluated.embeddings.is_empty() {
+        if sidecar.exists() {
+            std::fs::remove_file(&sidecar).map_err(|e| Error::io(&sidecar, e))?;
         }
-        let message = format!(
-            "judge `{name}` differs from the baseline's ({} -> {now})",
-            before.map_or("none", String::as_str)
-        );
-        if !allow_change {
-            return Err(Error::Usage(format!(
-                "{message}: verdicts of different judges are not comparable; accept a baseline \
-                 judged by the current judge, or pass --allow-judge-change to compare anyway"
-            )));
-        }
-        warnings.push(format!("{message}; compared anyway (--allow-judge-change)"));
+        return Ok(());
     }
-    Ok(warnings)
+    write(&sidecar, &embeddings::to_jsonl(&evaluated.embeddings))
+}
+
+/// The baseline as compared: re-judged by the current judges when they differ from the
+/// baseline's and `--allow-judge-change` allows it (an error otherwise), with a note saying so.
+fn comparable_baseline(
+    config: &Config,
+    qrels: &Qrels,
+    baseline: Results,
+    current: &Results,
+    options: &OutputOptions,
+) -> Result<(Results, Option<String>)> {
+    let identities = Identities::of(current);
+    let changes = rejudge::differences(&Identities::of(&baseline), &identities);
+    if changes.is_empty() {
+        return Ok((baseline, None));
+    }
+    if !options.allow_judge_change {
+        return Err(rejudge::refused(&changes));
+    }
+    let corpus = corpus::read_optional(config.corpus.as_deref())?;
+    let cache = match config.cache.mode {
+        CacheMode::Off => None,
+        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
+    };
+    let with = Rejudging {
+        config,
+        qrels,
+        corpus: corpus.as_ref(),
+        cache: cache.as_ref(),
+        out_dir: &options.out_dir,
+    };
+    let rejudged = rejudge::rejudge(&baseline, &identities, &with)?;
+    let note = format!(
+        "the baseline was re-judged with the current judges (--allow-judge-change): {}",
+        changes.join("; ")
+    );
+    Ok((rejudged, Some(note)))
 }
 
 /// Compares `evaluated` with the tier's baseline, writes results.json, trace.jsonl, junit.xml,
@@ -137,7 +171,7 @@ pub fn finish(
         Ok(baseline) => baseline,
         Err(error) => {
             current.status = RunStatus::NoBaseline;
-            write(&results_path, &current.to_json())?;
+            write_results(&results_path, &current, &evaluated)?;
             write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
             let junit_text = junit::render_setup_error(&tier.name, &error.to_string());
             write(&out_dir.join("junit.xml"), &junit_text)?;
@@ -147,8 +181,9 @@ pub fn finish(
             return Err(error);
         }
     };
-    let judge_warnings = check_judges(&baseline, &current, options.allow_judge_change)?;
+    let (baseline, rejudged) = comparable_baseline(config, qrels, baseline, &current, &options)?;
     let mut report = gate::compare(config, tier, &baseline, &current);
+    report.notes.extend(rejudged);
     let calibrations = match &tier.labels {
         Some(path) => calibration::calibrate(
             &evaluated.results,
@@ -180,7 +215,6 @@ pub fn finish(
     }
     let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
     report.notes.extend(operational::describe(&figures));
-    report.warnings.extend(judge_warnings);
     report.judged_at_k =
         gate::judged_at_k(&current, qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
     if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {
@@ -190,7 +224,7 @@ pub fn finish(
         ));
     }
     current.status = report.status();
-    write(&results_path, &current.to_json())?;
+    write_results(&results_path, &current, &evaluated)?;
     write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
     let junit_text = junit::render(&report);
     write(&out_dir.join("junit.xml"), &junit_text)?;

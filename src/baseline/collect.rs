@@ -20,6 +20,8 @@ pub struct RunContext<'a> {
     pub git_commit: Option<String>,
     /// The judges the answer metrics used (name -> description).
     pub judges: BTreeMap<String, String>,
+    /// The embeddings endpoint behind answer_relevance, described.
+    pub embeddings: Option<String>,
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -60,6 +62,7 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
                     grade: c.grade,
                 })
                 .collect(),
+            answer_relevance_embedding: scores.relevance,
         };
         queries.insert(scores.qid.clone(), record);
     }
@@ -83,6 +86,7 @@ pub fn results(
             config_hash: context.config_hash,
             git_commit: context.git_commit,
             judges: context.judges,
+            embeddings: context.embeddings,
             accepted_utc: None,
         },
         metrics: metric_names,

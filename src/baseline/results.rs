@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::embedding_relevance::RelevanceParts;
+
 /// The format tag written into every results and baseline file.
 pub const FORMAT: &str = "ragate-results/1";
 
@@ -33,6 +35,9 @@ pub struct Provenance {
     /// The judges behind the answer metrics: name -> kind, version and parameters.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub judges: BTreeMap<String, String>,
+    /// The embeddings endpoint behind embedding-based answer_relevance (model, endpoint, version).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub embeddings: Option<String>,
     /// Set when a baseline is accepted (UTC, RFC 3339; `SOURCE_DATE_EPOCH` when set).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub accepted_utc: Option<String>,
@@ -64,6 +69,11 @@ pub struct QueryRecord {
     /// The answer's claims with their grades (0, 1, 2; 2 is supported), when text is stored.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub claims: Vec<StoredClaim>,
+    /// The parts of embedding-based answer_relevance: cos(question, answer), the mean cosine
+    /// of the question with the other queries' answers, and how many those were. The value in
+    /// `metrics` is computed from them (see `metrics::embedding_relevance`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub answer_relevance_embedding: Option<RelevanceParts>,
 }
 
 /// One judged claim of an answer.

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::judge::Judge;
 use crate::judge::command::CommandJudge;
+use crate::judge::decompose::ClaimSplitter;
 use crate::judge::lexical::LexicalJudge;
 use crate::judge::openai::OpenAiJudge;
 use crate::metrics::generation::EmptyAnswer;
@@ -246,10 +247,16 @@ pub fn validate_metrics(
                 };
             }
             if raw.claims == Some(RawClaims::Llm) {
-                return Err(keys.error(
-                    format!("{key}.claims"),
-                    "`llm` claim decomposition is not implemented yet: expected `sentences`",
-                ));
+                if matches!(judges.get(&spec.judge), Some(Judge::Lexical(_)) | None) {
+                    return Err(keys.error(
+                        format!("{key}.claims"),
+                        format!(
+                            "`llm` decomposition needs an openai or command judge, but `{}` is lexical: name one with `judge:`",
+                            spec.judge
+                        ),
+                    ));
+                }
+                spec.claims = ClaimSplitter::Llm;
             }
             spec.judged = raw.judged.unwrap_or(false);
         }

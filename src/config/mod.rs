@@ -1,6 +1,7 @@
 //! The gate's configuration (`eval-config.yaml`): parsed strictly, validated once, paths resolved
 //! relative to the config file. Unknown keys are errors with "did you mean".
 
+mod embeddings;
 mod expand;
 mod metrics;
 mod pipeline;
@@ -16,6 +17,7 @@ use crate::error::{Error, Location, Result};
 use crate::gate::diagnosis;
 use crate::judge::Judge;
 use crate::judge::cache::CacheMode;
+use crate::judge::embeddings::EmbeddingClient;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::Direction;
 use crate::pipeline::Pipeline;
@@ -41,6 +43,8 @@ pub struct Config {
     pub diagnosis: diagnosis::Thresholds,
     /// Judges by name (`default` is always there).
     pub judges: BTreeMap<String, Judge>,
+    /// The embeddings endpoint; when set, `answer_relevance` is embedding-based.
+    pub embeddings: Option<EmbeddingClient>,
     /// Query fields to slice by; the slice `all` is always present.
     pub slices: Vec<String>,
     pub tiers: BTreeMap<String, Tier>,
@@ -215,6 +219,7 @@ fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> 
     let judges = metrics::validate_judges(&keys, &raw.judges)?;
     let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
     metrics::add_gated_operational(&mut specs, &raw);
+    let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &raw.metrics)?;
     let metrics: Vec<Metric> = specs.iter().map(|s| s.metric).collect();
     validate_slices(&keys, &raw.slices)?;
     if raw.chunk_separator.as_deref() == Some("") {
@@ -248,6 +253,7 @@ fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> 
             slices: &written.slices,
             chunk_separator: written.chunk_separator.as_deref(),
             rules: written_gate.rules.as_deref().unwrap_or_default(),
+            embeddings: written.embeddings.as_ref(),
         };
         let canonical = serde_json::to_vec(&parts).expect("plain data serialises");
         tiers.insert(
@@ -284,6 +290,7 @@ fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> 
         diagnosis: validate_diagnosis(&keys, raw.diagnosis.as_ref())?,
         pipeline: pipeline::validate(&keys, raw.pipeline.as_ref())?,
         judges,
+        embeddings,
         slices: raw.slices,
         tiers,
     })

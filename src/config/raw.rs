@@ -18,6 +18,7 @@ pub struct RawConfig {
     #[serde(default)]
     pub judges: BTreeMap<String, RawJudge>,
     pub cache: Option<RawCache>,
+    pub embeddings: Option<RawEmbeddings>,
     pub diagnosis: Option<RawDiagnosis>,
     pub pipeline: Option<RawPipeline>,
     pub tiers: BTreeMap<String, RawTier>,
@@ -54,6 +55,22 @@ pub struct RawDiagnosis {
     pub high: Option<f64>,
     pub faithfulness: Option<f64>,
     pub relevance: Option<f64>,
+}
+
+/// An OpenAI-compatible embeddings endpoint for `answer_relevance`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEmbeddings {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
 }
 
 /// Where judge verdicts are cached.
@@ -217,4 +234,6 @@ pub struct MeaningfulParts<'a> {
     pub slices: &'a [String],
     pub chunk_separator: Option<&'a str>,
     pub rules: &'a [RawRule],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<&'a RawEmbeddings>,
 }

@@ -11,6 +11,7 @@ use crate::input::corpus::Corpus;
 use crate::input::qrels::QueryQrels;
 use crate::input::run::RunQuery;
 use crate::judge::cache::JudgeCache;
+use crate::judge::decompose::{ClaimSplitter, ClaimsTask};
 use crate::judge::{Judge, Task, Verdict};
 use crate::metrics::claims::split_claims;
 use crate::metrics::generation::{self, AnswerInputs, ClaimVerdict, Judged, Missing};
@@ -23,6 +24,18 @@ pub struct AnswerMetrics<'a> {
     pub corpus: Option<&'a Corpus>,
     pub separator: Option<&'a str>,
     pub run_path: &'a Path,
+    /// Answers already decomposed into claims by judges (`claims: llm`).
+    pub decomposed: Decomposed,
+    /// `answer_relevance` comes from embeddings, not from a judge's relevance task.
+    pub embedding_relevance: bool,
+}
+
+/// Claims of answers decomposed by judges (`claims: llm`), by judge and (question, answer).
+#[derive(Default)]
+pub struct Decomposed {
+    claims: BTreeMap<(String, ClaimsTask), Vec<String>>,
+    /// Answers decomposed and how many went to a judge.
+    pub usage: JudgeUsage,
 }
 
 /// Where a task went: its judge and its position in that judge's list.
@@ -101,8 +114,8 @@ pub struct PreparedQuery {
     gold_answer_substring: Option<String>,
     reference_answer: Option<String>,
     chunk_relevant: Vec<bool>,
-    /// Per (judge, contexts k): the claims with their task ids.
-    claims: BTreeMap<(String, usize), Vec<(String, TaskId)>>,
+    /// Per (judge, contexts k, splitter): the claims with their task ids.
+    claims: BTreeMap<(String, usize, ClaimSplitter), Vec<(String, TaskId)>>,
     /// Per judge: the relevance task id.
     relevance: BTreeMap<String, TaskId>,
     /// Per judge: one relevance task per retrieved chunk (None when the chunk has no text).
@@ -165,6 +178,50 @@ impl AnswerMetrics<'_> {
             .collect()
     }
 
+    /// Decomposes the non-empty answers of `queries` into claims for every faithfulness metric
+    /// with `claims: llm`, through the cache; `prepare` then reads the claims from here.
+    pub fn decompose<'q>(
+        &self,
+        queries: impl Iterator<Item = (&'q RunQuery, &'q QueryQrels)>,
+        judges: &BTreeMap<String, Judge>,
+        cache: Option<&JudgeCache>,
+    ) -> Result<Decomposed> {
+        let deciders: Vec<&str> = self
+            .specs
+            .iter()
+            .filter(|(_, spec)| is_faithfulness(spec.metric) && spec.claims == ClaimSplitter::Llm)
+            .map(|(_, spec)| spec.judge.as_str())
+            .collect();
+        let mut decomposed = Decomposed::default();
+        if deciders.is_empty() {
+            return Ok(decomposed);
+        }
+        let mut wanted: BTreeMap<&str, Vec<ClaimsTask>> = BTreeMap::new();
+        for (run, query) in queries {
+            let answer = run.answer.clone().unwrap_or_default();
+            if answer.trim().is_empty() {
+                continue;
+            }
+            for judge in &deciders {
+                wanted.entry(*judge).or_default().push(ClaimsTask {
+                    question: query.text.clone().unwrap_or_default(),
+                    answer: answer.clone(),
+                });
+            }
+        }
+        for (judge, mut tasks) in wanted {
+            tasks.sort();
+            tasks.dedup();
+            let (claims, asked) = judges[judge].decompose_cached(judge, &tasks, cache)?;
+            decomposed.usage.tasks += tasks.len();
+            decomposed.usage.judged += asked;
+            for (task, claims) in tasks.into_iter().zip(claims) {
+                decomposed.claims.insert((judge.to_string(), task), claims);
+            }
+        }
+        Ok(decomposed)
+    }
+
     /// Builds the query's inputs and records the tasks its metrics need.
     pub fn prepare(
         &self,
@@ -207,10 +264,20 @@ impl AnswerMetrics<'_> {
             let judge = spec.judge.as_str();
             match spec.metric {
                 metric if is_faithfulness(metric) && !empty => {
-                    let key = (judge.to_string(), spec.contexts_k);
+                    let key = (judge.to_string(), spec.contexts_k, spec.claims);
                     if !prepared.claims.contains_key(&key) {
                         let context = self.contexts(run, spec.contexts_k)?.join("\n\n");
-                        let claims = split_claims(&prepared.answer)
+                        let split = match spec.claims {
+                            ClaimSplitter::Sentences => split_claims(&prepared.answer),
+                            ClaimSplitter::Llm => {
+                                let task = ClaimsTask {
+                                    question: prepared.question.clone(),
+                                    answer: prepared.answer.clone(),
+                                };
+                                self.decomposed.claims[&(judge.to_string(), task)].clone()
+                            }
+                        };
+                        let claims = split
                             .into_iter()
                             .map(|claim| {
                                 let id = book.add(
@@ -226,7 +293,11 @@ impl AnswerMetrics<'_> {
                         prepared.claims.insert(key, claims);
                     }
                 }
-                Metric::AnswerRelevance if !empty && !prepared.relevance.contains_key(judge) => {
+                Metric::AnswerRelevance
+                    if !empty
+                        && !self.embedding_relevance
+                        && !prepared.relevance.contains_key(judge) =>
+                {
                     let task = Task::Relevance {
                         question: prepared.question.clone(),
                         answer: prepared.answer.clone(),
@@ -270,7 +341,7 @@ impl AnswerMetrics<'_> {
             let judge = spec.judge.as_str();
             let claims: Vec<ClaimVerdict> = prepared
                 .claims
-                .get(&(judge.to_string(), spec.contexts_k))
+                .get(&(judge.to_string(), spec.contexts_k, spec.claims))
                 .map(|claims| {
                     claims
                         .iter()

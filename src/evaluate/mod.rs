@@ -4,6 +4,7 @@
 
 mod answers;
 pub mod operational;
+mod relevance;
 
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
@@ -18,11 +19,13 @@ use crate::input::trec_run::{self, Pass, RunEntry};
 use crate::input::{RunFormat, run, text_file::TextFile};
 use crate::judge::Judge;
 use crate::judge::cache::JudgeCache;
+use crate::judge::embeddings::EmbeddingClient;
+use crate::metrics::embedding_relevance::{EmbeddedQuery, RelevanceParts};
 use crate::metrics::generation::ClaimVerdict;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
 pub use answers::JudgeUsage;
-use answers::{AnswerMetrics, PreparedQuery, TaskBook};
+use answers::{AnswerMetrics, Decomposed, PreparedQuery, TaskBook};
 use operational::Operational;
 
 /// What to compute and how to read retrieved ids.
@@ -35,6 +38,8 @@ pub struct EvalOptions<'a> {
     pub corpus: Option<&'a Corpus>,
     /// Judge verdicts already known (None: judge everything).
     pub cache: Option<&'a JudgeCache>,
+    /// When set, `answer_relevance` is embedding-based (normalised over the run's queries).
+    pub embeddings: Option<&'a EmbeddingClient>,
     /// Retrieved `doc7#3` counts as `doc7` with separator `#`; later chunks of a doc are skipped.
     pub chunk_separator: Option<String>,
     /// Worker threads for TREC runs.
@@ -57,6 +62,8 @@ pub struct QueryScores {
     pub claims: Vec<ClaimVerdict>,
     /// Latency, tokens and cost, as far as the run line carried them.
     pub operational: Operational,
+    /// The parts of the embedding-based answer relevance, when it was computed.
+    pub relevance: Option<RelevanceParts>,
 }
 
 /// The result of scoring a run.
@@ -78,6 +85,8 @@ pub struct Evaluation {
     pub run_queries_not_in_qrels: usize,
     /// Things the user should know that did not stop the evaluation.
     pub warnings: Vec<String>,
+    /// The question and answer embeddings behind embedding-based answer relevance, by qid.
+    pub embeddings: Vec<EmbeddedQuery>,
 }
 
 const UNJUDGED: Judgment = Judgment {
@@ -99,6 +108,7 @@ struct Scored {
     answer: Option<String>,
     claims: Vec<ClaimVerdict>,
     operational: Operational,
+    relevance: Option<RelevanceParts>,
     empty_excluded: bool,
     duplicates: usize,
     first_duplicate: Option<Box<str>>,
@@ -184,6 +194,7 @@ impl Scorer<'_> {
                 answer: None,
                 claims: Vec::new(),
                 operational: Operational::default(),
+                relevance: None,
                 empty_excluded: false,
                 duplicates,
                 first_duplicate,
@@ -271,7 +282,7 @@ pub fn evaluate(
         separator,
         keep_ranked: options.keep_ranked,
     };
-    let answer_metrics = AnswerMetrics {
+    let mut answer_metrics = AnswerMetrics {
         specs: options
             .metrics
             .iter()
@@ -283,6 +294,8 @@ pub fn evaluate(
         corpus: options.corpus,
         separator,
         run_path,
+        decomposed: Decomposed::default(),
+        embedding_relevance: options.embeddings.is_some(),
     };
     let mut tally = Tally::new(qrels.len());
     let mut warnings = Vec::new();
@@ -293,7 +306,16 @@ pub fn evaluate(
             // the answer values.
             let mut book = TaskBook::default();
             let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
-            for query in run::read(&TextFile::read(run_path)?)? {
+            let queries = run::read(&TextFile::read(run_path)?)?;
+            // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
+            let scored = queries.iter().filter_map(|query| {
+                let position = qrels.position(&query.qid)?;
+                (scorer.truths[position].num_relevant > 0)
+                    .then(|| (query, &qrels.queries()[position]))
+            });
+            answer_metrics.decomposed =
+                answer_metrics.decompose(scored, &options.judges, options.cache)?;
+            for query in queries {
                 let outcome = match qrels.position(&query.qid) {
                     None => Outcome::NotInQrels,
                     Some(position) => scorer.score(
@@ -325,7 +347,11 @@ pub fn evaluate(
                 pending.push((query.qid, outcome, prepared));
             }
             let verdicts = book.judge_all(&options.judges, options.cache)?;
-            judge_usage = verdicts.usage;
+            let decomposed = answer_metrics.decomposed.usage;
+            judge_usage = JudgeUsage {
+                tasks: verdicts.usage.tasks + decomposed.tasks,
+                judged: verdicts.usage.judged + decomposed.judged,
+            };
             for (qid, mut outcome, prepared) in pending {
                 if let (Outcome::Scored { scores, .. }, Some(prepared)) = (&mut outcome, &prepared)
                 {
@@ -401,7 +427,26 @@ pub fn evaluate(
         }
     }
     let metrics: Vec<Metric> = options.metrics.iter().map(|s| s.metric).collect();
+    let relevance_index = options
+        .metrics
+        .iter()
+        .position(|spec| spec.metric == Metric::AnswerRelevance);
+    let mut embeddings = Vec::new();
+    if let (Some(client), Some(index)) = (options.embeddings, relevance_index) {
+        let (embedded, usage) = relevance::apply(
+            qrels,
+            run_path,
+            &mut tally.slots,
+            index,
+            client,
+            options.cache,
+        )?;
+        embeddings = embedded;
+        judge_usage.tasks += usage.tasks;
+        judge_usage.judged += usage.judged;
+    }
     let mut evaluation = assemble(qrels, run_path, &scorer, &metrics, tally, warnings)?;
+    evaluation.embeddings = embeddings;
     evaluation.judge_usage = judge_usage;
     Ok(evaluation)
 }
@@ -453,6 +498,7 @@ fn assemble(
                 answer: None,
                 claims: Vec::new(),
                 operational: Operational::default(),
+                relevance: None,
                 empty_excluded: false,
                 duplicates: 0,
                 first_duplicate: None,
@@ -466,6 +512,7 @@ fn assemble(
             answer: scored.answer,
             claims: scored.claims,
             operational: scored.operational,
+            relevance: scored.relevance,
         });
     }
     if per_query.is_empty() {
@@ -526,6 +573,7 @@ fn assemble(
         counts,
         empty_answers_excluded,
         judge_usage: JudgeUsage::default(),
+        embeddings: Vec::new(),
         excluded_no_relevant,
         missing_from_run,
         run_queries_not_in_qrels: tally.run_queries_not_in_qrels,

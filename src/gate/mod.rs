@@ -248,6 +248,7 @@ mod tests {
             answer: None,
             answer_sha256: None,
             claims: Vec::new(),
+            answer_relevance_embedding: None,
         };
         let results = Results {
             format: String::new(),

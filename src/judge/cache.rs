@@ -201,6 +201,54 @@ impl JudgeCache {
     }
 }
 
+/// Values for `keys`: looked up in `cache` (when there is one), the missing ones fetched with
+/// `fetch(missing indices)` (in index order) and stored. Returns the values in key order and
+/// how many were fetched. `what(i)` names request `i` for replay misses.
+pub fn through<T, F>(
+    cache: Option<&JudgeCache>,
+    keys: &[CacheKey],
+    what: impl Fn(usize) -> String,
+    fetch: F,
+) -> Result<(Vec<T>, usize)>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+    F: FnOnce(&[usize]) -> Result<Vec<T>>,
+{
+    let mut values: Vec<Option<T>> = Vec::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        let stored = match cache {
+            Some(cache) => cache.lookup(key, &what(i))?,
+            None => None,
+        };
+        values.push(match (stored, cache) {
+            (Some(text), Some(cache)) => Some(serde_json::from_str(&text).map_err(|e| {
+                Error::input(
+                    cache.path(),
+                    format!("a cached value does not parse ({e}): delete the cache file"),
+                )
+            })?),
+            _ => None,
+        });
+    }
+    let missing: Vec<usize> = (0..keys.len()).filter(|&i| values[i].is_none()).collect();
+    let fresh = fetch(&missing)?;
+    debug_assert_eq!(fresh.len(), missing.len());
+    for (&i, value) in missing.iter().zip(fresh) {
+        if let Some(cache) = cache {
+            cache.put(
+                &keys[i],
+                &serde_json::to_string(&value).expect("cached values serialise"),
+            )?;
+        }
+        values[i] = Some(value);
+    }
+    let values = values
+        .into_iter()
+        .map(|v| v.expect("every value looked up or fetched"))
+        .collect();
+    Ok((values, missing.len()))
+}
+
 /// A panic while the lock was held leaves the connection usable (SQLite rolls back itself).
 fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     connection.lock().unwrap_or_else(PoisonError::into_inner)

@@ -45,6 +45,17 @@ fn request_line(id: usize, task: &Task) -> String {
     format!("{value}\n")
 }
 
+/// A reply line's request id, for the generic reader.
+pub(crate) trait ReplyId {
+    fn id(&self) -> &str;
+}
+
+impl ReplyId for Reply {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 impl CommandJudge {
     fn error(&self, name: &str, message: String) -> Error {
         Error::Judge {
@@ -55,25 +66,51 @@ impl CommandJudge {
 
     /// Judges every task (in order) with one run of the program.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
-        if tasks.is_empty() {
-            return Ok(Vec::new());
-        }
         let requests: Vec<String> = tasks
             .iter()
             .enumerate()
             .map(|(id, task)| request_line(id, task))
             .collect();
+        let summary = |index: usize| tasks[index].summary();
+        self.exchange(
+            name,
+            requests,
+            &summary,
+            "{\"id\", \"verdict\", \"grade\"?}",
+            |index, reply: Reply, line_number| verdict(reply, index, line_number, &summary(index)),
+        )
+    }
+
+    /// One run of the program: writes `requests` (one line each, ids 0..n), reads one reply of
+    /// type `R` per request, in any order, and turns each into a `T` with `check(index, reply,
+    /// output line)`. `summary(index)` describes a request for errors; `expected` the reply line.
+    pub(crate) fn exchange<R, T, C>(
+        &self,
+        name: &str,
+        requests: Vec<String>,
+        summary: &dyn Fn(usize) -> String,
+        expected: &str,
+        check: C,
+    ) -> Result<Vec<T>>
+    where
+        R: serde::de::DeserializeOwned + ReplyId,
+        C: Fn(usize, R, u64) -> std::result::Result<T, String>,
+    {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let count = requests.len();
         let process = LineProcess::start(&self.command, None, requests, self.timeout)
             .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
-        let verdicts = match self.collect(name, tasks, &process) {
-            Ok(verdicts) => verdicts,
-            Err(error) => {
+        let replies = match self.collect(count, summary, expected, &check, &process) {
+            Ok(replies) => replies,
+            Err(message) => {
                 process.kill();
-                return Err(error);
+                return Err(self.error(name, message));
             }
         };
         match process.wait() {
-            Ok(Some(status)) if status.success() => Ok(verdicts),
+            Ok(Some(status)) if status.success() => Ok(replies),
             Ok(Some(status)) => {
                 Err(self.error(name, format!("exited with {status}: expected exit code 0")))
             }
@@ -85,37 +122,38 @@ impl CommandJudge {
         }
     }
 
-    fn collect(&self, name: &str, tasks: &[Task], process: &LineProcess) -> Result<Vec<Verdict>> {
-        let mut verdicts: Vec<Option<Verdict>> = vec![None; tasks.len()];
+    fn collect<R, T>(
+        &self,
+        count: usize,
+        summary: &dyn Fn(usize) -> String,
+        expected: &str,
+        check: &dyn Fn(usize, R, u64) -> std::result::Result<T, String>,
+        process: &LineProcess,
+    ) -> std::result::Result<Vec<T>, String>
+    where
+        R: serde::de::DeserializeOwned + ReplyId,
+    {
+        let mut replies: Vec<Option<T>> = (0..count).map(|_| None).collect();
         let mut answered = 0;
         let mut line_number = 0u64;
         // Read to the end of the output: a stray line after the last answer is an error too.
         loop {
             let line = match process.next() {
                 Next::Line(line) => line,
-                Next::ReadFailed(e) => {
-                    return Err(self.error(name, format!("cannot read its output: {e}")));
-                }
+                Next::ReadFailed(e) => return Err(format!("cannot read its output: {e}")),
                 Next::TimedOut => {
-                    return Err(self.error(
-                        name,
-                        format!(
-                            "timed out after {:?} with {} of {} requests unanswered",
-                            self.timeout,
-                            tasks.len() - answered,
-                            tasks.len()
-                        ),
+                    return Err(format!(
+                        "timed out after {:?} with {} of {count} requests unanswered",
+                        self.timeout,
+                        count - answered,
                     ));
                 }
-                Next::End if answered == tasks.len() => break,
+                Next::End if answered == count => break,
                 Next::End => {
-                    let missing = verdicts.iter().position(Option::is_none).unwrap_or(0);
-                    return Err(self.error(
-                        name,
-                        format!(
-                            "closed its output without answering request {missing} ({})",
-                            tasks[missing].summary()
-                        ),
+                    let missing = replies.iter().position(Option::is_none).unwrap_or(0);
+                    return Err(format!(
+                        "closed its output without answering request {missing} ({})",
+                        summary(missing)
                     ));
                 }
             };
@@ -123,57 +161,55 @@ impl CommandJudge {
             if line.trim().is_empty() {
                 continue;
             }
-            let reply: Reply = serde_json::from_str(&line).map_err(|e| {
-                self.error(name, format!("output line {line_number}: {e}: expected {{\"id\", \"verdict\", \"grade\"?}}"))
-            })?;
+            let reply: R = serde_json::from_str(&line)
+                .map_err(|e| format!("output line {line_number}: {e}: expected {expected}"))?;
             let index = reply
-                .id
+                .id()
                 .parse::<usize>()
                 .ok()
-                .filter(|&i| i < tasks.len())
+                .filter(|&i| i < count)
                 .ok_or_else(|| {
-                    self.error(
-                        name,
-                        format!(
-                            "output line {line_number}: unknown request id `{}`",
-                            reply.id
-                        ),
+                    format!(
+                        "output line {line_number}: unknown request id `{}`",
+                        reply.id()
                     )
                 })?;
-            let grade = match (reply.verdict, reply.grade) {
-                (true, None) => 2,
-                (false, None) => 0,
-                (true, Some(0)) | (false, Some(2)) | (_, Some(3..)) => {
-                    return Err(self.error(
-                        name,
-                        format!(
-                            "output line {line_number}: request {index} ({}): grade {:?} contradicts verdict {}",
-                            tasks[index].summary(),
-                            reply.grade,
-                            reply.verdict
-                        ),
-                    ));
-                }
-                (_, Some(grade)) => grade,
-            };
-            if verdicts[index]
-                .replace(Verdict {
-                    positive: reply.verdict,
-                    grade,
-                    score: None,
-                })
-                .is_some()
-            {
-                return Err(self.error(
-                    name,
-                    format!("output line {line_number}: request {index} answered twice"),
+            if replies[index].is_some() {
+                return Err(format!(
+                    "output line {line_number}: request {index} answered twice"
                 ));
             }
+            replies[index] = Some(check(index, reply, line_number)?);
             answered += 1;
         }
-        Ok(verdicts
+        Ok(replies
             .into_iter()
-            .map(|v| v.expect("every request answered"))
+            .map(|r| r.expect("every request answered"))
             .collect())
     }
+}
+
+/// A verdict reply checked: a grade must not contradict the verdict.
+fn verdict(
+    reply: Reply,
+    index: usize,
+    line_number: u64,
+    summary: &str,
+) -> std::result::Result<Verdict, String> {
+    let grade = match (reply.verdict, reply.grade) {
+        (true, None) => 2,
+        (false, None) => 0,
+        (true, Some(0)) | (false, Some(2)) | (_, Some(3..)) => {
+            return Err(format!(
+                "output line {line_number}: request {index} ({summary}): grade {:?} contradicts verdict {}",
+                reply.grade, reply.verdict
+            ));
+        }
+        (_, Some(grade)) => grade,
+    };
+    Ok(Verdict {
+        positive: reply.verdict,
+        grade,
+        score: None,
+    })
 }

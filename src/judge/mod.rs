@@ -2,12 +2,16 @@
 
 pub mod cache;
 pub mod command;
+pub mod decompose;
+pub mod embeddings;
+pub mod http;
 pub mod lexical;
 pub mod openai;
 
 use crate::error::Result;
 use cache::{CacheKey, JudgeCache};
 use command::CommandJudge;
+use decompose::ClaimsTask;
 use lexical::LexicalJudge;
 use openai::OpenAiJudge;
 
@@ -70,6 +74,21 @@ impl Judge {
         }
     }
 
+    /// The cache key of one request: the judge kind, its description (with `extra`, e.g. a
+    /// prompt version) and the inputs.
+    fn cache_key(&self, extra: &str, inputs: &impl serde::Serialize) -> CacheKey {
+        let inputs = serde_json::to_value(inputs).expect("tasks serialise");
+        let version = format!("{}{extra}", self.describe());
+        CacheKey::new(
+            self.kind(),
+            "",
+            "",
+            &version,
+            &serde_json::Value::Null,
+            &inputs,
+        )
+    }
+
     /// Judges every task, in order, answering from `cache` where it can and storing new verdicts
     /// there. Returns the verdicts and how many tasks went to the judge.
     pub fn judge_cached(
@@ -78,56 +97,37 @@ impl Judge {
         tasks: &[Task],
         cache: Option<&JudgeCache>,
     ) -> Result<(Vec<Verdict>, usize)> {
-        let Some(cache) = cache else {
+        if cache.is_none() {
             return Ok((self.judge_all(name, tasks)?, tasks.len()));
-        };
-        let version = self.describe();
-        let keys: Vec<CacheKey> = tasks
-            .iter()
-            .map(|task| {
-                let inputs = serde_json::to_value(task).expect("tasks serialise");
-                CacheKey::new(
-                    self.kind(),
-                    "",
-                    "",
-                    &version,
-                    &serde_json::Value::Null,
-                    &inputs,
-                )
-            })
-            .collect();
-        let mut verdicts: Vec<Option<Verdict>> = Vec::with_capacity(tasks.len());
-        for (task, key) in tasks.iter().zip(&keys) {
-            let stored = cache.lookup(key, &format!("judge `{name}`: {}", task.summary()))?;
-            verdicts.push(match stored {
-                Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
-                    crate::error::Error::input(
-                        cache.path(),
-                        format!("a cached verdict does not parse ({e}): delete the cache file"),
-                    )
-                })?),
-                None => None,
-            });
         }
-        let missing: Vec<usize> = (0..tasks.len())
-            .filter(|&i| verdicts[i].is_none())
-            .collect();
-        let asked: Vec<Task> = missing.iter().map(|&i| tasks[i].clone()).collect();
-        let fresh = self.judge_all(name, &asked)?;
-        for (&i, verdict) in missing.iter().zip(fresh) {
-            cache.put(
-                &keys[i],
-                &serde_json::to_string(&verdict).expect("verdicts serialise"),
-            )?;
-            verdicts[i] = Some(verdict);
-        }
-        Ok((
-            verdicts
-                .into_iter()
-                .map(|v| v.expect("every task judged"))
-                .collect(),
-            missing.len(),
-        ))
+        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key("", t)).collect();
+        let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
+        cache::through(cache, &keys, what, |missing| {
+            let asked: Vec<Task> = missing.iter().map(|&i| tasks[i].clone()).collect();
+            self.judge_all(name, &asked)
+        })
+    }
+
+    /// Decomposes every answer into claims (`claims: llm`), in order, through the cache (the
+    /// key adds the decomposition prompt version). Returns the claims and how many answers went
+    /// to the judge. Only `openai` and `command` judges decompose.
+    pub fn decompose_cached(
+        &self,
+        name: &str,
+        tasks: &[ClaimsTask],
+        cache: Option<&JudgeCache>,
+    ) -> Result<(Vec<Vec<String>>, usize)> {
+        let extra = format!(" claims {}", decompose::CLAIMS_PROMPT_VERSION);
+        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key(&extra, t)).collect();
+        let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
+        cache::through(cache, &keys, what, |missing| {
+            let asked: Vec<ClaimsTask> = missing.iter().map(|&i| tasks[i].clone()).collect();
+            match self {
+                Judge::OpenAi(judge) => judge.decompose_all(name, &asked),
+                Judge::Command(judge) => judge.decompose_all(name, &asked),
+                Judge::Lexical(_) => Err(decompose::unsupported(name, self.kind())),
+            }
+        })
     }
 
     /// Judges every task, in order. `name` is the judge's name in the config, for errors.

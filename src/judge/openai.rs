@@ -24,35 +24,32 @@
 //!
 //! # Running the calls
 //!
-//! `concurrency` worker threads pull calls from a shared queue; each HTTP request has its own
-//! `timeout`. 429, 5xx, timeouts and connection errors are retried up to `max_retries` times with
-//! exponential backoff (`backoff_base` × 2^attempt, capped at 30 s) and a deterministic jitter
-//! (hash of the call index and attempt), or after the `Retry-After` seconds the server asks for
-//! (capped at 120 s). Other HTTP statuses (400, 401, 404, ...) fail at once. Every HTTP request,
+//! Calls go through [`crate::judge::http::send_all`]: `concurrency` worker threads, a `timeout`
+//! per HTTP request, 429, 5xx, timeouts, connection errors and unparseable replies retried up to
+//! `max_retries` times with exponential backoff and jitter or after the `Retry-After` (seconds or
+//! an HTTP date) the server asks for; other HTTP statuses (400, 401, 404, ...) fail at once.
+//! Claim decomposition (`claims: llm`) uses the same plumbing; its contract is in
+//! [`crate::judge::decompose`]. Every HTTP request,
 //! retries included, counts against `max_calls`, a budget for the whole run (shared by clones of
 //! the judge): a run whose calls cannot fit in what is left fails before any call, and a run that
 //! would exceed the budget through retries fails when it would; a failed run never returns partial
 //! verdicts. Calls and `usage` tokens are summed in [`OpenAiUsage`]. Verdicts are returned in task
 //! order.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
+use crate::judge::http::{self, Failure, Request, RetryPolicy};
 use crate::judge::{Task, Verdict};
 
 /// The version of the prompts and of the reply contract; part of `describe()` and so of the
 /// cache key and the provenance.
 pub const PROMPT_VERSION: &str = "support-relevance-1";
-
-/// The longest wait a `Retry-After` header can ask for.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
-/// The longest exponential backoff.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 const SYSTEM_PROMPT: &str = "You are a strict, careful evaluation judge for a retrieval-augmented \
 generation system. You reply with exactly one JSON object and nothing else: no prose, no \
@@ -135,20 +132,6 @@ struct Call {
     len: usize,
     body: String,
     what: String,
-}
-
-/// The verdicts of one call, or an error message naming the request.
-type CallResult = std::result::Result<Vec<Verdict>, String>;
-
-/// Why an attempt failed.
-enum Failure {
-    /// Worth another attempt, after `retry_after` if the server said so.
-    Transient {
-        reason: String,
-        retry_after: Option<Duration>,
-    },
-    /// Final.
-    Fatal(String),
 }
 
 #[derive(Deserialize)]
@@ -240,20 +223,6 @@ impl OpenAiJudge {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
 
-    /// The `Authorization` header value, if a key is configured.
-    fn authorization(&self, name: &str) -> Result<Option<String>> {
-        let Some(var) = &self.api_key_env else {
-            return Ok(None);
-        };
-        match std::env::var(var) {
-            Ok(key) if !key.is_empty() => Ok(Some(format!("Bearer {key}"))),
-            _ => Err(self.error(
-                name,
-                format!("api_key_env names `{var}`, which is not set (or empty, or not UTF-8)"),
-            )),
-        }
-    }
-
     /// The calls for `tasks`: consecutive support tasks with one context form one call.
     fn plan(&self, tasks: &[Task]) -> Vec<Call> {
         let mut calls = Vec::new();
@@ -303,7 +272,7 @@ impl OpenAiJudge {
         calls
     }
 
-    fn body(&self, instructions: &str, inputs: &serde_json::Value) -> String {
+    pub(crate) fn body(&self, instructions: &str, inputs: &serde_json::Value) -> String {
         json!({
             "model": self.model,
             "temperature": 0,
@@ -328,236 +297,103 @@ impl OpenAiJudge {
         Ok(())
     }
 
-    /// Judges every task, in order, with bounded concurrency.
-    pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
-        if tasks.is_empty() {
+    /// How requests are sent and retried.
+    fn policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            concurrency: self.concurrency,
+            timeout: self.timeout,
+            max_retries: self.max_retries,
+            backoff_base: self.backoff_base,
+        }
+    }
+
+    /// Sends chat requests within the budget, counting calls, retries and tokens, and parses
+    /// each reply's content with `parse(request index, content)`; replies in request order.
+    pub(crate) fn chat_all<T, P>(
+        &self,
+        name: &str,
+        requests: &[Request],
+        parse: P,
+    ) -> Result<Vec<T>>
+    where
+        T: Send,
+        P: Fn(usize, &str) -> std::result::Result<T, String> + Sync,
+    {
+        if requests.is_empty() {
             return Ok(Vec::new());
         }
-        let authorization = self.authorization(name)?;
-        let calls = self.plan(tasks);
+        let authorization =
+            http::authorization(self.api_key_env.as_deref()).map_err(|m| self.error(name, m))?;
         let used = self.counters.calls.load(Ordering::Relaxed);
         let left = self.max_calls.saturating_sub(used);
-        if calls.len() as u64 > left {
+        if requests.len() as u64 > left {
             return Err(self.error(
                 name,
                 format!(
-                    "the run needs at least {} calls for {} tasks but the budget has {left} left (max_calls {}, {used} used)",
-                    calls.len(),
-                    tasks.len(),
+                    "the run needs at least {} calls but the budget has {left} left (max_calls {}, {used} used)",
+                    requests.len(),
                     self.max_calls
                 ),
             ));
         }
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(self.timeout))
-            .http_status_as_error(false)
-            .max_idle_connections_per_host(self.concurrency.max(1))
-            .max_idle_connections(self.concurrency.max(1))
-            .build()
-            .into();
-        let endpoint = self.endpoint();
-        let next = AtomicUsize::new(0);
-        let stop = AtomicBool::new(false);
-        let results: Mutex<Vec<Option<CallResult>>> =
-            Mutex::new((0..calls.len()).map(|_| None).collect());
-        let workers = self.concurrency.clamp(1, calls.len());
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    while !stop.load(Ordering::Relaxed) {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(call) = calls.get(index) else { break };
-                        let outcome = self.run_call(
-                            &agent,
-                            &endpoint,
-                            authorization.as_deref(),
-                            index,
-                            call,
-                            tasks,
-                            &stop,
-                        );
-                        if outcome.is_err() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        results.lock().expect("no worker panics")[index] = Some(outcome);
-                    }
-                });
-            }
-        });
-        let results = results.into_inner().expect("no worker panics");
-        // Report the first failed call in task order, for a deterministic message.
-        if let Some(message) = results
-            .iter()
-            .flatten()
-            .find_map(|r| r.as_ref().err().cloned())
-        {
-            return Err(self.error(name, message));
-        }
-        let mut verdicts = Vec::with_capacity(tasks.len());
-        for (call, result) in calls.iter().zip(results) {
-            let batch = result
-                .expect("every call ran when none failed")
-                .expect("no call failed");
-            debug_assert_eq!(batch.len(), call.len);
-            verdicts.extend(batch);
-        }
-        Ok(verdicts)
-    }
-
-    /// One call with its retries; the error names the request.
-    #[allow(clippy::too_many_arguments)]
-    fn run_call(
-        &self,
-        agent: &ureq::Agent,
-        endpoint: &str,
-        authorization: Option<&str>,
-        index: usize,
-        call: &Call,
-        tasks: &[Task],
-        stop: &AtomicBool,
-    ) -> CallResult {
-        let named = |message: String| format!("request {index} ({}): {message}", call.what);
-        let mut attempt = 0u32;
-        loop {
-            self.reserve().map_err(named)?;
+        let before_attempt = |attempt: u32| -> std::result::Result<(), String> {
+            self.reserve()?;
             if attempt > 0 {
                 self.counters.retries.fetch_add(1, Ordering::Relaxed);
             }
-            let failure = match self.attempt(agent, endpoint, authorization, call, tasks) {
-                Ok(verdicts) => return Ok(verdicts),
-                Err(Failure::Fatal(message)) => return Err(named(message)),
-                Err(failure) => failure,
-            };
-            let Failure::Transient {
-                reason,
-                retry_after,
-            } = failure
-            else {
-                unreachable!("fatal failures returned above")
-            };
-            if attempt >= self.max_retries {
-                return Err(named(format!(
-                    "failed after {} attempts (max_retries {}): {reason}",
-                    attempt + 1,
-                    self.max_retries
-                )));
+            Ok(())
+        };
+        let parse_reply = |index: usize, text: &str| -> std::result::Result<T, Failure> {
+            let completion: Completion = serde_json::from_str(text).map_err(|e| {
+                Failure::unparseable(format!("{e}: expected a chat completion object"))
+            })?;
+            if let Some(usage) = &completion.usage {
+                self.counters
+                    .prompt_tokens
+                    .fetch_add(usage.prompt_tokens.unwrap_or(0), Ordering::Relaxed);
+                self.counters
+                    .completion_tokens
+                    .fetch_add(usage.completion_tokens.unwrap_or(0), Ordering::Relaxed);
             }
-            if stop.load(Ordering::Relaxed) {
-                return Err(named(format!(
-                    "abandoned after another request failed: {reason}"
-                )));
-            }
-            let wait = retry_after.unwrap_or_else(|| self.backoff(index, attempt));
-            std::thread::sleep(wait);
-            attempt += 1;
-        }
-    }
-
-    /// Exponential backoff with a deterministic jitter in [50%, 100%] of the step.
-    fn backoff(&self, index: usize, attempt: u32) -> Duration {
-        let step = self
-            .backoff_base
-            .saturating_mul(1u32 << attempt.min(16))
-            .min(MAX_BACKOFF);
-        let hash = splitmix64(((index as u64) << 20) ^ u64::from(attempt) ^ 0x5eed);
-        let fraction = 0.5 + 0.5 * (hash >> 11) as f64 / (1u64 << 53) as f64;
-        step.mul_f64(fraction)
-    }
-
-    fn attempt(
-        &self,
-        agent: &ureq::Agent,
-        endpoint: &str,
-        authorization: Option<&str>,
-        call: &Call,
-        tasks: &[Task],
-    ) -> std::result::Result<Vec<Verdict>, Failure> {
-        let mut request = agent.post(endpoint).content_type("application/json");
-        if let Some(value) = authorization {
-            request = request.header("Authorization", value);
-        }
-        let mut response = match request.send(call.body.as_str()) {
-            Ok(response) => response,
-            Err(e) => return Err(transport_failure(e)),
+            let content = completion
+                .choices
+                .first()
+                .and_then(|c| c.message.content.as_deref())
+                .ok_or_else(|| Failure::unparseable("no choices[0].message.content"))?;
+            parse(index, content).map_err(Failure::unparseable)
         };
-        let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(|s| Duration::from_secs(s).min(MAX_RETRY_AFTER));
-        let text = match response.body_mut().read_to_string() {
-            Ok(text) => text,
-            Err(e) => return Err(transport_failure(e)),
-        };
-        if status == 429 || status >= 500 {
-            return Err(Failure::Transient {
-                reason: format!("HTTP {status}: {}", snippet(&text)),
-                retry_after,
-            });
-        }
-        if !(200..300).contains(&status) {
-            return Err(Failure::Fatal(format!(
-                "HTTP {status} from {endpoint}: {}",
-                snippet(&text)
-            )));
-        }
-        let unparseable = |reason: String| Failure::Transient {
-            reason: format!("unparseable reply: {reason}"),
-            retry_after: None,
-        };
-        let completion: Completion = serde_json::from_str(&text)
-            .map_err(|e| unparseable(format!("{e}: expected a chat completion object")))?;
-        if let Some(usage) = &completion.usage {
-            self.counters
-                .prompt_tokens
-                .fetch_add(usage.prompt_tokens.unwrap_or(0), Ordering::Relaxed);
-            self.counters
-                .completion_tokens
-                .fetch_add(usage.completion_tokens.unwrap_or(0), Ordering::Relaxed);
-        }
-        let content = completion
-            .choices
-            .first()
-            .and_then(|c| c.message.content.as_deref())
-            .ok_or_else(|| unparseable("no choices[0].message.content".into()))?;
-        parse_content(content, &tasks[call.first..call.first + call.len]).map_err(unparseable)
+        http::send_all(
+            &self.policy(),
+            &self.endpoint(),
+            authorization.as_deref(),
+            requests,
+            before_attempt,
+            parse_reply,
+        )
+        .map_err(|message| self.error(name, message))
     }
-}
 
-/// Classifies a transport error: timeouts and connection trouble are worth retrying.
-fn transport_failure(error: ureq::Error) -> Failure {
-    let transient = matches!(
-        error,
-        ureq::Error::Timeout(_)
-            | ureq::Error::Io(_)
-            | ureq::Error::ConnectionFailed
-            | ureq::Error::Protocol(_)
-            | ureq::Error::BodyStalled
-    );
-    if transient {
-        Failure::Transient {
-            reason: error.to_string(),
-            retry_after: None,
-        }
-    } else {
-        Failure::Fatal(error.to_string())
-    }
-}
-
-fn snippet(text: &str) -> String {
-    let short: String = text.chars().take(200).collect();
-    if short.len() < text.len() {
-        format!("{short}...")
-    } else {
-        short
+    /// Judges every task, in order, with bounded concurrency.
+    pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
+        let calls = self.plan(tasks);
+        let requests: Vec<Request> = calls
+            .iter()
+            .map(|call| Request {
+                body: call.body.clone(),
+                what: call.what.clone(),
+            })
+            .collect();
+        let batches = self.chat_all(name, &requests, |index, content| {
+            let call = &calls[index];
+            parse_content(content, &tasks[call.first..call.first + call.len])
+        })?;
+        Ok(batches.into_iter().flatten().collect())
     }
 }
 
 /// Parses the reply content for the tasks of one call (all support, or one relevance task).
 fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdict>, String> {
-    let text = unfence(content);
+    let text = http::unfence(content);
     match tasks.first() {
         Some(Task::Relevance { .. }) => {
             let reply: RelevanceReply = serde_json::from_str(text)
@@ -608,26 +444,6 @@ fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdi
             Ok(verdicts.into_iter().flatten().collect())
         }
     }
-}
-
-/// The content without a surrounding Markdown code fence (```json ... ``` or ``` ... ```).
-fn unfence(content: &str) -> &str {
-    let text = content.trim();
-    let Some(rest) = text.strip_prefix("```") else {
-        return text;
-    };
-    let Some(inner) = rest.strip_suffix("```") else {
-        return text;
-    };
-    let inner = inner.strip_prefix("json").unwrap_or(inner);
-    inner.trim()
-}
-
-fn splitmix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 #[cfg(test)]
@@ -698,16 +514,5 @@ mod tests {
         }];
         assert!(parse_content(" {\"relevant\": true} ", &relevance).unwrap()[0].positive);
         assert!(parse_content("{\"relevant\": \"yes\"}", &relevance).is_err());
-    }
-
-    #[test]
-    fn backoff_grows_with_jitter_and_is_deterministic() {
-        let judge = OpenAiJudge::new("http://x", "m");
-        let first = judge.backoff(3, 0);
-        assert!(first >= Duration::from_millis(250) && first <= Duration::from_millis(500));
-        let third = judge.backoff(3, 2);
-        assert!(third >= Duration::from_millis(1000) && third <= Duration::from_millis(2000));
-        assert_eq!(judge.backoff(3, 2), third);
-        assert!(judge.backoff(40, 30) <= MAX_BACKOFF);
     }
 }

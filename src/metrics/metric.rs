@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::judge::decompose::ClaimSplitter;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 
@@ -188,6 +189,8 @@ pub struct MetricSpec {
     pub empty_answer: EmptyAnswer,
     /// context_precision: relevance from the judge instead of the qrels.
     pub judged: bool,
+    /// faithfulness: how the answer is split into claims.
+    pub claims: ClaimSplitter,
 }
 
 impl MetricSpec {
@@ -208,6 +211,7 @@ impl MetricSpec {
             contexts_k: 5,
             empty_answer: EmptyAnswer::Zero,
             judged: false,
+            claims: ClaimSplitter::Sentences,
         }
     }
 }

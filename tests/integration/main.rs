@@ -3,7 +3,9 @@
 mod expected_values;
 mod gate_flow;
 mod input_errors;
+mod judge_change;
 mod judges;
+mod llm_extras;
 mod openai_judge;
 mod statistics;
 mod trec_streaming;

@@ -20,11 +20,13 @@ use crate::ragate_in;
 
 /// What the server does with one request.
 #[derive(Debug, Clone, Copy)]
-enum Step {
+pub(crate) enum Step {
     /// Answer by the rule in [`answer`].
     Ok,
     /// Reply with this status (and `Retry-After` seconds).
     Status(u16, Option<u64>),
+    /// Reply 429 with `Retry-After` as an HTTP date this many seconds ahead.
+    RetryAt(u64),
     /// Answer correctly, but only after this long.
     Late(Duration),
     /// A completion whose content is not the contract's JSON.
@@ -34,14 +36,15 @@ enum Step {
 }
 
 /// A minimal HTTP/1.1 server (keep-alive, Content-Length bodies) that plays a script of steps,
-/// then answers every further request with [`Step::Ok`].
-struct Server {
-    url: String,
+/// then answers every further request with [`Step::Ok`]: chat completions at
+/// `/v1/chat/completions`, embeddings at `/v1/embeddings` (see [`embedding`]).
+pub(crate) struct Server {
+    pub(crate) url: String,
     requests: Arc<Seen>,
 }
 
 impl Server {
-    fn start(script: Vec<Step>, latency: Duration) -> Server {
+    pub(crate) fn start(script: Vec<Step>, latency: Duration) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -58,7 +61,7 @@ impl Server {
     }
 
     /// The request bodies received so far, in arrival order.
-    fn bodies(&self) -> Vec<Value> {
+    pub(crate) fn bodies(&self) -> Vec<Value> {
         let requests = self.requests.lock().unwrap();
         requests.iter().map(|(_, body)| body.clone()).collect()
     }
@@ -105,11 +108,19 @@ fn serve(stream: TcpStream, seen: &Seen, script: &Mutex<VecDeque<Step>>, latency
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        let embeddings = request_line.starts_with("POST /v1/embeddings ");
         assert!(
-            request_line.starts_with("POST /v1/chat/completions "),
+            embeddings || request_line.starts_with("POST /v1/chat/completions "),
             "{request_line}"
         );
         let body: Value = serde_json::from_slice(&body).unwrap();
+        let reply = |body: &Value| {
+            if embeddings {
+                embeddings_reply(body)
+            } else {
+                completion(&answer(body))
+            }
+        };
         let step = script.lock().unwrap().pop_front().unwrap_or(Step::Ok);
         seen.lock().unwrap().push((headers, body.clone()));
         std::thread::sleep(latency);
@@ -120,16 +131,26 @@ fn serve(stream: TcpStream, seen: &Seen, script: &Mutex<VecDeque<Step>>, latency
                 retry_after.map_or(String::new(), |s| format!("Retry-After: {s}\r\n")),
                 "{\"error\":{\"message\":\"scripted failure\"}}".to_string(),
             ),
+            Step::RetryAt(seconds) => (
+                429,
+                format!(
+                    "Retry-After: {}\r\n",
+                    httpdate::fmt_http_date(
+                        std::time::SystemTime::now() + Duration::from_secs(seconds)
+                    )
+                ),
+                "{\"error\":{\"message\":\"slow down\"}}".to_string(),
+            ),
             Step::Late(delay) => {
                 std::thread::sleep(delay);
-                (200, String::new(), completion(&answer(&body)))
+                (200, String::new(), reply(&body))
             }
             Step::Malformed => (
                 200,
                 String::new(),
                 completion("Sure! The claims look supported to me."),
             ),
-            Step::Ok => (200, String::new(), completion(&answer(&body))),
+            Step::Ok => (200, String::new(), reply(&body)),
         };
         let response = format!(
             "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\n\r\n{text}",
@@ -151,8 +172,34 @@ fn completion(content: &str) -> String {
     .to_string()
 }
 
+/// A deterministic embedding: (words containing "backup", "invoice", "frankfurt", 1); the
+/// constant last component makes unrelated texts similar, like a real (anisotropic) model.
+pub(crate) fn embedding(text: &str) -> [f64; 4] {
+    let lower = text.to_lowercase();
+    let count = |stem: &str| {
+        lower
+            .split_whitespace()
+            .filter(|w| w.contains(stem))
+            .count() as f64
+    };
+    [count("backup"), count("invoice"), count("frankfurt"), 1.0]
+}
+
+/// An embeddings reply for the request's `input` list, entries in reverse order (the client
+/// must map by index).
+fn embeddings_reply(body: &Value) -> String {
+    let inputs = body["input"].as_array().unwrap();
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": embedding(text.as_str().unwrap())}))
+        .collect();
+    json!({"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 3 * inputs.len(), "total_tokens": 3 * inputs.len()}}).to_string()
+}
+
 /// The inputs object: the last line of the last user message.
-fn inputs(body: &Value) -> Value {
+pub(crate) fn inputs(body: &Value) -> Value {
     let messages = body["messages"].as_array().unwrap();
     let user = messages.last().unwrap()["content"].as_str().unwrap();
     serde_json::from_str(user.lines().last().unwrap()).unwrap()
@@ -189,6 +236,16 @@ fn answer(body: &Value) -> String {
             } else {
                 reply
             }
+        }
+        "claims" => {
+            // Atomic statements: split at every ". " and " and ".
+            let answer = inputs["answer"].as_str().unwrap().replace(" and ", ". ");
+            let claims: Vec<&str> = answer
+                .split(". ")
+                .map(|piece| piece.trim().trim_end_matches('.'))
+                .filter(|piece| !piece.is_empty())
+                .collect();
+            json!({ "claims": claims }).to_string()
         }
         "relevance" => {
             let question = words(inputs["question"].as_str().unwrap());
@@ -330,6 +387,22 @@ fn a_429_waits_for_retry_after() {
         "Retry-After: 1 honoured, waited {waited:?}"
     );
     assert!(waited < Duration::from_secs(3), "{waited:?}");
+    assert_eq!(server.bodies().len(), 2);
+}
+
+#[test]
+fn a_429_waits_for_a_retry_after_http_date() {
+    let server = Server::start(vec![Step::RetryAt(2)], Duration::ZERO);
+    let judge = judge(&server);
+    let started = Instant::now();
+    assert!(judge.judge_all("llm", &one_claim()).unwrap()[0].positive);
+    let waited = started.elapsed();
+    // The date has a one-second resolution: 2 s ahead is at least 1 s after the request.
+    assert!(
+        waited >= Duration::from_millis(900),
+        "the HTTP date honoured, waited {waited:?}"
+    );
+    assert!(waited < Duration::from_secs(4), "{waited:?}");
     assert_eq!(server.bodies().len(), 2);
 }
 

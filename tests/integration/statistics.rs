@@ -168,6 +168,7 @@ fn results(values: &[Vec<f64>]) -> Results {
                 answer: None,
                 answer_sha256: None,
                 claims: Vec::new(),
+                answer_relevance_embedding: None,
             };
             (format!("q{i:03}"), record)
         })

@@ -27,6 +27,7 @@ fn results(values: &[f64]) -> Results {
                 answer: None,
                 answer_sha256: None,
                 claims: Vec::new(),
+                answer_relevance_embedding: None,
             };
             (format!("q{i:03}"), record)
         })

@@ -1,0 +1,210 @@
+//! Judge changes between a baseline and the current run (`--allow-judge-change`).
+//!
+//! Verdicts of different judges are not comparable, so a judge (or embeddings endpoint) that
+//! differs from the one recorded in the baseline's provenance is an error. With
+//! `--allow-judge-change` the baseline's stored answers are judged again with the current judges
+//! so that the comparison stays like for like: a run is rebuilt from the baseline (its stored
+//! answer and ranked doc ids per query), the contexts are the corpus texts of those doc ids,
+//! and every judged metric of the baseline (and its claims and embedding parts) is replaced by
+//! the values the current judges give; the other metrics are kept. When contexts cannot be
+//! rebuilt (no corpus, a doc id not in it, answers stored as sha256 only) it is an error.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::baseline::collect::summarise;
+use crate::baseline::results::{Results, StoredClaim};
+use crate::baseline::store;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::evaluate::{EvalOptions, evaluate};
+use crate::input::RunFormat;
+use crate::input::corpus::Corpus;
+use crate::input::qrels::Qrels;
+use crate::judge::cache::JudgeCache;
+use crate::metrics::metric::Metric;
+
+/// The judging identities of a results file: judge name -> description, and the embeddings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identities {
+    pub judges: BTreeMap<String, String>,
+    pub embeddings: Option<String>,
+}
+
+impl Identities {
+    pub fn of(results: &Results) -> Identities {
+        Identities {
+            judges: results.provenance.judges.clone(),
+            embeddings: results.provenance.embeddings.clone(),
+        }
+    }
+}
+
+/// The differences of `current` from `baseline`, one message each (judges the current run does
+/// not use are ignored).
+pub fn differences(baseline: &Identities, current: &Identities) -> Vec<String> {
+    let mut found = Vec::new();
+    for (name, now) in &current.judges {
+        let before = baseline.judges.get(name);
+        if before != Some(now) {
+            found.push(format!(
+                "judge `{name}` differs from the baseline's ({} -> {now})",
+                before.map_or("none", String::as_str)
+            ));
+        }
+    }
+    if let Some(now) = &current.embeddings
+        && baseline.embeddings.as_ref() != Some(now)
+    {
+        found.push(format!(
+            "the embeddings differ from the baseline's ({} -> {now})",
+            baseline.embeddings.as_deref().unwrap_or("none")
+        ));
+    }
+    found
+}
+
+/// The error for judge changes without `--allow-judge-change`.
+pub fn refused(differences: &[String]) -> Error {
+    Error::Usage(format!(
+        "{}: verdicts of different judges are not comparable; pass --allow-judge-change to \
+         re-judge the baseline's stored answers with the current judges, or accept a baseline \
+         judged by the current ones",
+        differences.join("; ")
+    ))
+}
+
+/// What re-judging reads besides the baseline.
+pub struct Rejudging<'a> {
+    pub config: &'a Config,
+    pub qrels: &'a Qrels,
+    pub corpus: Option<&'a Corpus>,
+    pub cache: Option<&'a JudgeCache>,
+    /// Where the rebuilt run is written (`baseline-rejudge-run.jsonl`).
+    pub out_dir: &'a Path,
+}
+
+/// Names of the metrics the current judges (or embeddings) decide.
+fn judged_metrics(config: &Config) -> Vec<String> {
+    config
+        .metrics
+        .iter()
+        .filter(|spec| {
+            spec.is_judged()
+                || (spec.metric == Metric::AnswerRelevance && config.embeddings.is_some())
+        })
+        .map(|spec| spec.metric.to_string())
+        .collect()
+}
+
+/// `baseline` with its judged metrics recomputed by the current judges; `current` becomes its
+/// provenance's judging identities.
+pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -> Result<Results> {
+    let config = with.config;
+    let cannot = |message: String| {
+        Error::Usage(format!(
+            "--allow-judge-change: the baseline's answers cannot be re-judged: {message}"
+        ))
+    };
+    let contexts_k = config
+        .metrics
+        .iter()
+        .filter(|spec| {
+            matches!(
+                spec.metric,
+                Metric::Faithfulness | Metric::FaithfulnessGraded
+            )
+        })
+        .map(|spec| spec.contexts_k)
+        .max();
+    let mut lines = String::new();
+    for (qid, record) in &baseline.queries {
+        let Some(answer) = &record.answer else {
+            if record.answer_sha256.is_some() {
+                return Err(cannot(format!(
+                    "query `{qid}` stores only the sha256 of its answer (store_text: false)"
+                )));
+            }
+            continue; // missing from the baseline's run: its values stay
+        };
+        if let Some(k) = contexts_k.filter(|_| !answer.trim().is_empty()) {
+            let corpus = with.corpus.ok_or_else(|| {
+                cannot(
+                    "results keep the ranked doc ids, not the contexts' texts, and the config names no `corpus:` to rebuild them from".to_string(),
+                )
+            })?;
+            if let Some(doc) = record
+                .retrieved
+                .iter()
+                .take(k)
+                .find(|d| corpus.get(d).is_none())
+            {
+                return Err(cannot(format!(
+                    "doc `{doc}` retrieved for query `{qid}` is not in the corpus"
+                )));
+            }
+        }
+        let retrieved: Vec<_> = record
+            .retrieved
+            .iter()
+            .map(|d| json!({"doc_id": d}))
+            .collect();
+        let line = json!({"qid": qid, "retrieved": retrieved, "answer": answer});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    let names = judged_metrics(config);
+    let mut rejudged = baseline.clone();
+    rejudged.provenance.judges = current.judges.clone();
+    rejudged.provenance.embeddings = current.embeddings.clone();
+    if lines.is_empty() || names.is_empty() {
+        return Ok(rejudged);
+    }
+    let run_path = with.out_dir.join("baseline-rejudge-run.jsonl");
+    store::write_atomic(&run_path, &lines)?;
+    let options = EvalOptions {
+        metrics: config
+            .metrics
+            .iter()
+            .filter(|spec| names.contains(&spec.metric.to_string()))
+            .cloned()
+            .collect(),
+        judges: config.judges.clone(),
+        corpus: with.corpus,
+        cache: with.cache,
+        embeddings: config.embeddings.as_ref(),
+        // The stored ids are documents already.
+        chunk_separator: None,
+        threads: 1,
+        keep_ranked: 0,
+    };
+    let evaluation = evaluate(with.qrels, &run_path, RunFormat::Native, &options)?;
+    let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
+    for scores in &evaluation.per_query {
+        let Some(record) = rejudged.queries.get_mut(&scores.qid) else {
+            continue;
+        };
+        if record.answer.is_none() {
+            continue;
+        }
+        for (name, value) in metric_names.iter().zip(&scores.values) {
+            match value {
+                Some(value) => record.metrics.insert(name.clone(), *value),
+                None => record.metrics.remove(name),
+            };
+        }
+        record.claims = scores
+            .claims
+            .iter()
+            .map(|c| StoredClaim {
+                claim: c.claim.clone(),
+                grade: c.grade,
+            })
+            .collect();
+        record.answer_relevance_embedding = scores.relevance;
+    }
+    rejudged.summary = summarise(&rejudged.metrics, &rejudged.queries);
+    Ok(rejudged)
+}

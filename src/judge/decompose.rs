@@ -1,0 +1,205 @@
+//! Claim decomposition by a judge (`claims: llm`): before faithfulness judges an answer's claims,
+//! the judge splits the answer into atomic, self-contained statements (RAGAS style) instead of
+//! the deterministic sentence splitter (`sentences-1`, [`crate::metrics::claims`]).
+//!
+//! # Contracts (prompt version [`CLAIMS_PROMPT_VERSION`], part of the cache key)
+//!
+//! - `openai`: one chat call per answer (same endpoint, temperature 0, budget, retries and usage
+//!   as the judge's other calls); the last line of the user message is
+//!   `{"task":"claims","question":"...","answer":"..."}` and the reply content must be exactly
+//!   `{"claims":["...","..."]}` (a ```json fence is accepted).
+//! - `command`: the request line `{"id":"<opaque>","task":"claims","question":"...","answer":"..."}`
+//!   is answered by `{"id":"...","claims":["...","..."]}`, in the same run of the program as
+//!   other requests would be (one run per batch).
+//!
+//! Claims must be non-blank strings (they are trimmed); an empty list is allowed (an answer
+//! that states nothing: faithfulness 0). Anything else (unknown fields, a non-string claim) is
+//! unparseable: retried for `openai`, an error naming the request for both. The splitter is
+//! recorded as `llm:<prompt version>` in the results' provenance and in the trace.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::error::{Error, Result};
+use crate::judge::command::{CommandJudge, ReplyId};
+use crate::judge::http::{self, Request};
+use crate::judge::openai::OpenAiJudge;
+
+/// The version of the decomposition prompt and reply contract.
+pub const CLAIMS_PROMPT_VERSION: &str = "claims-1";
+
+/// How an answer is split into claims, as recorded in provenance and the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum ClaimSplitter {
+    /// The deterministic sentence splitter.
+    #[default]
+    Sentences,
+    /// The metric's judge decomposes the answer.
+    Llm,
+}
+
+impl ClaimSplitter {
+    /// `sentences-1` or `llm:claims-1`.
+    pub fn id(self) -> String {
+        match self {
+            ClaimSplitter::Sentences => crate::metrics::claims::CLAIM_SPLITTER_VERSION.to_string(),
+            ClaimSplitter::Llm => format!("llm:{CLAIMS_PROMPT_VERSION}"),
+        }
+    }
+}
+
+/// One answer to decompose.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ClaimsTask {
+    pub question: String,
+    pub answer: String,
+}
+
+impl ClaimsTask {
+    /// A short description for error messages.
+    pub fn summary(&self) -> String {
+        let short: String = self.answer.chars().take(60).collect();
+        format!("claims of \"{short}\"")
+    }
+}
+
+const CLAIMS_INSTRUCTIONS: &str = "Break the answer down into atomic statements: short, \
+self-contained factual claims, each understandable without the others (replace pronouns with \
+what they refer to), together covering everything the answer asserts and nothing more. Do not \
+judge whether they are true. Reply with one JSON object of the form \
+{\"claims\":[\"...\",\"...\"]} (an empty list when the answer asserts nothing). The inputs are \
+the JSON object on the last line.";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClaimsReply {
+    claims: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandClaimsReply {
+    id: String,
+    claims: Vec<String>,
+}
+
+impl ReplyId for CommandClaimsReply {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// The claims, trimmed; a blank claim is an error.
+fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, String> {
+    claims
+        .into_iter()
+        .enumerate()
+        .map(|(i, claim)| {
+            let claim = claim.trim();
+            if claim.is_empty() {
+                Err(format!("claim {i} is blank"))
+            } else {
+                Ok(claim.to_string())
+            }
+        })
+        .collect()
+}
+
+/// Parses an `openai` reply content: `{"claims":[...]}`.
+pub fn parse_claims(content: &str) -> std::result::Result<Vec<String>, String> {
+    let reply: ClaimsReply = serde_json::from_str(http::unfence(content))
+        .map_err(|e| format!("{e}: expected {{\"claims\":[\"...\"]}}"))?;
+    checked(reply.claims)
+}
+
+fn inputs(task: &ClaimsTask) -> serde_json::Value {
+    json!({"task": "claims", "question": task.question, "answer": task.answer})
+}
+
+impl OpenAiJudge {
+    /// Decomposes every answer, one call each, in order.
+    pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
+        let requests: Vec<Request> = tasks
+            .iter()
+            .map(|task| Request {
+                body: self.body(CLAIMS_INSTRUCTIONS, &inputs(task)),
+                what: task.summary(),
+            })
+            .collect();
+        self.chat_all(name, &requests, |_, content| parse_claims(content))
+    }
+}
+
+impl CommandJudge {
+    /// Decomposes every answer with one run of the program, in order.
+    pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
+        let requests: Vec<String> = tasks
+            .iter()
+            .enumerate()
+            .map(|(id, task)| {
+                let mut line = inputs(task);
+                line["id"] = json!(id.to_string());
+                format!("{line}\n")
+            })
+            .collect();
+        let summary = |index: usize| tasks[index].summary();
+        self.exchange(
+            name,
+            requests,
+            &summary,
+            "{\"id\", \"claims\": [\"...\"]}",
+            |index, reply: CommandClaimsReply, line_number| {
+                checked(reply.claims).map_err(|e| {
+                    format!(
+                        "output line {line_number}: request {index} ({}): {e}",
+                        summary(index)
+                    )
+                })
+            },
+        )
+    }
+}
+
+/// The error for a judge kind that cannot decompose answers (checked by the config first).
+pub fn unsupported(name: &str, kind: &str) -> Error {
+    Error::Judge {
+        judge: name.to_string(),
+        message: format!(
+            "a {kind} judge cannot decompose answers into claims: expected an openai or command judge for `claims: llm`"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_replies_are_parsed_strictly() {
+        assert_eq!(
+            parse_claims(
+                "```json\n{\"claims\":[\" Backups stay in Frankfurt. \",\"They last 30 days.\"]}\n```"
+            ),
+            Ok(vec![
+                "Backups stay in Frankfurt.".to_string(),
+                "They last 30 days.".to_string()
+            ])
+        );
+        assert_eq!(parse_claims("{\"claims\":[]}"), Ok(vec![]));
+        for bad in [
+            "{\"claims\":[\"a\",\"  \"]}",
+            "{\"claims\":[1]}",
+            "{\"claims\":[\"a\"],\"note\":\"x\"}",
+            "{\"statements\":[\"a\"]}",
+            "Here you go: {\"claims\":[\"a\"]}",
+        ] {
+            assert!(parse_claims(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn splitter_ids_name_the_version() {
+        assert_eq!(ClaimSplitter::Sentences.id(), "sentences-1");
+        assert_eq!(ClaimSplitter::Llm.id(), "llm:claims-1");
+    }
+}

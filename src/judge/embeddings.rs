@@ -1,0 +1,294 @@
+//! The embeddings client behind embedding-based `answer_relevance` (config `embeddings:`): any
+//! OpenAI-compatible `/embeddings` endpoint.
+//!
+//! # Contract
+//!
+//! `POST {base_url}/embeddings` with `{"model":"<model>","input":["text", ...]}` (at most
+//! [`BATCH`] texts a request) and `Authorization: Bearer <key>` when `api_key_env` is set; the
+//! reply must hold `{"data":[{"index":0,"embedding":[0.1, ...]}, ...]}` with exactly one entry per
+//! input (`index` is the input's position; other fields such as `object`, `model` and `usage` are
+//! allowed, `usage.prompt_tokens` is summed). Every embedding of a reply must be non-empty and
+//! finite as `f32`; a reply that is not so is retried, then an error naming the request. HTTP
+//! retries, backoff and `Retry-After` are the `openai` judge's ([`crate::judge::http`]).
+//!
+//! Embeddings are kept as `f32` and cached in the judge cache, one text a key: kind
+//! `embeddings`, the model, the endpoint, [`EMBEDDINGS_VERSION`] and the text. A re-run with the
+//! same texts makes no call.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::{Error, Result};
+use crate::judge::cache::{self, CacheKey, JudgeCache};
+use crate::judge::http::{self, Failure, Request, RetryPolicy};
+
+/// The version of the request and reply contract; part of the cache key.
+pub const EMBEDDINGS_VERSION: &str = "embeddings-1";
+/// Texts per request at most.
+pub const BATCH: usize = 64;
+
+/// Requests, retries and tokens an [`EmbeddingClient`] (and its clones) used in this run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmbeddingUsage {
+    pub calls: u64,
+    pub retries: u64,
+    pub prompt_tokens: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    calls: AtomicU64,
+    retries: AtomicU64,
+    prompt_tokens: AtomicU64,
+}
+
+/// A client of an OpenAI-compatible embeddings endpoint.
+#[derive(Debug, Clone)]
+pub struct EmbeddingClient {
+    /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/embeddings` is appended).
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key, if any.
+    pub api_key_env: Option<String>,
+    pub concurrency: usize,
+    pub timeout: Duration,
+    pub max_retries: u32,
+    pub backoff_base: Duration,
+    counters: Arc<Counters>,
+}
+
+impl PartialEq for EmbeddingClient {
+    fn eq(&self, other: &Self) -> bool {
+        self.base_url == other.base_url
+            && self.model == other.model
+            && self.api_key_env == other.api_key_env
+            && self.concurrency == other.concurrency
+            && self.timeout == other.timeout
+            && self.max_retries == other.max_retries
+            && self.backoff_base == other.backoff_base
+    }
+}
+
+#[derive(Deserialize)]
+struct Reply {
+    data: Vec<Entry>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    index: usize,
+    embedding: Vec<f64>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    prompt_tokens: Option<u64>,
+}
+
+impl EmbeddingClient {
+    /// A client with the config's defaults: concurrency 4, timeout 60 s, 5 retries, backoff
+    /// from 500 ms.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        EmbeddingClient {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_env: None,
+            concurrency: 4,
+            timeout: Duration::from_secs(60),
+            max_retries: 5,
+            backoff_base: Duration::from_millis(500),
+            counters: Arc::default(),
+        }
+    }
+
+    /// What identifies the embeddings, for provenance.
+    pub fn describe(&self) -> String {
+        format!(
+            "embeddings {} @ {} {EMBEDDINGS_VERSION}",
+            self.model,
+            self.base_url.trim_end_matches('/')
+        )
+    }
+
+    fn endpoint(&self) -> String {
+        format!("{}/embeddings", self.base_url.trim_end_matches('/'))
+    }
+
+    /// Requests and tokens used so far by this client and its clones.
+    pub fn usage(&self) -> EmbeddingUsage {
+        EmbeddingUsage {
+            calls: self.counters.calls.load(Ordering::Relaxed),
+            retries: self.counters.retries.load(Ordering::Relaxed),
+            prompt_tokens: self.counters.prompt_tokens.load(Ordering::Relaxed),
+        }
+    }
+
+    fn error(&self, message: String) -> Error {
+        Error::Judge {
+            judge: "embeddings".to_string(),
+            message: format!("{}: {message}", self.describe()),
+        }
+    }
+
+    /// The embedding of every text, in order, asking the endpoint in batches of [`BATCH`].
+    pub fn embed_all(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let authorization =
+            http::authorization(self.api_key_env.as_deref()).map_err(|m| self.error(m))?;
+        let batches: Vec<&[String]> = texts.chunks(BATCH).collect();
+        let requests: Vec<Request> = batches
+            .iter()
+            .map(|batch| Request {
+                body: json!({"model": self.model, "input": batch}).to_string(),
+                what: format!(
+                    "{} texts from \"{}\"",
+                    batch.len(),
+                    batch[0].chars().take(40).collect::<String>()
+                ),
+            })
+            .collect();
+        let policy = RetryPolicy {
+            concurrency: self.concurrency,
+            timeout: self.timeout,
+            max_retries: self.max_retries,
+            backoff_base: self.backoff_base,
+        };
+        let before_attempt = |attempt: u32| -> std::result::Result<(), String> {
+            self.counters.calls.fetch_add(1, Ordering::Relaxed);
+            if attempt > 0 {
+                self.counters.retries.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        };
+        let parse = |index: usize, text: &str| -> std::result::Result<Vec<Vec<f32>>, Failure> {
+            let reply: Reply = serde_json::from_str(text).map_err(|e| {
+                Failure::unparseable(format!(
+                    "{e}: expected {{\"data\":[{{\"index\",\"embedding\"}}]}}"
+                ))
+            })?;
+            if let Some(tokens) = reply.usage.and_then(|u| u.prompt_tokens) {
+                self.counters
+                    .prompt_tokens
+                    .fetch_add(tokens, Ordering::Relaxed);
+            }
+            parse_entries(reply.data, batches[index].len()).map_err(Failure::unparseable)
+        };
+        let replies = http::send_all(
+            &policy,
+            &self.endpoint(),
+            authorization.as_deref(),
+            &requests,
+            before_attempt,
+            parse,
+        )
+        .map_err(|m| self.error(m))?;
+        Ok(replies.into_iter().flatten().collect())
+    }
+
+    /// The embedding of every text, in order, from `cache` where it can and storing new ones
+    /// there; also how many texts went to the endpoint.
+    pub fn embed_cached(
+        &self,
+        texts: &[String],
+        cache: Option<&JudgeCache>,
+    ) -> Result<(Vec<Vec<f32>>, usize)> {
+        let endpoint = self.endpoint();
+        let keys: Vec<CacheKey> = texts
+            .iter()
+            .map(|text| {
+                CacheKey::new(
+                    "embeddings",
+                    &self.model,
+                    &endpoint,
+                    EMBEDDINGS_VERSION,
+                    &serde_json::Value::Null,
+                    &json!({ "text": text }),
+                )
+            })
+            .collect();
+        let what = |i: usize| {
+            let short: String = texts[i].chars().take(60).collect();
+            format!("the embedding of \"{short}\" ({})", self.describe())
+        };
+        cache::through(cache, &keys, what, |missing| {
+            let asked: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+            self.embed_all(&asked)
+        })
+    }
+}
+
+/// The embeddings of one reply in input order: one finite, non-empty vector per input.
+fn parse_entries(entries: Vec<Entry>, inputs: usize) -> std::result::Result<Vec<Vec<f32>>, String> {
+    let mut slots: Vec<Option<Vec<f32>>> = vec![None; inputs];
+    for entry in entries {
+        let slot = slots.get_mut(entry.index).ok_or_else(|| {
+            format!(
+                "embedding index {} is out of range for {inputs} inputs",
+                entry.index
+            )
+        })?;
+        if entry.embedding.is_empty() {
+            return Err(format!("embedding {} is empty", entry.index));
+        }
+        let vector: Vec<f32> = entry.embedding.iter().map(|&x| x as f32).collect();
+        if vector.iter().any(|x| !x.is_finite()) {
+            return Err(format!(
+                "embedding {} has a value that is not a finite f32",
+                entry.index
+            ));
+        }
+        if slot.replace(vector).is_some() {
+            return Err(format!("embedding index {} appears twice", entry.index));
+        }
+    }
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, slot)| slot.ok_or_else(|| format!("no embedding for input {i}")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(index: usize, embedding: &[f64]) -> Entry {
+        Entry {
+            index,
+            embedding: embedding.to_vec(),
+        }
+    }
+
+    #[test]
+    fn replies_map_by_index_and_are_checked() {
+        let parsed = parse_entries(vec![entry(1, &[0.5, 1.0]), entry(0, &[1.0, 0.0])], 2);
+        assert_eq!(parsed, Ok(vec![vec![1.0, 0.0], vec![0.5, 1.0]]));
+        for (bad, expected) in [
+            (vec![entry(0, &[1.0])], "no embedding for input 1"),
+            (
+                vec![entry(0, &[1.0]), entry(0, &[1.0]), entry(1, &[1.0])],
+                "appears twice",
+            ),
+            (vec![entry(0, &[1.0]), entry(2, &[1.0])], "out of range"),
+            (vec![entry(0, &[]), entry(1, &[1.0])], "is empty"),
+            (vec![entry(0, &[1e300]), entry(1, &[1.0])], "finite"),
+        ] {
+            let error = parse_entries(bad, 2).unwrap_err();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    #[test]
+    fn describe_names_model_endpoint_and_version() {
+        let client = EmbeddingClient::new("http://127.0.0.1:1/v1/", "e5");
+        assert_eq!(
+            client.describe(),
+            "embeddings e5 @ http://127.0.0.1:1/v1 embeddings-1"
+        );
+        assert_eq!(client.endpoint(), "http://127.0.0.1:1/v1/embeddings");
+    }
+}

@@ -1,0 +1,373 @@
+//! HTTP plumbing shared by the clients of OpenAI-compatible endpoints (the `openai` judge's
+//! `/chat/completions`, the `/embeddings` client): bounded concurrency, per-request timeouts,
+//! retries with exponential backoff and a deterministic jitter, and `Retry-After`.
+//!
+//! [`send_all`] sends a list of JSON requests with `concurrency` worker threads pulling from a
+//! shared queue. 429, 5xx, timeouts, connection errors and replies the caller's parser rejects
+//! as [`Failure::Transient`] are retried up to `max_retries` times, after the `Retry-After` the
+//! server asks for (delay-seconds or an HTTP date, RFC 7231 section 7.1.3; capped at
+//! [`MAX_RETRY_AFTER`]) or else after `backoff_base` × 2^attempt (capped at [`MAX_BACKOFF`])
+//! scaled by a jitter in [50%, 100%] hashed from the request index and attempt. Other HTTP
+//! statuses fail at once. Once a request has failed, the others stop retrying; the error
+//! reported is the first failed request in request order, so messages are deterministic, and a
+//! failed batch never returns partial replies.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// The longest wait a `Retry-After` header can ask for.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+/// The longest exponential backoff.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Why an attempt failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// Worth another attempt, after `retry_after` if the server said so.
+    Transient {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
+    /// Final.
+    Fatal(String),
+}
+
+impl Failure {
+    /// A reply that does not follow the contract: retried, as a model may answer better next time.
+    pub fn unparseable(reason: impl std::fmt::Display) -> Failure {
+        Failure::Transient {
+            reason: format!("unparseable reply: {reason}"),
+            retry_after: None,
+        }
+    }
+}
+
+/// How requests are sent and retried.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Per HTTP request.
+    pub timeout: Duration,
+    /// Retries after the first attempt of a request.
+    pub max_retries: u32,
+    /// The first backoff; doubles with each retry.
+    pub backoff_base: Duration,
+}
+
+impl RetryPolicy {
+    /// Exponential backoff with a deterministic jitter in [50%, 100%] of the step.
+    pub fn backoff(&self, index: usize, attempt: u32) -> Duration {
+        let step = self
+            .backoff_base
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(MAX_BACKOFF);
+        let hash = splitmix64(((index as u64) << 20) ^ u64::from(attempt) ^ 0x5eed);
+        let fraction = 0.5 + 0.5 * (hash >> 11) as f64 / (1u64 << 53) as f64;
+        step.mul_f64(fraction)
+    }
+}
+
+/// One request: its JSON body and what it asks, for error messages.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub body: String,
+    pub what: String,
+}
+
+/// The `Authorization` header value when `api_key_env` names a variable; an error naming the
+/// variable when it is unset or empty. The key itself is never part of a message.
+pub fn authorization(api_key_env: Option<&str>) -> Result<Option<String>, String> {
+    let Some(var) = api_key_env else {
+        return Ok(None);
+    };
+    match std::env::var(var) {
+        Ok(key) if !key.is_empty() => Ok(Some(format!("Bearer {key}"))),
+        _ => Err(format!(
+            "api_key_env names `{var}`, which is not set (or empty, or not UTF-8)"
+        )),
+    }
+}
+
+/// How long a `Retry-After` header value asks to wait at `now`: delay-seconds, or an HTTP date
+/// (IMF-fixdate, and the obsolete RFC 850 and asctime forms; a date in the past means at once),
+/// capped at [`MAX_RETRY_AFTER`]. None when the value is neither.
+pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => {
+            let at = httpdate::parse_http_date(value).ok()?;
+            at.duration_since(now).unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// Sends every request to `endpoint` and parses each 2xx body with `parse(index, body)`;
+/// replies come back in request order. `before_attempt(attempt)` runs before every attempt
+/// (0 for the first) and may refuse it (a call budget). The error names the request:
+/// `request {index} ({what}): ...`.
+pub fn send_all<T, B, P>(
+    policy: &RetryPolicy,
+    endpoint: &str,
+    authorization: Option<&str>,
+    requests: &[Request],
+    before_attempt: B,
+    parse: P,
+) -> Result<Vec<T>, String>
+where
+    T: Send,
+    B: Fn(u32) -> Result<(), String> + Sync,
+    P: Fn(usize, &str) -> Result<T, Failure> + Sync,
+{
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(policy.timeout))
+        .http_status_as_error(false)
+        .max_idle_connections_per_host(policy.concurrency.max(1))
+        .max_idle_connections(policy.concurrency.max(1))
+        .build()
+        .into();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<Result<T, String>>>> =
+        Mutex::new((0..requests.len()).map(|_| None).collect());
+    let workers = policy.concurrency.clamp(1, requests.len());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(request) = requests.get(index) else {
+                        break;
+                    };
+                    let attempt = || {
+                        send_once(&agent, endpoint, authorization, &request.body)
+                            .and_then(|body| parse(index, &body))
+                    };
+                    let outcome = with_retries(policy, index, &stop, &before_attempt, attempt)
+                        .map_err(|message| {
+                            format!("request {index} ({}): {message}", request.what)
+                        });
+                    if outcome.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    results.lock().expect("no worker panics")[index] = Some(outcome);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().expect("no worker panics");
+    let mut replies = Vec::with_capacity(requests.len());
+    let mut first_error = None;
+    for result in results.into_iter().flatten() {
+        match result {
+            Ok(reply) => replies.push(reply),
+            Err(message) => {
+                first_error.get_or_insert(message);
+            }
+        }
+    }
+    match first_error {
+        Some(message) => Err(message),
+        None => {
+            debug_assert_eq!(replies.len(), requests.len(), "every request ran");
+            Ok(replies)
+        }
+    }
+}
+
+/// One request with its retries.
+fn with_retries<T>(
+    policy: &RetryPolicy,
+    index: usize,
+    stop: &AtomicBool,
+    before_attempt: &(impl Fn(u32) -> Result<(), String> + Sync),
+    attempt_once: impl Fn() -> Result<T, Failure>,
+) -> Result<T, String> {
+    let mut attempt = 0u32;
+    loop {
+        before_attempt(attempt)?;
+        let (reason, retry_after) = match attempt_once() {
+            Ok(reply) => return Ok(reply),
+            Err(Failure::Fatal(message)) => return Err(message),
+            Err(Failure::Transient {
+                reason,
+                retry_after,
+            }) => (reason, retry_after),
+        };
+        if attempt >= policy.max_retries {
+            return Err(format!(
+                "failed after {} attempts (max_retries {}): {reason}",
+                attempt + 1,
+                policy.max_retries
+            ));
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(format!("abandoned after another request failed: {reason}"));
+        }
+        let wait = retry_after.unwrap_or_else(|| policy.backoff(index, attempt));
+        std::thread::sleep(wait);
+        attempt += 1;
+    }
+}
+
+/// One POST of `body`: the body of a 2xx reply, or why not.
+fn send_once(
+    agent: &ureq::Agent,
+    endpoint: &str,
+    authorization: Option<&str>,
+    body: &str,
+) -> Result<String, Failure> {
+    let mut request = agent.post(endpoint).content_type("application/json");
+    if let Some(value) = authorization {
+        request = request.header("Authorization", value);
+    }
+    let mut response = request.send(body).map_err(transport_failure)?;
+    let status = response.status().as_u16();
+    let wait = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| retry_after(v, SystemTime::now()));
+    let text = response
+        .body_mut()
+        .read_to_string()
+        .map_err(transport_failure)?;
+    if status == 429 || status >= 500 {
+        return Err(Failure::Transient {
+            reason: format!("HTTP {status}: {}", snippet(&text)),
+            retry_after: wait,
+        });
+    }
+    if !(200..300).contains(&status) {
+        return Err(Failure::Fatal(format!(
+            "HTTP {status} from {endpoint}: {}",
+            snippet(&text)
+        )));
+    }
+    Ok(text)
+}
+
+/// Classifies a transport error: timeouts and connection trouble are worth retrying.
+fn transport_failure(error: ureq::Error) -> Failure {
+    let transient = matches!(
+        error,
+        ureq::Error::Timeout(_)
+            | ureq::Error::Io(_)
+            | ureq::Error::ConnectionFailed
+            | ureq::Error::Protocol(_)
+            | ureq::Error::BodyStalled
+    );
+    if transient {
+        Failure::Transient {
+            reason: error.to_string(),
+            retry_after: None,
+        }
+    } else {
+        Failure::Fatal(error.to_string())
+    }
+}
+
+/// The first 200 characters of a body, for messages.
+pub fn snippet(text: &str) -> String {
+    let short: String = text.chars().take(200).collect();
+    if short.len() < text.len() {
+        format!("{short}...")
+    } else {
+        short
+    }
+}
+
+/// The content without a surrounding Markdown code fence (```json ... ``` or ``` ... ```).
+pub fn unfence(content: &str) -> &str {
+    let text = content.trim();
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let Some(inner) = rest.strip_suffix("```") else {
+        return text;
+    };
+    let inner = inner.strip_prefix("json").unwrap_or(inner);
+    inner.trim()
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            concurrency: 1,
+            timeout: Duration::from_secs(1),
+            max_retries: 3,
+            backoff_base: Duration::from_millis(500),
+        }
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_deterministic() {
+        let policy = policy();
+        let first = policy.backoff(3, 0);
+        assert!(first >= Duration::from_millis(250) && first <= Duration::from_millis(500));
+        let third = policy.backoff(3, 2);
+        assert!(third >= Duration::from_millis(1000) && third <= Duration::from_millis(2000));
+        assert_eq!(policy.backoff(3, 2), third);
+        assert!(policy.backoff(40, 30) <= MAX_BACKOFF);
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_and_http_dates_capped() {
+        // 1994-11-06 08:49:37 UTC, the RFC's example date.
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        assert_eq!(retry_after(" 7 ", now), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after("100000", now), Some(MAX_RETRY_AFTER));
+        let date = |s: &str| retry_after(s, now);
+        assert_eq!(
+            date("Sun, 06 Nov 1994 08:50:07 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        // The obsolete forms a recipient must accept.
+        assert_eq!(
+            date("Sunday, 06-Nov-94 08:50:07 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            date("Sun Nov  6 08:50:07 1994"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            date("Sun, 06 Nov 1994 08:49:00 GMT"),
+            Some(Duration::ZERO),
+            "a past date: at once"
+        );
+        assert_eq!(date("Mon, 07 Nov 1994 08:49:37 GMT"), Some(MAX_RETRY_AFTER));
+        assert_eq!(date("soon"), None);
+        assert_eq!(date("-5"), None);
+    }
+
+    #[test]
+    fn a_named_but_unset_key_variable_is_an_error_naming_it() {
+        assert_eq!(authorization(None), Ok(None));
+        let error = authorization(Some("RAGATE_TEST_HTTP_KEY_NEVER_SET")).unwrap_err();
+        assert!(error.contains("RAGATE_TEST_HTTP_KEY_NEVER_SET"), "{error}");
+    }
+
+    #[test]
+    fn fences_are_removed() {
+        assert_eq!(unfence("```json\n{\"a\":1}\n```"), "{\"a\":1}");
+        assert_eq!(unfence(" {\"a\":1} "), "{\"a\":1}");
+        assert_eq!(unfence("```\n[]\n```"), "[]");
+    }
+}
