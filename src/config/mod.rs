@@ -3,6 +3,7 @@
 
 mod embeddings;
 mod expand;
+mod hash;
 mod metrics;
 mod pipeline;
 pub mod raw;
@@ -10,8 +11,6 @@ pub mod raw;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Location, Result};
 use crate::gate::diagnosis;
@@ -24,7 +23,7 @@ use crate::pipeline::Pipeline;
 use crate::suggest;
 pub use metrics::DEFAULT_JUDGE;
 pub use raw::{Correction, Decision};
-use raw::{MeaningfulParts, RawConfig, RawGate, RawRule, RawTier};
+use raw::{RawConfig, RawGate, RawRule, RawTier};
 
 pub const SUPPORTED_VERSION: u32 = 1;
 
@@ -145,14 +144,23 @@ impl Config {
     }
 }
 
-/// Reads and validates the config at `path`.
 /// Reads and validates the config at `path`. `${VAR}` and `${VAR:-default}` are expanded from
 /// the environment; the provenance hash is taken from the file as written, before expansion.
 pub fn load(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let expanded = expand::expand(path, &text, |name| std::env::var(name).ok())?;
-    let written = parse(path, &text)?;
     let raw = parse(path, &expanded)?;
+    let written: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| {
+        let line = e.location().map_or(0, |l| l.line() as u64);
+        Error::parse(
+            path,
+            line,
+            format!(
+                "{e}: before `${{VAR}}` expansion the file must be valid YAML too: quote a variable \
+                 inside a flow collection (`{{...}}`, `[...]`), or write that value in block style"
+            ),
+        )
+    })?;
     validate(path, raw, &written)
 }
 
@@ -203,7 +211,7 @@ impl Keys<'_> {
     }
 }
 
-fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> {
+fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<Config> {
     let keys = Keys { path };
     let base = path.parent().unwrap_or(Path::new("."));
     let resolve = |relative: &str| base.join(relative);
@@ -242,20 +250,6 @@ fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> 
         };
         let settings = validate_gate(&keys, &prefix, &rules_key, &gate, &metrics, &raw.slices)?;
         let source = validate_source(&keys, &prefix, tier, &resolve, settings.seed)?;
-        // The hash covers the file as written (before `${VAR}` expansion).
-        let written_gate = match written.tiers.get(name) {
-            Some(written_tier) => merge_gate(&written.gate, written_tier.gate.as_ref()),
-            None => gate.clone(),
-        };
-        let parts = MeaningfulParts {
-            metrics: &written.metrics,
-            judges: &written.judges,
-            slices: &written.slices,
-            chunk_separator: written.chunk_separator.as_deref(),
-            rules: written_gate.rules.as_deref().unwrap_or_default(),
-            embeddings: written.embeddings.as_ref(),
-        };
-        let canonical = serde_json::to_vec(&parts).expect("plain data serialises");
         tiers.insert(
             name.clone(),
             Tier {
@@ -265,7 +259,7 @@ fn validate(path: &Path, raw: RawConfig, written: &RawConfig) -> Result<Config> 
                 labels: tier.labels.as_deref().map(resolve),
                 store_text: tier.store_text.unwrap_or(true),
                 gate: settings,
-                config_hash: hex(&Sha256::digest(&canonical)),
+                config_hash: hash::tier_hash(written, name),
             },
         );
     }

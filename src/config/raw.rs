@@ -225,15 +225,3 @@ pub struct RawRule {
     pub max_increase_pct: Option<f64>,
     pub max: Option<f64>,
 }
-
-/// The parts of a tier's config that give its numbers their meaning, hashed into provenance.
-#[derive(Serialize)]
-pub struct MeaningfulParts<'a> {
-    pub metrics: &'a [RawMetric],
-    pub judges: &'a BTreeMap<String, RawJudge>,
-    pub slices: &'a [String],
-    pub chunk_separator: Option<&'a str>,
-    pub rules: &'a [RawRule],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub embeddings: Option<&'a RawEmbeddings>,
-}

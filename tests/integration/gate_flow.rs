@@ -27,7 +27,7 @@ gate:
 ";
 
 /// Every query has gold docs g0, g1; the run ranks them at `ranks` (1-based) among fillers.
-fn write_run(path: &Path, rank_of: impl Fn(usize, &str) -> [usize; 2]) {
+pub(crate) fn write_run(path: &Path, rank_of: impl Fn(usize, &str) -> [usize; 2]) {
     let mut text = String::new();
     for class in CLASSES {
         for i in 0..QUERIES_PER_CLASS {
@@ -50,7 +50,7 @@ fn write_run(path: &Path, rank_of: impl Fn(usize, &str) -> [usize; 2]) {
     std::fs::write(path, text).unwrap();
 }
 
-fn setup(dir: &Path) {
+pub(crate) fn setup(dir: &Path) {
     let mut qrels = String::new();
     for class in CLASSES {
         for i in 0..QUERIES_PER_CLASS {

@@ -7,6 +7,8 @@ mod judge_change;
 mod judges;
 mod llm_extras;
 mod openai_judge;
+mod pipeline;
+mod sharding;
 mod statistics;
 mod trec_streaming;
 
@@ -27,8 +29,14 @@ pub fn ragate(args: &[&str]) -> Outcome {
 /// Runs the binary in `dir` with the CI-related environment removed (CI sets CI=true, which
 /// makes `baseline accept` refuse, and GITHUB_* variables, which add annotations).
 pub fn ragate_in(dir: &Path, args: &[&str]) -> Outcome {
+    ragate_env(dir, args, &[])
+}
+
+/// [`ragate_in`] with extra environment variables.
+pub fn ragate_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let output = Command::new(env!("CARGO_BIN_EXE_ragate"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")

@@ -1,0 +1,92 @@
+//! The config hash in provenance: sha256 of what gives a tier's numbers their meaning (metrics,
+//! judges, slices, chunk separator, the tier's rules, embeddings), taken from the file as written,
+//! before `${VAR}` expansion, with mapping keys sorted so that key order does not matter.
+
+use serde_json::{Map, Value as Json};
+use serde_yaml::Value;
+use sha2::{Digest, Sha256};
+
+use crate::config::hex;
+
+/// The hash of `tier`'s meaningful parts of the config as written.
+pub fn tier_hash(written: &Value, tier: &str) -> String {
+    let part = |key: &str| written.get(key).map_or(Json::Null, canonical);
+    let tier_rules = written
+        .get("tiers")
+        .and_then(|tiers| tiers.get(tier))
+        .and_then(|tier| tier.get("gate"))
+        .and_then(|gate| gate.get("rules"));
+    let rules = tier_rules.or_else(|| written.get("gate").and_then(|gate| gate.get("rules")));
+    let mut parts = Map::new();
+    parts.insert("metrics".into(), part("metrics"));
+    parts.insert("judges".into(), part("judges"));
+    parts.insert("slices".into(), part("slices"));
+    parts.insert("chunk_separator".into(), part("chunk_separator"));
+    parts.insert("rules".into(), rules.map_or(Json::Null, canonical));
+    parts.insert("embeddings".into(), part("embeddings"));
+    let bytes = serde_json::to_vec(&Json::Object(parts)).expect("plain data serialises");
+    hex(&Sha256::digest(&bytes))
+}
+
+/// `value` as JSON with every mapping's keys in sorted order.
+fn canonical(value: &Value) -> Json {
+    match value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(n) => serde_json::to_value(n).unwrap_or(Json::Null),
+        Value::String(s) => Json::String(s.clone()),
+        Value::Sequence(items) => Json::Array(items.iter().map(canonical).collect()),
+        Value::Mapping(mapping) => {
+            let mut entries: Vec<(String, Json)> = mapping
+                .iter()
+                .map(|(k, v)| (key_text(k), canonical(v)))
+                .collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Json::Object(entries.into_iter().collect())
+        }
+        Value::Tagged(tagged) => canonical(&tagged.value),
+    }
+}
+
+fn key_text(key: &Value) -> String {
+    match key {
+        Value::String(s) => s.clone(),
+        other => serde_yaml::to_string(other)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash(text: &str, tier: &str) -> String {
+        tier_hash(&serde_yaml::from_str(text).unwrap(), tier)
+    }
+
+    #[test]
+    fn key_order_and_unrelated_parts_do_not_change_the_hash() {
+        let a = "metrics: [mrr]\njudges: { d: { kind: lexical, threshold: 0.4 } }\ngate: { rules: [ { metric: mrr, max_drop: 0.1 } ] }\npipeline: { command: [a] }\n";
+        let b = "pipeline: { command: [b, \"${X}\"] }\ngate: { rules: [ { max_drop: 0.1, metric: mrr } ] }\njudges: { d: { threshold: 0.4, kind: lexical } }\nmetrics: [mrr]\n";
+        assert_eq!(hash(a, "t"), hash(b, "t"));
+        assert_ne!(hash(a, "t"), hash(&a.replace("0.1", "0.2"), "t"));
+    }
+
+    #[test]
+    fn a_tier_with_its_own_rules_hashes_them() {
+        let text = "metrics: [mrr]\ngate: { rules: [ { metric: mrr, max_drop: 0.1 } ] }\ntiers: { s: { gate: { rules: [] } } }\n";
+        assert_ne!(hash(text, "s"), hash(text, "other"));
+    }
+
+    #[test]
+    fn variables_are_hashed_as_written() {
+        let text =
+            "metrics: [mrr]\njudges:\n  llm:\n    kind: openai\n    max_calls: ${BUDGET:-100}\n";
+        assert_ne!(
+            hash(text, "t"),
+            hash(&text.replace("${BUDGET:-100}", "100"), "t")
+        );
+    }
+}

@@ -1,0 +1,331 @@
+//! The pipeline adapters end to end: a real subprocess speaking the command protocol (and
+//! misbehaving in every way the protocol forbids), and a real HTTP server on loopback.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+use crate::gate_flow::setup;
+use crate::{Outcome, fixture, path_str, ragate_env, ragate_in};
+
+const CONFIG: &str = r#"version: 1
+metrics: [recall@5, mrr, ndcg@10]
+slices: [class]
+pipeline:
+  PIPELINE
+tiers:
+  regression: { qrels: qrels.jsonl, baseline: baselines/regression.json }
+gate:
+  decision: significant
+  min_queries: 5
+  resamples: 2000
+  seed: 7
+  rules:
+    - { metric: recall@5, max_drop: 0.02 }
+"#;
+
+/// Gating latency makes it a metric stored in results.
+const LATENCY_RULE: &str = "    - { metric: latency_ms, max_increase_pct: 100000 }\n";
+
+fn write_config(dir: &Path, pipeline: &str, gate_latency: bool) {
+    let mut config = CONFIG.replace("PIPELINE", pipeline);
+    if gate_latency {
+        config.push_str(LATENCY_RULE);
+    }
+    std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
+}
+
+// Block style: before expansion an unquoted `${...}` is not valid YAML inside `{...}`.
+const COMMAND: &str = r#"command: [python3, "${REPLAY}", base.jsonl, "${MODE:-ok}"]
+  timeout_s: ${TIMEOUT:-60}"#;
+
+/// The gate_flow data (120 queries, three classes) with a baseline accepted from `base.jsonl`.
+fn setup_with_baseline(dir: &Path) {
+    setup(dir);
+    write_config(dir, "run_file: base.jsonl", false);
+    let first = gate(dir, &[], "ref");
+    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    accept(dir, "ref");
+}
+
+fn accept(dir: &Path, out: &str) {
+    let from = format!("{out}/results.json");
+    let replay = fixture("pipeline/replay_pipeline.py");
+    let accepted = ragate_env(
+        dir,
+        &[
+            "baseline",
+            "accept",
+            "--tier",
+            "regression",
+            "--from",
+            &from,
+            "--force",
+        ],
+        &[("REPLAY", path_str(&replay))],
+    );
+    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+}
+
+fn gate(dir: &Path, env: &[(&str, &str)], out: &str) -> Outcome {
+    let replay = fixture("pipeline/replay_pipeline.py");
+    let mut env = env.to_vec();
+    env.push(("REPLAY", path_str(&replay)));
+    ragate_env(dir, &["gate", "--tier", "regression", "--out", out], &env)
+}
+
+#[test]
+fn a_command_pipeline_is_run_and_its_run_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    write_config(dir, COMMAND, true);
+    let piped = gate(dir, &[("MODE", "reverse")], "piped");
+    assert_eq!(piped.code, 2, "no baseline yet: {}", piped.stderr);
+    accept(dir, "piped");
+
+    let again = gate(dir, &[], "again");
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    let run = std::fs::read_to_string(dir.join("again/run.jsonl")).unwrap();
+    let lines: Vec<Value> = run
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 120);
+    let qids: Vec<&str> = lines.iter().map(|l| l["qid"].as_str().unwrap()).collect();
+    let mut sorted = qids.clone();
+    sorted.sort_unstable();
+    assert_eq!(qids, sorted, "run.jsonl is sorted by qid");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0))
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("again/results.json")).unwrap())
+            .unwrap();
+    assert!(results["queries"]["literal-00"]["metrics"]["latency_ms"].is_number());
+    let stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("again/run-stats.json")).unwrap())
+            .unwrap();
+    let all = &stats["operational"]["latency_ms"]["all"];
+    assert_eq!(all["n"], 120);
+    assert!(all["p95"].as_f64().unwrap() >= all["p50"].as_f64().unwrap());
+    let summary = std::fs::read_to_string(dir.join("again/summary.md")).unwrap();
+    assert!(
+        summary.contains("latency_ms (p50 / p95): all "),
+        "{summary}"
+    );
+
+    // The saved run reproduces the evaluation with --run.
+    let rerun = ragate_env(
+        dir,
+        &[
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "again/run.jsonl",
+            "--out",
+            "rerun",
+        ],
+        &[("REPLAY", "unused with --run")],
+    );
+    assert_eq!(rerun.code, 0, "{}", rerun.stderr);
+    assert_eq!(
+        std::fs::read(dir.join("rerun/results.json")).unwrap(),
+        std::fs::read(dir.join("again/results.json")).unwrap()
+    );
+}
+
+#[test]
+fn a_misbehaving_command_pipeline_fails_closed_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_with_baseline(dir);
+    write_config(dir, COMMAND, false);
+    let cases = [
+        ("crash", "exited with exit status: 3"),
+        ("garbage", "output line 2: expected ident"),
+        ("unknown", "qid `no-such-query` was not asked for"),
+        ("duplicate", "output line 2: qid `"),
+        ("missing", "no answer for qid `"),
+        (
+            "hang",
+            "timed out after timeout_s (1 s) with 0 of 120 queries answered",
+        ),
+    ];
+    for (mode, expected) in cases {
+        let outcome = gate(dir, &[("MODE", mode), ("TIMEOUT", "1")], mode);
+        assert_eq!(outcome.code, 2, "{mode}: {}", outcome.stderr);
+        assert!(
+            outcome.stderr.contains("pipeline (command): `python3 ")
+                && outcome.stderr.contains(expected),
+            "{mode}: expected `{expected}` in {}",
+            outcome.stderr
+        );
+        assert!(
+            !dir.join(mode).join("results.json").exists(),
+            "{mode}: nothing evaluated"
+        );
+    }
+}
+
+#[test]
+fn an_unset_variable_in_the_pipeline_command_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    write_config(dir, COMMAND, false);
+    let outcome = ragate_in(dir, &["gate", "--tier", "regression"]);
+    assert_eq!(outcome.code, 2);
+    assert!(outcome.stderr.contains("REPLAY"), "{}", outcome.stderr);
+}
+
+/// A loopback HTTP endpoint answering `{"qid","query"}` with that qid's line of a run file; the
+/// first request gets a 503 (retried), a qid in `reject` gets a 404.
+struct RunServer {
+    url: String,
+    requests: Arc<AtomicUsize>,
+}
+
+fn serve_run(run: &Path, reject: &'static str) -> RunServer {
+    let prepared: Arc<std::collections::HashMap<String, String>> = Arc::new(
+        std::fs::read_to_string(run)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (v["qid"].as_str().unwrap().to_string(), l.to_string())
+            })
+            .collect(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/query", listener.local_addr().unwrap());
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&requests);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let prepared = Arc::clone(&prepared);
+            let counter = Arc::clone(&counter);
+            std::thread::spawn(move || answer(stream, &prepared, &counter, reject));
+        }
+    });
+    RunServer { url, requests }
+}
+
+fn answer(
+    stream: TcpStream,
+    prepared: &std::collections::HashMap<String, String>,
+    counter: &AtomicUsize,
+    reject: &str,
+) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    loop {
+        let mut length = 0usize;
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            if header.trim().is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let request: Value = serde_json::from_slice(&body).unwrap();
+        let qid = request["qid"].as_str().unwrap();
+        assert!(request["query"].as_str().is_some());
+        let (status, reply) = if counter.fetch_add(1, Ordering::SeqCst) == 0 {
+            ("503 Service Unavailable", "busy".to_string())
+        } else if qid == reject {
+            ("404 Not Found", "no such route".to_string())
+        } else {
+            ("200 OK", prepared[qid].clone())
+        };
+        let response = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+            reply.len()
+        );
+        if stream.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn an_http_pipeline_is_queried_with_retries_and_a_client_error_fails_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_with_baseline(dir);
+    let server = serve_run(&dir.join("base.jsonl"), "none");
+    let pipeline = format!(
+        "{{ http: {{ url: \"{}\", concurrency: 4, timeout_s: 5 }} }}",
+        server.url
+    );
+    write_config(dir, &pipeline, false);
+    let outcome = gate(dir, &[], "http");
+    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert_eq!(
+        server.requests.load(Ordering::SeqCst),
+        121,
+        "120 queries and one retry"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("http/run.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        120
+    );
+    let reference = ragate_in(
+        dir,
+        &[
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "base.jsonl",
+            "--out",
+            "ref2",
+        ],
+    );
+    assert_eq!(reference.code, 0);
+    assert_eq!(
+        std::fs::read(dir.join("http/results.json")).unwrap(),
+        std::fs::read(dir.join("ref2/results.json")).unwrap(),
+        "latency is not gated here, so results match the run file's"
+    );
+
+    let rejecting = serve_run(&dir.join("base.jsonl"), "paraphrased-07");
+    let pipeline = format!(
+        "{{ http: {{ url: \"{}\", max_retries: 1 }} }}",
+        rejecting.url
+    );
+    write_config(dir, &pipeline, false);
+    let outcome = gate(dir, &[], "rejected");
+    assert_eq!(outcome.code, 2);
+    assert!(
+        outcome
+            .stderr
+            .contains("pipeline (http): http://127.0.0.1:")
+            && outcome
+                .stderr
+                .contains("qid `paraphrased-07`: HTTP 404: no such route"),
+        "{}",
+        outcome.stderr
+    );
+}
