@@ -329,3 +329,50 @@ fn an_http_pipeline_is_queried_with_retries_and_a_client_error_fails_closed() {
         outcome.stderr
     );
 }
+
+#[test]
+fn the_python_example_pipeline_plugs_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    for file in ["qrels.jsonl", "corpus.jsonl"] {
+        std::fs::copy(fixture(&format!("seed/{file}")), dir.join(file)).unwrap();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/python_pipeline.py");
+    let config = format!(
+        "version: 1\nmetrics: [recall@5, ndcg@10, faithfulness]\nslices: [class]\n\
+         pipeline:\n  command: [python3, \"{}\", corpus.jsonl]\n\
+         tiers:\n  smoke: {{ qrels: qrels.jsonl, baseline: baseline.json, gate: {{ decision: point, min_queries: 1 }} }}\n\
+         gate:\n  rules:\n    - {{ metric: recall@5, max_drop: 0.05 }}\n",
+        path_str(&script)
+    );
+    std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
+    let first = ragate_in(dir, &["gate", "--tier", "smoke", "--out", "out"]);
+    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
+            .unwrap();
+    let recall = results["summary"]["all"]["recall@5"]["mean"]
+        .as_f64()
+        .unwrap();
+    assert!(recall > 0.3, "word overlap finds some gold docs: {recall}");
+    assert!(
+        results["summary"]["all"]["faithfulness"]["n"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let accepted = ragate_in(
+        dir,
+        &[
+            "baseline",
+            "accept",
+            "--tier",
+            "smoke",
+            "--from",
+            "out/results.json",
+        ],
+    );
+    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    let again = ragate_in(dir, &["gate", "--tier", "smoke", "--out", "out"]);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+}
