@@ -98,11 +98,13 @@ impl Judge {
         cache: Option<&JudgeCache>,
     ) -> Result<(Vec<Verdict>, usize)> {
         if cache.is_none() {
+            self.announce(name, tasks.len(), tasks.len());
             return Ok((self.judge_all(name, tasks)?, tasks.len()));
         }
         let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key("", t)).collect();
         let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
         cache::through(cache, &keys, what, |missing| {
+            self.announce(name, missing.len(), tasks.len());
             let asked: Vec<Task> = missing.iter().map(|&i| tasks[i].clone()).collect();
             self.judge_all(name, &asked)
         })
@@ -131,6 +133,16 @@ impl Judge {
     }
 
     /// Judges every task, in order. `name` is the judge's name in the config, for errors.
+    /// Progress on stderr before a slow (external) judge is asked: how much of the work the cache
+    /// did not answer.
+    fn announce(&self, name: &str, asked: usize, total: usize) {
+        if asked > 0 && !matches!(self, Judge::Lexical(_)) {
+            eprintln!(
+                "ragate: judge `{name}`: asking about {asked} of {total} tasks (the rest are cached)"
+            );
+        }
+    }
+
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
         match self {
             Judge::Lexical(judge) => Ok(tasks.iter().map(|task| judge.verdict(task)).collect()),
