@@ -23,11 +23,23 @@ pub struct RunQuery {
     pub retrieved: Vec<Retrieved>,
     pub answer: Option<String>,
     pub contexts: Option<Vec<String>>,
+    /// What producing the answer used, as the pipeline reports it.
+    pub usage: Option<Usage>,
+    /// What producing the answer cost, in the pipeline's own unit.
+    pub cost: Option<f64>,
     #[serde(skip)]
     pub line: u64,
 }
 
-const EXPECTED: &str = "a JSON object {\"qid\", \"retrieved\": [{\"doc_id\", \"score\"?, \"text\"?}], \"answer\"?, \"contexts\"?}";
+/// Token counts a pipeline may report per query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+const EXPECTED: &str = "a JSON object {\"qid\", \"retrieved\": [{\"doc_id\", \"score\"?, \"text\"?}], \"answer\"?, \"contexts\"?, \"usage\"?: {\"prompt_tokens\", \"completion_tokens\"}, \"cost\"?}";
 
 /// Reads a whole native run; a qid on two lines is an error naming both.
 pub fn read(file: &TextFile) -> Result<Vec<RunQuery>> {
@@ -61,6 +73,23 @@ mod tests {
         assert_eq!(run[0].retrieved[0].score, Some(12.1));
         assert_eq!(run[0].contexts.as_deref(), Some(&["c".to_string()][..]));
         assert_eq!(run[0].line, 1);
+    }
+
+    #[test]
+    fn reads_usage_and_cost() {
+        let run = read_str(
+            "{\"qid\":\"q1\",\"retrieved\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":9},\"cost\":0.002}\n",
+        )
+        .unwrap();
+        let usage = Usage {
+            prompt_tokens: 120,
+            completion_tokens: 9,
+        };
+        assert_eq!((run[0].usage, run[0].cost), (Some(usage), Some(0.002)));
+        let typo = read_str("{\"qid\":\"q1\",\"retrieved\":[],\"usage\":{\"prompt\":1}}")
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("unknown field `prompt`"), "{typo}");
     }
 
     #[test]
