@@ -76,15 +76,21 @@ fn main() -> ExitCode {
     let lines = generated.iter().filter(|&&byte| byte == b'\n').count();
     let output = args.output.display();
     if args.check {
-        let current = fs::read(&args.output).unwrap_or_default();
+        let regenerate = "regenerate it: cargo run --release --example gen_deep";
+        let current = match fs::read(&args.output) {
+            Ok(current) => current,
+            Err(err) => {
+                eprintln!("gen_deep: {output}: cannot read: {err}; {regenerate}");
+                return ExitCode::from(1);
+            }
+        };
         if current == generated {
             eprintln!("gen_deep: {output} is up to date ({lines} queries)");
             return ExitCode::SUCCESS;
         }
         let first = first_difference(&current, &generated);
         eprintln!(
-            "gen_deep: {output} differs from the generated tier (first at line {first}); \
-             regenerate it: cargo run --release --example gen_deep"
+            "gen_deep: {output} differs from the generated tier (first at line {first}); {regenerate}"
         );
         return ExitCode::from(1);
     }
