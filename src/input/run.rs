@@ -80,6 +80,24 @@ mod tests {
     }
 
     #[test]
+    fn reads_usage_and_cost() {
+        let run = read_str(
+            "{\"qid\":\"q1\",\"retrieved\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":9},\"cost\":0.002}\n",
+        )
+        .unwrap();
+        let usage = Usage {
+            prompt_tokens: 120,
+            completion_tokens: 9,
+            total_tokens: None,
+        };
+        assert_eq!((run[0].usage, run[0].cost), (Some(usage), Some(0.002)));
+        let typo = read_str("{\"qid\":\"q1\",\"retrieved\":[],\"usage\":{\"prompt\":1}}")
+            .unwrap_err()
+            .to_string();
+        assert!(typo.contains("unknown field `prompt`"), "{typo}");
+    }
+
+    #[test]
     fn misspelt_and_mistyped_fields_are_errors() {
         let typo = read_str("{\"qid\":\"q1\",\"retreived\":[]}")
             .unwrap_err()
