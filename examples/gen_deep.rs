@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example gen_deep -- [--input qrels/regression.jsonl]
-//!     [--output qrels/deep.jsonl] [--variants 9] [--seed 20251130] [--check]
+//!     [--output qrels/deep.jsonl] [--variants 6] [--seed 20251130] [--check]
 //! ```
 //!
 //! Every source query is written unchanged (`"variant": "original"`) followed by `--variants`
@@ -54,7 +54,7 @@ struct Args {
     #[arg(long, default_value = "qrels/deep.jsonl", value_name = "FILE")]
     output: PathBuf,
     /// Variants per source query.
-    #[arg(long, default_value_t = 9, value_name = "N")]
+    #[arg(long, default_value_t = 6, value_name = "N")]
     variants: usize,
     /// Seed of the variant generator.
     #[arg(long, default_value_t = 20251130)]

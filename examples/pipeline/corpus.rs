@@ -64,12 +64,13 @@ pub fn read_corpus(path: &Path) -> Result<Vec<Document>, String> {
     Ok(docs)
 }
 
-/// Query-expansion table: stemmed term -> stemmed alternative terms, in file order.
-pub type Synonyms = BTreeMap<String, Vec<String>>;
+/// Query-expansion table: stemmed term (one word, or the words of a short phrase) -> stemmed
+/// alternative terms, in file order.
+pub type Synonyms = BTreeMap<Vec<String>, Vec<String>>;
 
 /// Reads `term<TAB>alt1,alt2` lines (`#` comments and blank lines skipped). Terms and
-/// alternatives go through the index tokenizer, so "deleted" matches "delete" and a
-/// multi-word alternative adds each of its words.
+/// alternatives go through the index tokenizer, so "deleted" matches "delete"; a multi-word term
+/// matches those words in a row in the query, and a multi-word alternative adds each of its words.
 pub fn read_synonyms(path: &Path) -> Result<Synonyms, String> {
     let content = read_text(path)?;
     let mut table = Synonyms::new();
@@ -81,13 +82,13 @@ pub fn read_synonyms(path: &Path) -> Result<Synonyms, String> {
         let Some((term, alternatives)) = line.split_once('\t') else {
             return Err(format!("{at}: expected term<TAB>alt1,alt2"));
         };
-        let keys = text::tokens(term);
-        let [key] = keys.as_slice() else {
-            return Err(format!("{at}: the term {term:?} must be one non-stop word"));
-        };
+        let key = text::tokens(term);
+        if key.is_empty() {
+            return Err(format!("{at}: the term {term:?} has no word that is not a stop word"));
+        }
         let entry = table.entry(key.clone()).or_default();
         for alternative in alternatives.split(',').flat_map(text::tokens) {
-            if alternative != *key && !entry.contains(&alternative) {
+            if !key.contains(&alternative) && !entry.contains(&alternative) {
                 entry.push(alternative);
             }
         }

@@ -70,11 +70,12 @@ impl Retriever {
         ranking
     }
 
-    /// The query's terms followed by the synonym table's alternatives for them.
+    /// The query's terms followed by the synonym table's alternatives for the terms and phrases
+    /// (words in a row) it contains.
     fn expand(&self, terms: &[String]) -> Vec<String> {
         let mut expanded = terms.to_vec();
-        for term in terms {
-            if let Some(alternatives) = self.synonyms.get(term) {
+        for (phrase, alternatives) in &self.synonyms {
+            if terms.windows(phrase.len()).any(|words| words == phrase.as_slice()) {
                 expanded.extend(alternatives.iter().cloned());
             }
         }
@@ -115,7 +116,7 @@ impl Retriever {
                 title.contains(**term)
                     || self
                         .synonyms
-                        .get(**term)
+                        .get(std::slice::from_ref(**term))
                         .is_some_and(|alts| alts.iter().any(|alt| title.contains(alt)))
             })
             .count();
@@ -212,7 +213,7 @@ mod tests {
             doc("quotas", "Quotas", "Each bucket has a storage quota."),
         ];
         let mut synonyms = Synonyms::new();
-        synonyms.insert(text::stem("dropped"), vec![text::stem("aborted")]);
+        synonyms.insert(vec![text::stem("dropped")], vec![text::stem("aborted")]);
         Retriever::new(docs, synonyms)
     }
 
