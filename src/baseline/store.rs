@@ -45,7 +45,15 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    // Outputs and baselines are meant to be read by others (CI artifacts, reviewers): the
+    // temporary file's private mode would stick to them.
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut file = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
     file.write_all(text.as_bytes())
         .map_err(|e| Error::io(path, e))?;
     file.as_file().sync_all().map_err(|e| Error::io(path, e))?;
