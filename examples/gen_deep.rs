@@ -3,14 +3,16 @@
 //!
 //! ```text
 //! cargo run --release --example gen_deep -- [--input qrels/regression.jsonl]
-//!     [--output qrels/deep.jsonl] [--variants 6] [--seed 20251130] [--check]
+//!     [--output qrels/deep.jsonl] [--total 2000 | --variants N] [--seed 20251130] [--check]
 //! ```
 //!
-//! Every source query is written unchanged (`"variant": "original"`) followed by `--variants`
-//! rewrites with qid `<source>-v1`, `<source>-v2`, ... Variant N applies the N-th
-//! transformation of [`TRANSFORMS`] (cycling when N > 9); when it does not apply (no clause to
-//! swap, no stop word to drop) or repeats an earlier text, a typo, a context prefix or a filler
-//! is used instead. `variant` names the transformation actually applied. Every other field (gold
+//! Every source query is written unchanged (`"variant": "original"`) followed by N rewrites
+//! with qid `<source>-v1`, `<source>-v2`, ... N is `--variants`, else the smallest count that
+//! brings the tier to about `--total` queries: ceil(total / sources) - 1 (294 sources: 6 each,
+//! 2,058 queries; 200 sources: 9 each, 2,000). The rewrites walk [`TRANSFORMS`] in order from a
+//! seeded starting point per query, so every transformation gets about the same share of the
+//! tier. When one does not apply (no clause to swap, no stop word to drop) or repeats an
+//! earlier text, a typo, a context prefix or a filler is used instead. `variant` names the transformation actually applied. Every other field (gold
 //! ids, graded relevance, answers, `class`, ...) is copied from the source, in its order.
 //!
 //! Randomness: a self-written splitmix64 per source query, seeded with `--seed` XOR the FNV-1a
@@ -27,7 +29,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde_json::{Map, Value};
 
-/// The transformations, in the order variants use them.
+/// The transformations, in the order a query's variants use them (from a seeded start).
 const TRANSFORMS: [&str; 9] = [
     "clause-swap",
     "question-frame",
@@ -53,9 +55,12 @@ struct Args {
     /// The generated tier.
     #[arg(long, default_value = "qrels/deep.jsonl", value_name = "FILE")]
     output: PathBuf,
-    /// Variants per source query.
-    #[arg(long, default_value_t = 6, value_name = "N")]
-    variants: usize,
+    /// Variants per source query (default: enough to reach about --total queries).
+    #[arg(long, value_name = "N")]
+    variants: Option<usize>,
+    /// The tier size to aim at when --variants is not given.
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    total: usize,
     /// Seed of the variant generator.
     #[arg(long, default_value_t = 20251130)]
     seed: u64,
@@ -148,6 +153,9 @@ fn read_sources(args: &Args) -> Result<Vec<Source>, String> {
 }
 
 fn generate(sources: &[Source], args: &Args) -> Result<Vec<u8>, String> {
+    let variants = args
+        .variants
+        .unwrap_or_else(|| args.total.div_ceil(sources.len()).saturating_sub(1).max(1));
     let mut out = Vec::new();
     for source in sources {
         let mut original = source.fields.clone();
@@ -155,10 +163,17 @@ fn generate(sources: &[Source], args: &Args) -> Result<Vec<u8>, String> {
         push_line(&mut out, original);
         let mut rng = SplitMix64(args.seed ^ fnv1a(&source.qid));
         let mut seen = BTreeSet::from([normalise(&source.query)]);
-        for number in 1..=args.variants {
-            let intended = TRANSFORMS[(number - 1) % TRANSFORMS.len()];
-            let candidates =
-                std::iter::once(intended).chain(FALLBACKS.iter().copied().cycle().take(30));
+        let start = rng.below(TRANSFORMS.len());
+        for number in 1..=variants {
+            let intended = TRANSFORMS[(start + number - 1) % TRANSFORMS.len()];
+            let first_fallback = rng.below(FALLBACKS.len());
+            let fallbacks = FALLBACKS
+                .iter()
+                .copied()
+                .cycle()
+                .skip(first_fallback)
+                .take(30);
+            let candidates = std::iter::once(intended).chain(fallbacks);
             let found = candidates.into_iter().find_map(|name| {
                 let text = transform(name, &source.query, &mut rng)?;
                 seen.insert(normalise(&text)).then_some((name, text))
@@ -507,7 +522,7 @@ mod tests {
             Source { fields, qid, query }
         })
         .collect();
-        let args = Args::parse_from(["gen_deep"]);
+        let args = Args::parse_from(["gen_deep", "--total", "20"]); // 9 variants each
         let a = generate(&sources, &args).unwrap();
         assert_eq!(a, generate(&sources, &args).unwrap());
         let lines: Vec<Value> = a

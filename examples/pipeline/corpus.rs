@@ -64,16 +64,62 @@ pub fn read_corpus(path: &Path) -> Result<Vec<Document>, String> {
     Ok(docs)
 }
 
-/// Query-expansion table: stemmed term (one word, or the words of a short phrase) -> stemmed
-/// alternative terms, in file order.
-pub type Synonyms = BTreeMap<Vec<String>, Vec<String>>;
+/// Query-expansion table: a phrase (one or more index terms) -> alternative terms, in file order.
+#[derive(Debug, Default)]
+pub struct Synonyms {
+    entries: Vec<(Vec<String>, Vec<String>)>,
+}
 
-/// Reads `term<TAB>alt1,alt2` lines (`#` comments and blank lines skipped). Terms and
-/// alternatives go through the index tokenizer, so "deleted" matches "delete"; a multi-word term
-/// matches those words in a row in the query, and a multi-word alternative adds each of its words.
+impl Synonyms {
+    /// Adds `phrase -> alternatives` (comma-separated); both go through the index tokenizer, so
+    /// "deleted" matches "delete", stop words in a phrase are skipped, and a multi-word
+    /// alternative adds each of its words.
+    pub fn add(&mut self, phrase: &str, alternatives: &str) -> Result<(), String> {
+        let phrase = text::tokens(phrase);
+        if phrase.is_empty() {
+            return Err("the term has no word that is not a stop word".to_string());
+        }
+        let index = match self.entries.iter().position(|(known, _)| *known == phrase) {
+            Some(index) => index,
+            None => {
+                self.entries.push((phrase, Vec::new()));
+                self.entries.len() - 1
+            }
+        };
+        let (phrase, known) = &mut self.entries[index];
+        for alternative in alternatives.split(',').flat_map(text::tokens) {
+            if !phrase.contains(&alternative) && !known.contains(&alternative) {
+                known.push(alternative);
+            }
+        }
+        Ok(())
+    }
+
+    /// The alternatives of every phrase that occurs as consecutive terms of `terms`, in table
+    /// order, leaving out terms the query already has.
+    pub fn expansions(&self, terms: &[String]) -> Vec<String> {
+        let mut added: Vec<String> = Vec::new();
+        for (phrase, alternatives) in &self.entries {
+            if terms
+                .windows(phrase.len())
+                .any(|window| window == phrase.as_slice())
+            {
+                for alternative in alternatives {
+                    if !terms.contains(alternative) && !added.contains(alternative) {
+                        added.push(alternative.clone());
+                    }
+                }
+            }
+        }
+        added
+    }
+}
+
+/// Reads `term<TAB>alt1,alt2` lines (the term may be a short phrase; `#` comments and blank
+/// lines skipped). Errors name the file and line.
 pub fn read_synonyms(path: &Path) -> Result<Synonyms, String> {
     let content = read_text(path)?;
-    let mut table = Synonyms::new();
+    let mut table = Synonyms::default();
     for (index, line) in content.lines().enumerate() {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
@@ -82,16 +128,9 @@ pub fn read_synonyms(path: &Path) -> Result<Synonyms, String> {
         let Some((term, alternatives)) = line.split_once('\t') else {
             return Err(format!("{at}: expected term<TAB>alt1,alt2"));
         };
-        let key = text::tokens(term);
-        if key.is_empty() {
-            return Err(format!("{at}: the term {term:?} has no word that is not a stop word"));
-        }
-        let entry = table.entry(key.clone()).or_default();
-        for alternative in alternatives.split(',').flat_map(text::tokens) {
-            if !key.contains(&alternative) && !entry.contains(&alternative) {
-                entry.push(alternative);
-            }
-        }
+        table
+            .add(term, alternatives)
+            .map_err(|what| format!("{at}: {what}"))?;
     }
     Ok(table)
 }
@@ -104,4 +143,24 @@ fn read_text(path: &Path) -> Result<String, String> {
         .strip_prefix('\u{feff}')
         .map(str::to_string)
         .unwrap_or(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrases_expand_only_when_their_words_are_consecutive() {
+        let mut table = Synonyms::default();
+        table.add("give up", "aborted, cancelled").unwrap();
+        table.add("old versions", "noncurrent version").unwrap();
+        let expand = |query: &str| table.expansions(&text::tokens(query));
+        assert_eq!(
+            expand("when does the upload give up"),
+            [text::stem("aborted"), text::stem("cancelled")]
+        );
+        assert_eq!(expand("give the old up"), Vec::<String>::new());
+        assert_eq!(expand("delete old versions"), ["noncurr"]);
+        assert!(table.add("of the", "x").is_err());
+    }
 }

@@ -44,8 +44,8 @@ struct Args {
     /// Retrieved documents to emit per query.
     #[arg(long, default_value_t = 10, value_name = "N")]
     k: usize,
-    /// Query expansion table, `term<TAB>alt1,alt2` lines (default: corpus/synonyms.tsv when it
-    /// exists and the corpus is the default one).
+    /// Query expansion table, `term<TAB>alt1,alt2` lines, the term a word or a short phrase
+    /// (default: corpus/synonyms.tsv when it exists and the corpus is the default one).
     #[arg(long, value_name = "FILE")]
     synonyms: Option<PathBuf>,
     /// Read the queries from this native qrels JSONL file instead of stdin.
@@ -82,7 +82,7 @@ fn run(args: &Args) -> Result<(), String> {
     };
     let synonyms = match &synonyms_path {
         Some(path) => corpus::read_synonyms(path)?,
-        None => corpus::Synonyms::new(),
+        None => corpus::Synonyms::default(),
     };
     let retriever = Retriever::new(docs, synonyms);
 
@@ -218,7 +218,7 @@ mod tests {
                 doc("quotas", "Quotas", "Each bucket has a \"soft\" quota."),
                 doc("empty", "", ""),
             ],
-            Synonyms::new(),
+            Synonyms::default(),
         )
     }
 

@@ -70,22 +70,11 @@ impl Retriever {
         ranking
     }
 
-    /// The query's terms followed by the synonym table's alternatives for the terms and phrases
-    /// (words in a row) it contains.
-    fn expand(&self, terms: &[String]) -> Vec<String> {
-        let mut expanded = terms.to_vec();
-        for (phrase, alternatives) in &self.synonyms {
-            if terms.windows(phrase.len()).any(|words| words == phrase.as_slice()) {
-                expanded.extend(alternatives.iter().cloned());
-            }
-        }
-        expanded
-    }
-
     fn hybrid(&self, terms: &[String], k: usize) -> Ranking {
         let depth = FUSION_DEPTH.max(k);
+        let extra = self.synonyms.expansions(terms);
         let plain = self.index.search(terms, &self.docs);
-        let expanded = self.index.search(&self.expand(terms), &self.docs);
+        let expanded = self.index.search(&[terms, &extra[..]].concat(), &self.docs);
         let mut fused = vec![0.0f64; self.docs.len()];
         let mut candidates = BTreeSet::new();
         for ranking in [&plain, &expanded] {
@@ -96,31 +85,31 @@ impl Retriever {
         }
         let mut ranking: Ranking = candidates
             .into_iter()
-            .map(|doc| (doc, fused[doc] + TITLE_BONUS * self.title_share(doc, terms)))
+            .map(|doc| {
+                (
+                    doc,
+                    fused[doc] + TITLE_BONUS * self.title_share(doc, terms, &extra),
+                )
+            })
             .collect();
         bm25::sort_ranking(&mut ranking, &self.docs);
         ranking
     }
 
-    /// Share of the query's distinct terms found in the document's title, directly or
-    /// through a synonym.
-    fn title_share(&self, doc: usize, terms: &[String]) -> f64 {
+    /// Share of the query's distinct terms found in the document's title, counting the synonym
+    /// table's alternatives (`extra`) as found terms too; at most 1.
+    fn title_share(&self, doc: usize, terms: &[String], extra: &[String]) -> f64 {
         let distinct: BTreeSet<&String> = terms.iter().collect();
-        if distinct.is_empty() || self.titles[doc].is_empty() {
+        let title = &self.titles[doc];
+        if distinct.is_empty() || title.is_empty() {
             return 0.0;
         }
-        let title = &self.titles[doc];
-        let found = distinct
+        let found: BTreeSet<&String> = terms
             .iter()
-            .filter(|term| {
-                title.contains(**term)
-                    || self
-                        .synonyms
-                        .get(std::slice::from_ref(**term))
-                        .is_some_and(|alts| alts.iter().any(|alt| title.contains(alt)))
-            })
-            .count();
-        found as f64 / distinct.len() as f64
+            .chain(extra)
+            .filter(|term| title.contains(*term))
+            .collect();
+        (found.len() as f64 / distinct.len() as f64).min(1.0)
     }
 
     /// Re-orders the hybrid's top 20 by title share + phrase share + half the normalised
@@ -129,10 +118,11 @@ impl Retriever {
         let best = hybrid.first().map_or(1.0, |&(_, score)| score);
         let normalised = |score: f64| if best > 0.0 { 0.5 * score / best } else { 0.0 };
         let depth = hybrid.len().min(RERANK_DEPTH);
+        let extra = self.synonyms.expansions(terms);
         let mut head: Ranking = hybrid[..depth]
             .iter()
             .map(|&(doc, score)| {
-                let rerank = self.title_share(doc, terms) + self.phrase_share(doc, terms);
+                let rerank = self.title_share(doc, terms, &extra) + self.phrase_share(doc, terms);
                 (doc, rerank + normalised(score))
             })
             .collect();
@@ -212,8 +202,8 @@ mod tests {
             ),
             doc("quotas", "Quotas", "Each bucket has a storage quota."),
         ];
-        let mut synonyms = Synonyms::new();
-        synonyms.insert(vec![text::stem("dropped")], vec![text::stem("aborted")]);
+        let mut synonyms = Synonyms::default();
+        synonyms.add("dropped", "aborted").unwrap();
         Retriever::new(docs, synonyms)
     }
 
