@@ -8,6 +8,7 @@ pub mod error;
 pub mod evaluate;
 pub mod exit_code;
 pub mod gate;
+pub mod http;
 pub mod input;
 pub mod judge;
 pub mod metrics;

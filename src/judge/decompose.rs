@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::{Error, Result};
+use crate::http::{self, Request};
 use crate::judge::command::{CommandJudge, ReplyId};
-use crate::judge::http::{self, Request};
 use crate::judge::openai::OpenAiJudge;
 
 /// The version of the decomposition prompt and reply contract.

@@ -9,7 +9,7 @@
 //! input (`index` is the input's position; other fields such as `object`, `model` and `usage` are
 //! allowed, `usage.prompt_tokens` is summed). Every embedding of a reply must be non-empty and
 //! finite as `f32`; a reply that is not so is retried, then an error naming the request. HTTP
-//! retries, backoff and `Retry-After` are the `openai` judge's ([`crate::judge::http`]).
+//! retries, backoff and `Retry-After` are the `openai` judge's ([`crate::http`]).
 //!
 //! Embeddings are kept as `f32` and cached in the judge cache, one text a key: kind
 //! `embeddings`, the model, the endpoint, [`EMBEDDINGS_VERSION`] and the text. A re-run with the
@@ -23,8 +23,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
+use crate::http::{self, Failure, Request, RetryPolicy};
 use crate::judge::cache::{self, CacheKey, JudgeCache};
-use crate::judge::http::{self, Failure, Request, RetryPolicy};
 
 /// The version of the request and reply contract; part of the cache key.
 pub const EMBEDDINGS_VERSION: &str = "embeddings-1";
@@ -164,7 +164,10 @@ impl EmbeddingClient {
             }
             Ok(())
         };
-        let parse = |index: usize, text: &str| -> std::result::Result<Vec<Vec<f32>>, Failure> {
+        let parse = |index: usize,
+                     text: &str,
+                     _took: Duration|
+         -> std::result::Result<Vec<Vec<f32>>, Failure> {
             let reply: Reply = serde_json::from_str(text).map_err(|e| {
                 Failure::unparseable(format!(
                     "{e}: expected {{\"data\":[{{\"index\",\"embedding\"}}]}}"

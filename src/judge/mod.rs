@@ -4,7 +4,6 @@ pub mod cache;
 pub mod command;
 pub mod decompose;
 pub mod embeddings;
-pub mod http;
 pub mod lexical;
 pub mod openai;
 

@@ -24,7 +24,7 @@
 //!
 //! # Running the calls
 //!
-//! Calls go through [`crate::judge::http::send_all`]: `concurrency` worker threads, a `timeout`
+//! Calls go through [`crate::http::send_all`]: `concurrency` worker threads, a `timeout`
 //! per HTTP request, 429, 5xx, timeouts, connection errors and unparseable replies retried up to
 //! `max_retries` times with exponential backoff and jitter or after the `Retry-After` (seconds or
 //! an HTTP date) the server asks for; other HTTP statuses (400, 401, 404, ...) fail at once.
@@ -44,7 +44,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::judge::http::{self, Failure, Request, RetryPolicy};
+use crate::http::{self, Failure, Request, RetryPolicy};
 use crate::judge::{Task, Verdict};
 
 /// The version of the prompts and of the reply contract; part of `describe()` and so of the
@@ -343,25 +343,26 @@ impl OpenAiJudge {
             }
             Ok(())
         };
-        let parse_reply = |index: usize, text: &str| -> std::result::Result<T, Failure> {
-            let completion: Completion = serde_json::from_str(text).map_err(|e| {
-                Failure::unparseable(format!("{e}: expected a chat completion object"))
-            })?;
-            if let Some(usage) = &completion.usage {
-                self.counters
-                    .prompt_tokens
-                    .fetch_add(usage.prompt_tokens.unwrap_or(0), Ordering::Relaxed);
-                self.counters
-                    .completion_tokens
-                    .fetch_add(usage.completion_tokens.unwrap_or(0), Ordering::Relaxed);
-            }
-            let content = completion
-                .choices
-                .first()
-                .and_then(|c| c.message.content.as_deref())
-                .ok_or_else(|| Failure::unparseable("no choices[0].message.content"))?;
-            parse(index, content).map_err(Failure::unparseable)
-        };
+        let parse_reply =
+            |index: usize, text: &str, _took: Duration| -> std::result::Result<T, Failure> {
+                let completion: Completion = serde_json::from_str(text).map_err(|e| {
+                    Failure::unparseable(format!("{e}: expected a chat completion object"))
+                })?;
+                if let Some(usage) = &completion.usage {
+                    self.counters
+                        .prompt_tokens
+                        .fetch_add(usage.prompt_tokens.unwrap_or(0), Ordering::Relaxed);
+                    self.counters
+                        .completion_tokens
+                        .fetch_add(usage.completion_tokens.unwrap_or(0), Ordering::Relaxed);
+                }
+                let content = completion
+                    .choices
+                    .first()
+                    .and_then(|c| c.message.content.as_deref())
+                    .ok_or_else(|| Failure::unparseable("no choices[0].message.content"))?;
+                parse(index, content).map_err(Failure::unparseable)
+            };
         http::send_all(
             &self.policy(),
             &self.endpoint(),

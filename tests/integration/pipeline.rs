@@ -324,7 +324,7 @@ fn an_http_pipeline_is_queried_with_retries_and_a_client_error_fails_closed() {
             .contains("pipeline (http): http://127.0.0.1:")
             && outcome
                 .stderr
-                .contains("qid `paraphrased-07`: HTTP 404: no such route"),
+                .contains("(qid `paraphrased-07`): HTTP 404 from http://127.0.0.1:"),
         "{}",
         outcome.stderr
     );

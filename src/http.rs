@@ -1,5 +1,5 @@
-//! HTTP plumbing shared by the clients of OpenAI-compatible endpoints (the `openai` judge's
-//! `/chat/completions`, the `/embeddings` client): bounded concurrency, per-request timeouts,
+//! HTTP plumbing shared by ragate's HTTP clients (the `openai` judge's `/chat/completions`, the
+//! `/embeddings` client, the `http` pipeline adapter): bounded concurrency, per-request timeouts,
 //! retries with exponential backoff and a deterministic jitter, and `Retry-After`.
 //!
 //! [`send_all`] sends a list of JSON requests with `concurrency` worker threads pulling from a
@@ -14,7 +14,7 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The longest wait a `Retry-After` header can ask for.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
@@ -105,7 +105,8 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(wait.min(MAX_RETRY_AFTER))
 }
 
-/// Sends every request to `endpoint` and parses each 2xx body with `parse(index, body)`;
+/// Sends every request to `endpoint` and parses each 2xx body with `parse(index, body, took)`
+/// (`took`: how long that successful attempt took);
 /// replies come back in request order. `before_attempt(attempt)` runs before every attempt
 /// (0 for the first) and may refuse it (a call budget). The error names the request:
 /// `request {index} ({what}): ...`.
@@ -120,7 +121,7 @@ pub fn send_all<T, B, P>(
 where
     T: Send,
     B: Fn(u32) -> Result<(), String> + Sync,
-    P: Fn(usize, &str) -> Result<T, Failure> + Sync,
+    P: Fn(usize, &str, Duration) -> Result<T, Failure> + Sync,
 {
     if requests.is_empty() {
         return Ok(Vec::new());
@@ -146,8 +147,9 @@ where
                         break;
                     };
                     let attempt = || {
+                        let started = Instant::now();
                         send_once(&agent, endpoint, authorization, &request.body)
-                            .and_then(|body| parse(index, &body))
+                            .and_then(|body| parse(index, &body, started.elapsed()))
                     };
                     let outcome = with_retries(policy, index, &stop, &before_attempt, attempt)
                         .map_err(|message| {
