@@ -596,8 +596,12 @@ fn the_readme_gate_command_passes_on_the_repo_example() {
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stdout.contains("12 checks: 12 passed"),
+        out.stdout
+            .contains("25 checks: 25 passed, 0 failed, 0 skipped, 0 errors"),
         "{}",
         out.stdout
     );
+    // The pipeline's run is saved beside the results, one line per smoke query.
+    let run = std::fs::read_to_string(out_dir.path().join("run.jsonl")).unwrap();
+    assert_eq!(run.lines().count(), 20);
 }
