@@ -1,0 +1,259 @@
+//! Validation of the `gate:` blocks: the top-level block merged with a tier's, the decision
+//! settings, and every rule (metric, slice, limits; floors on calibrated estimates).
+
+use crate::config::raw::{Correction, Decision, RawGate, RawRule};
+use crate::config::{GateSettings, Keys, Limits, Rule, SliceValue};
+use crate::error::Result;
+use crate::metrics::metric::Metric;
+use crate::metrics::retrieval::Direction;
+use crate::suggest;
+
+/// The top-level gate block with the keys a tier's block names replacing it.
+pub(crate) fn merge_gate(top: &RawGate, tier: Option<&RawGate>) -> RawGate {
+    let Some(tier) = tier else { return top.clone() };
+    RawGate {
+        decision: tier.decision.or(top.decision),
+        alpha: tier.alpha.or(top.alpha),
+        correction: tier.correction.or(top.correction),
+        min_queries: tier.min_queries.or(top.min_queries),
+        resamples: tier.resamples.or(top.resamples),
+        seed: tier.seed.or(top.seed),
+        rules: tier.rules.clone().or_else(|| top.rules.clone()),
+    }
+}
+
+pub(crate) fn validate_gate(
+    keys: &Keys<'_>,
+    tier_key: &str,
+    rules_key: &str,
+    gate: &RawGate,
+    metrics: &[Metric],
+    slices: &[String],
+) -> Result<GateSettings> {
+    let alpha = gate.alpha.unwrap_or(0.05);
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(keys.error(
+            format!("{tier_key}.gate.alpha"),
+            format!("{alpha} is outside (0, 1)"),
+        ));
+    }
+    let min_queries = gate.min_queries.unwrap_or(5);
+    if min_queries == 0 {
+        return Err(keys.error(
+            format!("{tier_key}.gate.min_queries"),
+            "0: expected at least 1",
+        ));
+    }
+    let resamples = gate.resamples.unwrap_or(10_000);
+    if resamples < 100 {
+        return Err(keys.error(
+            format!("{tier_key}.gate.resamples"),
+            format!("{resamples}: expected at least 100"),
+        ));
+    }
+    let raw_rules = gate.rules.as_deref().unwrap_or_default();
+    if raw_rules.is_empty() {
+        return Err(keys.error(
+            rules_key,
+            "no rules: expected at least one, e.g. { metric: recall@5, max_drop: 0.02 }",
+        ));
+    }
+    let mut rules: Vec<Rule> = Vec::new();
+    for (index, raw) in raw_rules.iter().enumerate() {
+        let rule = validate_rule(keys, &format!("{rules_key}[{index}]"), raw, metrics, slices)?;
+        if rules
+            .iter()
+            .any(|r| r.metric == rule.metric && r.slice == rule.slice)
+        {
+            let slice = rule
+                .slice
+                .as_ref()
+                .map_or("all slices".to_string(), ToString::to_string);
+            return Err(keys.error(
+                format!("{rules_key}[{index}]"),
+                format!(
+                    "a second rule for {} on {slice}: expected one rule per metric and slice",
+                    rule.metric
+                ),
+            ));
+        }
+        rules.push(rule);
+    }
+    Ok(GateSettings {
+        decision: gate.decision.unwrap_or(Decision::Significant),
+        alpha,
+        correction: gate.correction.unwrap_or(Correction::Holm),
+        min_queries,
+        resamples,
+        seed: gate.seed.unwrap_or(42),
+        rules,
+    })
+}
+
+fn validate_rule(
+    keys: &Keys<'_>,
+    key: &str,
+    raw: &RawRule,
+    metrics: &[Metric],
+    slices: &[String],
+) -> Result<Rule> {
+    let metric: Metric = raw
+        .metric
+        .parse()
+        .map_err(|e| keys.error(format!("{key}.metric"), format!("{e}")))?;
+    if let Metric::Ppi(calibrated) = metric {
+        return validate_calibrated_rule(keys, key, raw, metrics, calibrated.base()).map(
+            |limits| Rule {
+                metric,
+                slice: None,
+                limits,
+            },
+        );
+    }
+    if !metrics.contains(&metric) {
+        let names: Vec<String> = metrics.iter().map(ToString::to_string).collect();
+        return Err(keys.error(
+            format!("{key}.metric"),
+            format!(
+                "`{metric}` is not computed: expected one of the metrics list ({})",
+                names.join(", ")
+            ),
+        ));
+    }
+    let slice = match &raw.slice {
+        None => None,
+        Some(text) => {
+            let (field, value) = text
+                .split_once('=')
+                .filter(|(f, v)| !f.is_empty() && !v.is_empty())
+                .ok_or_else(|| {
+                    keys.error(
+                        format!("{key}.slice"),
+                        format!("`{text}`: expected `field=value`, e.g. class=paraphrased"),
+                    )
+                })?;
+            if !slices.iter().any(|s| s == field) {
+                return Err(keys.error(
+                    format!("{key}.slice"),
+                    suggest::did_you_mean(
+                        format!(
+                            "`{field}` is not a slice field: expected one of the slices list ({})",
+                            slices.join(", ")
+                        ),
+                        field,
+                        slices.iter().map(String::as_str),
+                    ),
+                ));
+            }
+            Some(SliceValue {
+                field: field.to_string(),
+                value: value.to_string(),
+            })
+        }
+    };
+    let limits = Limits {
+        max_drop: raw.max_drop,
+        max_drop_pct: raw.max_drop_pct,
+        min: raw.min,
+        max_increase: raw.max_increase,
+        max_increase_pct: raw.max_increase_pct,
+        max: raw.max,
+    };
+    let named = [
+        ("max_drop", limits.max_drop),
+        ("max_drop_pct", limits.max_drop_pct),
+        ("min", limits.min),
+        ("max_increase", limits.max_increase),
+        ("max_increase_pct", limits.max_increase_pct),
+        ("max", limits.max),
+    ];
+    let (allowed, direction_name): (&[&str], &str) = match metric.direction() {
+        Direction::HigherIsBetter => (&["max_drop", "max_drop_pct", "min"], "higher-is-better"),
+        Direction::LowerIsBetter => (
+            &["max_increase", "max_increase_pct", "max"],
+            "lower-is-better",
+        ),
+    };
+    let mut any = false;
+    for (name, value) in named {
+        let Some(value) = value else { continue };
+        if !allowed.contains(&name) {
+            return Err(keys.error(
+                format!("{key}.{name}"),
+                format!(
+                    "{metric} is {direction_name}: expected {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        let non_negative = !matches!(name, "min" | "max");
+        if !value.is_finite() || (non_negative && value < 0.0) {
+            return Err(keys.error(
+                format!("{key}.{name}"),
+                format!(
+                    "{value}: expected a finite{} number",
+                    if non_negative { " non-negative" } else { "" }
+                ),
+            ));
+        }
+        any = true;
+    }
+    if !any {
+        return Err(keys.error(
+            key,
+            format!("no limit: expected at least one of {}", allowed.join(", ")),
+        ));
+    }
+    Ok(Rule {
+        metric,
+        slice,
+        limits,
+    })
+}
+
+/// A rule on a calibrated estimate: its base metric must be computed, and only `min` applies
+/// (to the lower bound of the estimate's confidence interval), over all queries.
+fn validate_calibrated_rule(
+    keys: &Keys<'_>,
+    key: &str,
+    raw: &RawRule,
+    metrics: &[Metric],
+    base: Metric,
+) -> Result<Limits> {
+    if !metrics.contains(&base) {
+        return Err(keys.error(
+            format!("{key}.metric"),
+            format!("`{}` needs `{base}` in the metrics list", raw.metric),
+        ));
+    }
+    let others = [
+        ("slice", raw.slice.is_some()),
+        ("max_drop", raw.max_drop.is_some()),
+        ("max_drop_pct", raw.max_drop_pct.is_some()),
+        ("max_increase", raw.max_increase.is_some()),
+        ("max_increase_pct", raw.max_increase_pct.is_some()),
+        ("max", raw.max.is_some()),
+    ];
+    if let Some((name, _)) = others.iter().find(|(_, present)| *present) {
+        return Err(keys.error(
+            format!("{key}.{name}"),
+            format!(
+                "`{}` takes only `min` (a floor on its lower CI bound)",
+                raw.metric
+            ),
+        ));
+    }
+    match raw.min {
+        Some(min) if min.is_finite() => Ok(Limits {
+            min: Some(min),
+            ..Limits::default()
+        }),
+        _ => Err(keys.error(
+            key,
+            format!(
+                "`{}` needs `min`: a floor on the lower bound of its 95% CI",
+                raw.metric
+            ),
+        )),
+    }
+}
