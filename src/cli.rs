@@ -89,20 +89,8 @@ pub struct GateArgs {
     /// Run format (default: detected).
     #[arg(long, value_enum)]
     pub run_format: Option<RunFormat>,
-    /// Where results.json, junit.xml, summary.md, trace.jsonl and run-stats.json go
-    /// (default: .ragate/out/<tier>).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Also write the JUnit XML here.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// What to print on stdout.
-    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
-    pub format: GateFormat,
-    /// When a judge differs from the one behind the baseline, re-judge the baseline's stored
-    /// answers with the current judge (contexts rebuilt from the corpus) instead of failing.
-    #[arg(long)]
-    pub allow_judge_change: bool,
+    #[command(flatten)]
+    pub report: ReportArgs,
     /// Worker threads for TREC runs (default: the number of cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -119,7 +107,18 @@ pub struct MergeArgs {
     pub tier: String,
     #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
     pub config: PathBuf,
-    /// Where the merged outputs go (default: .ragate/out/<tier>).
+    #[command(flatten)]
+    pub report: ReportArgs,
+    /// The output directories of `ragate gate --shard I/N`, one per shard.
+    #[arg(required = true, value_name = "DIR")]
+    pub shards: Vec<PathBuf>,
+}
+
+/// Where and how `gate` and `merge` report.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Where results.json, junit.xml, summary.md, trace.jsonl and run-stats.json go
+    /// (default: .ragate/out/<tier>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Also write the JUnit XML here.
@@ -128,12 +127,10 @@ pub struct MergeArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
-    /// Compare even when a judge differs from the one behind the baseline.
+    /// When a judge differs from the one behind the baseline, re-judge the baseline's stored
+    /// answers with the current judge (contexts rebuilt from the corpus) instead of failing.
     #[arg(long)]
     pub allow_judge_change: bool,
-    /// The output directories of `ragate gate --shard I/N`, one per shard.
-    #[arg(required = true, value_name = "DIR")]
-    pub shards: Vec<PathBuf>,
 }
 
 /// What `ragate gate` prints on stdout.

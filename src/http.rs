@@ -13,13 +13,29 @@
 //! failed batch never returns partial replies.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The longest wait a `Retry-After` header can ask for.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 /// The longest exponential backoff.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Calls, retries and tokens a client has used in this run, shared by the client's clones. Not
+/// part of a client's identity: clients with the same settings are equal whatever they used.
+#[derive(Debug, Default)]
+pub struct UsageCounters {
+    pub calls: AtomicU64,
+    pub retries: AtomicU64,
+    pub prompt_tokens: AtomicU64,
+    pub completion_tokens: AtomicU64,
+}
+
+impl PartialEq for UsageCounters {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
 
 /// Why an attempt failed.
 #[derive(Debug, Clone, PartialEq)]

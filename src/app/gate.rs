@@ -43,11 +43,6 @@ pub struct ShardOutput {
     pub evaluated: Evaluated,
 }
 
-/// The default output directory of a tier.
-pub fn default_out(tier: &str) -> PathBuf {
-    PathBuf::from(".ragate/out").join(tier)
-}
-
 fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
     for (index, field) in config.slices.iter().enumerate() {
         if !qrels
@@ -360,19 +355,13 @@ pub fn run(args: GateArgs) -> Result<i32> {
     let started = Instant::now();
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
-    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&tier.name));
+    let options = OutputOptions::new(&args.report, &tier.name, started);
+    let out_dir = options.out_dir.clone();
     let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
     check_slice_fields(&config, &qrels)?;
     let Some(shard) = args.shard else {
         let run = obtain_run(&config, tier, &args, &qrels, &out_dir)?;
         let evaluated = evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?;
-        let options = OutputOptions {
-            out_dir,
-            junit: args.junit.clone(),
-            format: args.format,
-            allow_judge_change: args.allow_judge_change,
-            started,
-        };
         return outputs::finish(&config, tier, &qrels, evaluated, options);
     };
     let qrels = shard.select(qrels);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::app::gate::{SHARD_FORMAT, ShardOutput, default_out};
+use crate::app::gate::{SHARD_FORMAT, ShardOutput};
 use crate::app::outputs::{self, Evaluated, OutputOptions};
 use crate::baseline::{collect, embeddings};
 use crate::cli::MergeArgs;
@@ -154,12 +154,6 @@ pub fn run(args: MergeArgs) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     check_complete(&tier.name, &file_sha256, &shards)?;
     let evaluated = combine(shards.into_iter().map(|(_, output)| output).collect())?;
-    let options = OutputOptions {
-        out_dir: args.out.clone().unwrap_or_else(|| default_out(&tier.name)),
-        junit: args.junit.clone(),
-        format: args.format,
-        allow_judge_change: args.allow_judge_change,
-        started,
-    };
+    let options = OutputOptions::new(&args.report, &tier.name, started);
     outputs::finish(&config, tier, &qrels, evaluated, options)
 }

@@ -13,7 +13,7 @@ use crate::app::write_stdout;
 use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::{embeddings, store};
-use crate::cli::GateFormat;
+use crate::cli::{GateFormat, ReportArgs};
 use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
@@ -70,12 +70,31 @@ pub struct Evaluated {
 }
 
 /// How the outputs are written.
+#[derive(Debug)]
 pub struct OutputOptions {
     pub out_dir: PathBuf,
     pub junit: Option<PathBuf>,
     pub format: GateFormat,
     pub allow_judge_change: bool,
     pub started: Instant,
+}
+
+impl OutputOptions {
+    /// The options the command line gave, for `tier`.
+    pub fn new(report: &ReportArgs, tier: &str, started: Instant) -> Self {
+        OutputOptions {
+            out_dir: report.out.clone().unwrap_or_else(|| default_out(tier)),
+            junit: report.junit.clone(),
+            format: report.format,
+            allow_judge_change: report.allow_judge_change,
+            started,
+        }
+    }
+}
+
+/// The default output directory of a tier.
+pub fn default_out(tier: &str) -> PathBuf {
+    PathBuf::from(".ragate/out").join(tier)
 }
 
 pub fn write(path: &Path, text: &str) -> Result<()> {

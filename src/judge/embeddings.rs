@@ -16,14 +16,14 @@
 //! same texts makes no call.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::http::{self, Failure, Request, RetryPolicy};
+use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::cache::{self, CacheKey, JudgeCache};
 
 /// The version of the request and reply contract; part of the cache key.
@@ -39,15 +39,8 @@ pub struct EmbeddingUsage {
     pub prompt_tokens: u64,
 }
 
-#[derive(Debug, Default)]
-struct Counters {
-    calls: AtomicU64,
-    retries: AtomicU64,
-    prompt_tokens: AtomicU64,
-}
-
 /// A client of an OpenAI-compatible embeddings endpoint.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EmbeddingClient {
     /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/embeddings` is appended).
     pub base_url: String,
@@ -58,19 +51,7 @@ pub struct EmbeddingClient {
     pub timeout: Duration,
     pub max_retries: u32,
     pub backoff_base: Duration,
-    counters: Arc<Counters>,
-}
-
-impl PartialEq for EmbeddingClient {
-    fn eq(&self, other: &Self) -> bool {
-        self.base_url == other.base_url
-            && self.model == other.model
-            && self.api_key_env == other.api_key_env
-            && self.concurrency == other.concurrency
-            && self.timeout == other.timeout
-            && self.max_retries == other.max_retries
-            && self.backoff_base == other.backoff_base
-    }
+    counters: Arc<UsageCounters>,
 }
 
 #[derive(Deserialize)]

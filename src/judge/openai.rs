@@ -37,14 +37,14 @@
 //! order.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::http::{self, Failure, Request, RetryPolicy};
+use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::{Task, Verdict};
 
 /// The version of the prompts and of the reply contract; part of `describe()` and so of the
@@ -82,16 +82,8 @@ pub struct OpenAiUsage {
     pub completion_tokens: u64,
 }
 
-#[derive(Debug, Default)]
-struct Counters {
-    calls: AtomicU64,
-    retries: AtomicU64,
-    prompt_tokens: AtomicU64,
-    completion_tokens: AtomicU64,
-}
-
 /// A judge backed by an OpenAI-compatible chat completions endpoint.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OpenAiJudge {
     /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended).
     pub base_url: String,
@@ -108,20 +100,7 @@ pub struct OpenAiJudge {
     pub max_calls: u64,
     /// The first backoff; doubles with each retry.
     pub backoff_base: Duration,
-    counters: Arc<Counters>,
-}
-
-impl PartialEq for OpenAiJudge {
-    fn eq(&self, other: &Self) -> bool {
-        self.base_url == other.base_url
-            && self.model == other.model
-            && self.api_key_env == other.api_key_env
-            && self.concurrency == other.concurrency
-            && self.timeout == other.timeout
-            && self.max_retries == other.max_retries
-            && self.max_calls == other.max_calls
-            && self.backoff_base == other.backoff_base
-    }
+    counters: Arc<UsageCounters>,
 }
 
 /// One HTTP call: a run of support tasks sharing a context, or one relevance task.
