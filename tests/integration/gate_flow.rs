@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{Outcome, path_str, ragate_in};
+use crate::{Outcome, accept_baseline, path_str, ragate_in};
 
 const QUERIES_PER_CLASS: usize = 40;
 const CLASSES: [&str; 3] = ["literal", "paraphrased", "multi-topic"];
@@ -122,18 +122,7 @@ fn no_baseline_then_accept_then_pass_regress_and_noise() {
     let results = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
     assert!(results.contains("\"status\": \"no-baseline\""), "{results}");
 
-    let accepted = ragate_in(
-        dir,
-        &[
-            "baseline",
-            "accept",
-            "--tier",
-            "regression",
-            "--from",
-            "out/results.json",
-        ],
-    );
-    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    let accepted = accept_baseline(dir, "regression", "out/results.json", &[]);
     assert!(
         accepted.stdout.contains("+all"),
         "a diff of the summary: {}",
@@ -260,21 +249,7 @@ fn compare_and_validate() {
     );
     assert_eq!(gate(dir, "base.jsonl").code, 2);
     std::fs::rename(dir.join("out/results.json"), dir.join("base.json")).unwrap();
-    assert_eq!(
-        ragate_in(
-            dir,
-            &[
-                "baseline",
-                "accept",
-                "--tier",
-                "regression",
-                "--from",
-                "base.json"
-            ]
-        )
-        .code,
-        0
-    );
+    accept_baseline(dir, "regression", "base.json", &[]);
     let after = ragate_in(dir, &["validate"]);
     assert_eq!(after.code, 0, "{}", after.stdout);
     assert!(
@@ -403,21 +378,7 @@ gate:
         baseline["summary"]["all"]["faithfulness"]["mean"], 1.0,
         "answers built from contexts are faithful"
     );
-    assert_eq!(
-        ragate_in(
-            dir,
-            &[
-                "baseline",
-                "accept",
-                "--tier",
-                "smoke",
-                "--from",
-                "out/results.json"
-            ]
-        )
-        .code,
-        0
-    );
+    accept_baseline(dir, "smoke", "out/results.json", &[]);
     assert_eq!(gate("base.jsonl").code, 0);
     let run_stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/run-stats.json")).unwrap())
@@ -532,21 +493,7 @@ fn github_actions_gets_annotations_and_the_step_summary() {
     let dir = dir.path();
     setup(dir);
     assert_eq!(gate(dir, "base.jsonl").code, 2);
-    assert_eq!(
-        ragate_in(
-            dir,
-            &[
-                "baseline",
-                "accept",
-                "--tier",
-                "regression",
-                "--from",
-                "out/results.json"
-            ]
-        )
-        .code,
-        0
-    );
+    accept_baseline(dir, "regression", "out/results.json", &[]);
     let summary = dir.join("step-summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_ragate"))

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::{Outcome, ragate_in};
+use crate::{Outcome, accept_baseline, ragate_in};
 
 /// Six queries whose contexts come from the corpus. Odd answers repeat their document; even
 /// ones say "90 days" where the document says 30: 5 of the claim's 6 tokens are in the
@@ -75,18 +75,7 @@ fn gate(dir: &Path, extra: &[&str]) -> Outcome {
 
 fn accepted_baseline(dir: &Path) {
     assert_eq!(gate(dir, &[]).code, 2, "no baseline yet");
-    let accept = ragate_in(
-        dir,
-        &[
-            "baseline",
-            "accept",
-            "--tier",
-            "smoke",
-            "--from",
-            "out/results.json",
-        ],
-    );
-    assert_eq!(accept.code, 0, "{}", accept.stderr);
+    accept_baseline(dir, "smoke", "out/results.json", &[]);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use ragate::baseline::results::Results;
 use serde_json::{Value, json};
 
 use crate::openai_judge::{Server, inputs};
-use crate::{Outcome, fixture, path_str, ragate_in};
+use crate::{Outcome, accept_baseline, fixture, path_str, ragate_in};
 
 fn gate(dir: &Path) -> Outcome {
     ragate_in(
@@ -170,18 +170,7 @@ fn embedding_relevance_is_normalised_against_the_other_answers() {
 
     // Accepted, a re-run embeds nothing, passes and writes the same bytes.
     let sidecar = std::fs::read_to_string(dir.join("out/embeddings.jsonl")).unwrap();
-    let accept = ragate_in(
-        dir,
-        &[
-            "baseline",
-            "accept",
-            "--tier",
-            "smoke",
-            "--from",
-            "out/results.json",
-        ],
-    );
-    assert_eq!(accept.code, 0, "{}", accept.stderr);
+    accept_baseline(dir, "smoke", "out/results.json", &[]);
     let second = gate(dir);
     assert_eq!(second.code, 0, "{}", second.stderr);
     assert_eq!(server.bodies().len(), 1, "all from the cache");

@@ -53,6 +53,17 @@ pub fn ragate_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     }
 }
 
+/// `ragate baseline accept --tier TIER --from FROM` in `dir` (with `env`), which must succeed.
+pub fn accept_baseline(dir: &Path, tier: &str, from: &str, env: &[(&str, &str)]) -> Outcome {
+    let outcome = ragate_env(
+        dir,
+        &["baseline", "accept", "--tier", tier, "--from", from],
+        env,
+    );
+    assert_eq!(outcome.code, 0, "baseline accept: {}", outcome.stderr);
+    outcome
+}
+
 pub fn fixture(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")

@@ -16,7 +16,7 @@ use ragate::judge::Task;
 use ragate::judge::openai::OpenAiJudge;
 use serde_json::{Value, json};
 
-use crate::ragate_in;
+use crate::{accept_baseline, ragate_in};
 
 /// What the server does with one request.
 #[derive(Debug, Clone, Copy)]
@@ -585,18 +585,7 @@ fn a_gate_with_the_openai_judge_passes_and_a_rerun_is_all_cache_hits() {
         calls >= 16,
         "8 support + 8 relevance calls + retries: {calls}"
     );
-    let accepted = ragate_in(
-        dir,
-        &[
-            "baseline",
-            "accept",
-            "--tier",
-            "smoke",
-            "--from",
-            "out/results.json",
-        ],
-    );
-    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    accept_baseline(dir, "smoke", "out/results.json", &[]);
 
     let second = gate(dir);
     assert_eq!(second.code, 0, "passes: {}", second.stderr);

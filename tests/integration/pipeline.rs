@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 
 use crate::gate_flow::setup;
-use crate::{Outcome, fixture, path_str, ragate_env, ragate_in};
+use crate::{Outcome, accept_baseline, fixture, path_str, ragate_env, ragate_in};
 
 const CONFIG: &str = r#"version: 1
 metrics: [recall@5, mrr, ndcg@10]
@@ -53,22 +53,9 @@ fn setup_with_baseline(dir: &Path) {
 }
 
 fn accept(dir: &Path, out: &str) {
-    let from = format!("{out}/results.json");
     let replay = fixture("pipeline/replay_pipeline.py");
-    let accepted = ragate_env(
-        dir,
-        &[
-            "baseline",
-            "accept",
-            "--tier",
-            "regression",
-            "--from",
-            &from,
-            "--force",
-        ],
-        &[("REPLAY", path_str(&replay))],
-    );
-    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    let from = format!("{out}/results.json");
+    accept_baseline(dir, "regression", &from, &[("REPLAY", path_str(&replay))]);
 }
 
 fn gate(dir: &Path, env: &[(&str, &str)], out: &str) -> Outcome {
@@ -361,18 +348,7 @@ fn the_python_example_pipeline_plugs_in() {
             .unwrap()
             > 0
     );
-    let accepted = ragate_in(
-        dir,
-        &[
-            "baseline",
-            "accept",
-            "--tier",
-            "smoke",
-            "--from",
-            "out/results.json",
-        ],
-    );
-    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    accept_baseline(dir, "smoke", "out/results.json", &[]);
     let again = ragate_in(dir, &["gate", "--tier", "smoke", "--out", "out"]);
     assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
 }

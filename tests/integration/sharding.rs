@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use crate::gate_flow::setup;
-use crate::ragate_in;
+use crate::{accept_baseline, ragate_in};
 
-fn accept_baseline(dir: &Path) {
+fn accept_base_run(dir: &Path) {
     let first = ragate_in(
         dir,
         &[
@@ -21,18 +21,7 @@ fn accept_baseline(dir: &Path) {
         ],
     );
     assert_eq!(first.code, 2, "{}", first.stderr);
-    let accepted = ragate_in(
-        dir,
-        &[
-            "baseline",
-            "accept",
-            "--tier",
-            "regression",
-            "--from",
-            "ref/results.json",
-        ],
-    );
-    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    accept_baseline(dir, "regression", "ref/results.json", &[]);
 }
 
 fn read(dir: &Path, file: &str) -> Vec<u8> {
@@ -44,7 +33,7 @@ fn merged_shards_give_the_unsharded_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    accept_baseline(dir);
+    accept_base_run(dir);
     let whole = ragate_in(
         dir,
         &[
@@ -123,7 +112,7 @@ fn a_missing_or_repeated_shard_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    accept_baseline(dir);
+    accept_base_run(dir);
     for index in 1..=3 {
         let shard = format!("{index}/3");
         let out = format!("s{index}");
