@@ -8,7 +8,7 @@ use crate::baseline::store;
 use crate::cli::CompareArgs;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
-use crate::gate;
+use crate::gate::{calibration, decision};
 use crate::input::corpus;
 use crate::judge::cache::{CacheMode, JudgeCache};
 use crate::report::{gate_table, junit};
@@ -38,7 +38,8 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     } else {
         rejudge_reference(&config, tier, &a, &b, &args)?
     };
-    let mut report = gate::compare(&config, tier, &a, &b);
+    let calibrations = calibration::for_tier(tier, &config.metrics, &b)?;
+    let mut report = decision::decide(&config, tier, &a, &b, &calibrations);
     if !changes.is_empty() {
         let note = format!(
             "{} was re-judged with the judges of {} (--allow-judge-change): {}",

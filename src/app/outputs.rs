@@ -17,12 +17,8 @@ use crate::cli::{GateFormat, ReportArgs};
 use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
-use crate::gate::{
-    self,
-    calibration::{self, Calibration},
-};
-use crate::input::labels;
-use crate::input::{corpus, qrels::Qrels, text_file::TextFile};
+use crate::gate::{self, calibration, decision};
+use crate::input::{corpus, qrels::Qrels};
 use crate::judge::cache::{CacheMode, JudgeCache};
 use crate::metrics::embedding_relevance::EmbeddedQuery;
 use crate::report::{annotations, gate_table, junit, operational, summary};
@@ -200,23 +196,11 @@ pub fn finish(
             return Err(error);
         }
     };
+    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
     let (baseline, rejudged) = comparable_baseline(config, qrels, baseline, &current, &options)?;
-    let mut report = gate::compare(config, tier, &baseline, &current);
+    let calibrations = calibration::for_tier(tier, &config.metrics, &evaluated.results)?;
+    let mut report = decision::decide(config, tier, &baseline, &current, &calibrations);
     report.notes.extend(rejudged);
-    let calibrations = match &tier.labels {
-        Some(path) => calibration::calibrate(
-            &evaluated.results,
-            &config.metrics,
-            &labels::read(&TextFile::read(path)?)?,
-        ),
-        None => Vec::new(),
-    };
-    report
-        .notes
-        .extend(calibrations.iter().map(Calibration::describe));
-    report
-        .outcomes
-        .extend(calibration::checks(&tier.gate.rules, &calibrations));
     if evaluated.judge_tasks > 0 {
         let mut note = format!(
             "judging: {} tasks, {} sent to judges, {} answered from the cache",
@@ -242,7 +226,7 @@ pub fn finish(
              so recall and nDCG look worse than they are; judge more docs"
         ));
     }
-    current.status = report.status();
+    current.status = report.status;
     write_results(&results_path, &current, &evaluated)?;
     write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
     let junit_text = junit::render(&report);

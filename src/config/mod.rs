@@ -22,7 +22,7 @@ use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
 pub use metrics::DEFAULT_JUDGE;
-pub use raw::{Correction, Decision};
+pub use raw::{Correction, Decision, InconclusivePolicy, SliceCorrection};
 use raw::{RawConfig, RawTier};
 use rules::{merge_gate, validate_gate};
 
@@ -89,10 +89,14 @@ pub struct GateSettings {
     pub decision: Decision,
     pub alpha: f64,
     pub correction: Correction,
+    pub slice_correction: SliceCorrection,
+    pub inconclusive: InconclusivePolicy,
     pub min_queries: usize,
-    pub resamples: usize,
+    /// The default seed of sampled tiers.
     pub seed: u64,
     pub rules: Vec<Rule>,
+    /// Keys that are accepted but no longer do anything, with what to do.
+    pub notices: Vec<String>,
 }
 
 /// A slice selector `field=value`.

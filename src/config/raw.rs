@@ -187,7 +187,7 @@ pub struct RawTier {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
-    /// Fail when the drop exceeds its limit and is significant after correction.
+    /// Fail with evidence (after correction) that the worsening exceeds its limit.
     Significant,
     /// Fail on the point estimate alone.
     Point,
@@ -201,14 +201,39 @@ pub enum Correction {
     None,
 }
 
+/// Multiple-comparison correction over the slice checks (a diagnostic family).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SliceCorrection {
+    /// Holm: family-wise error at most alpha.
+    Holm,
+    /// Benjamini-Hochberg: false-discovery rate at most alpha.
+    Bh,
+    None,
+}
+
+/// What an inconclusive check (beyond the limit, not enough evidence) does to the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InconclusivePolicy {
+    /// Shown prominently, passes (the default).
+    Pass,
+    /// Fails the run (strict release gates).
+    Fail,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGate {
     pub decision: Option<Decision>,
     pub alpha: Option<f64>,
     pub correction: Option<Correction>,
+    pub slice_correction: Option<SliceCorrection>,
+    pub inconclusive: Option<InconclusivePolicy>,
     pub min_queries: Option<usize>,
+    /// No longer used (tests are exact or analytic): accepted with a notice.
     pub resamples: Option<usize>,
+    /// The default seed of sampled tiers (nothing in a verdict is random).
     pub seed: Option<u64>,
     pub rules: Option<Vec<RawRule>>,
 }

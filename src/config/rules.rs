@@ -1,7 +1,9 @@
 //! Validation of the `gate:` blocks: the top-level block merged with a tier's, the decision
 //! settings, and every rule (metric, slice, limits; floors on calibrated estimates).
 
-use crate::config::raw::{Correction, Decision, RawGate, RawRule};
+use crate::config::raw::{
+    Correction, Decision, InconclusivePolicy, RawGate, RawRule, SliceCorrection,
+};
 use crate::config::{GateSettings, Keys, Limits, Rule, SliceValue};
 use crate::error::Result;
 use crate::metrics::metric::Metric;
@@ -15,6 +17,8 @@ pub(crate) fn merge_gate(top: &RawGate, tier: Option<&RawGate>) -> RawGate {
         decision: tier.decision.or(top.decision),
         alpha: tier.alpha.or(top.alpha),
         correction: tier.correction.or(top.correction),
+        slice_correction: tier.slice_correction.or(top.slice_correction),
+        inconclusive: tier.inconclusive.or(top.inconclusive),
         min_queries: tier.min_queries.or(top.min_queries),
         resamples: tier.resamples.or(top.resamples),
         seed: tier.seed.or(top.seed),
@@ -44,13 +48,31 @@ pub(crate) fn validate_gate(
             "0: expected at least 1",
         ));
     }
-    let resamples = gate.resamples.unwrap_or(10_000);
-    if resamples < 100 {
+    let decision = gate.decision.unwrap_or(Decision::Significant);
+    // The exact test on k queries cannot give p below 2^-k: below this size, a check that is
+    // tested could never fail, even alone.
+    let workable = smallest_workable_size(alpha);
+    if decision == Decision::Significant && min_queries < workable {
         return Err(keys.error(
-            format!("{tier_key}.gate.resamples"),
-            format!("{resamples}: expected at least 100"),
+            format!("{tier_key}.gate.min_queries"),
+            format!(
+                "{min_queries} with alpha {alpha}: a check of {min_queries} queries can never reach \
+                 p <= {alpha} (its smallest p is 2^-{min_queries} = {:.4}): expected at least \
+                 {workable}, or `decision: point`",
+                0.5f64.powi(min_queries as i32)
+            ),
         ));
     }
+    let notices: Vec<String> = gate
+        .resamples
+        .map(|_| {
+            "`resamples` in a gate block no longer has any effect: p-values are exact (fewer \
+             than 30 paired queries) or analytic, so no verdict depends on resampling; remove the \
+             key"
+                .to_string()
+        })
+        .into_iter()
+        .collect();
     let raw_rules = gate.rules.as_deref().unwrap_or_default();
     if raw_rules.is_empty() {
         return Err(keys.error(
@@ -80,14 +102,21 @@ pub(crate) fn validate_gate(
         rules.push(rule);
     }
     Ok(GateSettings {
-        decision: gate.decision.unwrap_or(Decision::Significant),
+        decision,
         alpha,
         correction: gate.correction.unwrap_or(Correction::Holm),
+        slice_correction: gate.slice_correction.unwrap_or(SliceCorrection::Holm),
+        inconclusive: gate.inconclusive.unwrap_or(InconclusivePolicy::Pass),
         min_queries,
-        resamples,
         seed: gate.seed.unwrap_or(42),
         rules,
+        notices,
     })
+}
+
+/// The smallest k with 2^-k <= alpha: fewer paired queries can never be significant at alpha.
+pub(crate) fn smallest_workable_size(alpha: f64) -> usize {
+    (1..64).find(|&k| 0.5f64.powi(k) <= alpha).unwrap_or(64) as usize
 }
 
 fn validate_rule(

@@ -107,7 +107,7 @@ fn bad_configs_name_the_key_path() {
     let cases = [
         (
             replace("  alpha: 0.05", "  alpah: 0.05"),
-            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `correction`, `min_queries`, `resamples`, `seed`, `rules` (did you mean `alpha`?)",
+            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules` (did you mean `alpha`?)",
         ),
         (
             replace("decision: significant", "decision: signficant"),
@@ -236,6 +236,18 @@ fn bad_configs_name_the_key_path() {
             replace("slices: [class]", "slices: [class, class]"),
             "slices[1]: `class` is listed twice",
         ),
+        (
+            replace("min_queries: 5", "min_queries: 4"),
+            "tiers.nightly.gate.min_queries: 4 with alpha 0.05: a check of 4 queries can never reach p <= 0.05 (its smallest p is 2^-4 = 0.0625): expected at least 5, or `decision: point`",
+        ),
+        (
+            replace("correction: holm", "correction: holm\n  slice_correction: fdr"),
+            "gate.slice_correction: unknown variant `fdr`, expected one of `holm`, `bh`, `none`",
+        ),
+        (
+            replace("correction: holm", "correction: holm\n  inconclusive: warn"),
+            "gate.inconclusive: unknown variant `warn`, expected `pass` or `fail`",
+        ),
     ];
     for (text, expected) in cases {
         let message = load_str(&text).unwrap_err().to_string();
@@ -244,6 +256,36 @@ fn bad_configs_name_the_key_path() {
             "expected `{expected}` in `{message}`"
         );
     }
+}
+
+#[test]
+fn decision_settings_default_and_override_per_tier() {
+    let config = load_str(VALID).unwrap();
+    let regression = &config.tiers["regression"].gate;
+    assert_eq!(regression.slice_correction, SliceCorrection::Holm);
+    assert_eq!(regression.inconclusive, InconclusivePolicy::Pass);
+    assert_eq!(
+        regression.notices,
+        ["`resamples` in a gate block no longer has any effect: p-values are exact (fewer than 30 paired queries) or analytic, so no verdict depends on resampling; remove the key"]
+    );
+    let strict = load_str(&VALID.replace(
+        "  regression: { qrels: qrels/regression.jsonl, baseline: baselines/regression.json }",
+        "  regression: { qrels: qrels/regression.jsonl, baseline: baselines/regression.json, gate: { inconclusive: fail, slice_correction: bh } }",
+    ))
+    .unwrap();
+    let regression = &strict.tiers["regression"].gate;
+    assert_eq!(regression.inconclusive, InconclusivePolicy::Fail);
+    assert_eq!(regression.slice_correction, SliceCorrection::Bh);
+    assert_eq!(strict.tiers["smoke"].gate.inconclusive, InconclusivePolicy::Pass);
+    // A point decision may look at fewer queries than a test could.
+    let point = load_str(&VALID.replace(
+        "smoke:      { qrels: qrels/smoke.jsonl, baseline: baselines/smoke.json, gate: { decision: point } }",
+        "smoke:      { qrels: qrels/smoke.jsonl, baseline: baselines/smoke.json, gate: { decision: point, min_queries: 2 } }",
+    ))
+    .unwrap();
+    assert_eq!(point.tiers["smoke"].gate.min_queries, 2);
+    assert_eq!(rules::smallest_workable_size(0.05), 5);
+    assert_eq!(rules::smallest_workable_size(0.01), 7);
 }
 
 #[test]

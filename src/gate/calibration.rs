@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 
 use crate::baseline::results::Results;
-use crate::config::Rule;
-use crate::gate::verdict::{CheckOutcome, CheckStatus};
+use crate::config::{InconclusivePolicy, Rule, Tier};
+use crate::error::Result;
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::input::labels::{self, Label};
+use crate::input::text_file::TextFile;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::stats::ppi::{self, PpiEstimate};
 
@@ -85,36 +87,20 @@ pub fn calibrate(results: &Results, specs: &[MetricSpec], labels: &[Label]) -> V
     calibrations
 }
 
-fn calibrated_outcome(
-    name: String,
-    metric: String,
-    status: CheckStatus,
-    verdict: String,
-    estimate: Option<&PpiEstimate>,
-) -> CheckOutcome {
-    CheckOutcome {
-        name,
-        metric,
-        slice: "all".to_string(),
-        status,
-        verdict,
-        n: estimate.map_or(0, |e| e.n_labelled),
-        baseline_mean: f64::NAN,
-        current_mean: estimate.map_or(f64::NAN, |e| e.estimate),
-        delta: f64::NAN,
-        ci: estimate.map(|e| e.ci),
-        p_value: None,
-        threshold: None,
-        detectable_drop: None,
-        worst: Vec::new(),
-        worse_count: 0,
-    }
-}
+/// Fewer current labels than this give no floor verdict: the floor is skipped (too few labels).
+/// With 3 to 5 labels the PPI++ interval covered only 61-79% in simulation.
+pub const MIN_LABELS_FOR_FLOOR: usize = 10;
 
-/// The checks of rules on calibrated estimates (`faithfulness_ppi` with `min`): the lower bound
-/// of the PPI++ 95% interval must reach the floor. Without a calibration (no labels, or fewer than
-/// two current ones) the check is an error: it cannot be evaluated.
-pub fn checks(rules: &[Rule], calibrations: &[Calibration]) -> Vec<CheckOutcome> {
+/// The checks of rules on calibrated estimates (`faithfulness_ppi` with `min`). The system must
+/// prove its case: the floor passes when the lower bound of the PPI++ 95% interval reaches it;
+/// it fails when the estimate itself is below the floor; between the two (estimate above, lower
+/// bound below) it is inconclusive. Without a calibration (no labels file, or no current label)
+/// the check is an error; with fewer than [`MIN_LABELS_FOR_FLOOR`] current labels it is skipped.
+pub fn checks(
+    rules: &[Rule],
+    calibrations: &[Calibration],
+    inconclusive: InconclusivePolicy,
+) -> Vec<CheckOutcome> {
     rules
         .iter()
         .filter_map(|rule| match rule.metric {
@@ -125,26 +111,70 @@ pub fn checks(rules: &[Rule], calibrations: &[Calibration]) -> Vec<CheckOutcome>
             let metric = rule.metric.to_string();
             let name = format!("{metric} [all]");
             let min = rule.limits.min.unwrap_or(f64::NEG_INFINITY);
-            match calibrations.iter().find(|c| c.metric == base) {
-                None => {
-                    let verdict = format!(
-                        "{name}: no calibration: expected the tier's `labels:` to hold at least two labels of current answers for {base}"
-                    );
-                    calibrated_outcome(name, metric, CheckStatus::Error, verdict, None)
-                }
-                Some(calibration) => {
-                    let estimate = &calibration.ppi_plus_plus;
-                    let (lower, upper) = estimate.ci;
-                    let status = if lower < min { CheckStatus::Fail } else { CheckStatus::Pass };
-                    let relation = if lower < min { "is below" } else { "meets" };
-                    let verdict = format!(
-                        "{name}: PPI++ {:.4} (95% CI [{lower:.4}, {upper:.4}]) from {} labels of {} queries; \
-                         the lower bound {relation} min {min}",
-                        estimate.estimate, estimate.n_labelled, estimate.n_total
-                    );
-                    calibrated_outcome(name, metric, status, verdict, Some(estimate))
-                }
-            }
+            let mut outcome =
+                CheckOutcome::bare(name.clone(), metric, "all".into(), Family::Calibration);
+            let Some(calibration) = calibrations.iter().find(|c| c.metric == base) else {
+                outcome.verdict = format!(
+                    "{name}: no calibration: expected the tier's `labels:` to hold at least two labels of current answers for {base}"
+                );
+                return outcome;
+            };
+            let estimate = &calibration.ppi_plus_plus;
+            let (lower, upper) = estimate.ci;
+            outcome.n = estimate.n_labelled;
+            outcome.current_mean = estimate.estimate;
+            outcome.ci = Some(estimate.ci);
+            let figures = format!(
+                "PPI++ {:.4} (95% CI [{lower:.4}, {upper:.4}]) from {} labels of {} queries",
+                estimate.estimate, estimate.n_labelled, estimate.n_total
+            );
+            let (status, verdict) = if estimate.n_labelled < MIN_LABELS_FOR_FLOOR {
+                (
+                    CheckStatus::Skipped,
+                    format!(
+                        "{name}: skipped (too few labels): {figures}; a floor needs at least \
+                         {MIN_LABELS_FOR_FLOOR} current labels"
+                    ),
+                )
+            } else if lower >= min {
+                (
+                    CheckStatus::Pass,
+                    format!("{name}: {figures}; the lower bound meets min {min}"),
+                )
+            } else if estimate.estimate < min {
+                (
+                    CheckStatus::Fail,
+                    format!("{name} failed: {figures}; the estimate is below min {min}"),
+                )
+            } else {
+                let effect = match inconclusive {
+                    InconclusivePolicy::Pass => "passes",
+                    InconclusivePolicy::Fail => "fails (inconclusive: fail)",
+                };
+                (
+                    CheckStatus::Inconclusive,
+                    format!(
+                        "{name} inconclusive: {figures}; the estimate meets min {min} but the \
+                         lower bound does not: more labels would decide it; {effect}"
+                    ),
+                )
+            };
+            outcome.status = status;
+            outcome.verdict = verdict;
+            outcome
         })
         .collect()
+}
+
+/// The calibrations of a tier's judged metrics on `results`, from the tier's labels file (none
+/// when the tier has no `labels:`).
+pub fn for_tier(tier: &Tier, specs: &[MetricSpec], results: &Results) -> Result<Vec<Calibration>> {
+    match &tier.labels {
+        Some(path) => Ok(calibrate(
+            results,
+            specs,
+            &labels::read(&TextFile::read(path)?)?,
+        )),
+        None => Ok(Vec::new()),
+    }
 }

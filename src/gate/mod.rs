@@ -2,25 +2,28 @@
 
 pub mod calibration;
 pub mod checks;
+pub mod decision;
 pub mod diagnosis;
 pub mod verdict;
 
 use std::collections::BTreeSet;
 
 use crate::baseline::results::{QueryRecord, Results, RunStatus};
-use crate::config::{Config, SliceValue, Tier};
+use crate::config::InconclusivePolicy;
 use crate::exit_code;
 use crate::input::qrels::Qrels;
-use crate::metrics::metric::Metric;
 use crate::stats::correlation;
-use verdict::{CheckOutcome, CheckStatus};
+use verdict::CheckOutcome;
 
 /// Everything the reports render about one gate run.
 #[derive(Debug, Clone)]
 pub struct GateReport {
     pub tier: String,
-    pub seed: u64,
     pub outcomes: Vec<CheckOutcome>,
+    /// The run's status, from the outcomes (`decision::run_status`).
+    pub status: RunStatus,
+    /// Whether inconclusive checks pass or fail the run.
+    pub inconclusive: InconclusivePolicy,
     /// Queries compared (present in both results).
     pub paired_queries: usize,
     pub baseline_only: Vec<String>,
@@ -33,112 +36,12 @@ pub struct GateReport {
 }
 
 impl GateReport {
-    /// Error when anything could not be evaluated or every `all` check was skipped; regression
-    /// when a check failed; pass otherwise.
-    pub fn status(&self) -> RunStatus {
-        let any = |status: CheckStatus| self.outcomes.iter().any(|o| o.status == status);
-        let all_skipped = self
-            .outcomes
-            .iter()
-            .filter(|o| o.slice == "all")
-            .all(|o| o.status == CheckStatus::Skipped);
-        if any(CheckStatus::Error) || all_skipped {
-            RunStatus::Error
-        } else if any(CheckStatus::Fail) {
-            RunStatus::Regression
-        } else {
-            RunStatus::Pass
-        }
-    }
-
     pub fn exit_code(&self) -> i32 {
-        match self.status() {
+        match self.status {
             RunStatus::Pass => exit_code::SUCCESS,
             RunStatus::Regression => exit_code::REGRESSION,
             RunStatus::Error | RunStatus::NoBaseline => exit_code::ERROR,
         }
-    }
-}
-
-/// The slice values that occur in either results, for the configured slice fields.
-fn slice_values(config: &Config, results: [&Results; 2]) -> BTreeSet<SliceValue> {
-    results
-        .iter()
-        .flat_map(|r| r.queries.values())
-        .flat_map(|q| {
-            config.slices.iter().filter_map(|field| {
-                q.slices.get(field).map(|value| SliceValue {
-                    field: field.clone(),
-                    value: value.clone(),
-                })
-            })
-        })
-        .collect()
-}
-
-/// Compares `current` with `baseline` under the tier's rules.
-pub fn compare(config: &Config, tier: &Tier, baseline: &Results, current: &Results) -> GateReport {
-    let mut warnings = Vec::new();
-    if baseline.provenance.qrels_sha256 != current.provenance.qrels_sha256 {
-        warnings.push(format!(
-            "the qrels changed since the baseline (sha256 {} -> {}): comparing the queries both have",
-            short(&baseline.provenance.qrels_sha256),
-            short(&current.provenance.qrels_sha256)
-        ));
-    }
-    if baseline.provenance.config_hash != current.provenance.config_hash {
-        warnings.push(format!(
-            "the metrics, slices or rules changed since the baseline (config hash {} -> {})",
-            short(&baseline.provenance.config_hash),
-            short(&current.provenance.config_hash)
-        ));
-    }
-    let baseline_only: Vec<String> = baseline
-        .queries
-        .keys()
-        .filter(|q| !current.queries.contains_key(*q))
-        .cloned()
-        .collect();
-    let current_only: Vec<String> = current
-        .queries
-        .keys()
-        .filter(|q| !baseline.queries.contains_key(*q))
-        .cloned()
-        .collect();
-    let values = slice_values(config, [baseline, current]);
-    let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
-    let checks = checks::expand(&tier.gate.rules, &values, &metrics);
-    let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
-    for (outcome, check) in outcomes.iter_mut().zip(&checks) {
-        let answer_metric = check.rule.metric.needs_answer();
-        for drop in &mut outcome.worst {
-            let (Some(before), Some(now)) = (
-                baseline.queries.get(&drop.qid),
-                current.queries.get(&drop.qid),
-            ) else {
-                continue;
-            };
-            drop.query = now.query.clone();
-            if answer_metric {
-                drop.details = answer_changes(before, now);
-            }
-        }
-    }
-    GateReport {
-        tier: tier.name.clone(),
-        seed: tier.gate.seed,
-        outcomes,
-        paired_queries: current.queries.len() - current_only.len(),
-        baseline_only,
-        current_only,
-        judged_at_k: None,
-        notes: length_faithfulness_correlation(current)
-            .into_iter()
-            .chain(current.summary.iter().flat_map(|(slice, metrics)| {
-                diagnosis::diagnose(slice, metrics, &config.diagnosis)
-            }))
-            .collect(),
-        warnings,
     }
 }
 
@@ -162,7 +65,7 @@ pub fn judged_at_k(results: &Results, qrels: &Qrels, k: usize) -> Option<f64> {
 
 /// What changed in an answer: a word diff (`[-removed-]{+added+}`) and the claims that are not
 /// supported now but were supported (or absent) before.
-fn answer_changes(before: &QueryRecord, now: &QueryRecord) -> Vec<String> {
+pub(crate) fn answer_changes(before: &QueryRecord, now: &QueryRecord) -> Vec<String> {
     let mut lines = Vec::new();
     if let (Some(old), Some(new)) = (&before.answer, &now.answer)
         && old != new
@@ -201,7 +104,7 @@ fn answer_changes(before: &QueryRecord, now: &QueryRecord) -> Vec<String> {
 /// Pearson and Spearman correlation of answer_length and faithfulness over the current run: a
 /// strong link means longer answers are judged less (or more) faithful, which a length change
 /// would then move.
-fn length_faithfulness_correlation(current: &Results) -> Option<String> {
+pub(crate) fn length_faithfulness_correlation(current: &Results) -> Option<String> {
     let (lengths, faithfulness): (Vec<f64>, Vec<f64>) = current
         .queries
         .values()
@@ -220,8 +123,11 @@ fn length_faithfulness_correlation(current: &Results) -> Option<String> {
     ))
 }
 
-fn short(hash: &str) -> &str {
-    &hash[..hash.len().min(12)]
+/// The first 12 characters of a hash (whole characters, whatever the input holds).
+pub(crate) fn short(hash: &str) -> &str {
+    hash.char_indices()
+        .nth(12)
+        .map_or(hash, |(end, _)| &hash[..end])
 }
 
 #[cfg(test)]

@@ -1,16 +1,35 @@
-//! The verdict of every check: paired statistics over the queries of both runs, Holm correction
-//! over the run's checks, and the decision. This is the only place where verdicts are decided.
+//! The verdict of every metric check: paired per-query values, a one-sided test of "the mean
+//! worsening is at most the tolerated one" (exact or skew-corrected, see `stats::limit_test`),
+//! a multiplicity correction within each family of checks, and the status. The run's whole
+//! decision, calibrated floors included, is assembled in `gate::decision`; this module is the part
+//! that decides metric checks.
+//!
+//! Families: the `all` checks are the primary family, corrected with `correction` (Holm by
+//! default: family-wise error at most alpha); the slice checks are a second, diagnostic family,
+//! corrected with `slice_correction` (Holm, or Benjamini-Hochberg for a false-discovery rate).
+//!
+//! Statuses, for `decision: significant` (the default), with W the mean worsening and L the
+//! tolerated worsening:
+//! - `fail`: the floor is broken, or the test rejects "W <= L" at the check's corrected level;
+//! - `inconclusive`: W > L on the point estimate, without that evidence;
+//! - `skipped (underpowered)`: fewer than `min_queries` pairs, or the test's smallest attainable
+//!   p-value at this size is above alpha / m (m = the family's size): it could never fail;
+//! - `improved`: W < 0 and "no improvement" is rejected at alpha / m (Bonferroni);
+//! - `pass`: otherwise;
+//! - `error`: the check could not be evaluated (the baseline lacks the metric, a value is not
+//!   finite).
+//!
+//! `decision: point` fails when W > L on the point estimate alone (no test, never inconclusive).
 
 use crate::baseline::results::Results;
-use crate::config::{Correction, Decision, GateSettings, Limits};
-use crate::gate::checks::Check;
+use crate::config::{Correction, Decision, GateSettings, Limits, SliceCorrection};
+use crate::gate::checks::{Check, Slice};
 use crate::metrics::retrieval::Direction;
-use crate::stats::{self, bootstrap, holm, normal, randomization};
+use crate::stats::limit_test::{self, LimitTest, Method};
+use crate::stats::{self, holm, normal};
 
 /// Power at which the detectable drop is reported.
 const POWER: f64 = 0.8;
-/// Confidence of the reported interval of the mean delta.
-const CONFIDENCE: f64 = 0.95;
 /// How many regressed queries a check lists.
 pub const WORST_QUERIES: usize = 10;
 
@@ -18,9 +37,30 @@ pub const WORST_QUERIES: usize = 10;
 pub enum CheckStatus {
     Pass,
     Improved,
+    /// Beyond the limit on the point estimate, without the evidence to fail.
+    Inconclusive,
     Fail,
     Skipped,
     Error,
+}
+
+/// Which family of tests a check belongs to (each family is corrected on its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// The `all` checks.
+    Primary,
+    /// The per-slice checks (diagnostics).
+    Slices,
+    /// Floors on judge estimates calibrated by human labels (no multiplicity correction).
+    Calibration,
+}
+
+/// The one-sided bound a verdict used: the least worsening the data support, as a delta
+/// (`current - baseline`), at `confidence` (1 - the check's corrected level).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DecisionBound {
+    pub delta: f64,
+    pub confidence: f64,
 }
 
 /// A query that got worse, for the report.
@@ -42,6 +82,7 @@ pub struct CheckOutcome {
     pub name: String,
     pub metric: String,
     pub slice: String,
+    pub family: Family,
     pub status: CheckStatus,
     /// The one-line verdict.
     pub verdict: String,
@@ -49,50 +90,84 @@ pub struct CheckOutcome {
     pub baseline_mean: f64,
     pub current_mean: f64,
     pub delta: f64,
+    /// The tolerated worsening (absolute, always >= 0), when the rule limits the change.
+    pub limit: Option<f64>,
+    /// The bound the decision used (metric checks tested against their limit).
+    pub bound: Option<DecisionBound>,
+    /// A two-sided 95% interval (calibrated estimates only).
     pub ci: Option<(f64, f64)>,
     pub p_value: Option<f64>,
-    /// The (Holm-adjusted) significance threshold p was compared with.
+    /// How p was computed.
+    pub method: Option<Method>,
+    /// The corrected significance threshold p was compared with.
     pub threshold: Option<f64>,
-    /// The smallest drop beyond the limit this check detects with 80% power.
+    /// The smallest mean worsening this check detects with 80% power (beyond its limit); `None`
+    /// when it cannot fail at this size.
     pub detectable_drop: Option<f64>,
+    /// For an inconclusive check: about how many paired queries with this effect and spread
+    /// would decide it.
+    pub queries_needed: Option<usize>,
     /// Queries that got worse, worst first (at most `WORST_QUERIES`).
     pub worst: Vec<QueryDrop>,
     /// How many paired queries got worse in all.
     pub worse_count: usize,
 }
 
-/// Paired values of one check, before the family-wide correction.
+impl CheckOutcome {
+    /// An outcome with no numbers (an error, a skip, or a calibrated floor's starting point).
+    pub fn bare(name: String, metric: String, slice: String, family: Family) -> CheckOutcome {
+        CheckOutcome {
+            name,
+            metric,
+            slice,
+            family,
+            status: CheckStatus::Error,
+            verdict: String::new(),
+            n: 0,
+            baseline_mean: f64::NAN,
+            current_mean: f64::NAN,
+            delta: f64::NAN,
+            limit: None,
+            bound: None,
+            ci: None,
+            p_value: None,
+            method: None,
+            threshold: None,
+            detectable_drop: None,
+            queries_needed: None,
+            worst: Vec::new(),
+            worse_count: 0,
+        }
+    }
+}
+
+/// Paired values of one check.
 struct Paired {
     qids: Vec<String>,
     baseline: Vec<f64>,
     current: Vec<f64>,
-    /// Per query, positive when the current value is better (direction-aware).
-    gains: Vec<f64>,
+    /// Per query, positive when the current value is worse (direction-aware).
+    worsening: Vec<f64>,
 }
 
-fn empty_outcome(
-    check: &Check<'_>,
-    status: CheckStatus,
-    verdict: String,
-    n: usize,
-) -> CheckOutcome {
-    CheckOutcome {
-        name: check.name(),
-        metric: check.rule.metric.to_string(),
-        slice: check.slice.to_string(),
-        status,
-        verdict,
-        n,
-        baseline_mean: f64::NAN,
-        current_mean: f64::NAN,
-        delta: f64::NAN,
-        ci: None,
-        p_value: None,
-        threshold: None,
-        detectable_drop: None,
-        worst: Vec::new(),
-        worse_count: 0,
+fn family_of(check: &Check<'_>) -> Family {
+    match check.slice {
+        Slice::All => Family::Primary,
+        Slice::Value(_) => Family::Slices,
     }
+}
+
+fn outcome_for(check: &Check<'_>, status: CheckStatus, verdict: String, n: usize) -> CheckOutcome {
+    let mut outcome = CheckOutcome::bare(
+        check.name(),
+        check.rule.metric.to_string(),
+        check.slice.to_string(),
+        family_of(check),
+    );
+    outcome.status = status;
+    outcome.verdict = verdict;
+    outcome.n = n;
+    outcome
 }
 
 fn pair(check: &Check<'_>, baseline: &Results, current: &Results) -> Result<Paired, String> {
@@ -111,7 +186,7 @@ fn pair(check: &Check<'_>, baseline: &Results, current: &Results) -> Result<Pair
         qids: Vec::new(),
         baseline: Vec::new(),
         current: Vec::new(),
-        gains: Vec::new(),
+        worsening: Vec::new(),
     };
     for (qid, now) in &current.queries {
         let Some(before) = baseline.queries.get(qid) else {
@@ -125,10 +200,16 @@ fn pair(check: &Check<'_>, baseline: &Results, current: &Results) -> Result<Pair
         let (Some(&b), Some(&c)) = (before.metrics.get(&metric), now.metrics.get(&metric)) else {
             continue;
         };
+        if !b.is_finite() || !c.is_finite() {
+            return Err(format!(
+                "{}: query `{qid}` has a non-finite value (baseline {b}, current {c}): expected finite numbers",
+                check.name()
+            ));
+        }
         paired.qids.push(qid.clone());
         paired.baseline.push(b);
         paired.current.push(c);
-        paired.gains.push(sign * (c - b));
+        paired.worsening.push(sign * (b - c));
     }
     Ok(paired)
 }
@@ -159,7 +240,17 @@ fn floor_broken(limits: &Limits, direction: Direction, current_mean: f64) -> Opt
     }
 }
 
-/// Decides every check of a run. `tier` names the tier in the "accept" hint.
+/// A check with paired values, on its way to a verdict.
+struct Candidate {
+    index: usize,
+    paired: Paired,
+    family: Family,
+    limit: Option<f64>,
+    /// The test against the limit (significant decisions with a limit only).
+    test: Option<LimitTest>,
+}
+
+/// Decides every metric check of a run. `tier` names the tier in the "accept" hint.
 pub fn decide(
     checks: &[Check<'_>],
     baseline: &Results,
@@ -167,12 +258,11 @@ pub fn decide(
     settings: &GateSettings,
     tier: &str,
 ) -> Vec<CheckOutcome> {
-    let mut outcomes = Vec::with_capacity(checks.len());
-    let mut tested: Vec<(usize, Paired, f64)> = Vec::new();
-    for check in checks {
-        let index = outcomes.len();
+    let mut outcomes: Vec<CheckOutcome> = Vec::with_capacity(checks.len());
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for (index, check) in checks.iter().enumerate() {
         match pair(check, baseline, current) {
-            Err(message) => outcomes.push(empty_outcome(check, CheckStatus::Error, message, 0)),
+            Err(message) => outcomes.push(outcome_for(check, CheckStatus::Error, message, 0)),
             Ok(paired) if paired.qids.len() < settings.min_queries => {
                 let n = paired.qids.len();
                 let verdict = format!(
@@ -180,151 +270,325 @@ pub fn decide(
                     check.name(),
                     settings.min_queries
                 );
-                outcomes.push(empty_outcome(check, CheckStatus::Skipped, verdict, n));
+                outcomes.push(outcome_for(check, CheckStatus::Skipped, verdict, n));
             }
             Ok(paired) => {
-                let mut rng = stats::rng_for(settings.seed, &check.name());
-                let p_worse =
-                    randomization::drop_p_value(&paired.gains, settings.resamples, &mut rng);
-                outcomes.push(empty_outcome(
-                    check,
-                    CheckStatus::Pass,
-                    String::new(),
-                    paired.qids.len(),
-                ));
-                tested.push((index, paired, p_worse));
+                let direction = check.rule.metric.direction();
+                let limit = tolerated(&check.rule.limits, direction, stats::mean(&paired.baseline));
+                let test = match (settings.decision, limit) {
+                    (Decision::Significant, Some(l)) => Some(limit_test::test(&paired.worsening, l)),
+                    _ => None,
+                };
+                outcomes.push(outcome_for(check, CheckStatus::Pass, String::new(), 0));
+                candidates.push(Candidate {
+                    index,
+                    paired,
+                    family: family_of(check),
+                    limit,
+                    test,
+                });
             }
         }
     }
-    let p_values: Vec<f64> = tested.iter().map(|(_, _, p)| *p).collect();
-    let family = p_values.len().max(1) as f64;
-    let decisions: Vec<Significance> = match settings.correction {
-        Correction::Holm => holm::holm(&p_values, settings.alpha)
-            .iter()
-            .map(|d| Significance {
-                threshold: d.threshold,
-                rejected: d.rejected,
-                per_check_alpha: settings.alpha / family,
-            })
-            .collect(),
-        Correction::None => p_values
-            .iter()
-            .map(|&p| Significance {
-                threshold: settings.alpha,
-                rejected: p <= settings.alpha,
-                per_check_alpha: settings.alpha,
-            })
-            .collect(),
-    };
-    for ((index, paired, p_worse), significance) in tested.into_iter().zip(decisions) {
-        let check = &checks[index];
-        outcomes[index] = judge(check, paired, p_worse, significance, settings, tier);
+    for family in [Family::Primary, Family::Slices] {
+        let members: Vec<&Candidate> = candidates.iter().filter(|c| c.family == family).collect();
+        decide_family(&members, family, checks, settings, tier, &mut outcomes);
     }
     outcomes
 }
 
-/// A check's place in the run's family of tests.
-#[derive(Debug, Clone, Copy)]
-struct Significance {
-    /// The Holm-adjusted threshold its p-value was compared with.
-    threshold: f64,
-    /// Whether Holm's step-down procedure rejects "no drop" for it (it stops at the first
-    /// p-value above its threshold, so a larger p is never rejected after a smaller one was not).
-    rejected: bool,
-    /// The level a check gets when it is the only regression of the run (alpha / m with Holm):
-    /// used for the detectable drop and for `improved`, so that neither depends on the check's
-    /// rank among unrelated p-values.
-    per_check_alpha: f64,
-}
-
-fn judge(
-    check: &Check<'_>,
-    paired: Paired,
-    p_worse: f64,
-    significance: Significance,
+/// The family's correction, then each member's verdict.
+fn decide_family(
+    members: &[&Candidate],
+    family: Family,
+    checks: &[Check<'_>],
     settings: &GateSettings,
     tier: &str,
-) -> CheckOutcome {
-    let threshold = significance.threshold;
-    let name = check.name();
-    let direction = check.rule.metric.direction();
-    let n = paired.qids.len();
-    let baseline_mean = stats::mean(&paired.baseline);
-    let current_mean = stats::mean(&paired.current);
-    let delta = current_mean - baseline_mean;
-    let deltas: Vec<f64> = paired
-        .current
-        .iter()
-        .zip(&paired.baseline)
-        .map(|(c, b)| c - b)
-        .collect();
-    let mut rng = stats::rng_for(settings.seed, &format!("{name} ci"));
-    let ci = bootstrap::mean_ci(&deltas, settings.resamples, CONFIDENCE, &mut rng);
-    let sd = stats::sample_sd(&deltas);
-    let worsening = -stats::mean(&paired.gains);
-    let limit = tolerated(&check.rule.limits, direction, baseline_mean);
-    let exceeded = limit.is_some_and(|l| worsening > l);
-    let significant = significance.rejected;
-    let floor = floor_broken(&check.rule.limits, direction, current_mean);
-    let detectable_drop =
-        limit.map(|l| normal::detectable_drop(l, significance.per_check_alpha, POWER, sd, n));
-    let stats_text = format!(
-        "{baseline_mean:.4} -> {current_mean:.4} (delta {delta:+.4}, 95% CI [{:+.4}, {:+.4}], p = {p_worse:.4}, threshold {threshold:.4}, n = {n})",
-        ci.map_or(f64::NAN, |c| c.0),
-        ci.map_or(f64::NAN, |c| c.1),
-    );
-    let limit_text = limit.map_or("no drop limit".to_string(), |l| format!("tolerated {l:.4}"));
-    let (status, verdict) = if let Some(floor) = floor {
-        (
-            CheckStatus::Fail,
-            format!("{name} failed: {floor}; {stats_text}"),
-        )
-    } else if exceeded && (settings.decision == Decision::Point || significant) {
-        let why = match settings.decision {
-            Decision::Point => "on the point estimate".to_string(),
-            Decision::Significant => format!("significant at {threshold:.4}"),
-        };
-        (
-            CheckStatus::Fail,
-            format!(
-                "{name} regressed by {worsening:.4}, more than {limit_text}, {why}: {stats_text}"
-            ),
-        )
-    } else {
-        let mut improve_rng = stats::rng_for(settings.seed, &format!("{name} improvement"));
-        let gains_reversed: Vec<f64> = paired.gains.iter().map(|g| -g).collect();
-        // Bonferroni over the run's checks: a suggestion to accept must not fire on noise.
-        let improved = worsening < 0.0
-            && randomization::drop_p_value(&gains_reversed, settings.resamples, &mut improve_rng)
-                <= significance.per_check_alpha;
-        if improved {
-            (
-                CheckStatus::Improved,
-                format!(
-                    "{name} improved: {stats_text}; if intended, run `ragate baseline accept --tier {tier}`"
-                ),
-            )
-        } else if exceeded {
-            (
-                CheckStatus::Pass,
-                format!(
-                    "{name} dropped by {worsening:.4}, more than {limit_text}, but not significantly \
-                     (detectable drop at 80% power: {:.4}): {stats_text}",
-                    detectable_drop.unwrap_or(f64::NAN)
-                ),
-            )
-        } else {
-            (
-                CheckStatus::Pass,
-                format!("{name} within limits ({limit_text}): {stats_text}"),
-            )
-        }
+    outcomes: &mut [CheckOutcome],
+) {
+    // Bonferroni level of one check in this family: the threshold of the family's smallest p, so
+    // a check that cannot reach it can never fail on its own evidence.
+    let tested = members.iter().filter(|c| c.limit.is_some()).count().max(1);
+    let lone_level = match correction(family, settings) {
+        Multiplicity::None => settings.alpha,
+        Multiplicity::Holm | Multiplicity::BenjaminiHochberg => settings.alpha / tested as f64,
     };
-    let mut order: Vec<usize> = (0..n).filter(|&i| paired.gains[i] < 0.0).collect();
+    let (powered, underpowered): (Vec<&&Candidate>, Vec<&&Candidate>) = members
+        .iter()
+        .partition(|c| c.test.is_none_or(|t| t.smallest_p <= lone_level));
+    let p_values: Vec<f64> = powered
+        .iter()
+        .filter_map(|c| c.test.map(|t| t.p_value))
+        .collect();
+    let steps = match correction(family, settings) {
+        Multiplicity::Holm => holm::holm(&p_values, settings.alpha),
+        Multiplicity::BenjaminiHochberg => holm::benjamini_hochberg(&p_values, settings.alpha),
+        Multiplicity::None => holm::uncorrected(&p_values, settings.alpha),
+    };
+    let mut steps = steps.into_iter();
+    for candidate in powered {
+        let step = candidate.test.and_then(|_| steps.next());
+        let context = Context {
+            check: &checks[candidate.index],
+            settings,
+            tier,
+            lone_level,
+        };
+        outcomes[candidate.index] = context.judge(candidate, step);
+    }
+    for candidate in underpowered {
+        let context = Context {
+            check: &checks[candidate.index],
+            settings,
+            tier,
+            lone_level,
+        };
+        outcomes[candidate.index] = context.underpowered(candidate);
+    }
+}
+
+/// The multiplicity correction a family gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Multiplicity {
+    Holm,
+    BenjaminiHochberg,
+    None,
+}
+
+fn correction(family: Family, settings: &GateSettings) -> Multiplicity {
+    match family {
+        Family::Slices => match settings.slice_correction {
+            SliceCorrection::Holm => Multiplicity::Holm,
+            SliceCorrection::Bh => Multiplicity::BenjaminiHochberg,
+            SliceCorrection::None => Multiplicity::None,
+        },
+        Family::Primary | Family::Calibration => match settings.correction {
+            Correction::Holm => Multiplicity::Holm,
+            Correction::None => Multiplicity::None,
+        },
+    }
+}
+
+/// What one check's verdict needs besides its values.
+struct Context<'a, 'c> {
+    check: &'a Check<'c>,
+    settings: &'a GateSettings,
+    tier: &'a str,
+    /// alpha / m of the check's family (alpha without correction).
+    lone_level: f64,
+}
+
+/// Means and spread of a check's paired values.
+struct Summary {
+    n: usize,
+    baseline_mean: f64,
+    current_mean: f64,
+    delta: f64,
+    worsening: f64,
+    sd: f64,
+}
+
+impl Summary {
+    fn of(paired: &Paired) -> Summary {
+        let baseline_mean = stats::mean(&paired.baseline);
+        let current_mean = stats::mean(&paired.current);
+        Summary {
+            n: paired.qids.len(),
+            baseline_mean,
+            current_mean,
+            delta: current_mean - baseline_mean,
+            worsening: stats::mean(&paired.worsening),
+            sd: stats::sample_sd(&paired.worsening),
+        }
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "{:.4} -> {:.4} (delta {:+.4}, n = {})",
+            self.baseline_mean, self.current_mean, self.delta, self.n
+        )
+    }
+}
+
+impl Context<'_, '_> {
+    fn base(&self, candidate: &Candidate, summary: &Summary) -> CheckOutcome {
+        let mut outcome = outcome_for(self.check, CheckStatus::Pass, String::new(), summary.n);
+        outcome.baseline_mean = summary.baseline_mean;
+        outcome.current_mean = summary.current_mean;
+        outcome.delta = summary.delta;
+        outcome.limit = candidate.limit;
+        outcome.method = candidate.test.map(|t| t.method);
+        outcome.p_value = candidate.test.map(|t| t.p_value);
+        (outcome.worst, outcome.worse_count) =
+            worst_queries(&candidate.paired, self.check.rule.metric.direction());
+        outcome
+    }
+
+    /// A check whose test could never reach its family's level at this size.
+    fn underpowered(&self, candidate: &Candidate) -> CheckOutcome {
+        let summary = Summary::of(&candidate.paired);
+        let mut outcome = self.base(candidate, &summary);
+        let name = self.check.name();
+        let direction = self.check.rule.metric.direction();
+        let smallest = candidate.test.map_or(1.0, |t| t.smallest_p);
+        if let Some(floor) = floor_broken(&self.check.rule.limits, direction, summary.current_mean)
+        {
+            outcome.status = CheckStatus::Fail;
+            outcome.verdict = format!("{name} failed: {floor}; {}", summary.text());
+            return outcome;
+        }
+        outcome.status = CheckStatus::Skipped;
+        outcome.threshold = Some(self.lone_level);
+        outcome.verdict = format!(
+            "{name}: skipped (underpowered): with {} queries the smallest attainable p is {smallest:.4}, \
+             above the {:.4} needed (alpha {} over this family's checks), so it could never fail; \
+             detectable drop: none at this size; {}",
+            summary.n,
+            self.lone_level,
+            self.settings.alpha,
+            summary.text()
+        );
+        outcome
+    }
+
+    fn judge(&self, candidate: &Candidate, step: Option<holm::StepDecision>) -> CheckOutcome {
+        let summary = Summary::of(&candidate.paired);
+        let mut outcome = self.base(candidate, &summary);
+        let name = self.check.name();
+        let direction = self.check.rule.metric.direction();
+        let limit = candidate.limit;
+        let limit_text = limit.map_or("no drop limit".to_string(), |l| format!("limit {l:.4}"));
+        let beyond = limit.is_some_and(|l| summary.worsening > l);
+        outcome.threshold = step.map(|s| s.threshold);
+        if let (Some(l), Some(step)) = (limit, step) {
+            let bound = limit_test::lower_bound(&candidate.paired.worsening, step.threshold);
+            outcome.bound = bound.map(|b| DecisionBound {
+                delta: match direction {
+                    Direction::HigherIsBetter => -b,
+                    Direction::LowerIsBetter => b,
+                },
+                confidence: 1.0 - step.threshold,
+            });
+            outcome.detectable_drop = Some(normal::detectable_drop(
+                l,
+                self.lone_level,
+                POWER,
+                summary.sd,
+                summary.n,
+            ));
+        }
+        let evidence = match (candidate.test, step) {
+            (Some(test), Some(step)) => format!(
+                "p = {} ({}) vs threshold {:.4}{}",
+                p_text(test.p_value),
+                test.method.describe(),
+                step.threshold,
+                outcome.bound.map_or(String::new(), |b| format!(
+                    "; worsening >= {:.4} at {:.2}% confidence",
+                    worsening_of(b.delta, direction),
+                    100.0 * b.confidence
+                ))
+            ),
+            _ => "on the point estimate".to_string(),
+        };
+        let stats_text = summary.text();
+        if let Some(floor) = floor_broken(&self.check.rule.limits, direction, summary.current_mean)
+        {
+            outcome.status = CheckStatus::Fail;
+            outcome.verdict = format!("{name} failed: {floor}; {stats_text}");
+            return outcome;
+        }
+        let rejected = step.is_some_and(|s| s.rejected);
+        let point = self.settings.decision == Decision::Point;
+        if beyond && (point || rejected) {
+            outcome.status = CheckStatus::Fail;
+            outcome.verdict = format!(
+                "{name} regressed: worsening {:.4} exceeds the {limit_text} ({evidence}): {stats_text}",
+                summary.worsening
+            );
+        } else if beyond {
+            let needed = queries_needed(&summary, limit.unwrap_or(0.0), step);
+            outcome.queries_needed = needed;
+            outcome.status = CheckStatus::Inconclusive;
+            outcome.verdict = format!(
+                "{name} inconclusive: worsening {:.4} is beyond the {limit_text} on the point estimate, \
+                 but the evidence is not enough ({evidence}){}: {stats_text}",
+                summary.worsening,
+                needed.map_or(String::new(), |q| format!(
+                    "; about {q} paired queries with this effect would decide it"
+                ))
+            );
+        } else if self.improved(candidate, &summary) {
+            outcome.status = CheckStatus::Improved;
+            outcome.verdict = format!(
+                "{name} improved: {stats_text}; if intended, run `ragate baseline accept --tier {}`",
+                self.tier
+            );
+        } else {
+            outcome.status = CheckStatus::Pass;
+            outcome.verdict = format!(
+                "{name} within the {limit_text}: worsening {:.4}: {stats_text}",
+                summary.worsening
+            );
+        }
+        outcome
+    }
+
+    /// Whether the check got better with evidence at alpha / m (Bonferroni: a suggestion to
+    /// accept must not fire on noise).
+    fn improved(&self, candidate: &Candidate, summary: &Summary) -> bool {
+        if summary.worsening >= 0.0 {
+            return false;
+        }
+        let gains: Vec<f64> = candidate.paired.worsening.iter().map(|w| -w).collect();
+        limit_test::test(&gains, 0.0).p_value <= self.lone_level
+    }
+}
+
+/// The worsening a delta bound stands for.
+fn worsening_of(delta: f64, direction: Direction) -> f64 {
+    match direction {
+        Direction::HigherIsBetter => -delta,
+        Direction::LowerIsBetter => delta,
+    }
+}
+
+/// About how many paired queries the test needs to decide an effect this far beyond the limit,
+/// with this spread, at the check's threshold (normal approximation: n = (z sd / (W - L))^2).
+fn queries_needed(
+    summary: &Summary,
+    limit: f64,
+    step: Option<holm::StepDecision>,
+) -> Option<usize> {
+    let step = step?;
+    let excess = summary.worsening - limit;
+    if excess <= 0.0 || summary.sd <= 0.0 {
+        return None;
+    }
+    let z = normal::quantile(1.0 - step.threshold);
+    let needed = (z * summary.sd / excess).powi(2).ceil();
+    (needed.is_finite() && needed < 1e12).then_some((needed as usize).max(summary.n + 1))
+}
+
+/// `<0.0001` below 1e-4, else four decimals.
+pub fn p_text(p: f64) -> String {
+    if p < 1e-4 {
+        "<0.0001".to_string()
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// The queries that got worse, worst first (ties by qid), at most [`WORST_QUERIES`], and how many
+/// got worse in all.
+fn worst_queries(paired: &Paired, direction: Direction) -> (Vec<QueryDrop>, usize) {
+    let mut order: Vec<usize> = (0..paired.qids.len())
+        .filter(|&i| paired.worsening[i] > 0.0)
+        .collect();
     let worse_count = order.len();
     order.sort_by(|&a, &b| {
-        paired.gains[a]
-            .total_cmp(&paired.gains[b])
+        paired.worsening[b]
+            .total_cmp(&paired.worsening[a])
             .then_with(|| paired.qids[a].cmp(&paired.qids[b]))
     });
     let worst = order
@@ -341,23 +605,7 @@ fn judge(
                 && paired.current[i] == 0.0,
         })
         .collect();
-    CheckOutcome {
-        name,
-        metric: check.rule.metric.to_string(),
-        slice: check.slice.to_string(),
-        status,
-        verdict,
-        n,
-        baseline_mean,
-        current_mean,
-        delta,
-        ci,
-        p_value: Some(p_worse),
-        threshold: Some(threshold),
-        detectable_drop,
-        worst,
-        worse_count,
-    }
+    (worst, worse_count)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 use std::cmp::Ordering;
 
+use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::retrieval::{Direction, RetrievalMetric};
@@ -60,8 +61,49 @@ pub(crate) fn escape_property(text: &str) -> String {
     escape_message(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// The annotation lines, at most `MAX_ANNOTATIONS`.
+/// The annotation lines: errors for failing checks (at most `MAX_ANNOTATIONS`), then warnings
+/// for inconclusive checks (at most `MAX_ANNOTATIONS` more: GitHub counts the two kinds apart).
 pub fn render(report: &GateReport) -> Vec<String> {
+    let mut lines = failure_lines(report);
+    lines.extend(inconclusive_lines(report));
+    lines
+}
+
+fn inconclusive_lines(report: &GateReport) -> Vec<String> {
+    let inconclusive: Vec<&CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Inconclusive)
+        .collect();
+    let kind = match report.inconclusive {
+        InconclusivePolicy::Pass => "warning",
+        InconclusivePolicy::Fail => "error",
+    };
+    let shown = if inconclusive.len() > MAX_ANNOTATIONS {
+        MAX_ANNOTATIONS - 1
+    } else {
+        inconclusive.len()
+    };
+    let mut lines: Vec<String> = inconclusive[..shown]
+        .iter()
+        .map(|o| {
+            format!(
+                "::{kind} title={}::{}",
+                escape_property(&format!("ragate: {} inconclusive", o.name)),
+                escape_message(&o.verdict)
+            )
+        })
+        .collect();
+    if inconclusive.len() > shown {
+        lines.push(format!(
+            "::{kind} title=ragate::{} more inconclusive checks, see the job summary",
+            inconclusive.len() - shown
+        ));
+    }
+    lines
+}
+
+fn failure_lines(report: &GateReport) -> Vec<String> {
     let failing = failing_by_severity(report);
     let shown = if failing.len() > MAX_ANNOTATIONS {
         MAX_ANNOTATIONS - 1
@@ -91,26 +133,31 @@ pub fn render(report: &GateReport) -> Vec<String> {
 #[cfg(test)]
 pub(crate) fn sample_report() -> GateReport {
     use crate::gate::verdict::QueryDrop;
-    let outcome = |name: &str, status, verdict: &str, n, means: [f64; 3]| CheckOutcome {
-        name: name.to_string(),
-        metric: name.split(' ').next().unwrap_or_default().to_string(),
-        slice: name[name.find('[').unwrap_or(0) + 1..name.len() - 1].to_string(),
-        status,
-        verdict: verdict.to_string(),
-        n,
-        baseline_mean: means[0],
-        current_mean: means[1],
-        delta: means[2],
-        ci: None,
-        p_value: None,
-        threshold: None,
-        detectable_drop: None,
-        worst: Vec::new(),
-        worse_count: 0,
+    use crate::gate::verdict::{DecisionBound, Family};
+    use crate::stats::limit_test::Method;
+    let outcome = |name: &str, status, verdict: &str, n, means: [f64; 3]| {
+        let slice = name[name.find('[').unwrap_or(0) + 1..name.len() - 1].to_string();
+        let family = if slice == "all" { Family::Primary } else { Family::Slices };
+        let mut o = CheckOutcome::bare(
+            name.to_string(),
+            name.split(' ').next().unwrap_or_default().to_string(),
+            slice,
+            family,
+        );
+        o.status = status;
+        o.verdict = verdict.to_string();
+        o.n = n;
+        (o.baseline_mean, o.current_mean, o.delta) = (means[0], means[1], means[2]);
+        o
     };
-    let stats = |mut o: CheckOutcome, ci, p, threshold, detectable| {
-        o.ci = Some(ci);
+    let stats = |mut o: CheckOutcome, bound: f64, p, threshold: f64, detectable| {
+        o.limit = Some(0.02);
+        o.bound = Some(DecisionBound {
+            delta: bound,
+            confidence: 1.0 - threshold,
+        });
         o.p_value = Some(p);
+        o.method = Some(Method::SkewCorrectedT);
         o.threshold = Some(threshold);
         o.detectable_drop = Some(detectable);
         o
@@ -126,7 +173,7 @@ pub(crate) fn sample_report() -> GateReport {
     let pass = outcome(
         "recall@5 [all]",
         CheckStatus::Pass,
-        "recall@5 [all] within limits (tolerated 0.0200): 0.7000 -> 0.6950",
+        "recall@5 [all] within the limit 0.0200: worsening 0.0050: 0.7000 -> 0.6950",
         40,
         [0.7, 0.695, -0.005],
     );
@@ -140,7 +187,7 @@ pub(crate) fn sample_report() -> GateReport {
     let mut fail = outcome(
         "recall@5 [class=paraphrased]",
         CheckStatus::Fail,
-        "recall@5 [class=paraphrased] regressed by 0.2000, more than tolerated 0.0500, significant at 0.0125: 0.8000 -> 0.6000",
+        "recall@5 [class=paraphrased] regressed: worsening 0.2000 exceeds the limit 0.0200 (p = 0.0010 (skew-corrected t test) vs threshold 0.0125; worsening >= 0.1000 at 98.75% confidence): 0.8000 -> 0.6000 (delta -0.2000, n = 25)",
         25,
         [0.8, 0.6, -0.2],
     );
@@ -176,16 +223,26 @@ pub(crate) fn sample_report() -> GateReport {
         0,
         [f64::NAN; 3],
     );
+    let inconclusive = outcome(
+        "mrr [class=paraphrased]",
+        CheckStatus::Inconclusive,
+        "mrr [class=paraphrased] inconclusive: worsening 0.0300 is beyond the limit 0.0200 on the point estimate, but the evidence is not enough (p = 0.2100 (skew-corrected t test) vs threshold 0.0167); about 310 paired queries with this effect would decide it: 0.5000 -> 0.4700 (delta -0.0300, n = 25)",
+        25,
+        [0.5, 0.47, -0.03],
+    );
+    let outcomes = vec![
+        stats(pass, 0.01, 0.31, 0.025, 0.061),
+        stats(improved, 0.09, 0.0004, 0.0167, 0.055),
+        stats(fail, -0.1, 0.001, 0.0125, 0.12),
+        stats(inconclusive, 0.005, 0.21, 0.0167, 0.08),
+        skipped,
+        error,
+    ];
     GateReport {
         tier: "smoke".to_string(),
-        seed: 42,
-        outcomes: vec![
-            stats(pass, (-0.02, 0.01), 0.31, 0.025, 0.061),
-            stats(improved, (0.03, 0.09), 0.0004, 0.0167, 0.055),
-            stats(fail, (-0.3, -0.1), 0.001, 0.0125, 0.12),
-            skipped,
-            error,
-        ],
+        status: crate::gate::decision::run_status(&outcomes, InconclusivePolicy::Pass),
+        inconclusive: InconclusivePolicy::Pass,
+        outcomes,
         paired_queries: 40,
         baseline_only: vec!["q99".to_string()],
         current_only: Vec::new(),
@@ -218,17 +275,26 @@ mod tests {
 
     #[test]
     fn annotations_only_for_failing_checks_with_escaped_title() {
-        let lines = render(&sample_report());
-        assert_eq!(lines.len(), 1);
+        let mut report = sample_report();
+        let lines = render(&report);
+        assert_eq!(lines.len(), 2);
         assert!(
             lines[0].starts_with("::error title=ragate%3A recall@5 [class=paraphrased]::recall@5"),
             "{}",
             lines[0]
         );
         assert!(
-            lines[0].contains("0.0500, significant"),
+            lines[0].contains("(p = 0.0010 (skew-corrected t test) vs threshold 0.0125; worsening"),
             "commas stay in the message"
         );
+        // Inconclusive checks are warnings, or errors when they fail the run.
+        assert!(
+            lines[1].starts_with("::warning title=ragate%3A mrr [class=paraphrased] inconclusive::"),
+            "{}",
+            lines[1]
+        );
+        report.inconclusive = InconclusivePolicy::Fail;
+        assert!(render(&report)[1].starts_with("::error title=ragate%3A mrr [class=paraphrased] inconclusive::"));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
+use crate::metrics::metric::Metric;
+use crate::metrics::retrieval::Direction;
 
 /// What a report shows for a number that does not exist (skipped and erroneous checks).
 pub(crate) const MISSING: &str = "–";
@@ -40,7 +42,7 @@ pub(crate) fn p_value(p: Option<f64>) -> String {
     }
 }
 
-/// The confidence interval of the delta, `[-0.0200, +0.0100]`, or "–".
+/// A two-sided interval, `[-0.0200, +0.0100]`, or "–".
 pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
     match ci {
         Some((low, high)) if low.is_finite() && high.is_finite() => {
@@ -48,6 +50,30 @@ pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
         }
         _ => MISSING.to_string(),
     }
+}
+
+/// The decision bound of a check, `<= -0.0310 (99.75%)` for a delta that must be at most that
+/// (higher is better), `>= +0.0310 (99.75%)` for lower-is-better metrics; a calibrated floor's
+/// 95% interval; or "–".
+pub(crate) fn bound(outcome: &CheckOutcome) -> String {
+    if let Some(b) = outcome.bound.filter(|b| b.delta.is_finite()) {
+        let relation = if higher_is_better(&outcome.metric) { "<=" } else { ">=" };
+        return format!("{relation} {} ({:.2}%)", signed(b.delta), 100.0 * b.confidence);
+    }
+    interval(outcome.ci)
+}
+
+/// The tolerated worsening, or "–".
+pub(crate) fn limit(outcome: &CheckOutcome) -> String {
+    optional(outcome.limit)
+}
+
+/// Whether a check's metric is higher-is-better (unknown names count as higher-is-better).
+pub(crate) fn higher_is_better(metric: &str) -> bool {
+    metric
+        .parse::<Metric>()
+        .is_ok_and(|m| m.direction() == Direction::HigherIsBetter)
+        || metric.parse::<Metric>().is_err()
 }
 
 /// The number of paired queries; meaningless (so "–") for a check that could not be evaluated.
@@ -62,6 +88,7 @@ pub(crate) fn status_word(status: CheckStatus) -> &'static str {
     match status {
         CheckStatus::Pass => "pass",
         CheckStatus::Improved => "improved",
+        CheckStatus::Inconclusive => "inconclusive",
         CheckStatus::Fail => "FAIL",
         CheckStatus::Skipped => "skipped",
         CheckStatus::Error => "ERROR",
@@ -81,7 +108,8 @@ pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
     out
 }
 
-/// "N checks: X passed, Y failed, Z skipped, W errors" (improved checks count as passed).
+/// "N checks: X passed, Y failed, I inconclusive, Z skipped, W errors" (improved checks count as
+/// passed).
 pub(crate) fn totals(report: &GateReport) -> String {
     let count = |wanted: &[CheckStatus]| {
         report
@@ -91,10 +119,11 @@ pub(crate) fn totals(report: &GateReport) -> String {
             .count()
     };
     format!(
-        "{} checks: {} passed, {} failed, {} skipped, {} errors",
+        "{} checks: {} passed, {} failed, {} inconclusive, {} skipped, {} errors",
         report.outcomes.len(),
         count(&[CheckStatus::Pass, CheckStatus::Improved]),
         count(&[CheckStatus::Fail]),
+        count(&[CheckStatus::Inconclusive]),
         count(&[CheckStatus::Skipped]),
         count(&[CheckStatus::Error]),
     )
@@ -135,7 +164,12 @@ pub fn render(report: &GateReport) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    let explained = [CheckStatus::Fail, CheckStatus::Error, CheckStatus::Improved];
+    let explained = [
+        CheckStatus::Fail,
+        CheckStatus::Inconclusive,
+        CheckStatus::Error,
+        CheckStatus::Improved,
+    ];
     let verdicts: Vec<&CheckOutcome> = report
         .outcomes
         .iter()
@@ -166,32 +200,23 @@ mod tests {
     fn gate_table_is_aligned_with_verdicts_and_totals() {
         let text = render(&sample_report());
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(
-            lines[0],
-            "status    check                         baseline  current    delta       p   n"
-        );
-        assert_eq!(
-            lines[1],
-            "pass      recall@5 [all]                  0.7000   0.6950  -0.0050  0.3100  40"
-        );
-        assert_eq!(
-            lines[3],
-            "FAIL      recall@5 [class=paraphrased]    0.8000   0.6000  -0.2000  0.0010  25"
-        );
-        assert_eq!(
-            lines[4],
-            "skipped   recall@5 [class=rare]                –        –        –       –   3"
-        );
-        assert_eq!(
-            lines[5],
-            "ERROR     mrr [all]                            –        –        –       –   –"
-        );
-        assert!(lines[7].starts_with("improved: ndcg@10 [all] improved"));
-        assert!(lines[8].starts_with("FAIL: recall@5 [class=paraphrased] regressed"));
-        assert!(lines[9].starts_with("ERROR: mrr [all]: the baseline has no"));
+        let expected_rows = [
+            "status        check                         baseline  current    delta       p   n",
+            "pass          recall@5 [all]                  0.7000   0.6950  -0.0050  0.3100  40",
+            "improved      ndcg@10 [all]                   0.6000   0.6600  +0.0600  0.0004  40",
+            "FAIL          recall@5 [class=paraphrased]    0.8000   0.6000  -0.2000  0.0010  25",
+            "inconclusive  mrr [class=paraphrased]         0.5000   0.4700  -0.0300  0.2100  25",
+            "skipped       recall@5 [class=rare]                –        –        –       –   3",
+            "ERROR         mrr [all]                            –        –        –       –   –",
+        ];
+        assert_eq!(lines[..7], expected_rows);
+        assert!(lines[8].starts_with("improved: ndcg@10 [all] improved"));
+        assert!(lines[9].starts_with("FAIL: recall@5 [class=paraphrased] regressed"));
+        assert!(lines[10].starts_with("inconclusive: mrr [class=paraphrased] inconclusive"));
+        assert!(lines[11].starts_with("ERROR: mrr [all]: the baseline has no"));
         assert_eq!(
             lines.last().copied(),
-            Some("5 checks: 2 passed, 1 failed, 1 skipped, 1 errors")
+            Some("6 checks: 2 passed, 1 failed, 1 inconclusive, 1 skipped, 1 errors")
         );
         assert!(!text.contains("NaN"), "{text}");
     }

@@ -1,7 +1,9 @@
 //! JUnit XML of a gate run, written with the `junit-report` crate: one `testsuite` per tier
 //! (`ragate.<tier>`), one `testcase` per check in outcome order; a regression is a `failure`
 //! (message: the verdict; body: the regressed queries), an evaluation problem an `error`, an
-//! underpowered slice `skipped`. The suite's system-out carries the seed and the baseline counts.
+//! underpowered check `skipped`; an inconclusive check passes with its verdict in system-out (a
+//! `failure` of type `inconclusive` under `inconclusive: fail`). The suite's system-out carries the
+//! baseline counts and the warnings.
 //!
 //! The output is a function of the report alone. Workarounds for junit-report 0.9:
 //! - it stamps every suite with the current time: the timestamp is pinned to the Unix epoch and
@@ -16,6 +18,7 @@ use junit_report::{
     Duration, OffsetDateTime, Report, TestCase, TestCaseBuilder, TestSuite, TestSuiteBuilder,
 };
 
+use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::report::gate_table::{one_line, value};
@@ -29,8 +32,9 @@ const QUERY_CHARS: usize = 500;
 pub fn render(report: &GateReport) -> String {
     let suite = format!("ragate.{}", report.tier);
     let mut builder = suite_builder(&suite);
+    let inconclusive_fails = report.inconclusive == InconclusivePolicy::Fail;
     for outcome in &report.outcomes {
-        builder.add_testcase(testcase(outcome, &suite));
+        builder.add_testcase(testcase(outcome, &suite, inconclusive_fails));
     }
     builder.set_system_out(&cdata(&suite_output(report)));
     write(builder.build())
@@ -56,11 +60,15 @@ fn suite_builder(name: &str) -> TestSuiteBuilder {
     builder
 }
 
-fn testcase(outcome: &CheckOutcome, classname: &str) -> TestCase {
+fn testcase(outcome: &CheckOutcome, classname: &str, inconclusive_fails: bool) -> TestCase {
     let name = xml_text(&outcome.name);
     let verdict = xml_text(&outcome.verdict);
     let mut case = match outcome.status {
         CheckStatus::Pass | CheckStatus::Improved => TestCaseBuilder::success(&name, ZERO),
+        CheckStatus::Inconclusive if inconclusive_fails => {
+            TestCaseBuilder::failure(&name, ZERO, "inconclusive", &verdict)
+        }
+        CheckStatus::Inconclusive => TestCaseBuilder::success(&name, ZERO),
         CheckStatus::Fail => TestCaseBuilder::failure(&name, ZERO, "regression", &verdict),
         CheckStatus::Error => TestCaseBuilder::error(&name, ZERO, "evaluation", &verdict),
         CheckStatus::Skipped => {
@@ -68,7 +76,9 @@ fn testcase(outcome: &CheckOutcome, classname: &str) -> TestCase {
         }
     };
     match outcome.status {
-        CheckStatus::Improved => case.set_system_out(&cdata(&outcome.verdict)),
+        CheckStatus::Improved | CheckStatus::Inconclusive => {
+            case.set_system_out(&cdata(&outcome.verdict))
+        }
         CheckStatus::Fail => case.set_trace(&cdata(&regressed_queries(outcome))),
         _ => &mut case,
     };
@@ -110,8 +120,7 @@ fn regressed_queries(outcome: &CheckOutcome) -> String {
 
 fn suite_output(report: &GateReport) -> String {
     let mut text = format!(
-        "seed: {}\nbaseline: tier {}, {} paired queries, {} only in the baseline, {} only in the current run\n",
-        report.seed,
+        "baseline: tier {}, {} paired queries, {} only in the baseline, {} only in the current run\n",
         report.tier,
         report.paired_queries,
         report.baseline_only.len(),
@@ -234,7 +243,7 @@ mod tests {
         let root = tags(&xml, "testsuites");
         let suites = tags(&xml, "testsuite");
         let cases = tags(&xml, "testcase");
-        assert_eq!((root.len(), suites.len(), cases.len()), (1, 1, 5));
+        assert_eq!((root.len(), suites.len(), cases.len()), (1, 1, 6));
         let suite = suites[0];
         assert_eq!(attr(suite, "name").as_deref(), Some("ragate.smoke"));
         for (key, element) in [
@@ -254,7 +263,7 @@ mod tests {
         }
         let message = |element| attr(tags(&xml, element)[0], "message");
         assert_eq!(message("failure"), Some(report.outcomes[2].verdict.clone()));
-        assert_eq!(message("error"), Some(report.outcomes[4].verdict.clone()));
+        assert_eq!(message("error"), Some(report.outcomes[5].verdict.clone()));
     }
 
     #[test]

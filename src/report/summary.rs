@@ -1,17 +1,18 @@
 //! The Markdown summary of a gate run (`summary.md`, appended to `$GITHUB_STEP_SUMMARY`): a
 //! heading with the overall status, a table of checks, the regressed queries of every failing
-//! check (most severe first), the errors, the warnings and the seed.
+//! check (most severe first), the inconclusive checks, the errors and the warnings.
 //!
 //! GitHub drops a step summary over 1 MiB whole, so the size is bounded: every cell is cut to a
 //! fixed length, the checks table and the per-check sections stop at byte budgets with a line
 //! saying how many were left out (junit.xml still lists them all).
 
 use crate::baseline::results::RunStatus;
+use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::report::annotations::failing_by_severity;
 use crate::report::gate_table::{
-    count, interval, one_line, optional, p_value, signed, totals, value,
+    bound, count, limit, one_line, optional, p_value, signed, totals, value,
 };
 
 /// Bytes after which no more rows of the checks table are written.
@@ -29,6 +30,7 @@ fn status_cell(status: CheckStatus) -> &'static str {
     match status {
         CheckStatus::Pass => "✅ pass",
         CheckStatus::Improved => "⬆️ improved",
+        CheckStatus::Inconclusive => "❔ inconclusive",
         CheckStatus::Fail => "❌ fail",
         CheckStatus::Skipped => "⏭️ skipped",
         CheckStatus::Error => "⚠️ error",
@@ -49,13 +51,14 @@ fn cell(text: &str, max_chars: usize) -> String {
 
 fn check_row(o: &CheckOutcome) -> String {
     format!(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
         status_cell(o.status),
         cell(&o.name, TEXT_CHARS),
         value(o.baseline_mean),
         value(o.current_mean),
         signed(o.delta),
-        interval(o.ci),
+        limit(o),
+        bound(o),
         p_value(o.p_value),
         optional(o.threshold),
         count(o),
@@ -105,7 +108,7 @@ fn failing_section(o: &CheckOutcome) -> String {
 }
 
 pub fn render(report: &GateReport) -> String {
-    let overall = match report.status() {
+    let overall = match report.status {
         RunStatus::Pass => "✅ pass",
         RunStatus::Regression => "❌ REGRESSION",
         RunStatus::Error | RunStatus::NoBaseline => "⚠️ error",
@@ -116,8 +119,8 @@ pub fn render(report: &GateReport) -> String {
         totals(report)
     );
     out.push_str(
-        "| status | check | baseline | current | delta | 95% CI | p | threshold | n | detectable drop |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| status | check | baseline | current | delta | limit | decision bound | p | threshold | n | detectable drop |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut rows = 0;
     for o in &report.outcomes {
@@ -146,6 +149,32 @@ pub fn render(report: &GateReport) -> String {
              junit.xml lists them all.\n\n",
             failing.len() - shown
         ));
+    }
+
+    let inconclusive: Vec<&CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Inconclusive)
+        .collect();
+    if !inconclusive.is_empty() {
+        out.push_str(&format!(
+            "### ❔ Inconclusive ({})\n\nBeyond the limit on the point estimate, without the evidence to fail.\n\n",
+            match report.inconclusive {
+                InconclusivePolicy::Pass => "pass by default; `gate: { inconclusive: fail }` makes them fail",
+                InconclusivePolicy::Fail => "these fail the run: `inconclusive: fail`",
+            }
+        ));
+        let mut lines = inconclusive
+            .iter()
+            .map(|o| format!("- {}\n", inline(&o.verdict, TEXT_CHARS)));
+        let shown = push_within_budget(&mut out, &mut lines);
+        if shown < inconclusive.len() {
+            out.push_str(&format!(
+                "- {} more not shown (size limit)\n",
+                inconclusive.len() - shown
+            ));
+        }
+        out.push('\n');
     }
 
     let errors: Vec<&CheckOutcome> = report
@@ -194,8 +223,7 @@ pub fn render(report: &GateReport) -> String {
         out.push_str(&format!("{}\n\n", inline(note, TEXT_CHARS)));
     }
     out.push_str(&format!(
-        "Seed {} · {} paired queries · {} only in the baseline · {} only in the current run",
-        report.seed,
+        "{} paired queries · {} only in the baseline · {} only in the current run",
         report.paired_queries,
         report.baseline_only.len(),
         report.current_only.len()
@@ -238,10 +266,13 @@ mod tests {
     fn summary_heading_says_the_overall_status() {
         let mut report = sample_report();
         assert!(render(&report).starts_with("## ragate · tier smoke · ⚠️ error\n"));
-        report.outcomes.pop();
-        assert!(render(&report).starts_with("## ragate · tier smoke · ❌ REGRESSION\n"));
-        report.outcomes.remove(2);
-        assert!(render(&report).starts_with("## ragate · tier smoke · ✅ pass\n"));
+        for (status, heading) in [
+            (RunStatus::Regression, "## ragate · tier smoke · ❌ REGRESSION\n"),
+            (RunStatus::Pass, "## ragate · tier smoke · ✅ pass\n"),
+        ] {
+            report.status = status;
+            assert!(render(&report).starts_with(heading));
+        }
     }
 
     #[test]
@@ -253,7 +284,7 @@ mod tests {
         assert!(text.contains("ranking &lt;b>100%&lt;/b>"), "{text}");
         assert!(text.contains("9 more queries got worse (12 in all)."));
         assert!(
-            text.contains("| ⏭️ skipped | recall@5 [class=rare] | – | – | – | – | – | – | 3 | – |")
+            text.contains("| ⏭️ skipped | recall@5 [class=rare] | – | – | – | – | – | – | – | 3 | – |")
         );
         assert!(!text.contains("NaN"), "{text}");
     }
@@ -287,7 +318,7 @@ mod tests {
         let omitted = format!("{} more failing checks not shown (size limit)", 200 - shown);
         assert!(text.contains(&omitted), "{omitted}");
         assert!(text.ends_with(
-            "Seed 42 · 40 paired queries · 1 only in the baseline · 0 only in the current run · judged@10 0.42\n"
+            "40 paired queries · 1 only in the baseline · 0 only in the current run · judged@10 0.42\n"
         ));
         // A table of thousands of checks is cut too.
         let many = report.outcomes[0].clone();

@@ -1,17 +1,19 @@
-//! Paired statistics behind the gate's verdicts: summaries, bootstrap CI, randomization test, Holm, normal quantiles.
+//! Paired statistics behind the gate's verdicts: summaries, the test against a limit (exact
+//! sign-flip or skew-corrected t), Holm and Benjamini-Hochberg, PPI, normal and t quantiles.
 //!
 //! Everything here is a pure function of its inputs (and, where random, of a generator made by
 //! [`rng_for`]). Nothing panics on empty input; each function documents what it returns then.
 
 pub mod agreement;
-pub mod bootstrap;
 pub mod correlation;
 pub mod holm;
+pub mod limit_test;
 pub mod normal;
 pub mod ppi;
 pub mod randomization;
 
 use rand::SeedableRng;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 use rand_chacha::ChaCha8Rng;
 
 /// Arithmetic mean. The mean of no values is `0.0` (callers that must tell "empty" apart check
@@ -32,6 +34,16 @@ pub fn sample_sd(values: &[f64]) -> f64 {
     let m = mean(values);
     let squares: f64 = values.iter().map(|v| (v - m) * (v - m)).sum();
     (squares / (values.len() - 1) as f64).sqrt()
+}
+
+/// Student's t quantile: the `x` with `P(T <= x) = p` on `df` degrees of freedom (statrs, through
+/// the inverse regularized incomplete beta function). `p` outside (0, 1), or `df` not positive,
+/// gives NaN.
+pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0) {
+        return f64::NAN;
+    }
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
 }
 
 /// The random generator for one check: ChaCha8 keyed by `seed`, on the ChaCha stream
@@ -93,6 +105,24 @@ mod tests {
         assert_eq!(sample_sd(&[]), 0.0);
         assert_eq!(sample_sd(&[3.5]), 0.0);
         assert_eq!(mean(&[3.5]), 3.5);
+    }
+
+    #[test]
+    fn t_quantiles_match_scipy() {
+        // scipy.stats.t.ppf(p, df)
+        let cases = [
+            (0.975, 1.0, 12.706_204_736_174_694),
+            (0.975, 3.0, 3.182_446_305_283_708),
+            (0.95, 29.0, 1.699_127_026_533_497),
+            (0.9975, 99.0, 2.871_307_661_214_773),
+            (0.025, 9.0, -2.262_157_162_798_205),
+        ];
+        for (p, df, expected) in cases {
+            let got = student_t_quantile(p, df);
+            assert!((got - expected).abs() < 1e-9, "t({p}; {df}) = {got}, expected {expected}");
+        }
+        assert!(student_t_quantile(1.0, 5.0).is_nan());
+        assert!(student_t_quantile(0.5, 0.0).is_nan());
     }
 
     #[test]

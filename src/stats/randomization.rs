@@ -1,42 +1,30 @@
-//! One-sided paired sign-flip randomization test for a drop in the mean delta.
+//! One-sided paired sign-flip randomization test for a drop in the mean delta, enumerated exactly.
 
-use rand::Rng;
+/// Largest n [`exact_drop_p_value`] enumerates: 2^40 sign vectors, counted in about 2^21 steps.
+pub const EXACT_MAX_N: usize = 40;
 
-/// Largest n for which [`drop_p_value`] enumerates all 2^n sign assignments exactly.
-pub const EXACT_MAX_N: usize = 20;
-
-/// One-sided p-value of the paired sign-flip randomization test of H0 "no drop" against "the mean
-/// delta is negative", where each delta is `current - baseline` for one query.
+/// Exact one-sided p-value of the paired sign-flip test of H0 "no drop" against "the mean delta
+/// is negative", where each delta is `current - baseline` for one query (or, for a test against a
+/// limit, the shifted value `limit - worsening`).
 ///
 /// Under H0 every delta is as likely to have either sign, so the statistic `T = sum(s_i * d_i)`
-/// with signs `s_i = ±1` is compared with the observed `sum(d_i)`. The p-value is the share of sign
-/// assignments whose `T` is at most the observed sum. Ties count; two sums within
-/// `max(1e-12, 4 n ε) * sum|d_i|` of each other are treated as equal, which bounds the rounding
-/// error of the summations (Higham's `(n - 1) ε sum|d_i|`), so tied sums that floating point
-/// computes a few ulps apart still tie.
+/// with signs `s_i = ±1` is compared with the observed `sum(d_i)`. The p-value is the share of all
+/// 2^n sign assignments (the observed one included, so p >= 2^-n) whose `T` is at most the
+/// observed sum. Ties count; two sums within `max(1e-12, 4 n ε) * sum|d_i|` of each other are
+/// treated as equal, which bounds the rounding error of the summations (Higham's
+/// `(n - 1) ε sum|d_i|`), so tied sums that floating point computes a few ulps apart still tie.
 ///
-/// - n <= [`EXACT_MAX_N`]: exact, over all 2^n assignments (the observed one included, so p >=
-///   2^-n). `rng` is not used.
-/// - n > [`EXACT_MAX_N`]: Monte Carlo over `resamples` random sign vectors (one `next_u64` per
-///   64 deltas, bit `i` set flips delta `i`), p = (b + 1) / (R + 1) where b counts the resampled
-///   sums at or below the observed one. `resamples == 0` gives 1.
-///
-/// Empty `deltas` give 1 (no evidence of a drop). Any non-finite delta gives NaN, which no
-/// threshold accepts.
-pub fn drop_p_value(deltas: &[f64], resamples: usize, rng: &mut impl Rng) -> f64 {
-    if deltas.iter().any(|d| !d.is_finite()) {
+/// Empty `deltas` give 1 (no evidence of a drop). Any non-finite delta, or more than
+/// [`EXACT_MAX_N`] deltas, gives NaN, which no threshold accepts.
+pub fn exact_drop_p_value(deltas: &[f64]) -> f64 {
+    if deltas.iter().any(|d| !d.is_finite()) || deltas.len() > EXACT_MAX_N {
         return f64::NAN;
     }
     if deltas.is_empty() {
         return 1.0;
     }
     let observed: f64 = deltas.iter().sum();
-    let limit = observed + tie_tolerance(deltas);
-    if deltas.len() <= EXACT_MAX_N {
-        exact_p_value(deltas, limit)
-    } else {
-        monte_carlo_p_value(deltas, limit, resamples, rng)
-    }
+    exact_p_value(deltas, observed + tie_tolerance(deltas))
 }
 
 /// Sums within this distance of each other count as equal (see [`drop_p_value`]).
@@ -78,33 +66,15 @@ fn signed_sums(values: &[f64]) -> Vec<f64> {
     sums
 }
 
-/// Monte Carlo estimate (b + 1) / (R + 1) over `resamples` random sign vectors.
-fn monte_carlo_p_value(deltas: &[f64], limit: f64, resamples: usize, rng: &mut impl Rng) -> f64 {
-    let mut at_or_below = 0u64;
-    for _ in 0..resamples {
-        let mut sum = 0.0;
-        for chunk in deltas.chunks(64) {
-            let mut flips = rng.next_u64();
-            for &delta in chunk {
-                // Flipping the sign bit negates the delta without a branch.
-                sum += f64::from_bits(delta.to_bits() ^ ((flips & 1) << 63));
-                flips >>= 1;
-            }
-        }
-        if sum <= limit {
-            at_or_below += 1;
-        }
-    }
-    (at_or_below + 1) as f64 / (resamples as u64 + 1) as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::stats::rng_for;
 
+    use rand::Rng;
+
     fn exact(deltas: &[f64]) -> f64 {
-        drop_p_value(deltas, 0, &mut rng_for(0, "unused"))
+        exact_drop_p_value(deltas)
     }
 
     /// Direct enumeration over bit masks, as a reference for the meet-in-the-middle count.
@@ -152,12 +122,12 @@ mod tests {
     }
 
     #[test]
-    fn empty_and_non_finite_inputs() {
-        let mut rng = rng_for(0, "edge");
-        assert_eq!(drop_p_value(&[], 100, &mut rng), 1.0);
-        assert!(drop_p_value(&[1.0, f64::NAN], 100, &mut rng).is_nan());
-        assert!(drop_p_value(&[f64::NEG_INFINITY], 100, &mut rng).is_nan());
-        assert_eq!(drop_p_value(&[-1.0; 30], 0, &mut rng), 1.0);
+    fn empty_non_finite_and_oversized_inputs() {
+        assert_eq!(exact(&[]), 1.0);
+        assert!(exact(&[1.0, f64::NAN]).is_nan());
+        assert!(exact(&[f64::NEG_INFINITY]).is_nan());
+        assert!(exact(&[-1.0; EXACT_MAX_N + 1]).is_nan());
+        assert_eq!(exact(&[-1.0; 30]), 0.5f64.powi(30));
     }
 
     #[test]
@@ -171,32 +141,13 @@ mod tests {
     }
 
     #[test]
-    fn monte_carlo_approximates_exact_at_n_20() {
-        for seed in [11, 12, 13] {
-            let deltas = uniform_deltas(seed, 20, -0.15);
-            let limit = deltas.iter().sum::<f64>() + tie_tolerance(&deltas);
-            let exact_p = exact_p_value(&deltas, limit);
-            let mut rng = rng_for(seed, "mc");
-            let mc_p = monte_carlo_p_value(&deltas, limit, 10_000, &mut rng);
-            assert!((exact_p - mc_p).abs() < 0.01, "exact {exact_p} mc {mc_p}");
-        }
-    }
-
-    #[test]
-    fn monte_carlo_extremes() {
-        let mut rng = rng_for(0, "extremes");
-        assert_eq!(drop_p_value(&[-1.0; 100], 999, &mut rng), 1.0 / 1000.0);
-        assert_eq!(drop_p_value(&[0.0; 100], 999, &mut rng), 1.0);
-    }
-
-    #[test]
     fn p_value_does_not_rise_when_a_delta_gets_more_negative() {
-        for n in [12, 70] {
+        for n in [12, 29] {
             let mut deltas = uniform_deltas(n as u64, n, 0.0);
-            let mut previous = drop_p_value(&deltas, 2000, &mut rng_for(9, "monotone"));
+            let mut previous = exact(&deltas);
             for i in 0..n {
                 deltas[i] -= 0.5;
-                let p = drop_p_value(&deltas, 2000, &mut rng_for(9, "monotone"));
+                let p = exact(&deltas);
                 assert!(p <= previous, "n = {n}, step {i}: {p} > {previous}");
                 previous = p;
             }

@@ -4,15 +4,20 @@
 //! Cranfield queries, the BM25 scores and grades of its top 100 docs (numbers only; see
 //! `generate.py` there). A simulated run re-ranks every query's top 100 by `score + N(0, sigma)`,
 //! `sigma = NOISE x (top score - 100th score)` of that query, and computes five metrics per query
-//! with the library's own metric code. The verdicts come from `gate::verdict::decide`, the code
-//! the CLI uses, on `Results` built in memory.
+//! with the library's own metric code. A candidate may also "break" a random share of the queries
+//! (every relevant doc lost): each metric's expected mean then drops by that share of its mean,
+//! through a few large per-query losses among many small noisy deltas, which is the skewed shape
+//! of real regressions. The verdicts come from `gate::verdict::decide`, the code the CLI uses, on
+//! `Results` built in memory, with relative limits (`max_drop_pct`) so that every one of the 20
+//! checks (5 metrics x [all, part=0..2]) faces the same tolerated share.
 //!
-//! - Null: baseline and candidate are two independent noisy copies of the same ranking, so each
-//!   per-query delta is symmetric around 0 (no clipping: the noise moves docs, never values).
-//!   With `max_drop: 0` only the significance test protects against noise; the share of runs
-//!   with any failing check among 20 must stay within alpha plus binomial slack.
-//! - Power: a candidate whose expected drop of `recall@10 [all]` equals the detectable drop the
-//!   gate reported for that check must fail that check in at least 75% of runs.
+//! - Tolerated changes (a true drop of 0.5x and 0.8x the limit) must fail a run (any of its 20
+//!   checks) at most alpha of the time, plus binomial slack.
+//! - Drops of 2x and 5x the limit are detected (rates printed and bounded below).
+//! - Skewed zero-mean null: per-query deltas of a real candidate, centred on zero mean, resampled;
+//!   the per-check rejection rate must stay within 1.5x alpha in both skew directions (and within
+//!   2.5x at alpha / 20, where left skew measured 2x: a documented gap).
+//! - Coverage of the one-sided decision bound at n = 8, 15, 30, 100 on the same population.
 //!
 //! `cargo test --test integration statistics -- --nocapture` prints the measured rates.
 
@@ -24,32 +29,30 @@ use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 
 use ragate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus};
-use ragate::config::{Correction, Decision, GateSettings, Limits, Rule, SliceValue};
-use ragate::gate::checks::{Check, Slice, expand};
+use ragate::config::{
+    Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule, SliceCorrection,
+    SliceValue,
+};
+use ragate::gate::checks::{Check, expand};
 use ragate::gate::verdict::{CheckOutcome, CheckStatus, decide};
 use ragate::input::qrels::Judgment;
 use ragate::metrics::metric::Metric;
 use ragate::metrics::retrieval::{QueryTruth, RetrievalMetric};
-use ragate::stats;
+use ragate::stats::{self, limit_test};
 
 /// The gated metrics; with `all` and three pseudo-slices they give 20 checks per run.
 const METRICS: [&str; 5] = ["precision@5", "recall@10", "mrr", "ndcg@10", "map"];
 /// Pseudo-slices: field `part`, value `query position mod 3` (75 queries each).
 const PARTS: usize = 3;
 const ALPHA: f64 = 0.05;
-/// Fewer than the default 10,000 to keep the simulation fast; p-values stay valid
-/// ((b + 1) / (R + 1) is exact for any R), only a little coarser.
-const RESAMPLES: usize = 1000;
 /// Simulated runs per experiment.
 const RUNS: usize = 200;
 /// Noise standard deviation as a share of each query's top-100 score range.
 const NOISE: f64 = 0.1;
 const SEED: u64 = 20_261_201;
-/// The realistic limit of the power experiment.
-const POWER_LIMIT: f64 = 0.02;
+/// The tolerated relative drop of every rule, in percent.
+const LIMIT_PCT: f64 = 10.0;
 const POWER_CHECK: &str = "recall@10 [all]";
-/// The power the gate's detectable drop promises is 80%; the issue asks for at least 75% here.
-const REQUIRED_POWER: f64 = 0.75;
 
 #[derive(Deserialize)]
 struct FixtureQuery {
@@ -184,15 +187,15 @@ fn results(values: &[Vec<f64>]) -> Results {
     }
 }
 
-/// One rule per metric with the same absolute limit, for `all` and every part.
-fn rules(max_drop: f64) -> Vec<Rule> {
+/// One rule per metric with the same relative limit, for `all` and every part.
+fn rules() -> Vec<Rule> {
     metrics()
         .into_iter()
         .map(|metric| Rule {
             metric: metric.into(),
             slice: None,
             limits: Limits {
-                max_drop: Some(max_drop),
+                max_drop_pct: Some(LIMIT_PCT),
                 ..Limits::default()
             },
         })
@@ -213,26 +216,23 @@ fn settings(rules: &[Rule], seed: u64) -> GateSettings {
         decision: Decision::Significant,
         alpha: ALPHA,
         correction: Correction::Holm,
+        slice_correction: SliceCorrection::Holm,
+        inconclusive: InconclusivePolicy::Pass,
         min_queries: 5,
-        resamples: RESAMPLES,
         seed,
         rules: rules.to_vec(),
+        notices: Vec::new(),
     }
 }
 
 /// The gate's verdicts on a baseline and a candidate, after checking that all 20 were tested.
-fn verdicts(
-    checks: &[Check<'_>],
-    baseline: &[Vec<f64>],
-    current: &[Vec<f64>],
-    seed: u64,
-) -> Vec<CheckOutcome> {
+fn verdicts(checks: &[Check<'_>], baseline: &[Vec<f64>], current: &[Vec<f64>]) -> Vec<CheckOutcome> {
     let rules: Vec<Rule> = checks.iter().map(|c| c.rule.clone()).collect();
     let outcomes = decide(
         checks,
         &results(baseline),
         &results(current),
-        &settings(&rules, seed),
+        &settings(&rules, SEED),
         "simulation",
     );
     for outcome in &outcomes {
@@ -247,148 +247,182 @@ fn verdicts(
 }
 
 /// `alpha + 2.5` standard errors of a binomial share over `runs`.
-fn slack_bound(runs: usize) -> f64 {
-    ALPHA + 2.5 * (ALPHA * (1.0 - ALPHA) / runs as f64).sqrt()
+fn slack_bound(rate: f64, runs: usize) -> f64 {
+    rate + 2.5 * (rate * (1.0 - rate) / runs as f64).sqrt()
 }
 
-#[test]
-fn null_runs_fail_at_most_alpha_of_the_time() {
-    let rules = rules(0.0);
-    let checks = expand(&rules, &parts(), &gated_metrics());
-    assert_eq!(checks.len(), 20);
-    assert_eq!(checks.iter().filter(|c| c.slice == Slice::All).count(), 5);
-    let family = checks.len() * RUNS;
-    let (mut runs_failing, mut failures, mut uncorrected) = (0, 0, 0);
-    let (mut runs_improved, mut covered, mut beyond_holm) = (0, 0, 0);
-    let mut nonzero_deltas = 0.0;
+/// Shares of `RUNS` runs in which a candidate that breaks each query with probability
+/// `factor x LIMIT_PCT / 100` (a true relative drop of `factor` times the limit on every metric)
+/// has (any failing check, `POWER_CHECK` failing, any inconclusive check).
+fn rates_at(checks: &[Check<'_>], factor: f64) -> (f64, f64, f64) {
+    let share = factor * LIMIT_PCT / 100.0;
+    let (mut any_fail, mut power_fail, mut inconclusive) = (0, 0, 0);
     for run in 0..RUNS {
-        let mut rng = stats::rng_for(SEED, &format!("null run {run}"));
-        let baseline = simulate(&mut rng, &[]);
-        let current = simulate(&mut rng, &[]);
-        let outcomes = verdicts(&checks, &baseline, &current, SEED + run as u64);
-        let failing = outcomes
-            .iter()
-            .filter(|o| o.status == CheckStatus::Fail)
-            .count();
-        failures += failing;
-        runs_failing += usize::from(failing > 0);
-        runs_improved += usize::from(outcomes.iter().any(|o| o.status == CheckStatus::Improved));
-        let p_values: Vec<f64> = outcomes.iter().map(|o| o.p_value.unwrap()).collect();
-        let holm = stats::holm::holm(&p_values, ALPHA);
-        for (outcome, holm) in outcomes.iter().zip(&holm) {
-            let p = outcome.p_value.unwrap();
-            uncorrected += usize::from(outcome.delta < 0.0 && p <= ALPHA);
-            let (low, high) = outcome.ci.unwrap();
-            covered += usize::from(low <= 0.0 && 0.0 <= high);
-            beyond_holm += usize::from(outcome.status == CheckStatus::Fail && !holm.rejected);
-        }
-        let changed = (baseline.iter().zip(&current))
-            .filter(|(b, c)| b[1] != c[1])
-            .count();
-        nonzero_deltas += changed as f64 / baseline.len() as f64;
-    }
-    let rate = runs_failing as f64 / RUNS as f64;
-    let bound = slack_bound(RUNS);
-    println!(
-        "null: {RUNS} runs x {} checks (5 metrics x [all, part=0..2], max_drop 0, alpha {ALPHA}, Holm, {RESAMPLES} resamples), noise sd {NOISE} x score range",
-        checks.len()
-    );
-    println!(
-        "null: recall@10 changed in {:.1}% of queries per run",
-        100.0 * nonzero_deltas / RUNS as f64
-    );
-    println!(
-        "null: runs with any false failure: {runs_failing}/{RUNS} = {rate:.3} (bound {bound:.3}); failing checks {failures}/{family}"
-    );
-    println!(
-        "null: checks with delta < 0 and p <= alpha (uncorrected): {uncorrected}/{family} = {:.4}",
-        uncorrected as f64 / family as f64
-    );
-    println!(
-        "null: failures Holm's step-down would not reject: {beyond_holm}; runs with any `improved`: {runs_improved}/{RUNS} = {:.3}",
-        runs_improved as f64 / RUNS as f64
-    );
-    println!(
-        "null: 95% bootstrap CIs covering the true mean delta 0: {covered}/{family} = {:.4}",
-        covered as f64 / family as f64
-    );
-    assert!(rate <= bound, "false-failure rate {rate} > {bound}");
-    assert_eq!(beyond_holm, 0, "every failure is a Holm rejection");
-    let improved_rate = runs_improved as f64 / RUNS as f64;
-    assert!(
-        improved_rate <= bound,
-        "`improved` on noise in {improved_rate} of runs > {bound}"
-    );
-    let coverage = covered as f64 / family as f64;
-    assert!((0.92..=0.98).contains(&coverage), "coverage {coverage}");
-}
-
-/// Share of `RUNS` runs in which `POWER_CHECK` fails when a random share of the queries
-/// (`drop / level`) is broken, which lowers the expected mean of recall@10 by `drop`; and the
-/// mean realised drop.
-fn power_at(checks: &[Check<'_>], drop: f64, level: f64, label: &str) -> (f64, f64) {
-    // Breaking a query sets its recall@10 to 0, so breaking each query with probability
-    // `drop / level` lowers the expected mean by exactly `drop`.
-    let share = drop / level;
-    assert!(share > 0.0 && share < 1.0, "share {share}");
-    let (mut caught, mut realised) = (0, 0.0);
-    for run in 0..RUNS {
-        let mut rng = stats::rng_for(SEED, &format!("{label} run {run}"));
+        let mut rng = stats::rng_for(SEED, &format!("factor {factor} run {run}"));
         let baseline = simulate(&mut rng, &[]);
         let broken: Vec<bool> = (0..baseline.len())
             .map(|_| uniform(&mut rng) < share)
             .collect();
         let current = simulate(&mut rng, &broken);
-        let outcomes = verdicts(checks, &baseline, &current, SEED + run as u64);
-        let outcome = outcomes.iter().find(|o| o.name == POWER_CHECK).unwrap();
-        caught += usize::from(outcome.status == CheckStatus::Fail);
-        realised -= outcome.delta;
+        let outcomes = verdicts(checks, &baseline, &current);
+        let failing = |o: &&CheckOutcome| o.status == CheckStatus::Fail;
+        any_fail += usize::from(outcomes.iter().any(|o| failing(&o)));
+        power_fail += usize::from(
+            outcomes
+                .iter()
+                .any(|o| o.name == POWER_CHECK && failing(&o)),
+        );
+        inconclusive += usize::from(
+            outcomes
+                .iter()
+                .any(|o| o.status == CheckStatus::Inconclusive),
+        );
     }
-    (caught as f64 / RUNS as f64, realised / RUNS as f64)
+    let share_of = |count: usize| count as f64 / RUNS as f64;
+    (share_of(any_fail), share_of(power_fail), share_of(inconclusive))
 }
 
 #[test]
-fn a_drop_of_the_detectable_size_is_caught() {
-    let rules = rules(POWER_LIMIT);
+fn tolerated_changes_fail_at_most_alpha_and_large_drops_are_caught() {
+    let rules = rules();
     let checks = expand(&rules, &parts(), &gated_metrics());
-    // The detectable drop the gate reports for the check on a null run.
-    let mut rng = stats::rng_for(SEED, "power reference");
-    let baseline = simulate(&mut rng, &[]);
-    let current = simulate(&mut rng, &[]);
-    let reference = verdicts(&checks, &baseline, &current, SEED);
-    let reference = reference.iter().find(|o| o.name == POWER_CHECK).unwrap();
-    assert_eq!(reference.status, CheckStatus::Pass, "{}", reference.verdict);
-    let detectable = reference.detectable_drop.unwrap();
-    let threshold = reference.threshold.unwrap();
-    let level = (reference.baseline_mean + reference.current_mean) / 2.0;
-    let (power, realised) = power_at(&checks, detectable, level, "power");
-    println!(
-        "power: {POWER_CHECK}, max_drop {POWER_LIMIT}, {RUNS} runs: reported detectable drop {detectable:.4} \
-         (computed at alpha / m = {:.4}; this run's Holm threshold {threshold:.4}; n {}, mean {level:.4}, {:.1}% of queries broken per run)",
-        ALPHA / checks.len() as f64,
-        reference.n,
-        100.0 * detectable / level,
-    );
-    println!(
-        "power: caught in {power:.3} of runs at the reported size (mean realised drop {realised:.4})"
-    );
-    // The reported size does not depend on the check's rank among the run's p-values: it is
-    // computed at alpha / m, the level the check has when it is the run's only regression.
+    assert_eq!(checks.len(), 20);
+    let bound = slack_bound(ALPHA, RUNS);
+    for factor in [0.5, 0.8] {
+        let (any_fail, _, inconclusive) = rates_at(&checks, factor);
+        println!(
+            "tolerated {factor}x the limit ({LIMIT_PCT}% of each mean), {RUNS} runs x 20 checks: \
+             runs with any failure {any_fail:.3} (bound {bound:.3}), with any inconclusive {inconclusive:.3}"
+        );
+        assert!(any_fail <= bound, "{factor}x: family-wise false failures {any_fail} > {bound}");
+    }
+    for (factor, required) in [(2.0, 0.5), (5.0, 0.99)] {
+        let (any_fail, power, _) = rates_at(&checks, factor);
+        println!(
+            "drop {factor}x the limit: {POWER_CHECK} failed in {power:.3} of runs, any check in {any_fail:.3}"
+        );
+        assert!(power >= required, "{factor}x: detection {power} < {required}");
+    }
+}
+
+/// Per-query recall@10 deltas (current - baseline) of one noisy candidate that breaks 10% of
+/// the queries, centred on mean zero: a real, right-skewed population with a known mean.
+fn skewed_population() -> Vec<f64> {
+    let mut rng = stats::rng_for(SEED, "skewed population");
     let recall = METRICS.iter().position(|&m| m == "recall@10").unwrap();
+    let baseline = simulate(&mut rng, &[]);
+    let broken: Vec<bool> = (0..baseline.len()).map(|_| uniform(&mut rng) < 0.1).collect();
+    let current = simulate(&mut rng, &broken);
     let deltas: Vec<f64> = (current.iter().zip(&baseline))
         .map(|(c, b)| c[recall] - b[recall])
         .collect();
-    let sd = stats::sample_sd(&deltas);
-    let expected = stats::normal::detectable_drop(
-        POWER_LIMIT,
-        ALPHA / checks.len() as f64,
-        0.8,
-        sd,
-        deltas.len(),
-    );
-    assert!(
-        (detectable - expected).abs() < 1e-12,
-        "{detectable} vs {expected}"
-    );
-    assert!(power >= REQUIRED_POWER, "power {power} < {REQUIRED_POWER}");
+    let mean = stats::mean(&deltas);
+    deltas.iter().map(|d| d - mean).collect()
+}
+
+fn third_moment_skewness(values: &[f64]) -> f64 {
+    let mean = stats::mean(values);
+    let sd = stats::sample_sd(values);
+    values.iter().map(|v| ((v - mean) / sd).powi(3)).sum::<f64>() / values.len() as f64
+}
+
+/// `n` draws with replacement from `population`.
+fn resample(rng: &mut ChaCha8Rng, population: &[f64], n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|_| population[(uniform(rng) * population.len() as f64) as usize])
+        .collect()
+}
+
+#[test]
+fn the_test_holds_its_level_under_a_skewed_zero_mean_null() {
+    let population = skewed_population();
+    let skewness = third_moment_skewness(&population);
+    let trials = 20_000;
+    for (direction, sign) in [("losses skewed (right)", 1.0), ("gains skewed (left)", -1.0)] {
+        // Worsening = -delta; sign -1 mirrors the population.
+        let worsening: Vec<f64> = population.iter().map(|d| -sign * d).collect();
+        for (n, level) in [(225, ALPHA), (225, ALPHA / 20.0), (75, ALPHA)] {
+            let mut rng = stats::rng_for(SEED, &format!("skewed null {direction} {n} {level}"));
+            let rejected = (0..trials)
+                .filter(|_| {
+                    let sample = resample(&mut rng, &worsening, n);
+                    limit_test::test(&sample, 0.0).p_value <= level
+                })
+                .count();
+            let rate = rejected as f64 / trials as f64;
+            println!(
+                "skewed null ({direction}, population skewness {:.2}), n = {n}, level {level}: \
+                 rejection rate {rate:.4} = {:.2}x the level",
+                -sign * skewness,
+                rate / level
+            );
+            // At alpha the rate stays within 1.5x; at Holm's smallest level of a 20-check family
+            // rare large gains still push it to about 2x (docs/statistics.md, known gap).
+            let allowed = if level == ALPHA { 1.5 } else { 2.5 };
+            assert!(rate <= allowed * level, "{direction}, n {n}, level {level}: {rate}");
+        }
+    }
+}
+
+#[test]
+fn coverage_of_the_decision_bound() {
+    let population = skewed_population();
+    let trials = 4_000;
+    for n in [8, 15, 30, 100] {
+        for (direction, sign) in [("right", 1.0), ("left", -1.0)] {
+            let worsening: Vec<f64> = population.iter().map(|d| -sign * d).collect();
+            let mut rng = stats::rng_for(SEED, &format!("coverage {n} {direction}"));
+            let mut covered = 0;
+            let mut bounded = 0;
+            for _ in 0..trials {
+                let sample = resample(&mut rng, &worsening, n);
+                // The true mean worsening is 0: the lower bound must not exceed it.
+                if let Some(bound) = limit_test::lower_bound(&sample, ALPHA) {
+                    bounded += 1;
+                    covered += usize::from(bound <= 1e-12);
+                } else {
+                    covered += 1;
+                }
+            }
+            let coverage = covered as f64 / trials as f64;
+            println!(
+                "coverage of the one-sided 95% bound, n = {n}, {direction}-skewed: {coverage:.4} \
+                 ({bounded} of {trials} samples had a bound)"
+            );
+            // Measured (docs/statistics.md): 0.94-0.99 where the losses are the skewed side; as low
+            // as 0.87 at n = 8 where rare large gains are (a known gap of every mean test there).
+            let required = if sign > 0.0 && n >= 30 { 0.93 } else { 0.85 };
+            assert!(coverage >= required, "n {n}, {direction}: coverage {coverage}");
+        }
+    }
+}
+
+#[test]
+fn verdicts_do_not_depend_on_the_seed() {
+    // A candidate whose recall@10 [all] drop sits near its threshold: 30 seeds, one verdict list.
+    let rules = rules();
+    let checks = expand(&rules, &parts(), &gated_metrics());
+    let mut rng = stats::rng_for(SEED, "seed independence");
+    let baseline = simulate(&mut rng, &[]);
+    let broken: Vec<bool> = (0..baseline.len()).map(|_| uniform(&mut rng) < 0.14).collect();
+    let current = simulate(&mut rng, &broken);
+    let verdict_list = |seed: u64| -> Vec<(CheckStatus, String)> {
+        let rules: Vec<Rule> = checks.iter().map(|c| c.rule.clone()).collect();
+        decide(
+            &checks,
+            &results(&baseline),
+            &results(&current),
+            &settings(&rules, seed),
+            "simulation",
+        )
+        .into_iter()
+        .map(|o| (o.status, o.verdict))
+        .collect()
+    };
+    let first = verdict_list(0);
+    let check = first.iter().find(|(_, v)| v.starts_with(POWER_CHECK)).unwrap();
+    println!("seed independence: {}", check.1);
+    for seed in 1..30 {
+        assert_eq!(verdict_list(seed), first, "seed {seed}");
+    }
 }

@@ -1,10 +1,11 @@
-//! Tests of the verdict rules: limits, floors, significance, Holm, skips, errors.
+//! Tests of the verdict rules: the test against the limit, inconclusive, underpowered, floors,
+//! families and their corrections, skips, errors.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
 use crate::baseline::results::{Provenance, QueryRecord, RunStatus};
-use crate::config::{Rule, SliceValue};
+use crate::config::{Rule, SliceCorrection, SliceValue};
 use crate::gate::checks::{self, Slice};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::RetrievalMetric;
@@ -48,10 +49,12 @@ fn settings(decision: Decision, min_queries: usize, rules: Vec<Rule>) -> GateSet
         decision,
         alpha: 0.05,
         correction: Correction::Holm,
+        slice_correction: SliceCorrection::Holm,
+        inconclusive: crate::config::InconclusivePolicy::Pass,
         min_queries,
-        resamples: 2000,
         seed: 1,
         rules,
+        notices: Vec::new(),
     }
 }
 
@@ -97,31 +100,51 @@ const DROP: Limits = Limits {
     max: None,
 };
 
+fn limited(max_drop: f64) -> Limits {
+    Limits {
+        max_drop: Some(max_drop),
+        ..DROP
+    }
+}
+
+fn significant(rules: Vec<Rule>) -> GateSettings {
+    settings(Decision::Significant, 5, rules)
+}
+
+/// `n` values around `centre` with a deterministic spread of +-`spread` (mean exactly `centre`).
+fn spread_around(centre: f64, spread: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| centre + if i % 2 == 0 { spread } else { -spread })
+        .collect()
+}
+
 #[test]
 fn a_large_consistent_drop_fails_and_names_the_worst_queries() {
     let baseline = vec![1.0; 30];
     let current: Vec<f64> = (0..30)
         .map(|i| if i % 2 == 0 { 0.0 } else { 1.0 })
         .collect();
-    let outcomes = run(
-        &baseline,
-        &current,
-        &settings(Decision::Significant, 5, vec![rule(DROP, None)]),
-    );
+    let outcomes = run(&baseline, &current, &significant(vec![rule(DROP, None)]));
     let all = &outcomes[0];
     assert_eq!(
         (all.name.as_str(), all.status),
         ("mrr [all]", CheckStatus::Fail)
     );
+    assert_eq!(all.family, Family::Primary);
     assert!((all.delta + 0.5).abs() < 1e-12);
+    assert_eq!(all.limit, Some(0.05));
+    assert_eq!(all.method, Some(Method::SkewCorrectedT));
     assert_eq!(all.worse_count, 15);
     assert_eq!(all.worst.len(), WORST_QUERIES);
     assert!(all.worst[0].hit_to_miss);
     assert_eq!(all.worst[0].qid, "q000", "ties by qid");
     assert!(all.p_value.unwrap() < 1e-3);
+    // The decision bound: the delta is at most this, and that is beyond the limit.
+    let bound = all.bound.unwrap();
+    assert!(bound.delta < -0.05 && bound.delta > -0.5, "{bound:?}");
     assert!(
         all.verdict.starts_with(
-            "mrr [all] regressed by 0.5000, more than tolerated 0.0500, significant at"
+            "mrr [all] regressed: worsening 0.5000 exceeds the limit 0.0500 (p = <0.0001 (skew-corrected t test) vs threshold 0.0500; worsening >= "
         ),
         "{}",
         all.verdict
@@ -129,58 +152,58 @@ fn a_large_consistent_drop_fails_and_names_the_worst_queries() {
 }
 
 #[test]
-fn a_drop_within_the_limit_passes_and_noise_is_not_significant() {
+fn a_tolerated_change_is_tested_against_the_limit_not_against_zero() {
+    // 1,000 queries, each worse by 0.025 +- 0.1: the drop is clearly real (significant against
+    // zero), but only 0.005 beyond a limit of 0.02: the old rule failed, the test against the
+    // limit calls it inconclusive.
+    let baseline = vec![0.5; 1000];
+    let current = spread_around(0.475, 0.1, 1000);
+    let outcome = &run(&baseline, &current, &significant(vec![rule(limited(0.02), None)]))[0];
+    assert_eq!(outcome.status, CheckStatus::Inconclusive, "{}", outcome.verdict);
+    assert!(outcome.p_value.unwrap() > 0.05);
+    let needed = outcome.queries_needed.unwrap();
+    assert!(needed > 1000, "{needed}");
+    assert!(
+        outcome.verdict.contains("about") && outcome.verdict.contains("paired queries with this effect would decide it"),
+        "{}",
+        outcome.verdict
+    );
+    // Half the limit: a pass, although the drop is significant against zero.
+    let half = spread_around(0.49, 0.1, 1000);
+    let outcome = &run(&baseline, &half, &significant(vec![rule(limited(0.02), None)]))[0];
+    assert_eq!(outcome.status, CheckStatus::Pass, "{}", outcome.verdict);
+    // Far beyond the limit: a failure.
+    let far = spread_around(0.43, 0.1, 1000);
+    let outcome = &run(&baseline, &far, &significant(vec![rule(limited(0.02), None)]))[0];
+    assert_eq!(outcome.status, CheckStatus::Fail, "{}", outcome.verdict);
+}
+
+#[test]
+fn a_drop_beyond_the_limit_without_evidence_is_inconclusive_and_fails_on_the_point_estimate() {
     let baseline = vec![0.5; 30];
     let small: Vec<f64> = vec![0.48; 30];
-    let outcome = &run(
-        &baseline,
-        &small,
-        &settings(Decision::Significant, 5, vec![rule(DROP, None)]),
-    )[0];
+    let outcome = &run(&baseline, &small, &significant(vec![rule(DROP, None)]))[0];
     assert_eq!(outcome.status, CheckStatus::Pass, "{}", outcome.verdict);
-    // a drop beyond the limit but from two queries only: not significant
+    // A drop beyond the limit from two queries only: not enough evidence.
     let mut noisy = baseline.clone();
     noisy[0] = 0.0;
     noisy[1] = 0.0;
     noisy[2] = 1.0;
-    let outcome = &run(
-        &baseline,
-        &noisy,
-        &settings(
-            Decision::Significant,
-            5,
-            vec![rule(
-                Limits {
-                    max_drop: Some(0.0),
-                    ..DROP
-                },
-                None,
-            )],
-        ),
-    )[0];
-    assert_eq!(outcome.status, CheckStatus::Pass, "{}", outcome.verdict);
+    let outcome = &run(&baseline, &noisy, &significant(vec![rule(limited(0.0), None)]))[0];
+    assert_eq!(outcome.status, CheckStatus::Inconclusive, "{}", outcome.verdict);
     assert!(
-        outcome.verdict.contains("but not significantly"),
+        outcome.verdict.contains("but the evidence is not enough"),
         "{}",
         outcome.verdict
     );
-    // the same drop fails on the point estimate
+    // The same drop fails on the point estimate.
     let outcome = &run(
         &baseline,
         &noisy,
-        &settings(
-            Decision::Point,
-            5,
-            vec![rule(
-                Limits {
-                    max_drop: Some(0.0),
-                    ..DROP
-                },
-                None,
-            )],
-        ),
+        &settings(Decision::Point, 5, vec![rule(limited(0.0), None)]),
     )[0];
     assert_eq!(outcome.status, CheckStatus::Fail, "{}", outcome.verdict);
+    assert_eq!((outcome.p_value, outcome.bound), (None, None));
 }
 
 #[test]
@@ -203,16 +226,13 @@ fn relative_limits_floors_and_improvements() {
         "6% > 5%: {}",
         outcome.verdict
     );
+    assert!((outcome.limit.unwrap() - 0.025).abs() < 1e-12);
     let floor = Limits {
         max_drop: Some(1.0),
         min: Some(0.48),
         ..DROP
     };
-    let outcome = &run(
-        &baseline,
-        &current,
-        &settings(Decision::Significant, 5, vec![rule(floor, None)]),
-    )[0];
+    let outcome = &run(&baseline, &current, &significant(vec![rule(floor, None)]))[0];
     assert_eq!(outcome.status, CheckStatus::Fail);
     assert!(
         outcome.verdict.contains("is below min 0.48"),
@@ -220,11 +240,7 @@ fn relative_limits_floors_and_improvements() {
         outcome.verdict
     );
     let better = vec![0.9; 30];
-    let outcome = &run(
-        &baseline,
-        &better,
-        &settings(Decision::Significant, 5, vec![rule(DROP, None)]),
-    )[0];
+    let outcome = &run(&baseline, &better, &significant(vec![rule(DROP, None)]))[0];
     assert_eq!(outcome.status, CheckStatus::Improved, "{}", outcome.verdict);
     assert!(
         outcome
@@ -236,25 +252,47 @@ fn relative_limits_floors_and_improvements() {
 }
 
 #[test]
+fn a_check_that_cannot_fail_is_skipped_as_underpowered_never_passed() {
+    // 21 checks' worth of family: one rule, 20 slices... simpler: with min_queries 1, a slice of
+    // 4 queries that all lose everything has p = 2^-4 = 0.0625 > alpha: it could never fail.
+    let baseline = vec![1.0; 12];
+    let current = vec![0.0; 12];
+    let outcomes = run(
+        &baseline,
+        &current,
+        &settings(Decision::Significant, 1, vec![rule(DROP, None)]),
+    );
+    let by_slice: BTreeMap<&str, &CheckOutcome> =
+        outcomes.iter().map(|o| (o.slice.as_str(), o)).collect();
+    // part=b: 4 queries, alone... two slice checks share the slice family: alpha / 2 = 0.025.
+    let b = by_slice["part=b"];
+    assert_eq!(b.status, CheckStatus::Skipped, "{}", b.verdict);
+    assert!(b.verdict.contains("skipped (underpowered)"), "{}", b.verdict);
+    assert!(b.verdict.contains("none at this size"), "{}", b.verdict);
+    assert_eq!(b.detectable_drop, None);
+    // part=a: 8 queries, 2^-8 < 0.025: tested, and it fails.
+    assert_eq!(by_slice["part=a"].status, CheckStatus::Fail);
+    assert_eq!(by_slice["all"].status, CheckStatus::Fail);
+    // A broken floor still fails an underpowered check.
+    let floor = Limits {
+        min: Some(0.5),
+        ..DROP
+    };
+    let outcomes = run(
+        &baseline,
+        &current,
+        &settings(Decision::Significant, 1, vec![rule(floor, None)]),
+    );
+    assert!(outcomes.iter().all(|o| o.status == CheckStatus::Fail));
+}
+
+#[test]
 fn small_slices_are_skipped_and_slice_rules_override() {
     let baseline = vec![1.0; 12];
     let current = vec![0.0; 12];
     // part=b has 4 queries (0, 3, 6, 9), fewer than min_queries 5
-    let rules = vec![
-        rule(DROP, None),
-        rule(
-            Limits {
-                max_drop: Some(2.0),
-                ..DROP
-            },
-            Some("a"),
-        ),
-    ];
-    let outcomes = run(
-        &baseline,
-        &current,
-        &settings(Decision::Significant, 5, rules),
-    );
+    let rules = vec![rule(DROP, None), rule(limited(2.0), Some("a"))];
+    let outcomes = run(&baseline, &current, &significant(rules));
     let by_slice: BTreeMap<&str, &CheckOutcome> =
         outcomes.iter().map(|o| (o.slice.as_str(), o)).collect();
     assert_eq!(by_slice["part=b"].status, CheckStatus::Skipped);
@@ -269,10 +307,10 @@ fn small_slices_are_skipped_and_slice_rules_override() {
 }
 
 #[test]
-fn a_metric_missing_from_the_baseline_is_an_error() {
+fn a_metric_missing_from_the_baseline_or_a_non_finite_value_is_an_error() {
     let mut baseline = results(&[1.0; 10]);
     baseline.metrics.clear();
-    let settings = settings(Decision::Significant, 5, vec![rule(DROP, None)]);
+    let settings = significant(vec![rule(DROP, None)]);
     let checks = checks::expand(
         &settings.rules,
         &BTreeSet::new(),
@@ -285,28 +323,37 @@ fn a_metric_missing_from_the_baseline_is_an_error() {
             .verdict
             .contains("the baseline has no `mrr` values")
     );
+    let mut values = vec![1.0; 10];
+    values[4] = f64::NAN;
+    let outcomes = decide(&checks, &results(&[1.0; 10]), &results(&values), &settings, "t");
+    assert_eq!(outcomes[0].status, CheckStatus::Error);
+    assert!(
+        outcomes[0].verdict.contains("query `q004` has a non-finite value"),
+        "{}",
+        outcomes[0].verdict
+    );
+}
+
+/// Results carrying `recall@5` beside `mrr`, with the same values.
+fn with_recall(values: &[f64]) -> Results {
+    let mut r = results(values);
+    for record in r.queries.values_mut() {
+        let v = record.metrics["mrr"];
+        record.metrics.insert("recall@5".into(), v);
+    }
+    r.metrics.push("recall@5".into());
+    r
 }
 
 #[test]
 fn holm_stops_at_the_first_p_value_above_its_threshold() {
-    // Two checks with the same exact p = 1/32 (5 of 10 queries drop from 1 to 0, 5 unchanged).
-    // Holm compares the first with alpha/2 = 0.025 and stops there: neither fails, although
-    // the second's own threshold (alpha = 0.05) is above 1/32.
-    let before: Vec<f64> = vec![1.0; 10];
-    let after: Vec<f64> = (0..10).map(|i| if i < 5 { 0.0 } else { 1.0 }).collect();
-    let with_recall = |values: &[f64]| {
-        let mut r = results(values);
-        for record in r.queries.values_mut() {
-            let v = record.metrics["mrr"];
-            record.metrics.insert("recall@5".into(), v);
-        }
-        r.metrics.push("recall@5".into());
-        r
-    };
-    let limits = Limits {
-        max_drop: Some(0.0),
-        ..DROP
-    };
+    // Two checks with the same exact p = 132/4096 = 0.0322 (worsening 1 x6, -1 x2, 0.5 x4; all
+    // non-zero, so p could reach 2^-12). Holm compares the first with alpha/2 = 0.025 and stops
+    // there: neither fails, although the second's own threshold (alpha = 0.05) is above 0.0322.
+    let before: Vec<f64> = vec![1.0; 12];
+    let worsening = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, -1.0, 0.5, 0.5, 0.5, 0.5];
+    let after: Vec<f64> = worsening.iter().map(|w| 1.0 - w).collect();
+    let limits = limited(0.0);
     let recall: Metric = RetrievalMetric::Recall(5).into();
     let mrr: Metric = RetrievalMetric::Mrr(None).into();
     let rules = vec![
@@ -321,39 +368,70 @@ fn holm_stops_at_the_first_p_value_above_its_threshold() {
             limits,
         },
     ];
-    let s = settings(Decision::Significant, 5, rules);
+    let s = significant(rules);
     let checks = checks::expand(&s.rules, &BTreeSet::new(), &[recall, mrr]);
-    let outcomes = decide(
-        &checks,
-        &with_recall(&before),
-        &with_recall(&after),
-        &s,
-        "t",
-    );
+    let outcomes = decide(&checks, &with_recall(&before), &with_recall(&after), &s, "t");
     for outcome in &outcomes {
-        assert!((outcome.p_value.unwrap() - 1.0 / 32.0).abs() < 1e-12);
-        assert_eq!(outcome.status, CheckStatus::Pass, "{}", outcome.verdict);
+        assert_eq!(outcome.p_value, Some(132.0 / 4096.0));
+        assert_eq!(outcome.method, Some(Method::ExactSignFlip));
+        assert_eq!(outcome.status, CheckStatus::Inconclusive, "{}", outcome.verdict);
     }
     assert_eq!(outcomes[0].threshold, Some(0.025));
     assert_eq!(outcomes[1].threshold, Some(0.05));
     // without correction both fail
     let mut none = s.clone();
     none.correction = Correction::None;
-    let outcomes = decide(
-        &checks,
-        &with_recall(&before),
-        &with_recall(&after),
-        &none,
-        "t",
-    );
+    let outcomes = decide(&checks, &with_recall(&before), &with_recall(&after), &none, "t");
     assert!(outcomes.iter().all(|o| o.status == CheckStatus::Fail));
+}
+
+#[test]
+fn slice_checks_form_their_own_family() {
+    // One rule: the `all` check is alone in the primary family (threshold alpha), the two slice
+    // checks share the slice family (Holm: alpha / 2 for the smaller p).
+    let baseline = vec![1.0; 60];
+    let current = vec![0.0; 60];
+    let outcomes = run(&baseline, &current, &significant(vec![rule(DROP, None)]));
+    let families: Vec<(Family, Option<f64>)> =
+        outcomes.iter().map(|o| (o.family, o.threshold)).collect();
+    assert_eq!(
+        families,
+        [
+            (Family::Primary, Some(0.05)),
+            (Family::Slices, Some(0.025)),
+            (Family::Slices, Some(0.05)),
+        ]
+    );
+    // Benjamini-Hochberg for the slices: thresholds i alpha / m.
+    let mut bh = significant(vec![rule(DROP, None)]);
+    bh.slice_correction = SliceCorrection::Bh;
+    let outcomes = run(&baseline, &current, &bh);
+    assert_eq!(outcomes[1].threshold, Some(0.025));
+    assert_eq!(outcomes[2].threshold, Some(0.05));
+    assert!(outcomes.iter().all(|o| o.status == CheckStatus::Fail));
+}
+
+#[test]
+fn the_bound_shown_is_the_one_the_verdict_used() {
+    for (centre, status) in [(0.43, CheckStatus::Fail), (0.475, CheckStatus::Inconclusive)] {
+        let outcome = &run(
+            &vec![0.5; 200],
+            &spread_around(centre, 0.1, 200),
+            &significant(vec![rule(limited(0.02), None)]),
+        )[0];
+        assert_eq!(outcome.status, status, "{}", outcome.verdict);
+        let bound = outcome.bound.unwrap();
+        let least_worsening = -bound.delta;
+        assert_eq!(least_worsening > 0.02, status == CheckStatus::Fail, "{bound:?}");
+        assert_eq!(bound.confidence, 1.0 - outcome.threshold.unwrap());
+    }
 }
 
 #[test]
 fn verdicts_are_reproducible() {
     let baseline: Vec<f64> = (0..40).map(|i| (i % 5) as f64 / 4.0).collect();
     let current: Vec<f64> = (0..40).map(|i| ((i + 1) % 5) as f64 / 4.0).collect();
-    let s = settings(Decision::Significant, 5, vec![rule(DROP, None)]);
+    let s = significant(vec![rule(DROP, None)]);
     let first = run(&baseline, &current, &s);
     let second = run(&baseline, &current, &s);
     assert_eq!(

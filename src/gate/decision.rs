@@ -1,0 +1,264 @@
+//! The one place a run is decided: `gate`, `merge` and `compare` all turn (config, tier,
+//! baseline, current results, judge calibrations) into a [`GateReport`] here, with every check
+//! and the run's status. Reports only render what this returns.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::baseline::results::{Results, RunStatus};
+use crate::config::{Config, InconclusivePolicy, SliceValue, Tier};
+use crate::error::{Error, Result};
+use crate::gate::calibration::{self, Calibration};
+use crate::gate::checks::{self, Check, Slice};
+use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family};
+use crate::gate::{GateReport, answer_changes, diagnosis, length_faithfulness_correlation, short};
+use crate::metrics::metric::Metric;
+use crate::suggest;
+
+/// Compares `current` with `baseline` under the tier's rules (calibrated floors included) and
+/// decides the run.
+pub fn decide(
+    config: &Config,
+    tier: &Tier,
+    baseline: &Results,
+    current: &Results,
+    calibrations: &[Calibration],
+) -> GateReport {
+    let mut warnings = provenance_warnings(baseline, current);
+    let baseline_only = only_in(baseline, current);
+    let current_only = only_in(current, baseline);
+    let values = slice_values(config, [baseline, current]);
+    let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
+    let all_checks = checks::expand(&tier.gate.rules, &values, &metrics);
+    let (checks, unknown): (Vec<Check<'_>>, Vec<Check<'_>>) = all_checks
+        .into_iter()
+        .partition(|check| match &check.slice {
+            Slice::All => true,
+            Slice::Value(value) => values.contains(value),
+        });
+    let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
+    for (outcome, check) in outcomes.iter_mut().zip(&checks) {
+        let answer_metric = check.rule.metric.needs_answer();
+        for drop in &mut outcome.worst {
+            let (Some(before), Some(now)) = (
+                baseline.queries.get(&drop.qid),
+                current.queries.get(&drop.qid),
+            ) else {
+                continue;
+            };
+            drop.query = now.query.clone();
+            if answer_metric {
+                drop.details = answer_changes(before, now);
+            }
+        }
+    }
+    outcomes.extend(unknown.iter().map(|check| unknown_slice(check, &values)));
+    outcomes.extend(calibration::checks(
+        &tier.gate.rules,
+        calibrations,
+        tier.gate.inconclusive,
+    ));
+    warnings.extend(tier.gate.notices.iter().cloned());
+    let notes = length_faithfulness_correlation(current)
+        .into_iter()
+        .chain(current.summary.iter().flat_map(|(slice, metrics)| {
+            diagnosis::diagnose(slice, metrics, &config.diagnosis)
+        }))
+        .chain(calibrations.iter().map(Calibration::describe))
+        .collect();
+    GateReport {
+        tier: tier.name.clone(),
+        status: run_status(&outcomes, tier.gate.inconclusive),
+        inconclusive: tier.gate.inconclusive,
+        outcomes,
+        paired_queries: current.queries.len() - current_only.len(),
+        baseline_only,
+        current_only,
+        judged_at_k: None,
+        notes,
+        warnings,
+    }
+}
+
+/// The run's status from its checks:
+/// - `error` when any check is an error, when nothing was evaluated (every check skipped), or
+///   when the tier has `all` checks and every one of them was skipped (the primary family said
+///   nothing);
+/// - `regression` when a check failed, or was inconclusive under `inconclusive: fail`;
+/// - `pass` otherwise.
+pub fn run_status(outcomes: &[CheckOutcome], inconclusive: InconclusivePolicy) -> RunStatus {
+    let any = |status: CheckStatus| outcomes.iter().any(|o| o.status == status);
+    let skipped = |o: &&CheckOutcome| o.status == CheckStatus::Skipped;
+    let primary: Vec<&CheckOutcome> = outcomes
+        .iter()
+        .filter(|o| o.family == Family::Primary)
+        .collect();
+    let primary_silent = !primary.is_empty() && primary.iter().all(|o| skipped(&o));
+    let nothing_evaluated = outcomes.iter().all(|o| skipped(&o));
+    if any(CheckStatus::Error) || primary_silent || nothing_evaluated {
+        RunStatus::Error
+    } else if any(CheckStatus::Fail)
+        || (inconclusive == InconclusivePolicy::Fail && any(CheckStatus::Inconclusive))
+    {
+        RunStatus::Regression
+    } else {
+        RunStatus::Pass
+    }
+}
+
+/// An error when `baseline` holds results of another tier than the one gated.
+pub fn check_baseline_tier(baseline: &Results, tier: &str, path: &Path) -> Result<()> {
+    if baseline.tier == tier {
+        return Ok(());
+    }
+    Err(Error::input(
+        path,
+        format!(
+            "a baseline of tier `{}`, but tier `{tier}` is gated: expected the baseline of \
+             `{tier}` (check the tier's `baseline:` path in the config)",
+            baseline.tier
+        ),
+    ))
+}
+
+/// A rule on a slice value that no query of either results has: an error, not a silent skip.
+fn unknown_slice(check: &Check<'_>, values: &BTreeSet<SliceValue>) -> CheckOutcome {
+    let mut outcome = CheckOutcome::bare(
+        check.name(),
+        check.rule.metric.to_string(),
+        check.slice.to_string(),
+        Family::Slices,
+    );
+    let named = check.slice.to_string();
+    let existing: Vec<String> = values.iter().map(ToString::to_string).collect();
+    let listed = if existing.is_empty() {
+        "no query has a slice value".to_string()
+    } else {
+        format!("the slice values are {}", existing.join(", "))
+    };
+    outcome.verdict = suggest::did_you_mean(
+        format!(
+            "{}: no query has {named} ({listed}): expected a slice value the queries have",
+            check.name()
+        ),
+        &named,
+        existing.iter().map(String::as_str),
+    );
+    outcome
+}
+
+fn provenance_warnings(baseline: &Results, current: &Results) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if baseline.provenance.qrels_sha256 != current.provenance.qrels_sha256 {
+        warnings.push(format!(
+            "the qrels changed since the baseline (sha256 {} -> {}): comparing the queries both have",
+            short(&baseline.provenance.qrels_sha256),
+            short(&current.provenance.qrels_sha256)
+        ));
+    }
+    if baseline.provenance.config_hash != current.provenance.config_hash {
+        warnings.push(format!(
+            "the metrics, slices or rules changed since the baseline (config hash {} -> {})",
+            short(&baseline.provenance.config_hash),
+            short(&current.provenance.config_hash)
+        ));
+    }
+    warnings
+}
+
+/// The qids of `a` that `b` lacks.
+fn only_in(a: &Results, b: &Results) -> Vec<String> {
+    a.queries
+        .keys()
+        .filter(|q| !b.queries.contains_key(*q))
+        .cloned()
+        .collect()
+}
+
+/// The slice values that occur in either results, for the configured slice fields.
+fn slice_values(config: &Config, results: [&Results; 2]) -> BTreeSet<SliceValue> {
+    results
+        .iter()
+        .flat_map(|r| r.queries.values())
+        .flat_map(|q| {
+            config.slices.iter().filter_map(|field| {
+                q.slices.get(field).map(|value| SliceValue {
+                    field: field.clone(),
+                    value: value.clone(),
+                })
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(family: Family, status: CheckStatus) -> CheckOutcome {
+        let mut o = CheckOutcome::bare("m [s]".into(), "m".into(), "s".into(), family);
+        o.status = status;
+        o
+    }
+
+    use CheckStatus::{Error as E, Fail as F, Improved as I, Inconclusive as N, Pass as P};
+    use CheckStatus::Skipped as S;
+    use Family::{Calibration as Cal, Primary as All, Slices as Sl};
+
+    #[test]
+    fn run_status_table() {
+        let cases: &[(&[(Family, CheckStatus)], InconclusivePolicy, RunStatus)] = &[
+            (&[(All, P), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Pass),
+            (&[(All, I), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Pass),
+            (&[(All, P), (Sl, F)], InconclusivePolicy::Pass, RunStatus::Regression),
+            (&[(All, F), (Sl, E)], InconclusivePolicy::Pass, RunStatus::Error),
+            (&[(All, N), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Pass),
+            (&[(All, N), (Sl, P)], InconclusivePolicy::Fail, RunStatus::Regression),
+            // No `all` check at all (every rule names a slice): decided by the slices.
+            (&[(Sl, P), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Pass),
+            (&[(Sl, P), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Pass),
+            (&[(Sl, F), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Regression),
+            // Every `all` check skipped: the primary family said nothing.
+            (&[(All, S), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Error),
+            (&[(All, S), (Sl, F)], InconclusivePolicy::Pass, RunStatus::Error),
+            // Nothing evaluated at all.
+            (&[(Sl, S), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Error),
+            (&[], InconclusivePolicy::Pass, RunStatus::Error),
+            // Calibrated floors count like any check.
+            (&[(All, P), (Cal, F)], InconclusivePolicy::Pass, RunStatus::Regression),
+            (&[(All, P), (Cal, S)], InconclusivePolicy::Pass, RunStatus::Pass),
+            (&[(Cal, S)], InconclusivePolicy::Pass, RunStatus::Error),
+        ];
+        for (checks, policy, expected) in cases {
+            let outcomes: Vec<CheckOutcome> = checks
+                .iter()
+                .map(|&(family, status)| outcome(family, status))
+                .collect();
+            assert_eq!(
+                run_status(&outcomes, *policy),
+                *expected,
+                "{checks:?} under {policy:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_baseline_of_another_tier_is_an_error() {
+        let mut baseline = Results {
+            format: String::new(),
+            tier: "regression".into(),
+            status: RunStatus::Pass,
+            provenance: Default::default(),
+            metrics: vec![],
+            summary: Default::default(),
+            queries: Default::default(),
+        };
+        let error = check_baseline_tier(&baseline, "smoke", Path::new("b.json")).unwrap_err();
+        assert!(
+            error.to_string().contains("a baseline of tier `regression`, but tier `smoke` is gated"),
+            "{error}"
+        );
+        baseline.tier = "smoke".into();
+        assert!(check_baseline_tier(&baseline, "smoke", Path::new("b.json")).is_ok());
+    }
+}
