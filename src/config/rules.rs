@@ -69,7 +69,7 @@ pub(crate) fn validate_gate(
             "`resamples` in a gate block no longer has any effect: p-values are exact (fewer \
              than 30 paired queries) or analytic, so no verdict depends on resampling; remove the \
              key"
-                .to_string()
+            .to_string()
         })
         .into_iter()
         .collect();

@@ -241,7 +241,10 @@ fn bad_configs_name_the_key_path() {
             "tiers.nightly.gate.min_queries: 4 with alpha 0.05: a check of 4 queries can never reach p <= 0.05 (its smallest p is 2^-4 = 0.0625): expected at least 5, or `decision: point`",
         ),
         (
-            replace("correction: holm", "correction: holm\n  slice_correction: fdr"),
+            replace(
+                "correction: holm",
+                "correction: holm\n  slice_correction: fdr",
+            ),
             "gate.slice_correction: unknown variant `fdr`, expected one of `holm`, `bh`, `none`",
         ),
         (
@@ -266,7 +269,9 @@ fn decision_settings_default_and_override_per_tier() {
     assert_eq!(regression.inconclusive, InconclusivePolicy::Pass);
     assert_eq!(
         regression.notices,
-        ["`resamples` in a gate block no longer has any effect: p-values are exact (fewer than 30 paired queries) or analytic, so no verdict depends on resampling; remove the key"]
+        [
+            "`resamples` in a gate block no longer has any effect: p-values are exact (fewer than 30 paired queries) or analytic, so no verdict depends on resampling; remove the key"
+        ]
     );
     let strict = load_str(&VALID.replace(
         "  regression: { qrels: qrels/regression.jsonl, baseline: baselines/regression.json }",
@@ -276,7 +281,10 @@ fn decision_settings_default_and_override_per_tier() {
     let regression = &strict.tiers["regression"].gate;
     assert_eq!(regression.inconclusive, InconclusivePolicy::Fail);
     assert_eq!(regression.slice_correction, SliceCorrection::Bh);
-    assert_eq!(strict.tiers["smoke"].gate.inconclusive, InconclusivePolicy::Pass);
+    assert_eq!(
+        strict.tiers["smoke"].gate.inconclusive,
+        InconclusivePolicy::Pass
+    );
     // A point decision may look at fewer queries than a test could.
     let point = load_str(&VALID.replace(
         "smoke:      { qrels: qrels/smoke.jsonl, baseline: baselines/smoke.json, gate: { decision: point } }",

@@ -30,12 +30,13 @@ pub fn decide(
     let values = slice_values(config, [baseline, current]);
     let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
     let all_checks = checks::expand(&tier.gate.rules, &values, &metrics);
-    let (checks, unknown): (Vec<Check<'_>>, Vec<Check<'_>>) = all_checks
-        .into_iter()
-        .partition(|check| match &check.slice {
-            Slice::All => true,
-            Slice::Value(value) => values.contains(value),
-        });
+    let (checks, unknown): (Vec<Check<'_>>, Vec<Check<'_>>) =
+        all_checks
+            .into_iter()
+            .partition(|check| match &check.slice {
+                Slice::All => true,
+                Slice::Value(value) => values.contains(value),
+            });
     let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
     for (outcome, check) in outcomes.iter_mut().zip(&checks) {
         let answer_metric = check.rule.metric.needs_answer();
@@ -59,13 +60,14 @@ pub fn decide(
         tier.gate.inconclusive,
     ));
     warnings.extend(tier.gate.notices.iter().cloned());
-    let notes = length_faithfulness_correlation(current)
-        .into_iter()
-        .chain(current.summary.iter().flat_map(|(slice, metrics)| {
-            diagnosis::diagnose(slice, metrics, &config.diagnosis)
-        }))
-        .chain(calibrations.iter().map(Calibration::describe))
-        .collect();
+    let notes =
+        length_faithfulness_correlation(current)
+            .into_iter()
+            .chain(current.summary.iter().flat_map(|(slice, metrics)| {
+                diagnosis::diagnose(slice, metrics, &config.diagnosis)
+            }))
+            .chain(calibrations.iter().map(Calibration::describe))
+            .collect();
     GateReport {
         tier: tier.name.clone(),
         status: run_status(&outcomes, tier.gate.inconclusive),
@@ -93,7 +95,7 @@ pub fn run_status(outcomes: &[CheckOutcome], inconclusive: InconclusivePolicy) -
         .iter()
         .filter(|o| o.family == Family::Primary)
         .collect();
-    let primary_silent = !primary.is_empty() && primary.iter().all(|o| skipped(&o));
+    let primary_silent = !primary.is_empty() && primary.iter().all(skipped);
     let nothing_evaluated = outcomes.iter().all(|o| skipped(&o));
     if any(CheckStatus::Error) || primary_silent || nothing_evaluated {
         RunStatus::Error
@@ -201,32 +203,89 @@ mod tests {
         o
     }
 
-    use CheckStatus::{Error as E, Fail as F, Improved as I, Inconclusive as N, Pass as P};
     use CheckStatus::Skipped as S;
+    use CheckStatus::{Error as E, Fail as F, Improved as I, Inconclusive as N, Pass as P};
     use Family::{Calibration as Cal, Primary as All, Slices as Sl};
 
     #[test]
     fn run_status_table() {
-        let cases: &[(&[(Family, CheckStatus)], InconclusivePolicy, RunStatus)] = &[
-            (&[(All, P), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Pass),
-            (&[(All, I), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Pass),
-            (&[(All, P), (Sl, F)], InconclusivePolicy::Pass, RunStatus::Regression),
-            (&[(All, F), (Sl, E)], InconclusivePolicy::Pass, RunStatus::Error),
-            (&[(All, N), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Pass),
-            (&[(All, N), (Sl, P)], InconclusivePolicy::Fail, RunStatus::Regression),
+        type Case<'a> = (&'a [(Family, CheckStatus)], InconclusivePolicy, RunStatus);
+        let cases: &[Case<'_>] = &[
+            (
+                &[(All, P), (Sl, P)],
+                InconclusivePolicy::Pass,
+                RunStatus::Pass,
+            ),
+            (
+                &[(All, I), (Sl, S)],
+                InconclusivePolicy::Pass,
+                RunStatus::Pass,
+            ),
+            (
+                &[(All, P), (Sl, F)],
+                InconclusivePolicy::Pass,
+                RunStatus::Regression,
+            ),
+            (
+                &[(All, F), (Sl, E)],
+                InconclusivePolicy::Pass,
+                RunStatus::Error,
+            ),
+            (
+                &[(All, N), (Sl, P)],
+                InconclusivePolicy::Pass,
+                RunStatus::Pass,
+            ),
+            (
+                &[(All, N), (Sl, P)],
+                InconclusivePolicy::Fail,
+                RunStatus::Regression,
+            ),
             // No `all` check at all (every rule names a slice): decided by the slices.
-            (&[(Sl, P), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Pass),
-            (&[(Sl, P), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Pass),
-            (&[(Sl, F), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Regression),
+            (
+                &[(Sl, P), (Sl, P)],
+                InconclusivePolicy::Pass,
+                RunStatus::Pass,
+            ),
+            (
+                &[(Sl, P), (Sl, S)],
+                InconclusivePolicy::Pass,
+                RunStatus::Pass,
+            ),
+            (
+                &[(Sl, F), (Sl, S)],
+                InconclusivePolicy::Pass,
+                RunStatus::Regression,
+            ),
             // Every `all` check skipped: the primary family said nothing.
-            (&[(All, S), (Sl, P)], InconclusivePolicy::Pass, RunStatus::Error),
-            (&[(All, S), (Sl, F)], InconclusivePolicy::Pass, RunStatus::Error),
+            (
+                &[(All, S), (Sl, P)],
+                InconclusivePolicy::Pass,
+                RunStatus::Error,
+            ),
+            (
+                &[(All, S), (Sl, F)],
+                InconclusivePolicy::Pass,
+                RunStatus::Error,
+            ),
             // Nothing evaluated at all.
-            (&[(Sl, S), (Sl, S)], InconclusivePolicy::Pass, RunStatus::Error),
+            (
+                &[(Sl, S), (Sl, S)],
+                InconclusivePolicy::Pass,
+                RunStatus::Error,
+            ),
             (&[], InconclusivePolicy::Pass, RunStatus::Error),
             // Calibrated floors count like any check.
-            (&[(All, P), (Cal, F)], InconclusivePolicy::Pass, RunStatus::Regression),
-            (&[(All, P), (Cal, S)], InconclusivePolicy::Pass, RunStatus::Pass),
+            (
+                &[(All, P), (Cal, F)],
+                InconclusivePolicy::Pass,
+                RunStatus::Regression,
+            ),
+            (
+                &[(All, P), (Cal, S)],
+                InconclusivePolicy::Pass,
+                RunStatus::Pass,
+            ),
             (&[(Cal, S)], InconclusivePolicy::Pass, RunStatus::Error),
         ];
         for (checks, policy, expected) in cases {
@@ -255,7 +314,9 @@ mod tests {
         };
         let error = check_baseline_tier(&baseline, "smoke", Path::new("b.json")).unwrap_err();
         assert!(
-            error.to_string().contains("a baseline of tier `regression`, but tier `smoke` is gated"),
+            error
+                .to_string()
+                .contains("a baseline of tier `regression`, but tier `smoke` is gated"),
             "{error}"
         );
         baseline.tier = "smoke".into();

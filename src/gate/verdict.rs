@@ -276,7 +276,9 @@ pub fn decide(
                 let direction = check.rule.metric.direction();
                 let limit = tolerated(&check.rule.limits, direction, stats::mean(&paired.baseline));
                 let test = match (settings.decision, limit) {
-                    (Decision::Significant, Some(l)) => Some(limit_test::test(&paired.worsening, l)),
+                    (Decision::Significant, Some(l)) => {
+                        Some(limit_test::test(&paired.worsening, l))
+                    }
                     _ => None,
                 };
                 outcomes.push(outcome_for(check, CheckStatus::Pass, String::new(), 0));

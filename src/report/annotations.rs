@@ -137,7 +137,11 @@ pub(crate) fn sample_report() -> GateReport {
     use crate::stats::limit_test::Method;
     let outcome = |name: &str, status, verdict: &str, n, means: [f64; 3]| {
         let slice = name[name.find('[').unwrap_or(0) + 1..name.len() - 1].to_string();
-        let family = if slice == "all" { Family::Primary } else { Family::Slices };
+        let family = if slice == "all" {
+            Family::Primary
+        } else {
+            Family::Slices
+        };
         let mut o = CheckOutcome::bare(
             name.to_string(),
             name.split(' ').next().unwrap_or_default().to_string(),
@@ -289,12 +293,16 @@ mod tests {
         );
         // Inconclusive checks are warnings, or errors when they fail the run.
         assert!(
-            lines[1].starts_with("::warning title=ragate%3A mrr [class=paraphrased] inconclusive::"),
+            lines[1]
+                .starts_with("::warning title=ragate%3A mrr [class=paraphrased] inconclusive::"),
             "{}",
             lines[1]
         );
         report.inconclusive = InconclusivePolicy::Fail;
-        assert!(render(&report)[1].starts_with("::error title=ragate%3A mrr [class=paraphrased] inconclusive::"));
+        assert!(
+            render(&report)[1]
+                .starts_with("::error title=ragate%3A mrr [class=paraphrased] inconclusive::")
+        );
     }
 
     #[test]

@@ -57,8 +57,16 @@ pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
 /// 95% interval; or "–".
 pub(crate) fn bound(outcome: &CheckOutcome) -> String {
     if let Some(b) = outcome.bound.filter(|b| b.delta.is_finite()) {
-        let relation = if higher_is_better(&outcome.metric) { "<=" } else { ">=" };
-        return format!("{relation} {} ({:.2}%)", signed(b.delta), 100.0 * b.confidence);
+        let relation = if higher_is_better(&outcome.metric) {
+            "<="
+        } else {
+            ">="
+        };
+        return format!(
+            "{relation} {} ({:.2}%)",
+            signed(b.delta),
+            100.0 * b.confidence
+        );
     }
     interval(outcome.ci)
 }

@@ -267,7 +267,10 @@ mod tests {
         let mut report = sample_report();
         assert!(render(&report).starts_with("## ragate · tier smoke · ⚠️ error\n"));
         for (status, heading) in [
-            (RunStatus::Regression, "## ragate · tier smoke · ❌ REGRESSION\n"),
+            (
+                RunStatus::Regression,
+                "## ragate · tier smoke · ❌ REGRESSION\n",
+            ),
             (RunStatus::Pass, "## ragate · tier smoke · ✅ pass\n"),
         ] {
             report.status = status;
@@ -283,9 +286,9 @@ mod tests {
         );
         assert!(text.contains("ranking &lt;b>100%&lt;/b>"), "{text}");
         assert!(text.contains("9 more queries got worse (12 in all)."));
-        assert!(
-            text.contains("| ⏭️ skipped | recall@5 [class=rare] | – | – | – | – | – | – | – | 3 | – |")
-        );
+        assert!(text.contains(
+            "| ⏭️ skipped | recall@5 [class=rare] | – | – | – | – | – | – | – | 3 | – |"
+        ));
         assert!(!text.contains("NaN"), "{text}");
     }
 

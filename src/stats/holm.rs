@@ -157,12 +157,18 @@ mod tests {
             [false, false, true, false]
         );
         assert!(benjamini_hochberg(&[], 0.05).is_empty());
-        assert_eq!(rejected(&benjamini_hochberg(&[f64::NAN, 0.01], 0.05)), [false, true]);
+        assert_eq!(
+            rejected(&benjamini_hochberg(&[f64::NAN, 0.01], 0.05)),
+            [false, true]
+        );
     }
 
     #[test]
     fn uncorrected_compares_with_alpha() {
-        assert_eq!(rejected(&uncorrected(&[0.05, 0.051, f64::NAN], 0.05)), [true, false, false]);
+        assert_eq!(
+            rejected(&uncorrected(&[0.05, 0.051, f64::NAN], 0.05)),
+            [true, false, false]
+        );
     }
 
     #[test]

@@ -89,7 +89,8 @@ pub fn test(worsening: &[f64], limit: f64) -> LimitTest {
 /// when no limit can be rejected at this level (the exact test's smallest p is above `level`), or
 /// for empty or non-finite input.
 pub fn lower_bound(worsening: &[f64], level: f64) -> Option<f64> {
-    if worsening.is_empty() || worsening.iter().any(|w| !w.is_finite()) || !(level > 0.0) {
+    let positive_level = level > 0.0;
+    if worsening.is_empty() || worsening.iter().any(|w| !w.is_finite()) || !positive_level {
         return None;
     }
     if worsening.len() >= ANALYTIC_MIN_N {
@@ -227,16 +228,24 @@ mod tests {
     #[test]
     fn the_analytic_test_matches_a_t_test_on_symmetric_data() {
         // Symmetric values (skewness 0): T is the plain t statistic plus nothing.
-        let values: Vec<f64> = (0..40).map(|i| if i % 2 == 0 { 0.3 } else { -0.1 }).collect();
+        let values: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 0.3 } else { -0.1 })
+            .collect();
         let result = test(&values, 0.0);
         assert_eq!(result.method, Method::SkewCorrectedT);
         // mean 0.1, sd = 0.2 * sqrt(40 / 39); t = 0.1 / (sd / sqrt(40)) = 3.1225; t(39) upper tail.
         let sd = 0.2 * (40.0f64 / 39.0).sqrt();
         let t = 0.1 / (sd / 40.0f64.sqrt());
         let expected = StudentsT::new(0.0, 1.0, 39.0).unwrap().sf(t);
-        assert!((result.p_value - expected).abs() < 1e-12, "{result:?} {expected}");
+        assert!(
+            (result.p_value - expected).abs() < 1e-12,
+            "{result:?} {expected}"
+        );
         // scipy.stats.t.sf(3.122498999199199, 39)
-        assert!((expected - 0.001_686_525_290_093_039).abs() < 1e-12, "{expected}");
+        assert!(
+            (expected - 0.001_686_525_290_093_039).abs() < 1e-12,
+            "{expected}"
+        );
     }
 
     #[test]
@@ -251,7 +260,10 @@ mod tests {
                 };
                 let just_below = test(&values, bound - 1e-6).p_value;
                 let just_above = test(&values, bound + 1e-6).p_value;
-                assert!(just_below <= level, "n = {n}, level {level}: p {just_below}");
+                assert!(
+                    just_below <= level,
+                    "n = {n}, level {level}: p {just_below}"
+                );
                 assert!(just_above > level, "n = {n}, level {level}: p {just_above}");
             }
         }
@@ -307,6 +319,9 @@ mod tests {
         // Right-skewed worsening: the plain test is conservative (3.1%); the correction brings
         // it back near the level without overshooting (4.7%).
         let right = rejection_rate(1.0, true, 0.05);
-        assert!((0.04..0.058).contains(&right), "corrected, right skew: {right}");
+        assert!(
+            (0.04..0.058).contains(&right),
+            "corrected, right skew: {right}"
+        );
     }
 }

@@ -13,8 +13,8 @@ pub mod ppi;
 pub mod randomization;
 
 use rand::SeedableRng;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 use rand_chacha::ChaCha8Rng;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Arithmetic mean. The mean of no values is `0.0` (callers that must tell "empty" apart check
 /// the length themselves).
@@ -119,7 +119,10 @@ mod tests {
         ];
         for (p, df, expected) in cases {
             let got = student_t_quantile(p, df);
-            assert!((got - expected).abs() < 1e-9, "t({p}; {df}) = {got}, expected {expected}");
+            assert!(
+                (got - expected).abs() < 1e-9,
+                "t({p}; {df}) = {got}, expected {expected}"
+            );
         }
         assert!(student_t_quantile(1.0, 5.0).is_nan());
         assert!(student_t_quantile(0.5, 0.0).is_nan());

@@ -48,6 +48,7 @@ cache: {{ path: cache/judge.sqlite }}
 tiers:
   smoke: {{ qrels: qrels.jsonl, baseline: baseline.json }}
 gate:
+  decision: point
   min_queries: 1
   rules:
     - {{ metric: answer_relevance, max_drop: 0.05 }}

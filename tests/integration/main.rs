@@ -11,6 +11,7 @@ mod pipeline;
 mod sharding;
 mod statistics;
 mod trec_streaming;
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -22,7 +22,6 @@ tiers:
 gate:
   decision: significant
   min_queries: 5
-  resamples: 2000
   seed: 7
   rules:
     - { metric: recall@5, max_drop: 0.02 }

@@ -226,7 +226,11 @@ fn settings(rules: &[Rule], seed: u64) -> GateSettings {
 }
 
 /// The gate's verdicts on a baseline and a candidate, after checking that all 20 were tested.
-fn verdicts(checks: &[Check<'_>], baseline: &[Vec<f64>], current: &[Vec<f64>]) -> Vec<CheckOutcome> {
+fn verdicts(
+    checks: &[Check<'_>],
+    baseline: &[Vec<f64>],
+    current: &[Vec<f64>],
+) -> Vec<CheckOutcome> {
     let rules: Vec<Rule> = checks.iter().map(|c| c.rule.clone()).collect();
     let outcomes = decide(
         checks,
@@ -279,7 +283,11 @@ fn rates_at(checks: &[Check<'_>], factor: f64) -> (f64, f64, f64) {
         );
     }
     let share_of = |count: usize| count as f64 / RUNS as f64;
-    (share_of(any_fail), share_of(power_fail), share_of(inconclusive))
+    (
+        share_of(any_fail),
+        share_of(power_fail),
+        share_of(inconclusive),
+    )
 }
 
 #[test]
@@ -294,14 +302,20 @@ fn tolerated_changes_fail_at_most_alpha_and_large_drops_are_caught() {
             "tolerated {factor}x the limit ({LIMIT_PCT}% of each mean), {RUNS} runs x 20 checks: \
              runs with any failure {any_fail:.3} (bound {bound:.3}), with any inconclusive {inconclusive:.3}"
         );
-        assert!(any_fail <= bound, "{factor}x: family-wise false failures {any_fail} > {bound}");
+        assert!(
+            any_fail <= bound,
+            "{factor}x: family-wise false failures {any_fail} > {bound}"
+        );
     }
     for (factor, required) in [(2.0, 0.5), (5.0, 0.99)] {
         let (any_fail, power, _) = rates_at(&checks, factor);
         println!(
             "drop {factor}x the limit: {POWER_CHECK} failed in {power:.3} of runs, any check in {any_fail:.3}"
         );
-        assert!(power >= required, "{factor}x: detection {power} < {required}");
+        assert!(
+            power >= required,
+            "{factor}x: detection {power} < {required}"
+        );
     }
 }
 
@@ -311,7 +325,9 @@ fn skewed_population() -> Vec<f64> {
     let mut rng = stats::rng_for(SEED, "skewed population");
     let recall = METRICS.iter().position(|&m| m == "recall@10").unwrap();
     let baseline = simulate(&mut rng, &[]);
-    let broken: Vec<bool> = (0..baseline.len()).map(|_| uniform(&mut rng) < 0.1).collect();
+    let broken: Vec<bool> = (0..baseline.len())
+        .map(|_| uniform(&mut rng) < 0.1)
+        .collect();
     let current = simulate(&mut rng, &broken);
     let deltas: Vec<f64> = (current.iter().zip(&baseline))
         .map(|(c, b)| c[recall] - b[recall])
@@ -323,7 +339,11 @@ fn skewed_population() -> Vec<f64> {
 fn third_moment_skewness(values: &[f64]) -> f64 {
     let mean = stats::mean(values);
     let sd = stats::sample_sd(values);
-    values.iter().map(|v| ((v - mean) / sd).powi(3)).sum::<f64>() / values.len() as f64
+    values
+        .iter()
+        .map(|v| ((v - mean) / sd).powi(3))
+        .sum::<f64>()
+        / values.len() as f64
 }
 
 /// `n` draws with replacement from `population`.
@@ -338,7 +358,10 @@ fn the_test_holds_its_level_under_a_skewed_zero_mean_null() {
     let population = skewed_population();
     let skewness = third_moment_skewness(&population);
     let trials = 20_000;
-    for (direction, sign) in [("losses skewed (right)", 1.0), ("gains skewed (left)", -1.0)] {
+    for (direction, sign) in [
+        ("losses skewed (right)", 1.0),
+        ("gains skewed (left)", -1.0),
+    ] {
         // Worsening = -delta; sign -1 mirrors the population.
         let worsening: Vec<f64> = population.iter().map(|d| -sign * d).collect();
         for (n, level) in [(225, ALPHA), (225, ALPHA / 20.0), (75, ALPHA)] {
@@ -359,7 +382,10 @@ fn the_test_holds_its_level_under_a_skewed_zero_mean_null() {
             // At alpha the rate stays within 1.5x; at Holm's smallest level of a 20-check family
             // rare large gains still push it to about 2x (docs/statistics.md, known gap).
             let allowed = if level == ALPHA { 1.5 } else { 2.5 };
-            assert!(rate <= allowed * level, "{direction}, n {n}, level {level}: {rate}");
+            assert!(
+                rate <= allowed * level,
+                "{direction}, n {n}, level {level}: {rate}"
+            );
         }
     }
 }
@@ -392,7 +418,10 @@ fn coverage_of_the_decision_bound() {
             // Measured (docs/statistics.md): 0.94-0.99 where the losses are the skewed side; as low
             // as 0.87 at n = 8 where rare large gains are (a known gap of every mean test there).
             let required = if sign > 0.0 && n >= 30 { 0.93 } else { 0.85 };
-            assert!(coverage >= required, "n {n}, {direction}: coverage {coverage}");
+            assert!(
+                coverage >= required,
+                "n {n}, {direction}: coverage {coverage}"
+            );
         }
     }
 }
@@ -404,7 +433,9 @@ fn verdicts_do_not_depend_on_the_seed() {
     let checks = expand(&rules, &parts(), &gated_metrics());
     let mut rng = stats::rng_for(SEED, "seed independence");
     let baseline = simulate(&mut rng, &[]);
-    let broken: Vec<bool> = (0..baseline.len()).map(|_| uniform(&mut rng) < 0.14).collect();
+    let broken: Vec<bool> = (0..baseline.len())
+        .map(|_| uniform(&mut rng) < 0.14)
+        .collect();
     let current = simulate(&mut rng, &broken);
     let verdict_list = |seed: u64| -> Vec<(CheckStatus, String)> {
         let rules: Vec<Rule> = checks.iter().map(|c| c.rule.clone()).collect();
@@ -420,7 +451,10 @@ fn verdicts_do_not_depend_on_the_seed() {
         .collect()
     };
     let first = verdict_list(0);
-    let check = first.iter().find(|(_, v)| v.starts_with(POWER_CHECK)).unwrap();
+    let check = first
+        .iter()
+        .find(|(_, v)| v.starts_with(POWER_CHECK))
+        .unwrap();
     println!("seed independence: {}", check.1);
     for seed in 1..30 {
         assert_eq!(verdict_list(seed), first, "seed {seed}");

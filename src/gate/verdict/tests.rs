@@ -158,23 +158,43 @@ fn a_tolerated_change_is_tested_against_the_limit_not_against_zero() {
     // limit calls it inconclusive.
     let baseline = vec![0.5; 1000];
     let current = spread_around(0.475, 0.1, 1000);
-    let outcome = &run(&baseline, &current, &significant(vec![rule(limited(0.02), None)]))[0];
-    assert_eq!(outcome.status, CheckStatus::Inconclusive, "{}", outcome.verdict);
+    let outcome = &run(
+        &baseline,
+        &current,
+        &significant(vec![rule(limited(0.02), None)]),
+    )[0];
+    assert_eq!(
+        outcome.status,
+        CheckStatus::Inconclusive,
+        "{}",
+        outcome.verdict
+    );
     assert!(outcome.p_value.unwrap() > 0.05);
     let needed = outcome.queries_needed.unwrap();
     assert!(needed > 1000, "{needed}");
     assert!(
-        outcome.verdict.contains("about") && outcome.verdict.contains("paired queries with this effect would decide it"),
+        outcome.verdict.contains("about")
+            && outcome
+                .verdict
+                .contains("paired queries with this effect would decide it"),
         "{}",
         outcome.verdict
     );
     // Half the limit: a pass, although the drop is significant against zero.
     let half = spread_around(0.49, 0.1, 1000);
-    let outcome = &run(&baseline, &half, &significant(vec![rule(limited(0.02), None)]))[0];
+    let outcome = &run(
+        &baseline,
+        &half,
+        &significant(vec![rule(limited(0.02), None)]),
+    )[0];
     assert_eq!(outcome.status, CheckStatus::Pass, "{}", outcome.verdict);
     // Far beyond the limit: a failure.
     let far = spread_around(0.43, 0.1, 1000);
-    let outcome = &run(&baseline, &far, &significant(vec![rule(limited(0.02), None)]))[0];
+    let outcome = &run(
+        &baseline,
+        &far,
+        &significant(vec![rule(limited(0.02), None)]),
+    )[0];
     assert_eq!(outcome.status, CheckStatus::Fail, "{}", outcome.verdict);
 }
 
@@ -189,8 +209,17 @@ fn a_drop_beyond_the_limit_without_evidence_is_inconclusive_and_fails_on_the_poi
     noisy[0] = 0.0;
     noisy[1] = 0.0;
     noisy[2] = 1.0;
-    let outcome = &run(&baseline, &noisy, &significant(vec![rule(limited(0.0), None)]))[0];
-    assert_eq!(outcome.status, CheckStatus::Inconclusive, "{}", outcome.verdict);
+    let outcome = &run(
+        &baseline,
+        &noisy,
+        &significant(vec![rule(limited(0.0), None)]),
+    )[0];
+    assert_eq!(
+        outcome.status,
+        CheckStatus::Inconclusive,
+        "{}",
+        outcome.verdict
+    );
     assert!(
         outcome.verdict.contains("but the evidence is not enough"),
         "{}",
@@ -267,7 +296,11 @@ fn a_check_that_cannot_fail_is_skipped_as_underpowered_never_passed() {
     // part=b: 4 queries, alone... two slice checks share the slice family: alpha / 2 = 0.025.
     let b = by_slice["part=b"];
     assert_eq!(b.status, CheckStatus::Skipped, "{}", b.verdict);
-    assert!(b.verdict.contains("skipped (underpowered)"), "{}", b.verdict);
+    assert!(
+        b.verdict.contains("skipped (underpowered)"),
+        "{}",
+        b.verdict
+    );
     assert!(b.verdict.contains("none at this size"), "{}", b.verdict);
     assert_eq!(b.detectable_drop, None);
     // part=a: 8 queries, 2^-8 < 0.025: tested, and it fails.
@@ -325,10 +358,18 @@ fn a_metric_missing_from_the_baseline_or_a_non_finite_value_is_an_error() {
     );
     let mut values = vec![1.0; 10];
     values[4] = f64::NAN;
-    let outcomes = decide(&checks, &results(&[1.0; 10]), &results(&values), &settings, "t");
+    let outcomes = decide(
+        &checks,
+        &results(&[1.0; 10]),
+        &results(&values),
+        &settings,
+        "t",
+    );
     assert_eq!(outcomes[0].status, CheckStatus::Error);
     assert!(
-        outcomes[0].verdict.contains("query `q004` has a non-finite value"),
+        outcomes[0]
+            .verdict
+            .contains("query `q004` has a non-finite value"),
         "{}",
         outcomes[0].verdict
     );
@@ -370,18 +411,35 @@ fn holm_stops_at_the_first_p_value_above_its_threshold() {
     ];
     let s = significant(rules);
     let checks = checks::expand(&s.rules, &BTreeSet::new(), &[recall, mrr]);
-    let outcomes = decide(&checks, &with_recall(&before), &with_recall(&after), &s, "t");
+    let outcomes = decide(
+        &checks,
+        &with_recall(&before),
+        &with_recall(&after),
+        &s,
+        "t",
+    );
     for outcome in &outcomes {
         assert_eq!(outcome.p_value, Some(132.0 / 4096.0));
         assert_eq!(outcome.method, Some(Method::ExactSignFlip));
-        assert_eq!(outcome.status, CheckStatus::Inconclusive, "{}", outcome.verdict);
+        assert_eq!(
+            outcome.status,
+            CheckStatus::Inconclusive,
+            "{}",
+            outcome.verdict
+        );
     }
     assert_eq!(outcomes[0].threshold, Some(0.025));
     assert_eq!(outcomes[1].threshold, Some(0.05));
     // without correction both fail
     let mut none = s.clone();
     none.correction = Correction::None;
-    let outcomes = decide(&checks, &with_recall(&before), &with_recall(&after), &none, "t");
+    let outcomes = decide(
+        &checks,
+        &with_recall(&before),
+        &with_recall(&after),
+        &none,
+        "t",
+    );
     assert!(outcomes.iter().all(|o| o.status == CheckStatus::Fail));
 }
 
@@ -413,7 +471,10 @@ fn slice_checks_form_their_own_family() {
 
 #[test]
 fn the_bound_shown_is_the_one_the_verdict_used() {
-    for (centre, status) in [(0.43, CheckStatus::Fail), (0.475, CheckStatus::Inconclusive)] {
+    for (centre, status) in [
+        (0.43, CheckStatus::Fail),
+        (0.475, CheckStatus::Inconclusive),
+    ] {
         let outcome = &run(
             &vec![0.5; 200],
             &spread_around(centre, 0.1, 200),
@@ -422,7 +483,11 @@ fn the_bound_shown_is_the_one_the_verdict_used() {
         assert_eq!(outcome.status, status, "{}", outcome.verdict);
         let bound = outcome.bound.unwrap();
         let least_worsening = -bound.delta;
-        assert_eq!(least_worsening > 0.02, status == CheckStatus::Fail, "{bound:?}");
+        assert_eq!(
+            least_worsening > 0.02,
+            status == CheckStatus::Fail,
+            "{bound:?}"
+        );
         assert_eq!(bound.confidence, 1.0 - outcome.threshold.unwrap());
     }
 }
