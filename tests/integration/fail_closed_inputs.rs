@@ -251,13 +251,18 @@ fn a_judge_that_needs_the_question_gets_one_or_an_error() {
     assert_eq!(with_queries.code, 0, "{}", with_queries.stderr);
 }
 
+/// `ragate eval` in `dir` (set up) after writing `file` with `text`.
+fn eval_with(dir: &Path, file: &str, text: &str, args: &[&str]) -> Outcome {
+    std::fs::write(dir.join(file), text).unwrap();
+    ragate_in(dir, args)
+}
+
 #[test]
-fn eval_refuses_inputs_that_would_be_misread() {
+fn an_empty_chunk_separator_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let dir = dir.path();
-    setup(dir);
-    let empty_separator = ragate_in(
-        dir,
+    setup(dir.path());
+    let outcome = ragate_in(
+        dir.path(),
         &[
             "eval",
             "--qrels",
@@ -268,22 +273,23 @@ fn eval_refuses_inputs_that_would_be_misread() {
             "",
         ],
     );
-    assert_eq!(empty_separator.code, 2, "{}", empty_separator.stderr);
+    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
     assert!(
-        empty_separator
-            .stderr
-            .contains("expected a separator such as `#`"),
+        outcome.stderr.contains("expected a separator such as `#`"),
         "{}",
-        empty_separator.stderr
+        outcome.stderr
     );
+}
+
+#[test]
+fn a_tab_in_a_native_qid_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
     // A tab inside a qid would split the row of `--format tsv`.
-    std::fs::write(
-        dir.join("tab.jsonl"),
+    let outcome = eval_with(
+        dir.path(),
+        "tab.jsonl",
         "{\"qid\":\"q\\t1\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"]}\n",
-    )
-    .unwrap();
-    let tab = ragate_in(
-        dir,
         &[
             "eval",
             "--qrels",
@@ -296,16 +302,19 @@ fn eval_refuses_inputs_that_would_be_misread() {
         ],
     );
     assert_fails_with(
-        &tab,
+        &outcome,
         &["tab.jsonl:1: qid \"q\\t1\" contains the control character U+0009"],
     );
-    std::fs::write(
-        dir.join("contexts.jsonl"),
+}
+
+#[test]
+fn an_empty_context_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let outcome = eval_with(
+        dir.path(),
+        "contexts.jsonl",
         "{\"qid\":\"q00\",\"retrieved\":[],\"answer\":\"a\",\"contexts\":[\"\"]}\n",
-    )
-    .unwrap();
-    let empty_context = ragate_in(
-        dir,
         &[
             "eval",
             "--qrels",
@@ -317,31 +326,91 @@ fn eval_refuses_inputs_that_would_be_misread() {
         ],
     );
     assert_fails_with(
-        &empty_context,
+        &outcome,
         &["contexts.jsonl:1: contexts[0] of query `q00` is empty"],
     );
-    std::fs::write(
-        dir.join("nul.txt"),
-        "q00 Q0 d0 1 2.0 t\nq01 Q0 d\u{0}1 1 2.0 t\n",
-    )
-    .unwrap();
-    let nul = ragate(&[
+}
+
+#[test]
+fn a_nul_byte_in_a_trec_run_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let run = dir.path().join("nul.txt");
+    std::fs::write(&run, "q00 Q0 d0 1 2.0 t\nq01 Q0 d\u{0}1 1 2.0 t\n").unwrap();
+    let outcome = ragate(&[
         "eval",
         "--qrels",
-        path_str(&dir.join("qrels.jsonl")),
+        path_str(&dir.path().join("qrels.jsonl")),
         "--run",
-        path_str(&dir.join("nul.txt")),
+        path_str(&run),
     ]);
-    assert_fails_with(&nul, &["nul.txt:2: control byte 0x00 in the line"]);
-    std::fs::write(
-        dir.join("dup.jsonl"),
+    assert_fails_with(&outcome, &["nul.txt:2: control byte 0x00 in the line"]);
+}
+
+#[test]
+fn a_doc_graded_twice_in_one_line_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let outcome = eval_with(
+        dir.path(),
+        "dup.jsonl",
         "{\"qid\":\"q00\",\"query\":\"x\",\"graded_relevance\":{\"d0\":3,\"d0\":0}}\n",
+        &["eval", "--qrels", "dup.jsonl", "--run", "run.jsonl"],
+    );
+    assert_fails_with(
+        &outcome,
+        &["dup.jsonl:1:", "key `d0` appears twice in one object"],
+    );
+}
+
+#[test]
+fn a_grade_beyond_the_bound_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    // 2^1024 - 1 overflows: nDCG would be inf / inf.
+    let outcome = eval_with(
+        dir.path(),
+        "qrels.tsv",
+        "q00\td0\t1024\n",
+        &[
+            "eval",
+            "--qrels",
+            "qrels.tsv",
+            "--run",
+            "run.jsonl",
+            "--metric",
+            "ndcg@10",
+        ],
+    );
+    assert_fails_with(
+        &outcome,
+        &[
+            "qrels.tsv:1: grade 1024 of doc `d0` is out of range: expected an integer grade in -100..=100",
+        ],
+    );
+}
+
+#[test]
+fn a_misspelt_label_metric_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_with_baseline(dir);
+    let config = CONFIG.replace(
+        "baseline: baselines/smoke.json }",
+        "baseline: baselines/smoke.json, labels: labels.jsonl }",
+    );
+    std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
+    std::fs::write(
+        dir.join("labels.jsonl"),
+        "{\"qid\":\"q00\",\"answer\":\"Backups stay in the Frankfurt region.\",\"faithfullness\":1}\n",
     )
     .unwrap();
-    let dup = ragate_in(dir, &["eval", "--qrels", "dup.jsonl", "--run", "run.jsonl"]);
     assert_fails_with(
-        &dup,
-        &["dup.jsonl:1:", "key `d0` appears twice in one object"],
+        &gate(dir),
+        &[
+            "labels.jsonl:1: `faithfullness` is not a judged metric",
+            "(did you mean `faithfulness`?)",
+        ],
     );
 }
 
