@@ -157,7 +157,8 @@ pub struct AcceptArgs {
     /// The results to accept (default: .ragate/out/<tier>/results.json).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
-    /// Accept even when CI=true.
+    /// Accept even when CI=true, and overwrite an existing baseline that cannot be read
+    /// (corrupt, or written by a newer ragate).
     #[arg(long)]
     pub force: bool,
 }
@@ -204,9 +205,21 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
     /// Map retrieved chunk ids to documents: with `#`, `doc7#3` counts as `doc7`.
-    #[arg(long, value_name = "SEP")]
+    #[arg(long, value_name = "SEP", value_parser = non_empty_separator)]
     pub chunk_separator: Option<String>,
     /// Worker threads for TREC runs (default: the number of cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+}
+
+/// `--chunk-separator`: an empty separator would silently turn chunk mapping off.
+fn non_empty_separator(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        Err(
+            "empty: expected a separator such as `#` (leave the option out to match ids whole)"
+                .to_string(),
+        )
+    } else {
+        Ok(text.to_string())
+    }
 }

@@ -48,6 +48,10 @@ pub enum Error {
     /// One line of an input file is malformed.
     #[error("{location}: {message}")]
     Parse { location: Location, message: String },
+    /// A file that does not exist (a baseline not accepted yet, say), as opposed to one that
+    /// exists but cannot be read or parsed: callers may treat this one as "nothing yet".
+    #[error("{}: {message}", path.display())]
+    Missing { path: PathBuf, message: String },
     /// A problem with a whole input file (empty, unknown format, nothing matches).
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
@@ -90,6 +94,18 @@ impl Error {
             key: key.into(),
             message: message.into(),
         }
+    }
+
+    pub fn missing(path: &Path, message: impl Into<String>) -> Self {
+        Error::Missing {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+
+    /// Whether the error says only that a file does not exist ([`Error::Missing`]).
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Error::Missing { .. })
     }
 
     pub fn input(path: &Path, message: impl Into<String>) -> Self {

@@ -80,9 +80,32 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     }
     let old = match store::read(&tier.baseline, "") {
         Ok(old) => summary_lines(&old),
-        Err(_) => String::new(),
+        Err(error) if error.is_missing() => String::new(),
+        Err(error) if args.force => {
+            eprintln!("warning: overwriting a baseline that cannot be read (--force): {error}");
+            String::new()
+        }
+        Err(error) => {
+            return Err(Error::input(
+                &tier.baseline,
+                format!(
+                    "the existing baseline cannot be read, so accepting would overwrite it unseen \
+                     ({error}): restore it (e.g. `git checkout -- {}`), upgrade ragate if a newer \
+                     one wrote it, or pass --force to replace it",
+                    tier.baseline.display()
+                ),
+            ));
+        }
     };
     results.provenance.accepted_utc = Some(accepted_utc()?);
+    // Temporary files of an earlier accept that was killed before it renamed its file.
+    let stale = store::remove_stale_temps(&tier.baseline)?;
+    if stale > 0 {
+        eprintln!(
+            "removed {stale} temporary file(s) an interrupted accept left beside {}",
+            tier.baseline.display()
+        );
+    }
     store::write_atomic(&tier.baseline, &results.to_json())?;
     let new = summary_lines(&results);
     let diff = TextDiff::from_lines(&old, &new);

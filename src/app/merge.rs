@@ -33,6 +33,12 @@ fn read_shard(dir: &Path) -> Result<(PathBuf, ShardOutput)> {
             ),
         ));
     }
+    output.evaluated.results.check_values().map_err(|message| {
+        Error::input(
+            &path,
+            format!("{message}: expected the values ragate computed (re-run that shard)"),
+        )
+    })?;
     Ok((path, output))
 }
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::embedding_relevance::RelevanceParts;
+use crate::metrics::metric::{Metric, UnknownMetric};
 
 /// The format tag written into every results and baseline file.
 pub const FORMAT: &str = "ragate-results/1";
@@ -99,7 +100,77 @@ pub struct Results {
     pub queries: BTreeMap<String, QueryRecord>,
 }
 
+/// `value` when it is finite and in `range`, else the message saying what was expected.
+fn check_value(
+    value: f64,
+    range: Option<&std::ops::RangeInclusive<f64>>,
+) -> std::result::Result<(), String> {
+    let fits = value.is_finite() && range.is_none_or(|r| r.contains(&value));
+    if fits {
+        return Ok(());
+    }
+    Err(match range {
+        Some(r) if *r.end() == f64::MAX => {
+            format!("is {value}: expected a finite number >= {}", r.start())
+        }
+        Some(r) => format!(
+            "is {value}: expected a number in [{}, {}]",
+            r.start(),
+            r.end()
+        ),
+        None => format!("is {value}: expected a finite number"),
+    })
+}
+
 impl Results {
+    /// Checks every stored value against its metric: finite and in the metric's range (see
+    /// [`Metric::value_range`]), claim grades 0..=2, embedding cosines in [-1, 1], and metric
+    /// names ragate knows. The message names the query (or slice) and the metric.
+    pub fn check_values(&self) -> std::result::Result<(), String> {
+        let mut ranges = BTreeMap::new();
+        for name in &self.metrics {
+            let metric: Metric = name
+                .parse()
+                .map_err(|e: UnknownMetric| format!("`metrics`: {e}"))?;
+            ranges.insert(name.as_str(), metric.value_range());
+        }
+        let range_of = |name: &str| {
+            ranges.get(name).cloned().ok_or_else(|| {
+                format!("metric `{name}` is not in the file's `metrics` list: expected one of them")
+            })
+        };
+        for (slice, metrics) in &self.summary {
+            for (name, summary) in metrics {
+                let range = range_of(name).map_err(|m| format!("summary `{slice}`: {m}"))?;
+                check_value(summary.mean, range.as_ref())
+                    .map_err(|m| format!("summary `{slice}`: the mean of `{name}` {m}"))?;
+            }
+        }
+        for (qid, record) in &self.queries {
+            for (name, &value) in &record.metrics {
+                let range = range_of(name).map_err(|m| format!("query `{qid}`: {m}"))?;
+                check_value(value, range.as_ref())
+                    .map_err(|m| format!("query `{qid}`: metric `{name}` {m}"))?;
+            }
+            if let Some(claim) = record.claims.iter().find(|c| c.grade > 2) {
+                return Err(format!(
+                    "query `{qid}`: claim grade {}: expected 0, 1 or 2",
+                    claim.grade
+                ));
+            }
+            if let Some(parts) = &record.answer_relevance_embedding {
+                // Cosines, clamped to [-1, 1] when computed.
+                let cosine = -1.0..=1.0;
+                check_value(parts.cosine, Some(&cosine))
+                    .map_err(|m| format!("query `{qid}`: answer_relevance_embedding.cosine {m}"))?;
+                check_value(parts.others_mean, Some(&cosine)).map_err(|m| {
+                    format!("query `{qid}`: answer_relevance_embedding.others_mean {m}")
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Pretty JSON with a final newline: the bytes written to disk.
     pub fn to_json(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("results serialise");

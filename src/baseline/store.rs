@@ -1,5 +1,9 @@
 //! Reading and writing results and baseline files: atomic writes, strict reads that say what to
 //! do next.
+//!
+//! A missing file is [`Error::Missing`]; every other failure (unreadable, malformed, another
+//! format, values out of their metric's range) is another error, so that callers can tell "no
+//! baseline yet" from "a baseline that cannot be used".
 
 use std::io::Write;
 use std::path::Path;
@@ -8,15 +12,17 @@ use crate::baseline::results::{FORMAT, Results};
 use crate::error::{Error, Location, Result};
 
 /// Reads a results or baseline file; `next_step` is the command that would create it.
+/// Errors: [`Error::Missing`] when there is no file at `path`; otherwise the file is unreadable.
 pub fn read(path: &Path, next_step: &str) -> Result<Results> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::input(path, format!("no such file: {next_step}")));
+            return Err(Error::missing(path, format!("no such file: {next_step}")));
         }
         Err(e) => return Err(Error::io(path, e)),
     };
-    let format: Option<String> = serde_json::from_str::<serde_json::Value>(&text)
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let format: Option<String> = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("format")?.as_str().map(str::to_string));
     match format.as_deref() {
@@ -31,23 +37,73 @@ pub fn read(path: &Path, next_step: &str) -> Result<Results> {
         }
         None => {}
     }
-    serde_json::from_str(&text).map_err(|e| Error::Parse {
+    let results: Results = serde_json::from_str(text).map_err(|e| Error::Parse {
         location: Location::new(path, e.line() as u64).with_column(e.column() as u64),
         message: format!("{e}: expected a ragate results file ({FORMAT}); {next_step}"),
-    })
+    })?;
+    results.check_values().map_err(|message| {
+        Error::input(
+            path,
+            format!("{message} (a results file holds the values ragate computed); {next_step}"),
+        )
+    })?;
+    Ok(results)
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same directory, flushed to disk,
-/// then renamed over the target. Creates the directory when needed.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let dir = match path.parent() {
+/// The name prefix of the temporary files [`write_atomic`] writes beside `path`
+/// (`.<file name>.ragate-tmp-`): hidden, recognisable, and ignored by `.gitignore` patterns
+/// such as `.*.ragate-tmp-*`.
+fn temp_prefix(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy());
+    format!(".{name}.ragate-tmp-")
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
+    }
+}
+
+/// Removes the temporary files that an interrupted [`write_atomic`] of `path` left beside it
+/// (killed between creating and renaming its temporary file); returns how many. Meant for
+/// commands a person runs one at a time (`baseline accept`): a concurrent write of the same
+/// path would lose its temporary file and fail (never write a partial file).
+pub fn remove_stale_temps(path: &Path) -> Result<usize> {
+    let dir = parent_dir(path);
+    let prefix = temp_prefix(path);
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io(dir, e)),
     };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let is_temp = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(&prefix));
+        if is_temp && entry.file_type().is_ok_and(|t| t.is_file()) {
+            std::fs::remove_file(entry.path()).map_err(|e| Error::io(&entry.path(), e))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Writes `text` to `path` atomically: a temporary file `.<name>.ragate-tmp-XXXXXX` in the same
+/// directory, flushed to disk, then renamed over the target. Creates the directory when needed.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let dir = parent_dir(path);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     // Outputs and baselines are meant to be read by others (CI artifacts, reviewers): the
     // temporary file's private mode would stick to them.
+    let prefix = temp_prefix(path);
     let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -59,4 +115,54 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     file.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     file.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_files_are_named_after_their_target_and_removed_when_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("smoke.json");
+        // What a killed write leaves behind, and files that are not its temporaries.
+        let stale = dir.path().join(".smoke.json.ragate-tmp-AbC123");
+        std::fs::write(&stale, "partial").unwrap();
+        std::fs::write(dir.path().join(".deep.json.ragate-tmp-x"), "other").unwrap();
+        std::fs::write(dir.path().join("smoke.json.bak"), "kept").unwrap();
+        assert_eq!(temp_prefix(&target), ".smoke.json.ragate-tmp-");
+        assert_eq!(remove_stale_temps(&target).unwrap(), 1);
+        assert!(!stale.exists());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".deep.json.ragate-tmp-x", "smoke.json.bak"]);
+        write_atomic(&target, "{}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "{}\n");
+        assert_eq!(
+            remove_stale_temps(&dir.path().join("none/x.json")).unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_told_apart_from_an_unreadable_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = read(&dir.path().join("none.json"), "accept one").unwrap_err();
+        assert!(missing.is_missing(), "{missing}");
+        let garbage = dir.path().join("garbage.json");
+        std::fs::write(&garbage, "{not json").unwrap();
+        let unreadable = read(&garbage, "accept one").unwrap_err();
+        assert!(!unreadable.is_missing(), "{unreadable}");
+        let newer = dir.path().join("newer.json");
+        std::fs::write(&newer, "{\"format\":\"ragate-results/2\"}").unwrap();
+        let unreadable = read(&newer, "accept one").unwrap_err();
+        assert!(!unreadable.is_missing(), "{unreadable}");
+        assert!(
+            unreadable.to_string().contains("upgrade ragate"),
+            "{unreadable}"
+        );
+    }
 }

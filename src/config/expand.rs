@@ -1,8 +1,15 @@
 //! `${VAR}` and `${VAR:-default}` in the config, expanded from the environment before the values
 //! are read. Comment lines are left alone; an unset variable without a default is an error that
 //! names the line.
+//!
+//! A variable stands for one value and cannot change the config's structure: a value with a
+//! line break is an error, and [`check_same_shape`] compares the YAML before and after expansion
+//! (same keys, same list lengths), so that `ARG="a, --evil"` in `[python, ${ARG}]` cannot add an
+//! argument. Errors name the variable and the line or key, never the value (it may be a secret).
 
 use std::path::Path;
+
+use serde_yaml::Value;
 
 use crate::error::{Error, Result};
 
@@ -40,6 +47,16 @@ pub fn expand(path: &Path, text: &str, lookup: impl Fn(&str) -> Option<String>) 
                 ));
             }
             match lookup(name).or_else(|| default.map(str::to_string)) {
+                Some(value) if value.contains(['\n', '\r']) => {
+                    return Err(Error::parse(
+                        path,
+                        index as u64 + 1,
+                        format!(
+                            "the value of `${{{name}}}` contains a line break: expected a one-line \
+                             value (a variable stands for one value and cannot add lines to the config)"
+                        ),
+                    ));
+                }
                 Some(value) => out.push_str(&value),
                 None => {
                     return Err(Error::parse(
@@ -58,6 +75,72 @@ pub fn expand(path: &Path, text: &str, lookup: impl Fn(&str) -> Option<String>) 
     Ok(out)
 }
 
+/// Fails when the expanded config's structure differs from the written one's: a mapping with
+/// other keys (keys with a `${` may change), a list of another length, a scalar that became a
+/// list or mapping. Scalars may change freely (`${N}` becomes a number). The error names the key.
+pub fn check_same_shape(path: &Path, written: &Value, expanded: &Value) -> Result<()> {
+    match first_difference(written, expanded, "") {
+        None => Ok(()),
+        Some(key) => Err(Error::config(
+            path,
+            if key.is_empty() { ".".to_string() } else { key },
+            "a `${VAR}` value changed the config's structure here (added or removed keys or list \
+             items): expected each variable to stand for one value; check the values of the \
+             variables used there, or quote the variable (\"${VAR}\")",
+        )),
+    }
+}
+
+fn child(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn first_difference(written: &Value, expanded: &Value, at: &str) -> Option<String> {
+    match (written, expanded) {
+        (Value::Tagged(a), Value::Tagged(b)) => first_difference(&a.value, &b.value, at),
+        (Value::Mapping(a), Value::Mapping(b)) => {
+            if a.len() != b.len() {
+                return Some(at.to_string());
+            }
+            for ((key_a, value_a), (key_b, value_b)) in a.iter().zip(b.iter()) {
+                let name = match key_a {
+                    Value::String(s) => s.clone(),
+                    other => serde_yaml::to_string(other)
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string(),
+                };
+                let key_may_change = matches!(key_a, Value::String(s) if s.contains("${"));
+                let same_key = key_a == key_b
+                    || (key_may_change && !key_b.is_mapping() && !key_b.is_sequence());
+                if !same_key {
+                    return Some(child(at, &name));
+                }
+                if let Some(key) = first_difference(value_a, value_b, &child(at, &name)) {
+                    return Some(key);
+                }
+            }
+            None
+        }
+        (Value::Sequence(a), Value::Sequence(b)) => {
+            if a.len() != b.len() {
+                return Some(at.to_string());
+            }
+            a.iter()
+                .zip(b)
+                .enumerate()
+                .find_map(|(i, (x, y))| first_difference(x, y, &format!("{at}[{i}]")))
+        }
+        (Value::Mapping(_) | Value::Sequence(_) | Value::Tagged(_), _)
+        | (_, Value::Mapping(_) | Value::Sequence(_) | Value::Tagged(_)) => Some(at.to_string()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +155,51 @@ mod tests {
         assert_eq!(
             expand(Path::new("c.yaml"), text, env).unwrap(),
             "a: hybrid\nb: x-bm25-y\n# ${NOT_EXPANDED}\n"
+        );
+    }
+
+    #[test]
+    fn a_value_cannot_add_lines_or_change_the_structure() {
+        let lookup = |name: &str| match name {
+            "LINES" => Some("x\nmetrics: [mrr]".to_string()),
+            "ARGS" => Some("a, --evil".to_string()),
+            "LIST" => Some("[a, --evil]".to_string()),
+            "MAP" => Some("{b: 1}".to_string()),
+            "COUNT" => Some("2000".to_string()),
+            "KEY" => Some("secret-token".to_string()),
+            _ => None,
+        };
+        let path = Path::new("c.yaml");
+        let err = expand(path, "a: 1\nb: ${LINES}\n", lookup)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "c.yaml:2: the value of `${LINES}` contains a line break: expected a one-line value \
+             (a variable stands for one value and cannot add lines to the config)"
+        );
+        let shape = |text: &str| {
+            let expanded = expand(path, text, lookup).unwrap();
+            check_same_shape(
+                path,
+                &serde_yaml::from_str(text).unwrap(),
+                &serde_yaml::from_str(&expanded).unwrap(),
+            )
+            .map_err(|e| e.to_string())
+        };
+        let err = shape("pipeline:\n  command:\n    - python\n    - ${LIST}\n").unwrap_err();
+        assert!(
+            err.starts_with(
+                "c.yaml: pipeline.command[1]: a `${VAR}` value changed the config's structure"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("evil"), "{err}");
+        let err = shape("a: 1\nb: ${MAP}\n").unwrap_err();
+        assert!(err.starts_with("c.yaml: b: "), "{err}");
+        assert_eq!(
+            shape("n: ${COUNT}\nc: [python, \"${ARGS}\", \"${KEY}\"]\nd:\n  - ${ARGS}\n"),
+            Ok(())
         );
     }
 

@@ -153,9 +153,11 @@ impl Config {
 /// the environment; the provenance hash is taken from the file as written, before expansion.
 pub fn load(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let expanded = expand::expand(path, &text, |name| std::env::var(name).ok())?;
+    // A byte-order mark (some Windows editors write one) is accepted, as the readers do.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let expanded = expand::expand(path, text, |name| std::env::var(name).ok())?;
     let raw = parse(path, &expanded)?;
-    let written: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| {
+    let written: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
         let line = e.location().map_or(0, |l| l.line() as u64);
         Error::parse(
             path,
@@ -166,6 +168,13 @@ pub fn load(path: &Path) -> Result<Config> {
             ),
         )
     })?;
+    let as_expanded: serde_yaml::Value = serde_yaml::from_str(&expanded).map_err(|e| {
+        Error::input(
+            path,
+            format!("{e}: expected valid YAML after `${{VAR}}` expansion"),
+        )
+    })?;
+    expand::check_same_shape(path, &written, &as_expanded)?;
     validate(path, raw, &written)
 }
 
@@ -287,7 +296,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
                 .unwrap_or(CacheMode::ReadWrite),
         },
         diagnosis: validate_diagnosis(&keys, raw.diagnosis.as_ref())?,
-        pipeline: pipeline::validate(&keys, raw.pipeline.as_ref())?,
+        pipeline: pipeline::validate(&keys, raw.pipeline.as_ref(), written)?,
         judges,
         embeddings,
         slices: raw.slices,

@@ -17,7 +17,32 @@ const DEFAULT_HTTP_RETRIES: u32 = 3;
 
 const ADAPTERS: &str = "exactly one of `run_file: runs/{tier}.jsonl`, `command: [program, args...]` or `http: { url: ... }`";
 
-pub(crate) fn validate(keys: &Keys<'_>, raw: Option<&RawPipeline>) -> Result<Option<Pipeline>> {
+/// The value at `pipeline.<path>` as written in the file, before `${VAR}` expansion, as text: what
+/// errors print, so that values from the environment (a token in an argv, say) never reach a log.
+fn as_written(written: &serde_yaml::Value, path: &[&str]) -> Option<String> {
+    let mut value = written.get("pipeline")?;
+    for key in path {
+        value = value.get(*key)?;
+    }
+    let scalar = |v: &serde_yaml::Value| match v {
+        serde_yaml::Value::String(s) => s.clone(),
+        other => serde_yaml::to_string(other)
+            .map(|t| t.trim_end().to_string())
+            .unwrap_or_default(),
+    };
+    Some(match value {
+        serde_yaml::Value::Sequence(items) => {
+            items.iter().map(scalar).collect::<Vec<_>>().join(" ")
+        }
+        other => scalar(other),
+    })
+}
+
+pub(crate) fn validate(
+    keys: &Keys<'_>,
+    raw: Option<&RawPipeline>,
+    written: &serde_yaml::Value,
+) -> Result<Option<Pipeline>> {
     let Some(raw) = raw else { return Ok(None) };
     let given = [
         raw.run_file.is_some(),
@@ -54,14 +79,16 @@ pub(crate) fn validate(keys: &Keys<'_>, raw: Option<&RawPipeline>) -> Result<Opt
         )?;
         return Ok(Some(Pipeline::Command(CommandPipeline {
             argv: argv.clone(),
+            shown: as_written(written, &["command"]).unwrap_or_else(|| argv[0].clone()),
             timeout,
         })));
     }
     let http: &RawHttpPipeline = raw.http.as_ref().expect("one adapter is given");
+    let shown_url = as_written(written, &["http", "url"]).unwrap_or_else(|| "<url>".to_string());
     if !(http.url.starts_with("http://") || http.url.starts_with("https://")) {
         return Err(keys.error(
             "pipeline.http.url",
-            format!("`{}`: expected an http:// or https:// URL", http.url),
+            format!("`{shown_url}`: expected an http:// or https:// URL"),
         ));
     }
     let concurrency = http.concurrency.unwrap_or(DEFAULT_HTTP_CONCURRENCY);
@@ -70,6 +97,7 @@ pub(crate) fn validate(keys: &Keys<'_>, raw: Option<&RawPipeline>) -> Result<Opt
     }
     Ok(Some(Pipeline::Http(HttpPipeline {
         url: http.url.clone(),
+        shown_url,
         concurrency,
         timeout: seconds(
             keys,

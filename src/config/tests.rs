@@ -326,6 +326,7 @@ fn pipeline_adapters_take_their_defaults() {
         with("{ command: [python3, rag.py, --fast] }"),
         Some(Pipeline::Command(CommandPipeline {
             argv: vec!["python3".into(), "rag.py".into(), "--fast".into()],
+            shown: "python3 rag.py --fast".into(),
             timeout: Duration::from_secs(600),
         }))
     );
@@ -333,6 +334,7 @@ fn pipeline_adapters_take_their_defaults() {
         with("{ http: { url: \"http://127.0.0.1:8000/q\", concurrency: 4, timeout_s: 2.5 } }"),
         Some(Pipeline::Http(HttpPipeline {
             url: "http://127.0.0.1:8000/q".into(),
+            shown_url: "http://127.0.0.1:8000/q".into(),
             concurrency: 4,
             timeout: Duration::from_millis(2500),
             max_retries: 3,

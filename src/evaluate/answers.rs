@@ -24,6 +24,8 @@ pub struct AnswerMetrics<'a> {
     pub corpus: Option<&'a Corpus>,
     pub separator: Option<&'a str>,
     pub run_path: &'a Path,
+    /// The qrels file, named when a query has no text but a judge needs its question.
+    pub qrels_path: &'a Path,
     /// Answers already decomposed into claims by judges (`claims: llm`).
     pub decomposed: Decomposed,
     /// `answer_relevance` comes from embeddings, not from a judge's relevance task.
@@ -156,6 +158,27 @@ impl AnswerMetrics<'_> {
         })
     }
 
+    /// The query's text, for a judge of `metric` that needs the question: a query without text
+    /// (TREC or TSV qrels without query texts) is an error naming the qid and the fix, never an
+    /// empty question.
+    fn question(&self, query: &QueryQrels, metric: Metric) -> Result<String> {
+        query
+            .text
+            .clone()
+            .filter(|text| !text.trim().is_empty())
+            .ok_or_else(|| {
+                Error::input(
+                    self.qrels_path,
+                    format!(
+                        "query `{}` has no text, but its judge of {metric} needs the question: \
+                         give the query a text (native qrels `query`, `--queries FILE` for TREC \
+                         or TSV qrels, or a BEIR folder with `queries.jsonl`)",
+                        query.qid
+                    ),
+                )
+            })
+    }
+
     /// The run's `contexts`, else the texts of its top `k` retrieved docs.
     fn contexts(&self, run: &RunQuery, k: usize) -> Result<Vec<String>> {
         if let Some(contexts) = &run.contexts {
@@ -186,11 +209,11 @@ impl AnswerMetrics<'_> {
         judges: &BTreeMap<String, Judge>,
         cache: Option<&JudgeCache>,
     ) -> Result<Decomposed> {
-        let deciders: Vec<&str> = self
+        let deciders: Vec<(&str, Metric)> = self
             .specs
             .iter()
             .filter(|(_, spec)| is_faithfulness(spec.metric) && spec.claims == ClaimSplitter::Llm)
-            .map(|(_, spec)| spec.judge.as_str())
+            .map(|(_, spec)| (spec.judge.as_str(), spec.metric))
             .collect();
         let mut decomposed = Decomposed::default();
         if deciders.is_empty() {
@@ -202,9 +225,9 @@ impl AnswerMetrics<'_> {
             if answer.trim().is_empty() {
                 continue;
             }
-            for judge in &deciders {
-                wanted.entry(*judge).or_default().push(ClaimsTask {
-                    question: query.text.clone().unwrap_or_default(),
+            for &(judge, metric) in &deciders {
+                wanted.entry(judge).or_default().push(ClaimsTask {
+                    question: self.question(query, metric)?,
                     answer: answer.clone(),
                 });
             }
@@ -239,7 +262,20 @@ impl AnswerMetrics<'_> {
                 ),
             )
         })?;
-        let question = query.text.clone().unwrap_or_default();
+        let empty = answer.trim().is_empty();
+        // Only the judges that read the question need one: faithfulness with `claims: llm`
+        // (non-empty answers), judge-based answer_relevance (non-empty answers) and judged
+        // context_precision.
+        let asks_question = self.specs.iter().find(|(_, spec)| match spec.metric {
+            metric if is_faithfulness(metric) => !empty && spec.claims == ClaimSplitter::Llm,
+            Metric::AnswerRelevance => !empty && !self.embedding_relevance,
+            Metric::ContextPrecision(_) => spec.judged,
+            _ => false,
+        });
+        let question = match asks_question {
+            Some((_, spec)) => self.question(query, spec.metric)?,
+            None => query.text.clone().unwrap_or_default(),
+        };
         let mut prepared = PreparedQuery {
             chunk_relevant: run
                 .retrieved
@@ -259,7 +295,6 @@ impl AnswerMetrics<'_> {
             relevance: BTreeMap::new(),
             chunks: BTreeMap::new(),
         };
-        let empty = prepared.answer.trim().is_empty();
         for (_, spec) in &self.specs {
             let judge = spec.judge.as_str();
             match spec.metric {

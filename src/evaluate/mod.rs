@@ -296,6 +296,7 @@ pub fn evaluate(
         corpus: options.corpus,
         separator,
         run_path,
+        qrels_path: qrels.path(),
         decomposed: Decomposed::default(),
         embedding_relevance: options.embeddings.is_some(),
     };

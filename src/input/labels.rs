@@ -3,9 +3,10 @@
 //! One JSON object a line, for example `{"qid":"q1","answer":"Paris.","faithfulness":1}`:
 //!
 //! - `qid` (string, non-empty) and `answer` (string: the answer the human judged) are required;
-//! - every other key is a metric name whose value is a number in [0, 1] (a 0/1 verdict or a graded
-//!   score); a line needs at least one. Any other value (a string, a boolean, null) is an error, so
-//!   a typo cannot silently drop a label;
+//! - every other key is a judged metric (`faithfulness`, `faithfulness_graded`,
+//!   `answer_relevance`, `context_precision@K`) whose value is a number in [0, 1] (a 0/1 verdict or
+//!   a graded score); a line needs at least one. Any other key (a misspelt metric: "did you mean")
+//!   or value (a string, a boolean, null) is an error, so a typo cannot silently drop a label;
 //! - a (qid, whitespace-normalised answer) pair appears once; a repeat names both lines.
 //!
 //! A label judges one answer, not the query: when the system's answer changes, the old label no
@@ -19,7 +20,10 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::input::native_qrels::parse_json_line;
-use crate::input::text_file::{FirstLines, TextFile};
+use crate::input::text_file::{FirstLines, TextFile, check_id};
+use crate::input::unique_keys::UniqueKeys;
+use crate::metrics::metric::Metric;
+use crate::suggest;
 
 /// One human label line.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +61,7 @@ struct RawLabel {
     qid: String,
     answer: String,
     #[serde(flatten)]
-    values: BTreeMap<String, Value>,
+    values: UniqueKeys<Value>,
 }
 
 const EXPECTED_LINE: &str =
@@ -93,8 +97,10 @@ fn build(raw: RawLabel, line: u64) -> Result<Label, String> {
     if raw.qid.trim().is_empty() {
         return Err("`qid` is empty: expected a non-empty query id".to_string());
     }
+    check_id("qid", &raw.qid)?;
     let mut values = BTreeMap::new();
-    for (metric, value) in raw.values {
+    for (metric, value) in raw.values.into_inner() {
+        check_metric_name(&metric)?;
         match value.as_f64() {
             Some(number) if (0.0..=1.0).contains(&number) => {
                 values.insert(metric, number);
@@ -124,6 +130,46 @@ fn build(raw: RawLabel, line: u64) -> Result<Label, String> {
         values,
         line,
     })
+}
+
+/// The metrics a judge decides, which are the ones human labels can calibrate.
+const JUDGED_METRICS: &str =
+    "faithfulness, faithfulness_graded, answer_relevance or context_precision@K";
+
+/// Accepts `name` when it names a judged metric; else an error with the closest name, so that a
+/// misspelt key (`faithfullness`) cannot drop every label of the file silently.
+fn check_metric_name(name: &str) -> Result<(), String> {
+    let judged = match name.parse::<Metric>() {
+        Ok(metric) => matches!(
+            metric,
+            Metric::Faithfulness
+                | Metric::FaithfulnessGraded
+                | Metric::AnswerRelevance
+                | Metric::ContextPrecision(_)
+        ),
+        Err(_) => false,
+    };
+    if judged {
+        return Ok(());
+    }
+    let context_precision = match name.rsplit_once('@') {
+        Some((_, k)) => format!("context_precision@{k}"),
+        None => "context_precision@5".to_string(),
+    };
+    let candidates = [
+        "faithfulness",
+        "faithfulness_graded",
+        "answer_relevance",
+        context_precision.as_str(),
+    ];
+    Err(suggest::did_you_mean(
+        format!(
+            "`{name}` is not a judged metric: expected {JUDGED_METRICS} (every key besides `qid` \
+             and `answer` is a metric label)"
+        ),
+        name,
+        candidates,
+    ))
 }
 
 /// Whitespace-normalised answer text: runs of Unicode whitespace become one space, and the ends
@@ -214,6 +260,22 @@ mod tests {
             text.starts_with("labels.jsonl:1: no label: expected at least one metric key"),
             "{text}"
         );
+        assert_eq!(
+            error(&format!(
+                "{ok}{{\"qid\":\"q2\",\"answer\":\"b\",\"faithfullness\":1}}\n"
+            )),
+            "labels.jsonl:2: `faithfullness` is not a judged metric: expected faithfulness, \
+             faithfulness_graded, answer_relevance or context_precision@K (every key besides \
+             `qid` and `answer` is a metric label) (did you mean `faithfulness`?)"
+        );
+        let text = error("{\"qid\":\"q1\",\"answer\":\"a\",\"context_precison@3\":1}");
+        assert!(
+            text.ends_with("(did you mean `context_precision@3`?)"),
+            "{text}"
+        );
+        let text = error("{\"qid\":\"q1\",\"answer\":\"a\",\"recall@5\":1}");
+        assert!(text.contains("`recall@5` is not a judged metric"), "{text}");
+        assert!(!text.contains("did you mean"), "{text}");
         let text = error("{\"qid\":\" \",\"answer\":\"a\",\"faithfulness\":1}");
         assert!(text.contains("`qid` is empty"), "{text}");
         let text = error("{\"qid\":\"q1\",\"answer\":7,\"faithfulness\":1}");

@@ -12,6 +12,7 @@ pub mod run;
 pub mod text_file;
 pub mod trec_qrels;
 pub mod trec_run;
+pub mod unique_keys;
 
 use std::io::Read;
 use std::path::Path;

@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use crate::error::{Error, Location, Result};
 use crate::input::judgments::Judgments;
-use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished};
-use crate::input::text_file::{FirstLines, TextFile};
+use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished, bounded_grade};
+use crate::input::text_file::{FirstLines, TextFile, check_id};
+use crate::input::unique_keys::UniqueKeys;
 
 /// One line as written. Fields that are not named here are slice attributes.
 #[derive(Deserialize)]
@@ -16,11 +17,11 @@ struct RawQuery {
     qid: String,
     query: String,
     gold_doc_ids: Option<Vec<String>>,
-    graded_relevance: Option<BTreeMap<String, Value>>,
+    graded_relevance: Option<UniqueKeys<Value>>,
     gold_answer_substring: Option<String>,
     reference_answer: Option<String>,
     #[serde(flatten)]
-    attributes: BTreeMap<String, Value>,
+    attributes: UniqueKeys<Value>,
 }
 
 /// Parses a JSON line into `T`, turning serde's message into `file:line:column: ...`.
@@ -60,6 +61,7 @@ pub fn read(file: &TextFile) -> Result<Qrels> {
     let mut first_lines = FirstLines::default();
     for line in file.lines() {
         let raw: RawQuery = parse_json_line(file, line.number, line.text, EXPECTED_LINE)?;
+        check_id("qid", &raw.qid).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         first_lines.record(file, "qid", &raw.qid, line.number, "each query once")?;
         let query = build_query(raw).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         qrels.push(query);
@@ -83,13 +85,11 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         ));
     }
     let mut grades: BTreeMap<String, Grade> = BTreeMap::new();
-    for (doc, value) in raw.graded_relevance.unwrap_or_default() {
-        let grade = value
-            .as_i64()
-            .and_then(|g| Grade::try_from(g).ok())
-            .ok_or_else(|| {
-                format!("graded_relevance of `{doc}` is {value}: expected an integer grade")
-            })?;
+    for (doc, value) in raw.graded_relevance.unwrap_or_default().into_inner() {
+        let grade = value.as_i64().ok_or_else(|| {
+            format!("graded_relevance of `{doc}` is {value}: expected an integer grade")
+        })?;
+        let grade = bounded_grade(grade, &doc)?;
         grades.insert(doc, grade);
     }
     let mut judgments = Judgments::default();
@@ -135,7 +135,7 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         }
     }
     let mut attributes = BTreeMap::new();
-    for (key, value) in raw.attributes {
+    for (key, value) in raw.attributes.into_inner() {
         let text = attribute_value(&value).ok_or_else(|| {
             format!("field `{key}` is {value}: expected a string slice attribute (or a number or boolean)")
         })?;
@@ -228,6 +228,18 @@ mod tests {
             (
                 "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"graded_relevance\":{\"d1\":0}}",
                 "qrels.jsonl:1: `d1` is in gold_doc_ids but graded 0: expected a gold document to have grade >= 1",
+            ),
+            (
+                "{\"qid\":\"a\",\"query\":\"x\",\"graded_relevance\":{\"d1\":1024}}",
+                "qrels.jsonl:1: grade 1024 of doc `d1` is out of range: expected an integer grade in -100..=100 (relevance levels; negative grades mean judged non-relevant)",
+            ),
+            (
+                "{\"qid\":\"a\",\"query\":\"x\",\"graded_relevance\":{\"d1\":-4294967296}}",
+                "qrels.jsonl:1: grade -4294967296 of doc `d1` is out of range: expected an integer grade in -100..=100 (relevance levels; negative grades mean judged non-relevant)",
+            ),
+            (
+                "{\"qid\":\"a\",\"query\":\"x\",\"graded_relevance\":{\"d1\":3,\"d2\":1,\"d1\":0}}",
+                "qrels.jsonl:1:61: key `d1` appears twice in one object: expected each key once: expected a JSON object {\"qid\", \"query\", \"gold_doc_ids\" and/or \"graded_relevance\", ...}",
             ),
             (
                 "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"tags\":[1]}",

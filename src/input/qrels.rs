@@ -11,6 +11,27 @@ use crate::input::judgments::Judgments;
 /// A relevance grade. Negative grades (trec_eval: pooled but not judged) are neither relevant nor gain.
 pub type Grade = i32;
 
+/// The grades every qrels reader accepts. nDCG's exponential gain 2^g - 1 is finite and exact
+/// enough far beyond the top (2^100 ~ 1.3e30), while a grade of 1024 would overflow f64 into
+/// inf / inf = NaN; real collections grade 0..=4. Negative grades keep their meaning (neither
+/// relevant nor gain) down to the symmetric bound.
+pub const GRADES: std::ops::RangeInclusive<Grade> = -100..=100;
+
+/// `grade` when it lies in [`GRADES`], else the message "... expected an integer grade in -100..=100".
+pub fn bounded_grade(grade: i64, doc: &str) -> Result<Grade, String> {
+    Grade::try_from(grade)
+        .ok()
+        .filter(|g| GRADES.contains(g))
+        .ok_or_else(|| {
+            format!(
+                "grade {grade} of doc `{doc}` is out of range: expected an integer grade in {}..={} \
+                 (relevance levels; negative grades mean judged non-relevant)",
+                GRADES.start(),
+                GRADES.end()
+            )
+        })
+}
+
 /// What the qrels say about one document for one query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Judgment {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::input::native_qrels::{attribute_value, parse_json_line};
 use crate::input::qrels::Qrels;
-use crate::input::text_file::TextFile;
+use crate::input::text_file::{TextFile, check_id};
 
 /// One query's text and metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +49,7 @@ pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
                 attributes: BTreeMap::new(),
             }
         };
+        check_id("qid", &query.qid).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         queries.push(query);
     }
     Ok(queries)

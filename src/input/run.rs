@@ -2,9 +2,9 @@
 
 use serde::Deserialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::input::native_qrels::parse_json_line;
-use crate::input::text_file::{FirstLines, TextFile};
+use crate::input::text_file::{FirstLines, TextFile, check_id};
 
 /// One retrieved document (or chunk) as the system under test returned it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -53,10 +53,26 @@ pub fn read(file: &TextFile) -> Result<Vec<RunQuery>> {
     for line in file.lines() {
         let mut query: RunQuery = parse_json_line(file, line.number, line.text, EXPECTED)?;
         query.line = line.number;
+        check_id("qid", &query.qid).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
+        check_contexts(&query).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         lines.record(file, "qid", &query.qid, line.number, "one line per query")?;
         run.push(query);
     }
     Ok(run)
+}
+
+/// A context is the text the answer was generated from: an empty one is a pipeline bug, and
+/// would make faithfulness judge the answer against nothing.
+fn check_contexts(query: &RunQuery) -> Result<(), String> {
+    let contexts = query.contexts.as_deref().unwrap_or_default();
+    match contexts.iter().position(|c| c.trim().is_empty()) {
+        None => Ok(()),
+        Some(index) => Err(format!(
+            "contexts[{index}] of query `{}` is empty: expected the text of each context the \
+             answer was generated from (or no \"contexts\", to use the retrieved docs' texts)",
+            query.qid
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -112,6 +128,26 @@ mod tests {
             score.contains("invalid type: string \"high\", expected f64"),
             "{score}"
         );
+    }
+
+    #[test]
+    fn empty_contexts_and_control_characters_in_qids_are_errors() {
+        let err = read_str("{\"qid\":\"q1\",\"retrieved\":[],\"contexts\":[\"c\",\" \"]}")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "run.jsonl:1: contexts[1] of query `q1` is empty: expected the text of each context \
+             the answer was generated from (or no \"contexts\", to use the retrieved docs' texts)"
+        );
+        let err = read_str("{\"qid\":\"q\\t1\",\"retrieved\":[]}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("run.jsonl:1: qid \"q\\t1\" contains the control character U+0009"),
+            "{err}"
+        );
+        assert!(read_str("{\"qid\":\"q1\",\"retrieved\":[],\"contexts\":[]}").is_ok());
     }
 
     #[test]

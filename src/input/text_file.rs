@@ -92,6 +92,20 @@ impl TextFile {
     }
 }
 
+/// Accepts an id (a qid) without control characters: a tab or a line break inside an id would
+/// break the line formats ragate writes (`eval --format tsv`, TREC-style rows). `what` names the
+/// field in the message.
+pub fn check_id(what: &str, id: &str) -> std::result::Result<(), String> {
+    match id.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "{what} {id:?} contains the control character U+{:04X}: expected an id without tabs, \
+             line breaks or other control characters",
+            u32::from(c)
+        )),
+    }
+}
+
 /// The line where each id of a file first appeared, so that a repeat names both lines.
 #[derive(Debug, Default)]
 pub struct FirstLines(FxHashMap<String, u64>);
@@ -152,6 +166,21 @@ mod tests {
             err.to_string(),
             "runs/x.jsonl:2: invalid UTF-8 at byte 5 of the line: expected UTF-8 text"
         );
+    }
+
+    #[test]
+    fn ids_with_control_characters_are_refused() {
+        assert_eq!(check_id("qid", "q-1 é"), Ok(()));
+        assert_eq!(
+            check_id("qid", "a\tb"),
+            Err(
+                "qid \"a\\tb\" contains the control character U+0009: expected an id without \
+                 tabs, line breaks or other control characters"
+                    .to_string()
+            )
+        );
+        assert!(check_id("qid", "a\u{0}").unwrap_err().contains("U+0000"));
+        assert!(check_id("qid", "a\u{85}").unwrap_err().contains("U+0085"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Readers of line-oriented qrels: TREC (`qid iter doc_id grade`) and TSV (`qid<TAB>doc_id<TAB>grade`).
 
 use crate::error::{Error, Result};
-use crate::input::qrels::{Grade, Judgment, Qrels, Unfinished};
+use crate::input::qrels::{Judgment, Qrels, Unfinished, bounded_grade};
 use crate::input::text_file::TextFile;
 
 /// The two line layouts of graded judgments.
@@ -59,6 +59,18 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
     let mut first = true;
     let mut last: Option<(&str, usize)> = None;
     for line in file.lines() {
+        if let Some(c) = line.text.chars().find(|&c| c.is_control() && c != '\t') {
+            return Err(Error::parse(
+                file.path(),
+                line.number,
+                format!(
+                    "control character U+{:04X} in the line: expected {} (fields separated by \
+                     spaces or tabs, nothing else)",
+                    u32::from(c),
+                    layout.expected()
+                ),
+            ));
+        }
         let Some((qid, doc, grade_text)) = layout.fields(line.text) else {
             return Err(Error::parse(
                 file.path(),
@@ -76,13 +88,15 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
         if is_header {
             continue;
         }
-        let grade: Grade = grade_text.parse().map_err(|_| {
+        let grade: i64 = grade_text.parse().map_err(|_| {
             Error::parse(
                 file.path(),
                 line.number,
                 format!("grade `{grade_text}` of doc `{doc}`: expected an integer grade"),
             )
         })?;
+        let grade = bounded_grade(grade, doc)
+            .map_err(|message| Error::parse(file.path(), line.number, message))?;
         // Qrels usually list a query's judgments together: look the qid up once per run of lines.
         let position = match last {
             Some((last_qid, position)) if last_qid == qid => position,
@@ -166,6 +180,26 @@ mod tests {
                 "q1\td1\t1\nq1\td2\t1.5\n",
                 Layout::Tsv,
                 "qrels.txt:2: grade `1.5` of doc `d2`: expected an integer grade",
+            ),
+            (
+                "q1 0 d1 100\nq1 0 d2 1024\n",
+                Layout::Trec,
+                "qrels.txt:2: grade 1024 of doc `d2` is out of range: expected an integer grade in -100..=100 (relevance levels; negative grades mean judged non-relevant)",
+            ),
+            (
+                "q1\td1\t-100\nq1\td2\t-101\n",
+                Layout::Tsv,
+                "qrels.txt:2: grade -101 of doc `d2` is out of range: expected an integer grade in -100..=100 (relevance levels; negative grades mean judged non-relevant)",
+            ),
+            (
+                "q1 0 d1 1\nq1 0 d\u{0}2 1\n",
+                Layout::Trec,
+                "qrels.txt:2: control character U+0000 in the line: expected 4 whitespace-separated fields `qid iter doc_id grade` (fields separated by spaces or tabs, nothing else)",
+            ),
+            (
+                "q1\u{0}0\td1\t1\n",
+                Layout::Tsv,
+                "qrels.txt:1: control character U+0000 in the line: expected 3 tab-separated fields `qid<TAB>doc_id<TAB>grade` (fields separated by spaces or tabs, nothing else)",
             ),
             (
                 "q1\td1\n",

@@ -171,6 +171,19 @@ impl Metric {
             && !self.is_operational()
     }
 
+    /// The values a per-query value of the metric can take: [0, 1] for quality scores, >= 0 for
+    /// counts and costs (answer length, latency, tokens, cost). None for the tier-level PPI
+    /// estimates, which can leave [0, 1].
+    pub fn value_range(self) -> Option<std::ops::RangeInclusive<f64>> {
+        match self {
+            Metric::Ppi(_) => None,
+            Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => {
+                Some(0.0..=f64::MAX)
+            }
+            _ => Some(0.0..=1.0),
+        }
+    }
+
     /// Whether the metric measures the pipeline's cost (latency, tokens, money) rather than its
     /// quality: read from the run line, varying from run to run.
     pub fn is_operational(self) -> bool {
@@ -250,5 +263,24 @@ mod tests {
         );
         assert!(err.ends_with("answer_exact, answer_length, latency_ms, tokens, cost; in rules also faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi"), "{err}");
         assert!("context_precision@0".parse::<Metric>().is_err());
+    }
+
+    #[test]
+    fn value_ranges_bound_scores_to_the_unit_interval_and_costs_below_by_zero() {
+        for name in [
+            "recall@5",
+            "ndcg@10",
+            "mrr",
+            "faithfulness",
+            "context_precision@3",
+        ] {
+            let range = name.parse::<Metric>().unwrap().value_range().unwrap();
+            assert_eq!((*range.start(), *range.end()), (0.0, 1.0), "{name}");
+        }
+        for name in ["latency_ms", "tokens", "cost", "answer_length"] {
+            let range = name.parse::<Metric>().unwrap().value_range().unwrap();
+            assert!(range.contains(&1e12) && !range.contains(&-1.0), "{name}");
+        }
+        assert_eq!(Metric::Ppi(Calibrated::Faithfulness).value_range(), None);
     }
 }

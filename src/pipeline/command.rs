@@ -18,6 +18,9 @@ use crate::subprocess::{LineProcess, Next};
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandPipeline {
     pub argv: Vec<String>,
+    /// The argv as written in the config, before `${VAR}` expansion: what errors print, so that
+    /// values from the environment never reach a log.
+    pub shown: String,
     /// The whole run's time limit.
     pub timeout: Duration,
 }
@@ -26,7 +29,7 @@ impl CommandPipeline {
     fn error(&self, message: String) -> Error {
         Error::Pipeline {
             adapter: "command".to_string(),
-            message: format!("`{}`: {message}", self.argv.join(" ")),
+            message: format!("`{}`: {message}", self.shown),
         }
     }
 

@@ -18,6 +18,8 @@ const BACKOFF_BASE: Duration = Duration::from_millis(250);
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpPipeline {
     pub url: String,
+    /// The URL as written in the config, before `${VAR}` expansion: what errors print.
+    pub shown_url: String,
     pub concurrency: usize,
     /// Per request.
     pub timeout: Duration,
@@ -28,7 +30,7 @@ impl HttpPipeline {
     fn error(&self, message: String) -> Error {
         Error::Pipeline {
             adapter: "http".to_string(),
-            message: format!("{}: {message}", self.url),
+            message: format!("{}: {message}", self.shown_url),
         }
     }
 

@@ -1,6 +1,7 @@
 //! The one integration test binary: runs the real `ragate` executable on files.
 
 mod expected_values;
+mod fail_closed_inputs;
 mod gate_flow;
 mod input_errors;
 mod judge_change;

@@ -1,6 +1,7 @@
-//! Parsing one block of a TREC run. A word-at-a-time scan finds the separators of the whole
-//! block (any byte up to 0x20: space, tab, CR, LF and other control bytes) and notes whether the
-//! block is pure ASCII; each line must have six fields; lines are grouped by query.
+//! Parsing one block of a TREC run. A word-at-a-time scan finds the candidate separators of the
+//! whole block (any byte up to 0x20) and notes whether the block is pure ASCII; space, tab and CR
+//! separate fields, LF ends a line, any other control byte (NUL, say) is an error naming the
+//! line; each line must have six fields; lines are grouped by query.
 
 use super::{Block, BlockOutput, EXPECTED_FIELDS, QueryOutput, RunEntry};
 use crate::input::decimal;
@@ -54,10 +55,17 @@ where
             self.fields += 1;
         }
         self.token_start = at + 1;
-        if self.bytes[at] == b'\n' {
-            self.end_line()
-        } else {
-            Ok(())
+        match self.bytes[at] {
+            b'\n' => self.end_line(),
+            b' ' | b'\t' | b'\r' => Ok(()),
+            byte => {
+                // The error is on the line being read: count it as the line reported.
+                self.line += 1;
+                Err(format!(
+                    "control byte {byte:#04x} in the line: expected {EXPECTED_FIELDS}, separated \
+                     by spaces or tabs"
+                ))
+            }
         }
     }
 
@@ -287,6 +295,22 @@ mod tests {
             out.error,
             Some((2, format!("expected {EXPECTED_FIELDS}, found 4")))
         );
+    }
+
+    #[test]
+    fn control_bytes_other_than_space_tab_and_line_ends_are_errors() {
+        let out = parse_text(b"q1 Q0 a 1 2.5 t\nq1 Q0 b\x002 2 1.5 t\n");
+        assert_eq!(
+            out.error,
+            Some((
+                2,
+                format!(
+                    "control byte 0x00 in the line: expected {EXPECTED_FIELDS}, separated by spaces or tabs"
+                )
+            ))
+        );
+        let out = parse_text(b"q1\x0bQ0 a 1 2.5 t\n");
+        assert_eq!(out.error.map(|(line, _)| line), Some(1));
     }
 
     #[test]
