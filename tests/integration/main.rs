@@ -3,6 +3,7 @@
 mod expected_values;
 mod gate_flow;
 mod input_errors;
+mod judge_cache;
 mod judge_change;
 mod judges;
 mod llm_extras;
