@@ -117,3 +117,29 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The most characters of an echoed value (an id, a line, a hash) that a message shows.
+pub const ECHO_CHARS: usize = 200;
+
+/// `text` as echoed in a message: its first [`ECHO_CHARS`] characters, and `…` when it is
+/// longer, so that a huge id or line cannot bury the message.
+pub fn shorten(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorten_keeps_short_text_and_cuts_long_text_on_a_character_boundary() {
+        assert_eq!(shorten("q1"), "q1");
+        let exact = "é".repeat(ECHO_CHARS);
+        assert_eq!(shorten(&exact), exact);
+        let long = "é".repeat(ECHO_CHARS + 1);
+        assert_eq!(shorten(&long), format!("{}…", "é".repeat(ECHO_CHARS)));
+    }
+}

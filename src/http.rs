@@ -31,6 +31,16 @@ pub struct UsageCounters {
     pub completion_tokens: AtomicU64,
 }
 
+impl UsageCounters {
+    /// Adds `tokens` (as an endpoint's `usage` reported them) to `counter`, saturating at
+    /// `u64::MAX`: a hostile or broken endpoint's counts are only reported, never wrap around.
+    pub fn add_tokens(counter: &AtomicU64, tokens: u64) {
+        let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {
+            Some(sum.saturating_add(tokens))
+        });
+    }
+}
+
 impl PartialEq for UsageCounters {
     fn eq(&self, _other: &Self) -> bool {
         true

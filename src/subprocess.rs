@@ -116,6 +116,13 @@ impl LineProcess {
         }
     }
 
+    /// The child's exit status once it exits, waiting at most `grace` (and not past the
+    /// deadline); `None` when it is still running then (it is killed).
+    pub fn exit_status_within(mut self, grace: Duration) -> Option<ExitStatus> {
+        self.deadline = self.deadline.min(Instant::now() + grace);
+        self.wait().ok().flatten()
+    }
+
     /// Waits for the child to exit, until the deadline; `None` when it did not (it is killed).
     pub fn wait(mut self) -> std::io::Result<Option<ExitStatus>> {
         loop {
@@ -131,6 +138,31 @@ impl LineProcess {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+}
+
+/// How a child ended, for messages: `exited with code 3`, `was killed by signal 9 (SIGKILL)`.
+pub fn describe_exit(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let name = match signal {
+                1 => " (SIGHUP)",
+                2 => " (SIGINT)",
+                6 => " (SIGABRT)",
+                9 => " (SIGKILL)",
+                11 => " (SIGSEGV)",
+                13 => " (SIGPIPE)",
+                15 => " (SIGTERM)",
+                _ => "",
+            };
+            return format!("it was killed by signal {signal}{name}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("it exited with code {code}"),
+        None => format!("it ended with {status}"),
     }
 }
 

@@ -26,13 +26,13 @@ use crate::judge::embeddings::EmbeddingClient;
 use crate::metrics::metric::Metric;
 use crate::pipeline::{Pipeline, Request};
 use crate::progress::Progress;
-use crate::shard::Shard;
+use crate::shard::{Shard, ShardQueries};
 use crate::tier::{self, TierQueries};
 
 /// How many ranked doc ids results keep per query when no metric reads deeper.
 const MIN_KEPT_RANKS: usize = 10;
 /// The format tag of a shard's partial output.
-pub const SHARD_FORMAT: &str = "ragate-shard/1";
+pub const SHARD_FORMAT: &str = "ragate-shard/2";
 
 /// What `gate --shard I/N` writes for `merge`: the evaluated shard with every text kept.
 #[derive(Debug, Serialize, Deserialize)]
@@ -40,6 +40,8 @@ pub const SHARD_FORMAT: &str = "ragate-shard/1";
 pub struct ShardOutput {
     pub format: String,
     pub shard: Shard,
+    /// The queries the shard scores, for `merge` to check that none went missing.
+    pub queries: ShardQueries,
     pub evaluated: Evaluated,
 }
 
@@ -365,6 +367,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
         return outputs::finish(&config, tier, &qrels, evaluated, options);
     };
     let qrels = shard.select(qrels);
+    let expected = ShardQueries::expected(shard, &qrels);
     let evaluated = if qrels.is_empty() {
         empty_shard(&config, tier, file_sha256)
     } else {
@@ -372,7 +375,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
         evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?
     };
     let queries = evaluated.results.queries.len();
-    write_shard(&out_dir, shard, evaluated)?;
+    write_shard(&out_dir, shard, expected, evaluated)?;
     eprintln!(
         "ragate: shard {shard} of tier `{}`: {queries} queries evaluated into {}; combine the shards with `ragate merge --tier {}`",
         tier.name,
@@ -405,10 +408,16 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
     }
 }
 
-fn write_shard(out_dir: &Path, shard: Shard, evaluated: Evaluated) -> Result<()> {
+fn write_shard(
+    out_dir: &Path,
+    shard: Shard,
+    queries: ShardQueries,
+    evaluated: Evaluated,
+) -> Result<()> {
     let output = ShardOutput {
         format: SHARD_FORMAT.to_string(),
         shard,
+        queries,
         evaluated,
     };
     let mut text = serde_json::to_string_pretty(&output).expect("shard output serialises");

@@ -12,27 +12,40 @@ use crate::app::outputs::{self, Evaluated, OutputOptions};
 use crate::baseline::{collect, embeddings};
 use crate::cli::MergeArgs;
 use crate::config;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, shorten};
+use crate::input::qrels::Qrels;
+use crate::shard::ShardQueries;
 use crate::tier::{self, TierQueries};
 
 fn read_shard(dir: &Path) -> Result<(PathBuf, ShardOutput)> {
     let path = dir.join("shard.json");
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    // The format first: a shard of another ragate version fails on it, not on a field.
+    let format = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("format")?.as_str().map(str::to_string));
+    if let Some(format) = format.filter(|f| f != SHARD_FORMAT) {
+        return Err(Error::input(
+            &path,
+            format!(
+                "format `{}`: expected `{SHARD_FORMAT}` (written by the same ragate version): \
+                 run `ragate gate --shard I/N` again with this ragate",
+                shorten(&format)
+            ),
+        ));
+    }
     let output: ShardOutput = serde_json::from_str(&text).map_err(|e| {
         Error::input(
             &path,
             format!("{e}: expected the shard.json that `ragate gate --shard I/N` writes"),
         )
     })?;
-    if output.format != SHARD_FORMAT {
-        return Err(Error::input(
-            &path,
-            format!(
-                "format `{}`: expected `{SHARD_FORMAT}` (written by the same ragate version)",
-                output.format
-            ),
-        ));
-    }
+    output
+        .evaluated
+        .results
+        .provenance
+        .check()
+        .map_err(|message| Error::input(&path, message))?;
     output.evaluated.results.check_values().map_err(|message| {
         Error::input(
             &path,
@@ -42,8 +55,59 @@ fn read_shard(dir: &Path) -> Result<(PathBuf, ShardOutput)> {
     Ok((path, output))
 }
 
-/// Checks that `shards` are shards 1..=N of one run of `tier`, each once.
-fn check_complete(tier: &str, qrels_sha256: &str, shards: &[(PathBuf, ShardOutput)]) -> Result<()> {
+/// Checks that the shard in `path` holds exactly the queries it recorded when it was written,
+/// and that those are the queries its shard of the current `qrels` scores.
+fn check_queries(path: &Path, output: &ShardOutput, qrels: &Qrels) -> Result<()> {
+    let held = ShardQueries::of(output.evaluated.results.queries.keys().map(String::as_str));
+    let rerun = format!(
+        "run `ragate gate --shard {}` again and merge its output",
+        output.shard
+    );
+    if held != output.queries {
+        return Err(Error::input(
+            path,
+            format!(
+                "shard {} holds {} queries but recorded {} when it was written (qids sha256 {}): \
+                 the file lost or gained queries; {rerun}",
+                output.shard,
+                held.count,
+                output.queries.count,
+                if held.qids_sha256 == output.queries.qids_sha256 {
+                    "equal"
+                } else {
+                    "differs"
+                },
+            ),
+        ));
+    }
+    let expected = ShardQueries::expected(output.shard, qrels);
+    if held != expected {
+        return Err(Error::input(
+            path,
+            format!(
+                "shard {} holds {} queries, but that shard of {} has {} scored queries{}: {rerun}",
+                output.shard,
+                held.count,
+                qrels.path().display(),
+                expected.count,
+                if held.count == expected.count {
+                    " (other qids)"
+                } else {
+                    ""
+                },
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `shards` are shards 1..=N of one run of `tier`, each once and complete.
+fn check_complete(
+    tier: &str,
+    qrels: &TierQueries,
+    shards: &[(PathBuf, ShardOutput)],
+) -> Result<()> {
+    let qrels_sha256 = qrels.file_sha256.as_str();
     let (first_path, first) = &shards[0];
     let count = first.shard.count;
     let mut seen: BTreeMap<u64, &Path> = BTreeMap::new();
@@ -104,9 +168,14 @@ fn check_complete(tier: &str, qrels_sha256: &str, shards: &[(PathBuf, ShardOutpu
         {
             return Err(Error::input(
                 path,
-                format!("query `{qid}` does not belong to shard {}", output.shard),
+                format!(
+                    "query `{}` does not belong to shard {}",
+                    shorten(qid),
+                    output.shard
+                ),
             ));
         }
+        check_queries(path, output, &qrels.qrels)?;
     }
     let missing: Vec<String> = (1..=count)
         .filter(|index| !seen.contains_key(index))
@@ -121,18 +190,50 @@ fn check_complete(tier: &str, qrels_sha256: &str, shards: &[(PathBuf, ShardOutpu
     Ok(())
 }
 
-/// The shards' evaluations as one.
-fn combine(shards: Vec<ShardOutput>) -> Result<Evaluated> {
+/// The shards' evaluations as one; token and call counts that overflow are an error naming the
+/// shard file (no ragate run counts 2^64 tokens: the file was not written by one).
+fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
     let mut shards = shards.into_iter();
-    let mut merged = shards.next().expect("at least one shard").evaluated;
-    for shard in shards {
+    let mut merged = shards.next().expect("at least one shard").1.evaluated;
+    for (path, shard) in shards {
         let part = shard.evaluated;
+        for (name, usage) in &part.llm_usage {
+            let sum = merged.llm_usage.get(name).copied().unwrap_or_default();
+            let overflow = [
+                (sum.calls, usage.calls),
+                (sum.retries, usage.retries),
+                (sum.prompt_tokens, usage.prompt_tokens),
+                (sum.completion_tokens, usage.completion_tokens),
+            ]
+            .iter()
+            .any(|(a, b)| a.checked_add(*b).is_none());
+            if overflow {
+                return Err(Error::input(
+                    &path,
+                    format!(
+                        "the call or token counts of judge `{}` overflow a 64-bit count when \
+                         added up: expected the shard.json that `ragate gate --shard I/N` writes",
+                        shorten(name)
+                    ),
+                ));
+            }
+        }
         merged.results.queries.extend(part.results.queries);
         merged.trace.extend(part.trace);
         merged.operational.extend(part.operational);
         merged.embeddings.extend(part.embeddings);
-        merged.judge_tasks += part.judge_tasks;
-        merged.judge_calls += part.judge_calls;
+        let counts = merged
+            .judge_tasks
+            .checked_add(part.judge_tasks)
+            .zip(merged.judge_calls.checked_add(part.judge_calls));
+        let Some((tasks, calls)) = counts else {
+            return Err(Error::input(
+                &path,
+                "the judge task or call counts overflow a 64-bit count when added up: expected \
+                 the shard.json that `ragate gate --shard I/N` writes",
+            ));
+        };
+        (merged.judge_tasks, merged.judge_calls) = (tasks, calls);
         for (name, usage) in part.llm_usage {
             *merged.llm_usage.entry(name).or_default() += usage;
         }
@@ -152,14 +253,14 @@ pub fn run(args: MergeArgs) -> Result<i32> {
     let started = Instant::now();
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
-    let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
+    let queries = tier::load(tier)?;
     let shards = args
         .shards
         .iter()
         .map(|dir| read_shard(dir))
         .collect::<Result<Vec<_>>>()?;
-    check_complete(&tier.name, &file_sha256, &shards)?;
-    let evaluated = combine(shards.into_iter().map(|(_, output)| output).collect())?;
+    check_complete(&tier.name, &queries, &shards)?;
+    let evaluated = combine(shards)?;
     let options = OutputOptions::new(&args.report, &tier.name, started);
-    outputs::finish(&config, tier, &qrels, evaluated, options)
+    outputs::finish(&config, tier, &queries.qrels, evaluated, options)
 }

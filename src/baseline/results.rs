@@ -44,6 +44,30 @@ pub struct Provenance {
     pub accepted_utc: Option<String>,
 }
 
+impl Provenance {
+    /// Checks the hashes: `qrels_sha256` and `config_hash` must be 64 lowercase hex digits, as
+    /// ragate writes them (a file edited by hand or by another tool may hold anything). Names
+    /// the key that is not.
+    pub fn check(&self) -> Result<(), String> {
+        for (key, value) in [
+            ("qrels_sha256", &self.qrels_sha256),
+            ("config_hash", &self.config_hash),
+        ] {
+            let is_sha256 = value.len() == 64
+                && value
+                    .bytes()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+            if !is_sha256 {
+                return Err(format!(
+                    "provenance.{key} is `{}`: expected 64 lowercase hex digits (a sha256)",
+                    crate::error::shorten(value)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Mean and count of one metric over one slice.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -41,6 +41,13 @@ pub fn read(path: &Path, next_step: &str) -> Result<Results> {
         location: Location::new(path, e.line() as u64).with_column(e.column() as u64),
         message: format!("{e}: expected a ragate results file ({FORMAT}); {next_step}"),
     })?;
+    results.provenance.check().map_err(|message| {
+        let message = match next_step {
+            "" => message,
+            next_step => format!("{message}; {next_step}"),
+        };
+        Error::input(path, message)
+    })?;
     results.check_values().map_err(|message| {
         Error::input(
             path,
@@ -164,5 +171,46 @@ mod tests {
             unreadable.to_string().contains("upgrade ragate"),
             "{unreadable}"
         );
+    }
+
+    use crate::baseline::collect::{RunContext, results};
+
+    fn results_with(qrels_sha256: &str, config_hash: &str) -> String {
+        let context = RunContext {
+            tier: "smoke",
+            slices: &[],
+            qrels_sha256: qrels_sha256.to_string(),
+            config_hash: config_hash.to_string(),
+            git_commit: None,
+            judges: Default::default(),
+            embeddings: None,
+        };
+        results(vec!["mrr".to_string()], Default::default(), context).to_json()
+    }
+
+    #[test]
+    fn provenance_hashes_must_be_sha256_hex() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let good = "0123456789abcdef".repeat(4);
+        std::fs::write(&path, results_with(&good, &good)).unwrap();
+        assert!(read(&path, "run the gate").is_ok());
+        // A non-ASCII hash made the gate's 12-character excerpt slice inside a character.
+        for (qrels, config, key) in [
+            ("ééééééééééééééé", good.as_str(), "qrels_sha256"),
+            (good.as_str(), "", "config_hash"),
+            (&good.to_uppercase(), good.as_str(), "qrels_sha256"),
+            (&good[..63], good.as_str(), "qrels_sha256"),
+        ] {
+            std::fs::write(&path, results_with(qrels, config)).unwrap();
+            let error = read(&path, "run the gate").unwrap_err().to_string();
+            assert!(
+                error.contains("results.json")
+                    && error.contains(&format!("provenance.{key}"))
+                    && error.contains("64 lowercase hex digits")
+                    && error.ends_with("run the gate"),
+                "{error}"
+            );
+        }
     }
 }

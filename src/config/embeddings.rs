@@ -1,8 +1,6 @@
 //! Validation of the `embeddings` section: the OpenAI-compatible endpoint that makes
 //! `answer_relevance` embedding-based.
 
-use std::time::Duration;
-
 use crate::config::Keys;
 use crate::config::raw::{RawEmbeddings, RawMetric};
 use crate::error::Result;
@@ -62,11 +60,11 @@ pub fn validate(
     if client.concurrency == 0 {
         return Err(keys.error("embeddings.concurrency", "0: expected at least 1"));
     }
-    let timeout_s = raw.timeout_s.unwrap_or(60);
-    if timeout_s == 0 {
-        return Err(keys.error("embeddings.timeout_s", "0: expected at least 1 second"));
-    }
-    client.timeout = Duration::from_secs(timeout_s);
+    client.timeout = keys.timeout(
+        "embeddings.timeout_s",
+        raw.timeout_s.map(|s| s as f64),
+        60.0,
+    )?;
     client.max_retries = raw.max_retries.unwrap_or(5);
     Ok(Some(client))
 }

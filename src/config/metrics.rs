@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use crate::config::Keys;
 use crate::config::raw::{JudgeKind, RawClaims, RawConfig, RawEmptyAnswer, RawJudge, RawMetric};
 use crate::error::Result;
-use std::time::Duration;
 
 use crate::judge::Judge;
 use crate::judge::command::CommandJudge;
@@ -91,16 +90,12 @@ pub fn validate_judges(
                 let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
                     keys.error(&key, "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)")
                 })?;
-                let timeout_s = judge.timeout_s.unwrap_or(300);
-                if timeout_s == 0 {
-                    return Err(
-                        keys.error(format!("{key}.timeout_s"), "0: expected at least 1 second")
-                    );
-                }
-                Judge::Command(CommandJudge {
-                    command,
-                    timeout: Duration::from_secs(timeout_s),
-                })
+                let timeout = keys.timeout(
+                    &format!("{key}.timeout_s"),
+                    judge.timeout_s.map(|s| s as f64),
+                    300.0,
+                )?;
+                Judge::Command(CommandJudge { command, timeout })
             }
         };
         judges.insert(name.clone(), configured);
@@ -145,11 +140,11 @@ fn validate_openai(keys: &Keys<'_>, key: &str, judge: &RawJudge) -> Result<OpenA
     if configured.concurrency == 0 {
         return Err(keys.error(format!("{key}.concurrency"), "0: expected at least 1"));
     }
-    let timeout_s = judge.timeout_s.unwrap_or(60);
-    if timeout_s == 0 {
-        return Err(keys.error(format!("{key}.timeout_s"), "0: expected at least 1 second"));
-    }
-    configured.timeout = Duration::from_secs(timeout_s);
+    configured.timeout = keys.timeout(
+        &format!("{key}.timeout_s"),
+        judge.timeout_s.map(|s| s as f64),
+        60.0,
+    )?;
     configured.max_retries = judge.max_retries.unwrap_or(5);
     configured.max_calls = judge.max_calls.unwrap_or(20_000);
     if configured.max_calls == 0 {

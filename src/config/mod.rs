@@ -12,6 +12,7 @@ mod rules;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::{Error, Location, Result};
 use crate::gate::diagnosis;
@@ -223,7 +224,25 @@ impl Keys<'_> {
     fn error(&self, key: impl Into<String>, message: impl Into<String>) -> Error {
         Error::config(self.path, key, message)
     }
+
+    /// The time limit `key` gives (`default` seconds when absent): more than 0 and at most
+    /// [`MAX_TIMEOUT_S`] (one day), so that deadlines computed from it cannot overflow.
+    fn timeout(&self, key: &str, value: Option<f64>, default: f64) -> Result<Duration> {
+        let value = value.unwrap_or(default);
+        if !(value.is_finite() && value > 0.0 && value <= MAX_TIMEOUT_S as f64) {
+            return Err(self.error(
+                key,
+                format!(
+                    "{value}: expected a positive number of seconds, at most {MAX_TIMEOUT_S} (one day)"
+                ),
+            ));
+        }
+        Ok(Duration::from_secs_f64(value))
+    }
 }
+
+/// The longest time limit (`timeout_s`) a config may set: one day, in seconds.
+pub const MAX_TIMEOUT_S: u64 = 86_400;
 
 fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<Config> {
     let keys = Keys { path };

@@ -1,7 +1,6 @@
 //! Validation of the `pipeline:` section: exactly one adapter (`run_file`, `command` or `http`).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::config::raw::{RawHttpPipeline, RawPipeline};
 use crate::config::{Config, Keys};
@@ -71,8 +70,7 @@ pub(crate) fn validate(
                 "expected a non-empty argv list [program, args...] (it is run without a shell)",
             ));
         }
-        let timeout = seconds(
-            keys,
+        let timeout = keys.timeout(
             "pipeline.timeout_s",
             raw.timeout_s,
             DEFAULT_COMMAND_TIMEOUT_S,
@@ -99,25 +97,13 @@ pub(crate) fn validate(
         url: http.url.clone(),
         shown_url,
         concurrency,
-        timeout: seconds(
-            keys,
+        timeout: keys.timeout(
             "pipeline.http.timeout_s",
             http.timeout_s,
             DEFAULT_HTTP_TIMEOUT_S,
         )?,
         max_retries: http.max_retries.unwrap_or(DEFAULT_HTTP_RETRIES),
     })))
-}
-
-fn seconds(keys: &Keys<'_>, key: &str, value: Option<f64>, default: f64) -> Result<Duration> {
-    let value = value.unwrap_or(default);
-    if !(value.is_finite() && value > 0.0) {
-        return Err(keys.error(
-            key,
-            format!("{value}: expected a positive number of seconds"),
-        ));
-    }
-    Ok(Duration::from_secs_f64(value))
 }
 
 impl Config {

@@ -251,6 +251,42 @@ fn bad_configs_name_the_key_path() {
             replace("correction: holm", "correction: holm\n  inconclusive: warn"),
             "gate.inconclusive: unknown variant `warn`, expected `pass` or `fail`",
         ),
+        // Time limits beyond a day overflowed Duration or Instant arithmetic (a panic).
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { command: [p], timeout_s: 1e20 }",
+            ),
+            "pipeline.timeout_s: 100000000000000000000: expected a positive number of seconds, at most 86400 (one day)",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { http: { url: \"http://h\", timeout_s: 86400.5 } }",
+            ),
+            "pipeline.http.timeout_s: 86400.5: expected a positive number of seconds, at most 86400",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\njudges: { j: { kind: command, command: [j], timeout_s: 18446744073709551615 } }",
+            ),
+            "judges.j.timeout_s: 18446744073709552000: expected a positive number of seconds, at most 86400",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\njudges: { j: { kind: openai, base_url: \"http://h\", model: m, timeout_s: 86401 } }",
+            ),
+            "judges.j.timeout_s: 86401: expected a positive number of seconds, at most 86400",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\nembeddings: { base_url: \"http://h\", model: m, timeout_s: 0 }",
+            ),
+            "embeddings.timeout_s: 0: expected a positive number of seconds",
+        ),
     ];
     for (text, expected) in cases {
         let message = load_str(&text).unwrap_err().to_string();

@@ -38,9 +38,30 @@ impl Operational {
                 ));
             }
         }
+        let tokens = match run.usage {
+            None => None,
+            Some(usage) => Some(
+                usage
+                    .prompt_tokens
+                    .checked_add(usage.completion_tokens)
+                    .ok_or_else(|| {
+                        Error::parse(
+                            run_path,
+                            run.line,
+                            format!(
+                                "query `{}`: `usage` prompt_tokens {} + completion_tokens {} \
+                                 overflow a 64-bit count: expected the tokens the query consumed",
+                                crate::error::shorten(&run.qid),
+                                usage.prompt_tokens,
+                                usage.completion_tokens
+                            ),
+                        )
+                    })?,
+            ),
+        };
         Ok(Operational {
             latency_ms: run.latency_ms,
-            tokens: run.usage.map(|u| u.prompt_tokens + u.completion_tokens),
+            tokens,
             cost: run.cost,
         })
     }
@@ -131,6 +152,25 @@ mod tests {
         assert_eq!(
             message,
             "run.jsonl:3: query `q1`: `latency_ms` is -1: expected a number >= 0"
+        );
+    }
+
+    #[test]
+    fn token_counts_that_overflow_are_an_error_naming_the_line() {
+        let huge = RunQuery {
+            usage: Some(Usage {
+                prompt_tokens: u64::MAX,
+                completion_tokens: 1,
+                total_tokens: None,
+            }),
+            ..run_line()
+        };
+        let message = Operational::of(&huge, Path::new("run.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with("run.jsonl:3: query `q1`: `usage` prompt_tokens 18446744073709551615 + completion_tokens 1 overflow"),
+            "{message}"
         );
     }
 }

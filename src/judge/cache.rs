@@ -3,21 +3,24 @@
 //! A verdict (an opaque string, the judge's serialised answer) is stored under a [`CacheKey`]
 //! hashing everything that determines it, so a re-run with the same inputs makes no judge
 //! calls and gives identical verdicts. The file holds exactly one table, [`SCHEMA`], in WAL
-//! mode with a 5 s busy timeout, so threads and concurrent ragate processes may share it. A
-//! file that is not SQLite, or a database with other tables, is an error naming the path: it
-//! is never ignored, overwritten or modified.
+//! mode, so threads and concurrent ragate processes may share it: the new values of one
+//! request batch ([`through`]) are written in one transaction, and a writer waits up to
+//! [`BUSY_TIMEOUT`] for another to finish. A file that is not SQLite, or a database with other
+//! tables, is an error naming the path: it is never ignored, overwritten or modified. The file
+//! travels between branches (CI caches), so every value read is checked ([`Cached`]).
 //!
 //! Modes ([`CacheMode`]): `read-write` creates the file (and its directories) when missing,
-//! reads and records verdicts; `replay` needs an existing cache, never writes, and makes a
-//! miss an error ([`JudgeCache::lookup`]), for offline, deterministic PR runs; `off` touches
-//! no file: every lookup misses and [`JudgeCache::put`] does nothing.
+//! reads and records verdicts; `replay` needs an existing cache, opens it read-only and
+//! creates no file (it works in a read-only directory), and makes a miss an error
+//! ([`JudgeCache::lookup`]), for offline, deterministic PR runs; `off` touches no file: every
+//! lookup misses and [`JudgeCache::put`] does nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -26,7 +29,8 @@ use crate::error::{Error, Result};
 
 /// The only table of a cache file, exactly as SQLite records it in `sqlite_master`.
 pub const SCHEMA: &str = "CREATE TABLE verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a writer waits for another process's transaction before the run fails.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How the cache is used (config spelling `read-write`, `replay`, `off`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -180,14 +184,37 @@ impl JudgeCache {
     /// Records `value` under `key`, replacing any previous value, in `read-write` mode; does
     /// nothing in `off` and `replay` modes (replay never asks the judge: nothing is new).
     pub fn put(&self, key: &CacheKey, value: &str) -> Result<()> {
+        self.put_all(&[(key, value.to_string())])
+    }
+
+    /// [`put`](Self::put) for every entry, in one transaction: one commit (and one sync) for a
+    /// whole batch of new verdicts, and the write lock held once, briefly.
+    pub fn put_all(&self, entries: &[(&CacheKey, String)]) -> Result<()> {
         let Some(connection) = self.connection.as_ref().filter(|_| !self.is_replay()) else {
             return Ok(());
         };
-        lock(connection)
-            .prepare_cached("INSERT OR REPLACE INTO verdicts (key, value) VALUES (?1, ?2)")
-            .and_then(|mut insert| insert.execute([key.as_str(), value]))
-            .map_err(|e| failure(&self.path, "write", e))?;
-        self.writes.fetch_add(1, Ordering::Relaxed);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut connection = lock(connection);
+        let mut write = || -> rusqlite::Result<()> {
+            // IMMEDIATE takes the write lock up front, waiting in the busy handler; a deferred
+            // transaction upgrading a read lock could fail at once instead.
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let mut insert = transaction.prepare_cached(
+                    "INSERT OR REPLACE INTO verdicts (key, value) VALUES (?1, ?2)",
+                )?;
+                for (key, value) in entries {
+                    insert.execute([key.as_str(), value.as_str()])?;
+                }
+            }
+            transaction.commit()
+        };
+        write().map_err(|e| failure(&self.path, "write", e))?;
+        self.writes
+            .fetch_add(entries.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -201,9 +228,35 @@ impl JudgeCache {
     }
 }
 
-/// Values for `keys`: looked up in `cache` (when there is one), the missing ones fetched with
-/// `fetch(missing indices)` (in index order) and stored. Returns the values in key order and
-/// how many were fetched. `what(i)` names request `i` for replay misses.
+/// A value kept in the judge cache. The cache file travels between branches and jobs (CI
+/// caches), so what it returns is untrusted input: every value read is checked as strictly as
+/// a judge's reply before it is used.
+pub trait Cached: serde::Serialize + serde::de::DeserializeOwned {
+    /// Why the value is not one a judge could have given, if it is not.
+    fn check(&self) -> std::result::Result<(), String>;
+}
+
+/// The value stored under `key`, parsed and checked; an error names the cache file and the key.
+fn parse_cached<T: Cached>(cache: &JudgeCache, key: &CacheKey, text: &str) -> Result<T> {
+    let value = serde_json::from_str::<T>(text)
+        .map_err(|e| e.to_string())
+        .and_then(|value| value.check().map(|()| value));
+    value.map_err(|reason| {
+        Error::input(
+            cache.path(),
+            format!(
+                "the cached value under key {} is invalid ({reason}): it was not written by this \
+                 ragate; delete the cache file (or point `cache.path` elsewhere) and run again",
+                key.as_str()
+            ),
+        )
+    })
+}
+
+/// Values for `keys`: looked up in `cache` (when there is one) and checked, the missing ones
+/// fetched with `fetch(missing indices)` (in index order) and stored in one transaction.
+/// Returns the values in key order and how many were fetched. `what(i)` names request `i` for
+/// replay misses.
 pub fn through<T, F>(
     cache: Option<&JudgeCache>,
     keys: &[CacheKey],
@@ -211,7 +264,7 @@ pub fn through<T, F>(
     fetch: F,
 ) -> Result<(Vec<T>, usize)>
 where
-    T: serde::Serialize + serde::de::DeserializeOwned,
+    T: Cached,
     F: FnOnce(&[usize]) -> Result<Vec<T>>,
 {
     let mut values: Vec<Option<T>> = Vec::with_capacity(keys.len());
@@ -221,25 +274,33 @@ where
             None => None,
         };
         values.push(match (stored, cache) {
-            (Some(text), Some(cache)) => Some(serde_json::from_str(&text).map_err(|e| {
-                Error::input(
-                    cache.path(),
-                    format!("a cached value does not parse ({e}): delete the cache file"),
-                )
-            })?),
+            (Some(text), Some(cache)) => Some(parse_cached(cache, key, &text)?),
             _ => None,
         });
     }
     let missing: Vec<usize> = (0..keys.len()).filter(|&i| values[i].is_none()).collect();
     let fresh = fetch(&missing)?;
-    debug_assert_eq!(fresh.len(), missing.len());
+    if fresh.len() != missing.len() {
+        let first = missing.first().map_or_else(String::new, |&i| what(i));
+        return Err(Error::Usage(format!(
+            "{first}: {} answers came back for {} requests: expected one answer per request \
+             (a bug in ragate: please report it)",
+            fresh.len(),
+            missing.len()
+        )));
+    }
+    if let Some(cache) = cache {
+        let entries: Vec<(&CacheKey, String)> = missing
+            .iter()
+            .zip(&fresh)
+            .map(|(&i, value)| {
+                let text = serde_json::to_string(value).expect("cached values serialise");
+                (&keys[i], text)
+            })
+            .collect();
+        cache.put_all(&entries)?;
+    }
     for (&i, value) in missing.iter().zip(fresh) {
-        if let Some(cache) = cache {
-            cache.put(
-                &keys[i],
-                &serde_json::to_string(&value).expect("cached values serialise"),
-            )?;
-        }
         values[i] = Some(value);
     }
     let values = values
@@ -258,7 +319,7 @@ fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
 fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
     let advice = match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            "another process kept the cache locked for over 5 s: retry, or set `cache.mode: off`"
+            "another process kept the cache locked for over 60 s: retry, or set `cache.mode: off`"
         }
         _ => {
             "if it is damaged or not a ragate judge cache, delete it or point `cache.path` elsewhere"
@@ -267,7 +328,8 @@ fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
     Error::input(path, format!("judge cache {what} failed: {e}; {advice}"))
 }
 
-/// Opens and checks the database; in `read-write` mode creates it, WAL mode and its table.
+/// Opens and checks the database; in `read-write` mode creates it, WAL mode and its table; in
+/// `replay` mode read-only (see [`open_read_only`]).
 fn connect(path: &Path, mode: CacheMode) -> Result<Connection> {
     let create = mode == CacheMode::ReadWrite;
     if let Some(parent) = path
@@ -276,12 +338,16 @@ fn connect(path: &Path, mode: CacheMode) -> Result<Connection> {
     {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
-    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    if create {
-        flags |= OpenFlags::SQLITE_OPEN_CREATE;
-    }
     let failed = |e| failure(path, "open", e);
-    let connection = Connection::open_with_flags(path, flags).map_err(failed)?;
+    let connection = if create {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        Connection::open_with_flags(path, flags)
+    } else {
+        open_read_only(path)
+    }
+    .map_err(failed)?;
     connection.busy_timeout(BUSY_TIMEOUT).map_err(failed)?;
     // The first access to the file: a foreign file fails here, before anything is written.
     let mut tables = tables(&connection).map_err(failed)?;
@@ -318,6 +384,40 @@ fn connect(path: &Path, mode: CacheMode) -> Result<Connection> {
     Ok(connection)
 }
 
+/// Opens the cache for reading only, creating no file. A WAL database opened read-only would
+/// still create its `-wal` and `-shm` files (and fail where it cannot, e.g. in a read-only
+/// directory), so a cache that was closed cleanly (no `-wal` file with content: all of it is in
+/// the database file) is opened `immutable`: SQLite reads the file without locks or side files.
+/// A cache whose `-wal` still holds verdicts (a writer is running, or was killed) is opened
+/// read-only as usual, so those verdicts are read too.
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal_has_content = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    match path.to_str().filter(|_| !wal_has_content) {
+        Some(text) => Connection::open_with_flags(
+            format!("file:{}?immutable=1", uri_escape(text)),
+            flags | OpenFlags::SQLITE_OPEN_URI,
+        ),
+        None => Connection::open_with_flags(path, flags),
+    }
+}
+
+/// `path` escaped for the path part of an SQLite `file:` URI.
+fn uri_escape(path: &str) -> String {
+    let mut escaped = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '%' => escaped.push_str("%25"),
+            '?' => escaped.push_str("%3f"),
+            '#' => escaped.push_str("%23"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
 /// (name, CREATE statement) of each table of the database.
 fn tables(connection: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
     let sql = "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name";
@@ -328,191 +428,4 @@ fn tables(connection: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn key(n: usize) -> CacheKey {
-        CacheKey::new(
-            "openai",
-            "m",
-            "http://h/v1",
-            "v1",
-            &json!({"t": 0}),
-            &json!({"n": n}),
-        )
-    }
-
-    #[test]
-    fn verdicts_persist_across_reopen_and_stats_count() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("nested/dir/cache.sqlite");
-        let cache = JudgeCache::open(&path, CacheMode::ReadWrite).unwrap();
-        assert_eq!(cache.lookup(&key(1), "q1").unwrap(), None);
-        cache.put(&key(1), r#"{"relevant":true}"#).unwrap();
-        assert_eq!(
-            cache.stats(),
-            CacheStats {
-                hits: 0,
-                misses: 1,
-                writes: 1
-            }
-        );
-        drop(cache);
-        for mode in [CacheMode::ReadWrite, CacheMode::Replay] {
-            let cache = JudgeCache::open(&path, mode).unwrap();
-            let value = cache.lookup(&key(1), "q1").unwrap();
-            assert_eq!(value.as_deref(), Some(r#"{"relevant":true}"#));
-            assert_eq!(
-                cache.stats(),
-                CacheStats {
-                    hits: 1,
-                    misses: 0,
-                    writes: 0
-                }
-            );
-        }
-    }
-
-    #[test]
-    fn any_changed_key_part_misses() {
-        let (p, i) = (
-            json!({"threshold": 0.4, "stem": true}),
-            json!({"claim": "c"}),
-        );
-        let base = CacheKey::new("lexical", "m", "e", "v1", &p, &i);
-        assert_eq!(base.as_str().len(), 64);
-        let reordered = json!({"stem": true, "threshold": 0.4});
-        assert_eq!(
-            base,
-            CacheKey::new("lexical", "m", "e", "v1", &reordered, &i)
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let cache = JudgeCache::open(&dir.path().join("c.sqlite"), CacheMode::ReadWrite).unwrap();
-        cache.put(&base, "yes").unwrap();
-        for variant in [
-            CacheKey::new("openai", "m", "e", "v1", &p, &i),
-            CacheKey::new("lexical", "m2", "e", "v1", &p, &i),
-            CacheKey::new("lexical", "m", "e2", "v1", &p, &i),
-            CacheKey::new("lexical", "m", "e", "v2", &p, &i),
-            CacheKey::new("lexical", "m", "e", "v1", &json!({"threshold": 0.5}), &i),
-            CacheKey::new("lexical", "m", "e", "v1", &p, &json!({"claim": "d"})),
-        ] {
-            assert_eq!(cache.lookup(&variant, "variant").unwrap(), None);
-        }
-        assert_eq!(cache.lookup(&base, "base").unwrap().as_deref(), Some("yes"));
-    }
-
-    #[test]
-    fn off_mode_touches_no_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = JudgeCache::open(&dir.path().join("sub/c.sqlite"), CacheMode::Off).unwrap();
-        cache.put(&key(1), "v").unwrap();
-        assert_eq!(cache.lookup(&key(1), "q").unwrap(), None);
-        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
-        assert_eq!(
-            cache.stats(),
-            CacheStats {
-                hits: 0,
-                misses: 1,
-                writes: 0
-            }
-        );
-    }
-
-    #[test]
-    fn replay_needs_an_existing_cache_and_fails_on_a_miss() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.sqlite");
-        let error = JudgeCache::open(&path, CacheMode::Replay)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("cache.sqlite") && error.contains("read-write"),
-            "{error}"
-        );
-        assert!(!path.exists());
-        JudgeCache::open(&path, CacheMode::ReadWrite)
-            .unwrap()
-            .put(&key(1), "v")
-            .unwrap();
-        let cache = JudgeCache::open(&path, CacheMode::Replay).unwrap();
-        let error = cache
-            .lookup(&key(2), "claim 3 of q7")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("claim 3 of q7") && error.contains("cache.sqlite"),
-            "{error}"
-        );
-        cache.put(&key(2), "ignored").unwrap();
-        assert_eq!(
-            cache.stats(),
-            CacheStats {
-                hits: 0,
-                misses: 1,
-                writes: 0
-            }
-        );
-    }
-
-    #[test]
-    fn foreign_or_corrupt_files_are_errors_and_left_unchanged() {
-        let dir = tempfile::tempdir().unwrap();
-        let other = dir.path().join("other.sqlite");
-        Connection::open(&other)
-            .unwrap()
-            .execute_batch("CREATE TABLE t (x)")
-            .unwrap();
-        let contents = [
-            ("text.sqlite", b"this is not a database\n".to_vec()),
-            (
-                "random.sqlite",
-                (0..4096u32).map(|i| (i * 7919 % 251) as u8).collect(),
-            ),
-            ("other.sqlite", std::fs::read(&other).unwrap()),
-        ];
-        for (name, bytes) in contents {
-            let path = dir.path().join(name);
-            std::fs::write(&path, &bytes).unwrap();
-            for mode in [CacheMode::ReadWrite, CacheMode::Replay] {
-                let error = JudgeCache::open(&path, mode).unwrap_err().to_string();
-                assert!(
-                    error.contains(name) && error.contains("cache.path"),
-                    "{error}"
-                );
-                assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} changed");
-            }
-        }
-    }
-
-    #[test]
-    fn concurrent_writers_lose_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.sqlite");
-        let shared = std::sync::OnceLock::new();
-        // Three handles open the fresh file at once (like three processes): threads 0 and 1
-        // each own one, threads 2 and 3 share the third.
-        std::thread::scope(|scope| {
-            for thread in 0..4 {
-                let (path, shared) = (&path, &shared);
-                scope.spawn(move || {
-                    let open = || JudgeCache::open(path, CacheMode::ReadWrite).unwrap();
-                    let own = (thread < 2).then(open);
-                    let cache = own.as_ref().unwrap_or_else(|| shared.get_or_init(open));
-                    for n in 0..500 {
-                        cache
-                            .put(&key(thread * 1000 + n), &format!("{thread}/{n}"))
-                            .unwrap();
-                    }
-                });
-            }
-        });
-        assert_eq!(shared.get().unwrap().stats().writes, 1000);
-        let cache = JudgeCache::open(&path, CacheMode::Replay).unwrap();
-        for (thread, n) in (0..4).flat_map(|t| (0..500).map(move |n| (t, n))) {
-            let value = cache.lookup(&key(thread * 1000 + n), "key").unwrap();
-            assert_eq!(value, Some(format!("{thread}/{n}")));
-        }
-    }
-}
+mod tests;

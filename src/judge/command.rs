@@ -14,9 +14,20 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, shorten};
 use crate::judge::{Task, Verdict};
-use crate::subprocess::{LineProcess, Next};
+use crate::subprocess::{LineProcess, Next, describe_exit};
+
+/// How long a program that closed its output early is given to exit, for its exit status.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Why reading the replies stopped early.
+enum Stopped {
+    /// The program closed its output with requests unanswered.
+    Closed(String),
+    /// Anything else (a bad line, the timeout): the program is killed.
+    Failed(String),
+}
 
 /// A judge run as a child process.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,16 +115,29 @@ impl CommandJudge {
             .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
         let replies = match self.collect(count, summary, expected, &check, &process) {
             Ok(replies) => replies,
-            Err(message) => {
+            Err(Stopped::Closed(message)) => {
+                // The program closed its output early: most likely it exited or was killed,
+                // and its exit status says why.
+                let ending = match process.exit_status_within(EXIT_GRACE) {
+                    Some(status) => describe_exit(status),
+                    None => format!(
+                        "it was still running {} s later and was killed",
+                        EXIT_GRACE.as_secs()
+                    ),
+                };
+                return Err(self.error(name, format!("{message}: {ending}")));
+            }
+            Err(Stopped::Failed(message)) => {
                 process.kill();
                 return Err(self.error(name, message));
             }
         };
         match process.wait() {
             Ok(Some(status)) if status.success() => Ok(replies),
-            Ok(Some(status)) => {
-                Err(self.error(name, format!("exited with {status}: expected exit code 0")))
-            }
+            Ok(Some(status)) => Err(self.error(
+                name,
+                format!("{}: expected exit code 0", describe_exit(status)),
+            )),
             Ok(None) => Err(self.error(
                 name,
                 format!("did not exit within {:?} after answering", self.timeout),
@@ -129,7 +153,7 @@ impl CommandJudge {
         expected: &str,
         check: &dyn Fn(usize, R, u64) -> std::result::Result<T, String>,
         process: &LineProcess,
-    ) -> std::result::Result<Vec<T>, String>
+    ) -> std::result::Result<Vec<T>, Stopped>
     where
         R: serde::de::DeserializeOwned + ReplyId,
     {
@@ -140,46 +164,52 @@ impl CommandJudge {
         loop {
             let line = match process.next() {
                 Next::Line(line) => line,
-                Next::ReadFailed(e) => return Err(format!("cannot read its output: {e}")),
+                Next::ReadFailed(e) => {
+                    return Err(Stopped::Failed(format!("cannot read its output: {e}")));
+                }
                 Next::TimedOut => {
-                    return Err(format!(
+                    return Err(Stopped::Failed(format!(
                         "timed out after {:?} with {} of {count} requests unanswered",
                         self.timeout,
                         count - answered,
-                    ));
+                    )));
                 }
                 Next::End if answered == count => break,
                 Next::End => {
                     let missing = replies.iter().position(Option::is_none).unwrap_or(0);
-                    return Err(format!(
+                    return Err(Stopped::Closed(format!(
                         "closed its output without answering request {missing} ({})",
                         summary(missing)
-                    ));
+                    )));
                 }
             };
             line_number += 1;
             if line.trim().is_empty() {
                 continue;
             }
-            let reply: R = serde_json::from_str(&line)
-                .map_err(|e| format!("output line {line_number}: {e}: expected {expected}"))?;
+            let reply: R = serde_json::from_str(&line).map_err(|e| {
+                Stopped::Failed(format!(
+                    "output line {line_number}: {e}: expected {expected} (the line: `{}`)",
+                    shorten(&line)
+                ))
+            })?;
             let index = reply
                 .id()
                 .parse::<usize>()
                 .ok()
                 .filter(|&i| i < count)
                 .ok_or_else(|| {
-                    format!(
+                    Stopped::Failed(format!(
                         "output line {line_number}: unknown request id `{}`",
-                        reply.id()
-                    )
+                        shorten(reply.id())
+                    ))
                 })?;
             if replies[index].is_some() {
-                return Err(format!(
+                return Err(Stopped::Failed(format!(
                     "output line {line_number}: request {index} answered twice"
-                ));
+                )));
             }
-            replies[index] = Some(check(index, reply, line_number)?);
+            replies[index] = Some(check(index, reply, line_number).map_err(Stopped::Failed)?);
             answered += 1;
         }
         Ok(replies
@@ -199,10 +229,15 @@ fn verdict(
     let grade = match (reply.verdict, reply.grade) {
         (true, None) => 2,
         (false, None) => 0,
-        (true, Some(0)) | (false, Some(2)) | (_, Some(3..)) => {
+        (_, Some(grade @ 3..)) => {
             return Err(format!(
-                "output line {line_number}: request {index} ({summary}): grade {:?} contradicts verdict {}",
-                reply.grade, reply.verdict
+                "output line {line_number}: request {index} ({summary}): grade {grade}: expected 0, 1 or 2"
+            ));
+        }
+        (true, Some(grade @ 0)) | (false, Some(grade @ 2)) => {
+            return Err(format!(
+                "output line {line_number}: request {index} ({summary}): grade {grade} contradicts verdict {}",
+                reply.verdict
             ));
         }
         (_, Some(grade)) => grade,

@@ -105,6 +105,19 @@ fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, String> {
         .collect()
 }
 
+impl crate::judge::cache::Cached for Vec<String> {
+    /// Claims as a judge's reply gives them after [`checked`]: trimmed, none blank.
+    fn check(&self) -> std::result::Result<(), String> {
+        match self
+            .iter()
+            .position(|c| c.trim().is_empty() || c.trim() != c)
+        {
+            Some(i) => Err(format!("claim {i} is blank or not trimmed")),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Parses an `openai` reply content: `{"claims":[...]}`.
 pub fn parse_claims(content: &str) -> std::result::Result<Vec<String>, String> {
     let reply: ClaimsReply = serde_json::from_str(http::unfence(content))

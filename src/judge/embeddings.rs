@@ -155,9 +155,7 @@ impl EmbeddingClient {
                 ))
             })?;
             if let Some(tokens) = reply.usage.and_then(|u| u.prompt_tokens) {
-                self.counters
-                    .prompt_tokens
-                    .fetch_add(tokens, Ordering::Relaxed);
+                UsageCounters::add_tokens(&self.counters.prompt_tokens, tokens);
             }
             parse_entries(reply.data, batches[index].len()).map_err(Failure::unparseable)
         };
@@ -202,6 +200,20 @@ impl EmbeddingClient {
             let asked: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
             self.embed_all(&asked)
         })
+    }
+}
+
+impl cache::Cached for Vec<f32> {
+    /// Non-empty and finite, as [`parse_entries`] accepts a reply (JSON numbers beyond `f32`
+    /// read as infinite).
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.is_empty() {
+            return Err("the embedding is empty".to_string());
+        }
+        match self.iter().position(|x| !x.is_finite()) {
+            Some(i) => Err(format!("value {i} of the embedding is not a finite f32")),
+            None => Ok(()),
+        }
     }
 }
 

@@ -54,6 +54,29 @@ pub struct Verdict {
     pub score: Option<f64>,
 }
 
+impl cache::Cached for Verdict {
+    /// A grade of 0, 1 or 2 that does not contradict `positive` (0 is never positive, 2 always),
+    /// and a score in [0, 1] when there is one: what every judge gives.
+    fn check(&self) -> std::result::Result<(), String> {
+        match (self.positive, self.grade) {
+            (_, 3..) => return Err(format!("grade {}: expected 0, 1 or 2", self.grade)),
+            (true, 0) | (false, 2) => {
+                return Err(format!(
+                    "grade {} contradicts positive {}",
+                    self.grade, self.positive
+                ));
+            }
+            _ => {}
+        }
+        match self.score {
+            Some(score) if !(0.0..=1.0).contains(&score) => {
+                Err(format!("score {score}: expected a number in [0, 1]"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Judge {
     /// What identifies the judge's verdicts, for provenance and cache keys.
     pub fn describe(&self) -> String {

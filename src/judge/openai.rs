@@ -328,12 +328,11 @@ impl OpenAiJudge {
                     Failure::unparseable(format!("{e}: expected a chat completion object"))
                 })?;
                 if let Some(usage) = &completion.usage {
-                    self.counters
-                        .prompt_tokens
-                        .fetch_add(usage.prompt_tokens.unwrap_or(0), Ordering::Relaxed);
-                    self.counters
-                        .completion_tokens
-                        .fetch_add(usage.completion_tokens.unwrap_or(0), Ordering::Relaxed);
+                    let counters = &self.counters;
+                    let prompt = usage.prompt_tokens.unwrap_or(0);
+                    UsageCounters::add_tokens(&counters.prompt_tokens, prompt);
+                    let completion = usage.completion_tokens.unwrap_or(0);
+                    UsageCounters::add_tokens(&counters.completion_tokens, completion);
                 }
                 let content = completion
                     .choices
@@ -400,10 +399,16 @@ fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdi
                 let grade = match (entry.supported, entry.grade) {
                     (true, None) => 2,
                     (false, None) => 0,
-                    (true, Some(0)) | (false, Some(2)) | (_, Some(3..)) => {
+                    (_, Some(grade @ 3..)) => {
                         return Err(format!(
-                            "claim {}: grade {:?} contradicts supported {}",
-                            entry.index, entry.grade, entry.supported
+                            "claim {}: grade {grade}: expected 0, 1 or 2",
+                            entry.index
+                        ));
+                    }
+                    (true, Some(grade @ 0)) | (false, Some(grade @ 2)) => {
+                        return Err(format!(
+                            "claim {}: grade {grade} contradicts supported {}",
+                            entry.index, entry.supported
                         ));
                     }
                     (_, Some(grade)) => grade,

@@ -88,13 +88,20 @@ fn a_command_judge_decides_faithfulness() {
 
 #[test]
 fn a_broken_judge_fails_closed() {
+    let long_id = format!("unknown request id `{}…`", "7".repeat(200));
     let cases = [
-        ("contradict", 30, "grade Some(0) contradicts verdict true"),
-        ("crash", 30, "closed its output without answering request 0"),
+        ("contradict", 30, "grade 0 contradicts verdict true"),
+        ("crash", 30, "): it exited with code 3"),
+        ("killed", 30, "): it was killed by signal 9 (SIGKILL)"),
         ("hang", 1, "timed out after 1s"),
-        ("skip", 30, "closed its output without answering request 0"),
-        ("garbage", 30, "expected {\"id\", \"verdict\", \"grade\"?}"),
+        ("skip", 30, "): it exited with code 0"),
+        (
+            "garbage",
+            30,
+            "expected {\"id\", \"verdict\", \"grade\"?} (the line: `not json`)",
+        ),
         ("unknown", 30, "unknown request id `999999`"),
+        ("long-id", 30, long_id.as_str()),
     ];
     for (mode, timeout, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -109,6 +116,19 @@ fn a_broken_judge_fails_closed() {
         assert!(
             out.stderr.contains(expected),
             "{mode}: expected `{expected}` in {}",
+            out.stderr
+        );
+        if ["crash", "killed", "skip"].contains(&mode) {
+            assert!(
+                out.stderr
+                    .contains("closed its output without answering request 0 ("),
+                "{mode}: {}",
+                out.stderr
+            );
+        }
+        assert!(
+            !out.stderr.contains("Some(") && out.stderr.len() < 2000,
+            "{mode}: plain values, echoes cut short: {}",
             out.stderr
         );
         assert!(

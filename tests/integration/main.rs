@@ -4,6 +4,7 @@ mod expected_values;
 mod fail_closed_inputs;
 mod gate_flow;
 mod input_errors;
+mod judge_cache;
 mod judge_change;
 mod judges;
 mod llm_extras;

@@ -160,3 +160,123 @@ fn a_missing_or_repeated_shard_is_an_error() {
     let complete = ragate_in(dir, &["merge", "--tier", "regression", "s1", "s2", "s3"]);
     assert_eq!(complete.code, 0, "{}", complete.stderr);
 }
+
+/// Writes shards 1..=3 of the base run into `s1`..`s3`.
+fn write_shards(dir: &Path) {
+    for index in 1..=3 {
+        let (shard, out) = (format!("{index}/3"), format!("s{index}"));
+        let outcome = ragate_in(
+            dir,
+            &[
+                "gate",
+                "--tier",
+                "regression",
+                "--run",
+                "base.jsonl",
+                "--shard",
+                &shard,
+                "--out",
+                &out,
+            ],
+        );
+        assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    }
+}
+
+fn edit_shard(dir: &Path, shard: &str, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = dir.join(shard).join("shard.json");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&read(dir, &format!("{shard}/shard.json"))).unwrap();
+    edit(&mut value);
+    std::fs::write(path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+#[test]
+fn a_shard_that_lost_queries_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    accept_base_run(dir);
+    write_shards(dir);
+    let recorded: serde_json::Value = serde_json::from_slice(&read(dir, "s2/shard.json")).unwrap();
+    let count = recorded["queries"]["count"].as_u64().unwrap();
+    assert!(count > 20, "{recorded:?}");
+    // Keep one query of shard 2: before, the merge evaluated the 1 + the other shards' queries.
+    edit_shard(dir, "s2", |shard| {
+        let queries = shard["evaluated"]["results"]["queries"]
+            .as_object_mut()
+            .unwrap();
+        let first = queries.keys().next().unwrap().clone();
+        queries.retain(|qid, _| *qid == first);
+    });
+    let merged = ragate_in(dir, &["merge", "--tier", "regression", "s1", "s2", "s3"]);
+    assert_eq!(merged.code, 2, "{}", merged.stderr);
+    assert!(
+        merged.stderr.contains(&format!(
+            "s2/shard.json: shard 2/3 holds 1 queries but recorded {count} when it was written"
+        )) && merged
+            .stderr
+            .contains("run `ragate gate --shard 2/3` again"),
+        "{}",
+        merged.stderr
+    );
+    // A record edited to match the loss does not fool the merge: the qrels say what the shard
+    // must hold.
+    edit_shard(dir, "s2", |shard| {
+        let qids: Vec<&str> = shard["evaluated"]["results"]["queries"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let record = ragate::shard::ShardQueries::of(qids);
+        shard["queries"] = serde_json::to_value(record).unwrap();
+    });
+    let merged = ragate_in(dir, &["merge", "--tier", "regression", "s1", "s2", "s3"]);
+    assert_eq!(merged.code, 2, "{}", merged.stderr);
+    assert!(
+        merged
+            .stderr
+            .contains("shard 2/3 holds 1 queries, but that shard of ")
+            && merged
+                .stderr
+                .contains(&format!("has {count} scored queries")),
+        "{}",
+        merged.stderr
+    );
+}
+
+#[test]
+fn shard_counts_out_of_bounds_are_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    accept_base_run(dir);
+    write_shards(dir);
+    for (count, index) in [(0u64, 1u64), (u64::MAX, 1)] {
+        edit_shard(dir, "s1", |shard| {
+            shard["shard"] = serde_json::json!({"index": index, "count": count});
+        });
+        let merged = ragate_in(dir, &["merge", "--tier", "regression", "s1", "s2", "s3"]);
+        assert_eq!(merged.code, 2, "{count}: {}", merged.stderr);
+        assert!(
+            merged.stderr.contains("s1/shard.json")
+                && merged
+                    .stderr
+                    .contains("expected I/N with 1 <= I <= N <= 1000"),
+            "{count}: {}",
+            merged.stderr
+        );
+    }
+    let huge = ragate_in(
+        dir,
+        &["gate", "--tier", "regression", "--shard", "1/1000000000000"],
+    );
+    assert_eq!(huge.code, 2, "{}", huge.stderr);
+    assert!(
+        huge.stderr
+            .contains("expected I/N with 1 <= I <= N <= 1000"),
+        "{}",
+        huge.stderr
+    );
+}
