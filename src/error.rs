@@ -45,6 +45,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An output could not be written; `named_by` is the option or setting that named it.
+    #[error("cannot write {}{}", path.display(), named_by.as_deref().map_or(String::new(), |n| format!(" (named by {n})")))]
+    Write {
+        path: PathBuf,
+        named_by: Option<String>,
+        #[source]
+        source: std::io::Error,
+    },
     /// One line of an input file is malformed.
     #[error("{location}: {message}")]
     Parse { location: Location, message: String },
@@ -78,6 +86,27 @@ impl Error {
         Error::Io {
             path: path.to_path_buf(),
             source,
+        }
+    }
+
+    /// An output that could not be written.
+    pub fn write(path: &Path, source: std::io::Error) -> Self {
+        Error::Write {
+            path: path.to_path_buf(),
+            named_by: None,
+            source,
+        }
+    }
+
+    /// Says which option named the output this error failed to write.
+    pub fn named_by(self, option: &str) -> Self {
+        match self {
+            Error::Write { path, source, .. } => Error::Write {
+                path,
+                named_by: Some(option.to_string()),
+                source,
+            },
+            other => other,
         }
     }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::app::default_threads;
+use crate::app::output_files;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
 use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
@@ -354,15 +355,32 @@ pub fn run_context<'a>(config: &'a Config, tier: &'a Tier, qrels_sha256: String)
 }
 
 pub fn run(args: GateArgs) -> Result<i32> {
-    let started = Instant::now();
-    let config = config::load(&args.config)?;
-    let tier = config.tier(&args.tier)?;
-    let options = OutputOptions::new(&args.report, &tier.name, started);
+    let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
+    let outcome = gate(&args, &options);
+    if let Err(error) = &outcome {
+        output_files::report_failure(&options, &args.tier, error);
+    }
+    outcome
+}
+
+fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
+    let bare_inputs = || output_files::bare_inputs(&args.config, args.run.as_deref());
+    let config = config::load(&args.config).inspect_err(|_| {
+        output_files::discard(options, &bare_inputs());
+    })?;
+    let tier = config.tier(&args.tier).inspect_err(|_| {
+        output_files::discard(options, &bare_inputs());
+    })?;
+    output_files::prepare(
+        options,
+        &output_files::inputs(&config, tier, args.run.as_deref()),
+    )?;
+    let options = options.clone();
     let out_dir = options.out_dir.clone();
     let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
     check_slice_fields(&config, &qrels)?;
     let Some(shard) = args.shard else {
-        let run = obtain_run(&config, tier, &args, &qrels, &out_dir)?;
+        let run = obtain_run(&config, tier, args, &qrels, &out_dir)?;
         let evaluated = evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?;
         return outputs::finish(&config, tier, &qrels, evaluated, options);
     };
@@ -371,7 +389,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
     let evaluated = if qrels.is_empty() {
         empty_shard(&config, tier, file_sha256)
     } else {
-        let run = obtain_run(&config, tier, &args, &qrels, &out_dir)?;
+        let run = obtain_run(&config, tier, args, &qrels, &out_dir)?;
         evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?
     };
     let queries = evaluated.results.queries.len();

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::app::gate::{SHARD_FORMAT, ShardOutput};
+use crate::app::output_files;
 use crate::app::outputs::{self, Evaluated, OutputOptions};
 use crate::baseline::{collect, embeddings};
 use crate::cli::MergeArgs;
@@ -250,9 +251,32 @@ fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
 }
 
 pub fn run(args: MergeArgs) -> Result<i32> {
-    let started = Instant::now();
-    let config = config::load(&args.config)?;
+    let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
+    let outcome = merge(&args, &options);
+    if let Err(error) = &outcome {
+        output_files::report_failure(&options, &args.tier, error);
+    }
+    outcome
+}
+
+fn merge(args: &MergeArgs, options: &OutputOptions) -> Result<i32> {
+    let shard_files: Vec<output_files::Input> = args
+        .shards
+        .iter()
+        .map(|dir| output_files::Input {
+            path: dir.join("shard.json"),
+            named_by: format!("the shard in {}", dir.display()),
+        })
+        .collect();
+    let config = config::load(&args.config).inspect_err(|_| {
+        let mut inputs = output_files::bare_inputs(&args.config, None);
+        inputs.extend(shard_files.iter().cloned());
+        output_files::discard(options, &inputs);
+    })?;
     let tier = config.tier(&args.tier)?;
+    let mut inputs = output_files::inputs(&config, tier, None);
+    inputs.extend(shard_files);
+    output_files::prepare(options, &inputs)?;
     let queries = tier::load(tier)?;
     let shards = args
         .shards
@@ -261,6 +285,5 @@ pub fn run(args: MergeArgs) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     check_complete(&tier.name, &queries, &shards)?;
     let evaluated = combine(shards)?;
-    let options = OutputOptions::new(&args.report, &tier.name, started);
-    outputs::finish(&config, tier, &queries.qrels, evaluated, options)
+    outputs::finish(&config, tier, &queries.qrels, evaluated, options.clone())
 }

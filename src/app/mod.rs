@@ -8,6 +8,7 @@ mod baseline;
 mod compare;
 mod gate;
 mod merge;
+mod output_files;
 mod outputs;
 mod rejudge;
 mod validate;

@@ -66,7 +66,7 @@ pub struct Evaluated {
 }
 
 /// How the outputs are written.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OutputOptions {
     pub out_dir: PathBuf,
     pub junit: Option<PathBuf>,
@@ -185,14 +185,15 @@ pub fn finish(
     let baseline = match store::read(&tier.baseline, &accept_hint) {
         Ok(baseline) => baseline,
         Err(error) => {
-            current.status = RunStatus::NoBaseline;
+            // A missing baseline (the first run of a tier) leaves results to accept; an
+            // unreadable one leaves results that `accept` refuses (fix or remove the file first).
+            current.status = if error.is_missing() {
+                RunStatus::NoBaseline
+            } else {
+                RunStatus::Error
+            };
             write_results(&results_path, &current, &evaluated)?;
             write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
-            let junit_text = junit::render_setup_error(&tier.name, &error.to_string());
-            write(&out_dir.join("junit.xml"), &junit_text)?;
-            if let Some(path) = &options.junit {
-                write(path, &junit_text)?;
-            }
             return Err(error);
         }
     };
@@ -206,7 +207,7 @@ pub fn finish(
             "judging: {} tasks, {} sent to judges, {} answered from the cache",
             evaluated.judge_tasks,
             evaluated.judge_calls,
-            evaluated.judge_tasks - evaluated.judge_calls
+            evaluated.judge_tasks.saturating_sub(evaluated.judge_calls)
         );
         for (name, u) in &evaluated.llm_usage {
             note.push_str(&format!(
@@ -232,7 +233,7 @@ pub fn finish(
     let junit_text = junit::render(&report);
     write(&out_dir.join("junit.xml"), &junit_text)?;
     if let Some(path) = &options.junit {
-        write(path, &junit_text)?;
+        write(path, &junit_text).map_err(|e| e.named_by("--junit"))?;
     }
     let summary_text = summary::render(&report);
     write(&out_dir.join("summary.md"), &summary_text)?;
@@ -258,7 +259,7 @@ pub fn finish(
         "llm_usage": evaluated.llm_usage,
         "judge_tasks": evaluated.judge_tasks,
         "judge_calls": evaluated.judge_calls,
-        "judge_cache_hits": evaluated.judge_tasks - evaluated.judge_calls,
+        "judge_cache_hits": evaluated.judge_tasks.saturating_sub(evaluated.judge_calls),
         "evaluation_seconds": evaluated.evaluation_seconds,
         "total_seconds": options.started.elapsed().as_secs_f64(),
     });
@@ -279,7 +280,7 @@ pub fn finish(
 }
 
 /// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
-fn append_step_summary(text: &str) -> Result<()> {
+pub(crate) fn append_step_summary(text: &str) -> Result<()> {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
         return Ok(());
     };
@@ -290,5 +291,5 @@ fn append_step_summary(text: &str) -> Result<()> {
         .append(true)
         .open(&path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| Error::io(&path, e))
+        .map_err(|e| Error::write(&path, e).named_by("$GITHUB_STEP_SUMMARY"))
 }

@@ -105,7 +105,7 @@ pub fn remove_stale_temps(path: &Path) -> Result<usize> {
 /// directory, flushed to disk, then renamed over the target. Creates the directory when needed.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let dir = parent_dir(path);
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
     // Outputs and baselines are meant to be read by others (CI artifacts, reviewers): the
     // temporary file's private mode would stick to them.
     let prefix = temp_prefix(path);
@@ -116,11 +116,16 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
-    let mut file = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+    let mut file = builder
+        .tempfile_in(dir)
+        .map_err(|e| Error::write(path, e))?;
     file.write_all(text.as_bytes())
-        .map_err(|e| Error::io(path, e))?;
-    file.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    file.persist(path).map_err(|e| Error::io(path, e.error))?;
+        .map_err(|e| Error::write(path, e))?;
+    file.as_file()
+        .sync_all()
+        .map_err(|e| Error::write(path, e))?;
+    file.persist(path)
+        .map_err(|e| Error::write(path, e.error))?;
     Ok(())
 }
 

@@ -11,6 +11,7 @@ mod llm_extras;
 mod openai_judge;
 mod pipeline;
 mod sharding;
+mod stale_outputs;
 mod statistics;
 mod trec_streaming;
 mod verdicts;

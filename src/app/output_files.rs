@@ -1,0 +1,293 @@
+//! The files a `gate` or `merge` run writes, settled before anything is written: none may be one
+//! of the run's inputs (a `--junit` pointed at the committed baseline must not replace it), the
+//! previous run's outputs are removed first (a failed run never leaves a stale pass behind for
+//! `baseline accept` to promote), and a run that fails still writes a JUnit file and a summary
+//! that carry the error.
+
+use std::path::{Path, PathBuf};
+
+use crate::app::outputs::{OutputOptions, append_step_summary, write};
+use crate::config::{Config, Tier, TierSource};
+use crate::error::{Error, Result};
+use crate::report::junit;
+
+/// Every file name a run may write into its output directory.
+const OUTPUT_NAMES: [&str; 8] = [
+    "results.json",
+    "junit.xml",
+    "summary.md",
+    "trace.jsonl",
+    "run-stats.json",
+    "embeddings.jsonl",
+    "shard.json",
+    "run.jsonl",
+];
+
+/// A file the run reads, and what names it (for the error message).
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub path: PathBuf,
+    pub named_by: String,
+}
+
+/// The inputs of a gate run of `tier`: the config, the qrels (or the file sampled from), the
+/// baseline, the labels, the corpus, the judge cache and the run file.
+pub fn inputs(config: &Config, tier: &Tier, run: Option<&Path>) -> Vec<Input> {
+    let input = |path: &Path, named_by: &str| Input {
+        path: path.to_path_buf(),
+        named_by: named_by.to_string(),
+    };
+    let mut inputs = vec![
+        input(&config.path, "the config"),
+        input(&tier.baseline, &format!("tier `{}`'s baseline", tier.name)),
+        input(&config.cache.path, "the judge cache"),
+    ];
+    match &tier.source {
+        TierSource::Qrels(path) => {
+            inputs.push(input(path, &format!("tier `{}`'s qrels", tier.name)))
+        }
+        TierSource::Sample { from, .. } => inputs.push(input(
+            from,
+            &format!("tier `{}`'s `from:` qrels", tier.name),
+        )),
+    }
+    if let Some(labels) = &tier.labels {
+        inputs.push(input(labels, &format!("tier `{}`'s labels", tier.name)));
+    }
+    if let Some(corpus) = &config.corpus {
+        inputs.push(input(corpus, "the corpus"));
+    }
+    if let Some(run) = run
+        .map(Path::to_path_buf)
+        .or_else(|| config.run_file(&tier.name))
+    {
+        inputs.push(input(&run, "the run"));
+    }
+    inputs
+}
+
+/// An absolute, normalised form of `path` for comparison (the file itself need not exist).
+fn identity(path: &Path) -> PathBuf {
+    if let Ok(canonical) = path.canonicalize() {
+        return canonical;
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return path.to_path_buf();
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    parent
+        .canonicalize()
+        .map_or_else(|_| path.to_path_buf(), |dir| dir.join(name))
+}
+
+/// The files this run may write, with the option that names each.
+fn outputs(options: &OutputOptions) -> Vec<(PathBuf, String)> {
+    let mut files: Vec<(PathBuf, String)> = OUTPUT_NAMES
+        .iter()
+        .map(|name| (options.out_dir.join(name), "--out".to_string()))
+        .collect();
+    if let Some(junit) = &options.junit {
+        files.push((junit.clone(), "--junit".to_string()));
+    }
+    files
+}
+
+/// Refuses a run whose outputs would overwrite one of its inputs, then removes the previous
+/// run's outputs (never a file that is an input: `--run out/run.jsonl` stays).
+pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
+    let input_ids: Vec<(PathBuf, &Input)> = inputs.iter().map(|i| (identity(&i.path), i)).collect();
+    let is_input = |path: &Path| {
+        let id = identity(path);
+        input_ids
+            .iter()
+            .find(|(input, _)| *input == id)
+            .map(|(_, i)| *i)
+    };
+    if let Some(junit) = &options.junit
+        && let Some(input) = is_input(junit)
+    {
+        return Err(Error::Usage(format!(
+            "--junit {} is {}: refusing to overwrite an input of the run; choose another path",
+            junit.display(),
+            input.named_by
+        )));
+    }
+    for name in [
+        "results.json",
+        "junit.xml",
+        "summary.md",
+        "trace.jsonl",
+        "run-stats.json",
+    ] {
+        let path = options.out_dir.join(name);
+        if let Some(input) = is_input(&path) {
+            return Err(Error::Usage(format!(
+                "--out {} would overwrite {} ({}): choose another output directory",
+                options.out_dir.display(),
+                input.named_by,
+                path.display()
+            )));
+        }
+    }
+    for (path, _) in outputs(options) {
+        if is_input(&path).is_none() && path.is_file() {
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The inputs known without a config (it failed to load): the config file and `--run`.
+pub fn bare_inputs(config: &Path, run: Option<&Path>) -> Vec<Input> {
+    let mut inputs = vec![Input {
+        path: config.to_path_buf(),
+        named_by: "the config".to_string(),
+    }];
+    if let Some(run) = run {
+        inputs.push(Input {
+            path: run.to_path_buf(),
+            named_by: "the run".to_string(),
+        });
+    }
+    inputs
+}
+
+/// Removes the previous run's outputs when the run fails before its inputs are known; a
+/// problem doing so is reported, not raised (the run's own error is what matters).
+pub fn discard(options: &OutputOptions, inputs: &[Input]) {
+    if let Err(error) = prepare(options, inputs) {
+        eprintln!("warning: the previous outputs were left in place: {error}");
+    }
+}
+
+/// [`write_failure`], with a problem writing reported on stderr rather than hiding the error.
+pub fn report_failure(options: &OutputOptions, tier: &str, error: &Error) {
+    if let Err(problem) = write_failure(options, tier, error) {
+        eprintln!("warning: {problem}");
+    }
+}
+
+/// After a run that failed: a JUnit file with one `setup` error and a summary that says what
+/// went wrong (also appended to `$GITHUB_STEP_SUMMARY`), unless the run already wrote its own.
+pub fn write_failure(options: &OutputOptions, tier: &str, error: &Error) -> Result<()> {
+    let message = error.to_string();
+    let junit_path = options.out_dir.join("junit.xml");
+    let junit_text = junit::render_setup_error(tier, &message);
+    if !junit_path.exists() {
+        write(&junit_path, &junit_text)?;
+    }
+    if let Some(path) = &options.junit
+        && !path.exists()
+    {
+        write(path, &junit_text)?;
+    }
+    let summary_path = options.out_dir.join("summary.md");
+    if !summary_path.exists() {
+        let summary = format!(
+            "## ragate · tier {tier} · ⚠️ error\n\nThe gate could not evaluate this tier (exit 2):\n\n```text\n{}\n```\n",
+            message.replace("```", "'''")
+        );
+        write(&summary_path, &summary)?;
+        append_step_summary(&summary)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::GateFormat;
+    use std::time::Instant;
+
+    fn options(out: &Path, junit: Option<PathBuf>) -> OutputOptions {
+        OutputOptions {
+            out_dir: out.to_path_buf(),
+            junit,
+            format: GateFormat::Table,
+            allow_judge_change: false,
+            started: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn an_output_over_an_input_is_refused_and_stale_outputs_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let baseline = dir.path().join("baseline.json");
+        std::fs::write(&baseline, "{}").unwrap();
+        let inputs = [
+            Input {
+                path: baseline.clone(),
+                named_by: "tier `smoke`'s baseline".into(),
+            },
+            Input {
+                path: out.join("run.jsonl"),
+                named_by: "the run".into(),
+            },
+        ];
+        let error = prepare(&options(&out, Some(baseline.clone())), &inputs).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("is tier `smoke`'s baseline: refusing to overwrite an input"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&baseline).unwrap(), "{}");
+        let error = prepare(
+            &options(dir.path(), None),
+            &[Input {
+                path: dir.path().join("results.json"),
+                named_by: "the run".into(),
+            }],
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("would overwrite the run"),
+            "{error}"
+        );
+        for name in [
+            "results.json",
+            "junit.xml",
+            "summary.md",
+            "run.jsonl",
+            "notes.txt",
+        ] {
+            std::fs::write(out.join(name), "old").unwrap();
+        }
+        prepare(&options(&out, None), &inputs).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["notes.txt", "run.jsonl"],
+            "the run input and foreign files stay"
+        );
+    }
+
+    #[test]
+    fn a_failure_writes_junit_and_a_summary_that_carry_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = Error::Usage("the pipeline exited with code 1".into());
+        write_failure(&options(dir.path(), None), "smoke", &error).unwrap();
+        let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+        assert!(junit.contains("the pipeline exited with code 1"), "{junit}");
+        assert!(junit.contains("<error"), "{junit}");
+        let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+        assert!(
+            summary.starts_with("## ragate · tier smoke · ⚠️ error"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("the pipeline exited with code 1"),
+            "{summary}"
+        );
+    }
+}
