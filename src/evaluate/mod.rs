@@ -391,10 +391,7 @@ pub fn evaluate(
             let score_entries = |qid: &str, entries: &mut [RunEntry<'_>]| match qrels.position(qid)
             {
                 None => Outcome::NotInQrels,
-                Some(position) => {
-                    trec_run::sort_by_trec_order(entries);
-                    scorer.score(position, entries.iter().map(|e| e.doc_id))
-                }
+                Some(position) => scorer.score(position, trec_run::in_trec_order(entries)),
             };
             let read = trec_run::ReadOptions::new(options.threads);
             let queries = trec_run::for_each_query(run_path, &read, score_entries)?;

@@ -258,8 +258,8 @@ fn corrupt(path: &Path) -> Error {
     )
 }
 
-fn read_whole(path: &Path, mut file: File) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
+fn read_whole(path: &Path, mut file: File, size: u64) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.read_to_end(&mut bytes))
         .map_err(|e| temp_error(path, &e))?;
@@ -294,7 +294,7 @@ where
         }
         return Ok(());
     }
-    let bytes = read_whole(path, file)?;
+    let bytes = read_whole(path, file, size)?;
     gather(&bytes, process, outputs).ok_or_else(|| corrupt(path))
 }
 
@@ -312,6 +312,8 @@ where
     let mut slots: FxHashMap<&[u8], usize> = FxHashMap::default();
     let mut queries: Vec<Query<'_>> = Vec::new();
     let mut counts: Vec<usize> = Vec::new();
+    // The slot of every group in bucket order, so that the second pass needs no lookups.
+    let mut group_slots: Vec<usize> = Vec::new();
     let (mut at, mut lines_before) = (0, 0);
     while at < bytes.len() {
         match decode(bytes, &mut at)? {
@@ -334,9 +336,11 @@ where
                     queries.len() - 1
                 });
                 counts[slot] += usize::try_from(count).ok()?;
+                group_slots.push(slot);
             }
         }
     }
+    drop(slots);
     let mut total = 0;
     for (query, count) in queries.iter_mut().zip(&counts) {
         query.start = total;
@@ -350,22 +354,20 @@ where
         total
     ];
     let mut next: Vec<usize> = queries.iter().map(|q| q.start).collect();
+    let mut group_slots = group_slots.into_iter();
     at = 0;
     while at < bytes.len() {
         if let Record::Group {
-            qid,
-            entries: encoded,
-            ..
+            entries: encoded, ..
         } = decode(bytes, &mut at)?
         {
-            let slot = slots[qid];
+            let next = &mut next[group_slots.next()?];
             for entry in entries(encoded) {
-                placed[next[slot]] = entry;
-                next[slot] += 1;
+                placed[*next] = entry;
+                *next += 1;
             }
         }
     }
-    drop(slots);
     for (query, count) in queries.iter().zip(&counts) {
         let qid = std::str::from_utf8(query.qid).ok()?;
         let lines = &mut placed[query.start..query.start + count];
