@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use crate::error::{Error, Result};
 use crate::input::corpus::Corpus;
 use crate::input::qrels::{Judgment, Qrels, QueryQrels};
-use crate::input::trec_run::{self, Pass, RunEntry};
+use crate::input::trec_run::{self, Repeat, RunEntry};
 use crate::input::{RunFormat, run, text_file::TextFile};
 use crate::judge::Judge;
 use crate::judge::cache::JudgeCache;
@@ -392,40 +392,25 @@ pub fn evaluate(
             let score_entries = |qid: &str, entries: &mut [RunEntry<'_>]| match qrels.position(qid)
             {
                 None => Outcome::NotInQrels,
-                Some(position) => {
-                    trec_run::sort_by_trec_order(entries);
-                    scorer.score(position, entries.iter().map(|e| e.doc_id))
-                }
+                Some(position) => scorer.score(position, trec_run::in_trec_order(entries)),
             };
-            let pass = trec_run::for_each_query(run_path, options.threads, score_entries)?;
-            match pass {
-                Pass::Grouped(outputs) => {
-                    for output in outputs {
-                        tally.add(&output.qid, output.value);
-                    }
-                }
-                Pass::Ungrouped {
-                    qid,
-                    first_line,
-                    later_line,
-                } => {
-                    warnings.push(format!(
-                        "{}: the lines of query `{qid}` are not contiguous (lines {first_line} and \
-                         {later_line}); the run was read again and held in memory, which is slower",
-                        run_path.display()
-                    ));
-                    for query in trec_run::read_ungrouped(run_path, options.threads)? {
-                        let mut entries: Vec<RunEntry<'_>> = query
-                            .entries
-                            .iter()
-                            .map(|(doc_id, score)| RunEntry {
-                                doc_id,
-                                score: *score,
-                            })
-                            .collect();
-                        tally.add(&query.qid, score_entries(&query.qid, &mut entries));
-                    }
-                }
+            let read = trec_run::ReadOptions::new(options.threads);
+            let queries = trec_run::for_each_query(run_path, &read, score_entries)?;
+            if let Some(Repeat {
+                qid,
+                first_line,
+                later_line,
+            }) = queries.ungrouped
+            {
+                warnings.push(format!(
+                    "{}: the lines of query `{qid}` are not contiguous (lines {first_line} and \
+                     {later_line}); the run was read again and sorted by query through temporary \
+                     files, which is slower: group the lines by qid to avoid it",
+                    run_path.display()
+                ));
+            }
+            for output in queries.outputs {
+                tally.add(&output.qid, output.value);
             }
         }
     }

@@ -163,3 +163,34 @@ fn missing_and_unknown_queries_are_counted_and_warned_about() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_ungrouped_run_larger_than_the_blocks_in_flight_gives_the_grouped_values() {
+    let dir = tempfile::tempdir().unwrap();
+    // ~21 MB: more than the 4 blocks of 4 MiB one worker keeps in flight (the reader used to
+    // wait forever on its channel once a repeated qid had stopped the first pass).
+    let (qrels, trec, _) = write_runs(dir.path(), 150, |q| 3_500 + q * 7);
+    let text = std::fs::read_to_string(&trec).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for i in (1..lines.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        lines.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    let shuffled = dir.path().join("shuffled.txt");
+    std::fs::write(&shuffled, lines.join("\n")).unwrap();
+    assert!(std::fs::metadata(&shuffled).unwrap().len() > 20 << 20);
+    let (from_grouped, grouped_stderr) = eval_json(&qrels, &trec, &["--threads", "1"]);
+    for threads in ["1", "2"] {
+        let (from_shuffled, stderr) = eval_json(&qrels, &shuffled, &["--threads", threads]);
+        assert_eq!(from_shuffled, from_grouped, "threads {threads}");
+        assert!(
+            stderr.contains("are not contiguous")
+                && stderr.contains("sorted by query through temporary files"),
+            "{stderr}"
+        );
+    }
+    assert!(!grouped_stderr.contains("contiguous"), "{grouped_stderr}");
+}

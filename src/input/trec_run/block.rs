@@ -3,7 +3,7 @@
 //! separate fields, LF ends a line, any other control byte (NUL, say) is an error naming the
 //! line; each line must have six fields; lines are grouped by query.
 
-use super::{Block, BlockOutput, EXPECTED_FIELDS, QueryOutput, RunEntry};
+use super::{EXPECTED_FIELDS, RunEntry};
 use crate::input::decimal;
 
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -27,9 +27,9 @@ fn check_rank(text: &[u8]) -> Result<(), String> {
     }
 }
 
-struct BlockParser<'a, R, F> {
+struct BlockParser<'a, F> {
     bytes: &'a [u8],
-    process: &'a F,
+    on_group: F,
     /// Field spans of the current line (the first six) and how many fields it has.
     spans: [(usize, usize); 6],
     fields: usize,
@@ -39,12 +39,11 @@ struct BlockParser<'a, R, F> {
     qid: &'a [u8],
     first_line: u64,
     entries: Vec<RunEntry<'a>>,
-    outputs: Vec<QueryOutput<R>>,
 }
 
-impl<'a, R, F> BlockParser<'a, R, F>
+impl<'a, F> BlockParser<'a, F>
 where
-    F: Fn(&str, &mut [RunEntry<'_>]) -> R,
+    F: FnMut(&str, u64, &mut [RunEntry<'a>]),
 {
     #[inline]
     fn separator(&mut self, at: usize) -> Result<(), String> {
@@ -101,18 +100,14 @@ where
         Ok(())
     }
 
-    /// Hands the lines of the current query to `process`.
+    /// Hands the lines of the current query to `on_group`.
     fn flush(&mut self) -> Result<(), String> {
         if self.entries.is_empty() {
             return Ok(());
         }
         let qid = std::str::from_utf8(self.qid)
             .map_err(|_| "invalid UTF-8 in the qid field: expected UTF-8 text".to_string())?;
-        self.outputs.push(QueryOutput {
-            qid: qid.into(),
-            first_line: self.first_line,
-            value: (self.process)(qid, &mut self.entries),
-        });
+        (self.on_group)(qid, self.first_line, &mut self.entries);
         self.entries.clear();
         Ok(())
     }
@@ -186,14 +181,21 @@ fn utf8_error(bytes: &[u8]) -> Option<(u64, String)> {
     ))
 }
 
-/// Parses a block of whole lines, calling `process` once per group of one query's lines.
-pub(super) fn parse<R, F>(block: &Block, process: &F) -> BlockOutput<R>
+/// What parsing a block found: its line count and the first error with its line in the block.
+pub(super) struct Scan {
+    pub line_count: u64,
+    pub error: Option<(u64, String)>,
+}
+
+/// Parses a block of whole lines, calling `on_group(qid, first_line, entries)` once per group of
+/// contiguous lines of one query (`first_line` is 1-based within the block), entries in file order.
+pub(super) fn parse<'a, F>(bytes: &'a [u8], on_group: F) -> Scan
 where
-    F: Fn(&str, &mut [RunEntry<'_>]) -> R,
+    F: FnMut(&str, u64, &mut [RunEntry<'a>]),
 {
     let mut parser = BlockParser {
-        bytes: &block.bytes,
-        process,
+        bytes,
+        on_group,
         spans: [(0, 0); 6],
         fields: 0,
         token_start: 0,
@@ -201,21 +203,18 @@ where
         qid: &[],
         first_line: 0,
         entries: Vec::with_capacity(1024),
-        outputs: Vec::new(),
     };
     let (ascii, result) = parser.scan();
     let mut error = result.err().map(|message| (parser.line.max(1), message));
     // A UTF-8 error before (or on) the line of a parse error is reported instead of it.
     if !ascii
-        && let Some((line, message)) = utf8_error(&block.bytes)
+        && let Some((line, message)) = utf8_error(bytes)
         && error.as_ref().is_none_or(|(at, _)| line <= *at)
     {
         error = Some((line, message));
     }
-    BlockOutput {
-        index: block.index,
+    Scan {
         line_count: parser.line,
-        outputs: parser.outputs,
         error,
     }
 }
@@ -244,18 +243,36 @@ mod tests {
         assert_eq!(separator_mask(mixed), 0x8080_0080_0080_0080);
     }
 
-    fn parse_text(text: &[u8]) -> BlockOutput<Vec<(String, f64)>> {
-        let block = Block {
-            index: 0,
-            bytes: text.to_vec(),
-        };
-        let process = |_: &str, entries: &mut [RunEntry<'_>]| {
-            entries
+    struct Group {
+        qid: String,
+        first_line: u64,
+        value: Vec<(String, f64)>,
+    }
+
+    struct Parsed {
+        line_count: u64,
+        outputs: Vec<Group>,
+        error: Option<(u64, String)>,
+    }
+
+    fn parse_text(text: &[u8]) -> Parsed {
+        let mut outputs = Vec::new();
+        let scan = parse(text, |qid, first_line, entries| {
+            let value = entries
                 .iter()
                 .map(|e| (String::from_utf8(e.doc_id.to_vec()).unwrap(), e.score))
-                .collect::<Vec<_>>()
-        };
-        parse(&block, &process)
+                .collect();
+            outputs.push(Group {
+                qid: qid.to_string(),
+                first_line,
+                value,
+            });
+        });
+        Parsed {
+            line_count: scan.line_count,
+            outputs,
+            error: scan.error,
+        }
     }
 
     #[test]

@@ -1,26 +1,26 @@
 //! Streaming, parallel reader of TREC runs (`qid Q0 doc_id rank score tag`).
 //!
-//! A reader thread fills blocks of about 4 MiB that end on a query boundary (the lines of the last
-//! query of a block are carried into the next one), worker threads parse and process whole queries
-//! of a block while the next block is read, and the caller receives per-query outputs in file
-//! order. Memory is bounded by the blocks in flight, never by the file size. Nothing is
-//! allocated per line: entries borrow the block.
+//! [`pipeline`] reads the file in blocks of about 4 MiB that end on a query boundary while worker
+//! threads parse and process whole queries; the caller receives per-query outputs in file order.
+//! Memory is bounded by the blocks in flight, never by the file size. Nothing is allocated per
+//! line: entries borrow the block.
+//!
+//! A run whose queries are not contiguous (a qid reappears after other queries) is detected on
+//! the way and read a second time through [`spill`], which sorts its lines by query into
+//! temporary files, also in bounded memory, so that every query is still processed once with all
+//! its lines.
 
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::Mutex;
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 
 mod block;
+mod pipeline;
+mod spill;
 
-const BLOCK_BYTES: usize = 4 << 20;
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 const EXPECTED_FIELDS: &str = "6 whitespace-separated fields `qid Q0 doc_id rank score tag`";
 
 /// One line of a run: the retrieved document and its score. The id is bytes: the reader has
@@ -40,265 +40,118 @@ pub struct QueryOutput<R> {
     pub value: R,
 }
 
-/// What a complete pass over a run produced.
+/// The first query found not contiguous: its first line and the line where it reappeared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repeat {
+    pub qid: Box<str>,
+    pub first_line: u64,
+    pub later_line: u64,
+}
+
+/// Every query of a run, processed once.
 #[derive(Debug)]
-pub enum Pass<R> {
-    /// Every query's lines were contiguous: one output per query, in file order.
-    Grouped(Vec<QueryOutput<R>>),
-    /// A qid reappeared after other queries (its first and later line): the pass stopped there.
-    Ungrouped {
-        qid: Box<str>,
-        first_line: u64,
-        later_line: u64,
-    },
+pub struct Queries<R> {
+    /// One output per query, in the order of the queries' first lines.
+    pub outputs: Vec<QueryOutput<R>>,
+    /// Set when the run was not grouped by query (it was then sorted through temporary files).
+    pub ungrouped: Option<Repeat>,
 }
 
-pub(crate) struct Block {
-    index: usize,
-    bytes: Vec<u8>,
+/// Sizes of the reader. The defaults suit real runs; tests shrink them to cross every boundary
+/// with small files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Worker threads.
+    pub threads: usize,
+    /// Bytes read into one block (a block grows to hold a query larger than this).
+    pub block_bytes: usize,
+    /// Blocks that may exist at once between the reader thread and the caller.
+    pub blocks_in_flight: usize,
+    /// Target size of one temporary file when an ungrouped run is sorted by query: each worker
+    /// holds one such file (and its entries) in memory at a time.
+    pub bucket_bytes: u64,
 }
 
-/// What a worker made of one block: outputs, or the first error with its line relative to the block.
-pub(crate) struct BlockOutput<R> {
-    index: usize,
-    line_count: u64,
-    outputs: Vec<QueryOutput<R>>,
-    error: Option<(u64, String)>,
-}
-
-enum Message<R> {
-    Block(BlockOutput<R>),
-    ReadError(std::io::Error),
-    End { blocks: usize },
-}
-
-/// Parses the run at `path` on `threads` workers and calls `process(qid, entries)` once per group
-/// of contiguous lines of one query, entries in file order. `process` may reorder the entries.
-pub fn for_each_query<R, F>(path: &Path, threads: usize, process: F) -> Result<Pass<R>>
-where
-    R: Send,
-    F: Fn(&str, &mut [RunEntry<'_>]) -> R + Sync,
-{
-    run_pass(path, threads, process, true)
-}
-
-fn run_pass<R, F>(path: &Path, threads: usize, process: F, stop_on_repeat: bool) -> Result<Pass<R>>
-where
-    R: Send,
-    F: Fn(&str, &mut [RunEntry<'_>]) -> R + Sync,
-{
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let threads = threads.max(1);
-    let (block_tx, block_rx) = mpsc::sync_channel::<Block>(threads);
-    let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
-    let (message_tx, message_rx) = mpsc::channel::<Message<R>>();
-    let block_rx = Mutex::new(block_rx);
-    std::thread::scope(|scope| {
-        let reader_messages = message_tx.clone();
-        scope.spawn(move || read_blocks(file, block_tx, recycle_rx, reader_messages));
-        for _ in 0..threads {
-            let (block_rx, recycle_tx, message_tx) =
-                (&block_rx, recycle_tx.clone(), message_tx.clone());
-            let process = &process;
-            scope.spawn(move || work(block_rx, recycle_tx, message_tx, process));
+impl ReadOptions {
+    /// The defaults for `threads` workers: 4 MiB blocks, two in flight per worker plus two, and
+    /// temporary files that keep the workers' share of an ungrouped run to about 64 MiB.
+    pub fn new(threads: usize) -> Self {
+        let threads = threads.max(1);
+        ReadOptions {
+            threads,
+            block_bytes: 4 << 20,
+            blocks_in_flight: 2 * threads + 2,
+            bucket_bytes: ((64u64 << 20) / threads as u64).max(4 << 20),
         }
-        drop((message_tx, recycle_tx));
-        merge(path, message_rx, stop_on_repeat)
+    }
+}
+
+/// Parses the run at `path` on `options.threads` workers and calls `process(qid, entries)` once
+/// per query with all of its lines, entries in file order (`process` may reorder them). A run
+/// grouped by query is read once; an ungrouped one is detected and read again through temporary
+/// files (see [`spill`]), with the same outputs in the same order.
+pub fn for_each_query<R, F>(path: &Path, options: &ReadOptions, process: F) -> Result<Queries<R>>
+where
+    R: Send,
+    F: Fn(&str, &mut [RunEntry<'_>]) -> R + Sync,
+{
+    let mut outputs: Vec<QueryOutput<R>> = Vec::new();
+    let mut seen: FxHashMap<Box<str>, u64> = FxHashMap::default();
+    let mut repeat: Option<Repeat> = None;
+    let work = |bytes: &[u8]| {
+        let mut outputs = Vec::new();
+        let scan = block::parse(bytes, |qid, first_line, entries| {
+            outputs.push(QueryOutput {
+                qid: qid.into(),
+                first_line,
+                value: process(qid, entries),
+            });
+        });
+        pipeline::Parsed {
+            value: outputs,
+            line_count: scan.line_count,
+            error: scan.error,
+        }
+    };
+    pipeline::run(path, options, work, |block, lines_before| {
+        for mut output in block {
+            output.first_line += lines_before;
+            if let Some(&first_line) = seen.get(&output.qid) {
+                repeat = Some(Repeat {
+                    qid: output.qid,
+                    first_line,
+                    later_line: output.first_line,
+                });
+                return Ok(ControlFlow::Break(()));
+            }
+            seen.insert(output.qid.clone(), output.first_line);
+            outputs.push(output);
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    drop(seen);
+    if let Some(repeat) = repeat {
+        drop(outputs);
+        let outputs = spill::for_each_query(path, options, &process)?;
+        return Ok(Queries {
+            outputs,
+            ungrouped: Some(repeat),
+        });
+    }
+    if outputs.is_empty() {
+        return Err(empty_run(path));
+    }
+    Ok(Queries {
+        outputs,
+        ungrouped: None,
     })
 }
 
-fn read_blocks<R>(
-    mut file: File,
-    blocks: SyncSender<Block>,
-    recycled: Receiver<Vec<u8>>,
-    messages: Sender<Message<R>>,
-) {
-    let mut carry: Vec<u8> = Vec::new();
-    let mut index = 0;
-    let mut at_start = true;
-    loop {
-        let mut bytes = recycled.try_recv().unwrap_or_default();
-        bytes.clear();
-        bytes.extend_from_slice(&carry);
-        carry.clear();
-        let target = BLOCK_BYTES.max(bytes.len() * 2);
-        bytes.reserve_exact(target - bytes.len());
-        let wanted = (target - bytes.len()) as u64;
-        let got = match file.by_ref().take(wanted).read_to_end(&mut bytes) {
-            Ok(got) => got as u64,
-            Err(e) => {
-                let _ = messages.send(Message::ReadError(e));
-                return;
-            }
-        };
-        if at_start {
-            if bytes.starts_with(UTF8_BOM) {
-                bytes.drain(..UTF8_BOM.len());
-            }
-            at_start = false;
-        }
-        let at_end = got < wanted;
-        if !at_end {
-            match last_query_start(&bytes) {
-                Some(cut) => {
-                    carry.extend_from_slice(&bytes[cut..]);
-                    bytes.truncate(cut);
-                }
-                None => {
-                    // One query fills the whole block: read on with a larger block.
-                    carry = bytes;
-                    continue;
-                }
-            }
-        }
-        if !bytes.is_empty() {
-            if blocks.send(Block { index, bytes }).is_err() {
-                return;
-            }
-            index += 1;
-        }
-        if at_end {
-            let _ = messages.send(Message::End { blocks: index });
-            return;
-        }
-    }
-}
-
-/// The offset where the lines of the last (possibly incomplete) query of `bytes` begin, or None
-/// when that query starts at offset 0 (the block holds a single query).
-fn last_query_start(bytes: &[u8]) -> Option<usize> {
-    fn first_field(line: &[u8]) -> Option<&[u8]> {
-        line.split(|&b| b <= b' ').find(|field| !field.is_empty())
-    }
-    let last_newline = memchr::memrchr(b'\n', bytes)?;
-    let mut end = last_newline;
-    let mut qid: Option<&[u8]> = None;
-    loop {
-        let start = memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |p| p + 1);
-        let line_qid = first_field(&bytes[start..end]);
-        match (qid, line_qid) {
-            (_, None) => {}
-            (None, Some(q)) => qid = Some(q),
-            (Some(q), Some(other)) if q != other => return Some(end + 1),
-            _ => {}
-        }
-        if start == 0 {
-            return None;
-        }
-        end = start - 1;
-    }
-}
-
-fn work<R, F>(
-    blocks: &Mutex<Receiver<Block>>,
-    recycle: Sender<Vec<u8>>,
-    messages: Sender<Message<R>>,
-    process: &F,
-) where
-    F: Fn(&str, &mut [RunEntry<'_>]) -> R,
-{
-    loop {
-        let next = blocks
-            .lock()
-            .map_err(|_| ())
-            .and_then(|rx| rx.recv().map_err(|_| ()));
-        let Ok(block) = next else { return };
-        let output = block::parse(&block, process);
-        let _ = recycle.send(block.bytes);
-        if messages.send(Message::Block(output)).is_err() {
-            return;
-        }
-    }
-}
-
-fn merge<R>(path: &Path, messages: Receiver<Message<R>>, stop_on_repeat: bool) -> Result<Pass<R>> {
-    let mut pending: BTreeMap<usize, BlockOutput<R>> = BTreeMap::new();
-    let mut next = 0;
-    let mut total: Option<usize> = None;
-    let mut lines_before = 0;
-    let mut outputs: Vec<QueryOutput<R>> = Vec::new();
-    let mut seen: FxHashSet<Box<str>> = FxHashSet::default();
-    while total != Some(next) {
-        match messages.recv() {
-            Ok(Message::Block(block)) => {
-                pending.insert(block.index, block);
-            }
-            Ok(Message::End { blocks }) => total = Some(blocks),
-            Ok(Message::ReadError(e)) => return Err(Error::io(path, e)),
-            Err(_) => {
-                return Err(Error::input(
-                    path,
-                    "internal error: the run reader stopped early",
-                ));
-            }
-        }
-        while let Some(block) = pending.remove(&next) {
-            if let Some((line, message)) = block.error {
-                return Err(Error::parse(path, lines_before + line, message));
-            }
-            for mut output in block.outputs {
-                output.first_line += lines_before;
-                if stop_on_repeat && !seen.insert(output.qid.clone()) {
-                    let earlier = outputs
-                        .iter()
-                        .find(|o| o.qid == output.qid)
-                        .map_or(0, |o| o.first_line);
-                    return Ok(Pass::Ungrouped {
-                        qid: output.qid,
-                        first_line: earlier,
-                        later_line: output.first_line,
-                    });
-                }
-                outputs.push(output);
-            }
-            lines_before += block.line_count;
-            next += 1;
-        }
-    }
-    if outputs.is_empty() {
-        return Err(Error::input(
-            path,
-            format!("the file is empty: expected TREC run lines with {EXPECTED_FIELDS}"),
-        ));
-    }
-    Ok(Pass::Grouped(outputs))
-}
-
-/// One query's entries with owned doc ids, for runs that must be held in memory.
-#[derive(Debug)]
-pub struct OwnedQuery {
-    pub qid: Box<str>,
-    pub entries: Vec<(Box<[u8]>, f64)>,
-}
-
-/// Reads a run whose queries are not contiguous: every query's entries, owned, in first-seen order.
-/// Memory grows with the file; grouped runs should use `for_each_query` directly.
-pub fn read_ungrouped(path: &Path, threads: usize) -> Result<Vec<OwnedQuery>> {
-    // Groups come back in file order, so appending them per qid keeps each query's file order.
-    let collect = |_: &str, entries: &mut [RunEntry<'_>]| -> Vec<(Box<[u8]>, f64)> {
-        entries
-            .iter()
-            .map(|e| (Box::from(e.doc_id), e.score))
-            .collect()
-    };
-    let Pass::Grouped(groups) = run_pass(path, threads, collect, false)? else {
-        unreachable!("a pass that does not stop on repeats always completes")
-    };
-    let mut order: Vec<OwnedQuery> = Vec::new();
-    let mut position: rustc_hash::FxHashMap<Box<str>, usize> = Default::default();
-    for group in groups {
-        match position.get(&group.qid) {
-            Some(&i) => order[i].entries.extend(group.value),
-            None => {
-                position.insert(group.qid.clone(), order.len());
-                order.push(OwnedQuery {
-                    qid: group.qid,
-                    entries: group.value,
-                });
-            }
-        }
-    }
-    Ok(order)
+fn empty_run(path: &Path) -> Error {
+    Error::input(
+        path,
+        format!("the file is empty: expected TREC run lines with {EXPECTED_FIELDS}"),
+    )
 }
 
 /// Orders one query's entries as trec_eval ranks them: score descending, ties by doc_id
@@ -306,12 +159,7 @@ pub fn read_ungrouped(path: &Path, threads: usize) -> Result<Vec<OwnedQuery>> {
 /// scores are put in order, and nothing moves when those are in order too.
 pub fn sort_by_trec_order(entries: &mut [RunEntry<'_>]) {
     if entries.windows(2).any(|w| w[0].score < w[1].score) {
-        entries.sort_by(|a, b| {
-            b.score
-                .partial_cmp(&a.score)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then_with(|| b.doc_id.cmp(a.doc_id))
-        });
+        entries.sort_by(trec_cmp);
         return;
     }
     for ties in entries.chunk_by_mut(|a, b| a.score == b.score) {
@@ -320,6 +168,69 @@ pub fn sort_by_trec_order(entries: &mut [RunEntry<'_>]) {
         }
     }
 }
+
+fn trec_cmp(a: &RunEntry<'_>, b: &RunEntry<'_>) -> std::cmp::Ordering {
+    b.score
+        .partial_cmp(&a.score)
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then_with(|| b.doc_id.cmp(a.doc_id))
+}
+
+/// The doc ids of one query's entries in trec_eval's order (as [`sort_by_trec_order`]), ordered
+/// lazily: entries already in score order cost one pass; otherwise only the ranks taken are
+/// sorted, in chunks that double (a selection of the next chunk, then a sort of it), so a
+/// shuffled query of 1,000 lines scored to depth 100 is not sorted whole.
+pub fn in_trec_order<'e, 'a>(entries: &'e mut [RunEntry<'a>]) -> TrecOrder<'e, 'a> {
+    let sorted = if entries.windows(2).any(|w| w[0].score < w[1].score) {
+        0
+    } else {
+        sort_by_trec_order(entries);
+        entries.len()
+    };
+    TrecOrder {
+        entries,
+        sorted,
+        next: 0,
+    }
+}
+
+/// Iterator of [`in_trec_order`].
+pub struct TrecOrder<'e, 'a> {
+    entries: &'e mut [RunEntry<'a>],
+    /// Entries before this index are in their final place.
+    sorted: usize,
+    next: usize,
+}
+
+impl<'a> Iterator for TrecOrder<'_, 'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.next == self.sorted {
+            let rest = &mut self.entries[self.sorted..];
+            if rest.is_empty() {
+                return None;
+            }
+            let chunk = self.sorted.max(64).min(rest.len());
+            if chunk < rest.len() {
+                rest.select_nth_unstable_by(chunk - 1, trec_cmp);
+            }
+            // Entries that compare equal are equal (same score, same id): any order of them is.
+            rest[..chunk].sort_unstable_by(trec_cmp);
+            self.sorted += chunk;
+        }
+        let doc_id = self.entries[self.next].doc_id;
+        self.next += 1;
+        Some(doc_id)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.entries.len() - self.next;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for TrecOrder<'_, '_> {}
 
 #[cfg(test)]
 mod tests {
@@ -356,11 +267,230 @@ mod tests {
         );
     }
 
+    /// `queries` queries of 10..30 lines with scores of one decimal (ties included); the lines
+    /// grouped by query, then the same lines in a seeded shuffled order.
+    fn grouped_and_shuffled(queries: usize) -> (String, String) {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        let mut lines = Vec::new();
+        for q in 0..queries {
+            for rank in 1..=10 + next(21) {
+                let score = next(40) as f64 / 10.0;
+                lines.push(format!("q{q} Q0 d{} {rank} {score} tag\n", next(500)));
+            }
+        }
+        let grouped = lines.concat();
+        for i in (1..lines.len()).rev() {
+            lines.swap(i, next(i + 1));
+        }
+        (grouped, lines.concat())
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Each query's (doc, score) lines as `process` receives them.
+    fn read(path: &Path, options: &ReadOptions) -> Result<Queries<Vec<(String, f64)>>> {
+        for_each_query(path, options, |_, entries: &mut [RunEntry<'_>]| {
+            entries
+                .iter()
+                .map(|e| (String::from_utf8(e.doc_id.to_vec()).unwrap(), e.score))
+                .collect()
+        })
+    }
+
+    /// A query's id, first line and (doc, score) lines.
+    type Lines = (String, u64, Vec<(String, f64)>);
+
+    /// Each query's lines in file order, with the query's first line, in first-line order.
+    fn expected(text: &str) -> Vec<Lines> {
+        let mut queries: Vec<Lines> = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let entry = (fields[2].to_string(), fields[4].parse().unwrap());
+            match queries.iter_mut().find(|q| q.0 == fields[0]) {
+                Some(query) => query.2.push(entry),
+                None => queries.push((fields[0].to_string(), index as u64 + 1, vec![entry])),
+            }
+        }
+        queries
+    }
+
+    fn tiny(threads: usize, bucket_bytes: u64) -> ReadOptions {
+        ReadOptions {
+            threads,
+            block_bytes: 512,
+            blocks_in_flight: 2,
+            bucket_bytes,
+        }
+    }
+
     #[test]
-    fn last_query_start_finds_the_trailing_group() {
-        let text = b"a Q0 d 1 1 t\nb Q0 d 1 1 t\nb Q0 e 2 1 t\nb Q0 f";
-        assert_eq!(last_query_start(text), Some(13));
-        assert_eq!(last_query_start(b"b Q0 d 1 1 t\nb Q0 e"), None);
-        assert_eq!(last_query_start(b"partial line"), None);
+    fn an_ungrouped_run_larger_than_the_blocks_in_flight_gives_the_grouped_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (grouped_text, shuffled_text) = grouped_and_shuffled(300);
+        // ~6,000 lines, ~140 KB: hundreds of 512-byte blocks through 2 buffers.
+        assert!(shuffled_text.len() > 100 * 512, "{}", shuffled_text.len());
+        let grouped = write(dir.path(), "grouped.txt", &grouped_text);
+        let shuffled = write(dir.path(), "shuffled.txt", &shuffled_text);
+        let from_grouped = read(&grouped, &tiny(2, 1 << 20)).unwrap();
+        assert_eq!(from_grouped.ungrouped, None);
+        let mut grouped_values: Vec<_> = from_grouped
+            .outputs
+            .into_iter()
+            .map(|o| (o.qid.to_string(), o.value))
+            .collect();
+        grouped_values.sort_by(|a, b| a.0.cmp(&b.0));
+        let expect = expected(&shuffled_text);
+        // one bucket, several, and buckets so small that they are partitioned again
+        for (threads, bucket_bytes) in [(1, 1 << 20), (2, 8 << 10), (3, 100)] {
+            let queries = read(&shuffled, &tiny(threads, bucket_bytes)).unwrap();
+            let repeat = queries.ungrouped.expect("the run is ungrouped");
+            assert!(repeat.first_line < repeat.later_line);
+            let actual: Vec<_> = queries
+                .outputs
+                .into_iter()
+                .map(|o| (o.qid.to_string(), o.first_line, o.value))
+                .collect();
+            assert_eq!(
+                actual, expect,
+                "threads {threads}, buckets of {bucket_bytes}"
+            );
+            // the same lines as the grouped read, whatever their order within a query
+            let mut values: Vec<_> = actual
+                .into_iter()
+                .map(|(qid, _, mut value)| {
+                    let mut from_grouped = grouped_values
+                        [grouped_values.binary_search_by(|g| g.0.cmp(&qid)).unwrap()]
+                    .1
+                    .clone();
+                    value.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                    from_grouped.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                    (value, from_grouped)
+                })
+                .collect();
+            assert!(values.iter_mut().all(|(a, b)| a == b));
+            assert_eq!(values.len(), 300);
+        }
+    }
+
+    #[test]
+    fn errors_far_beyond_the_blocks_in_flight_are_returned_with_their_absolute_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (grouped_text, shuffled_text) = grouped_and_shuffled(300);
+        let break_line = |text: &str, line: usize| {
+            let mut lines: Vec<&str> = text.lines().collect();
+            lines[line - 1] = "q1 Q0 broken";
+            lines.join("\n")
+        };
+        // an error in the first block of a long run: the reader must not be left waiting
+        let early = write(dir.path(), "early.txt", &break_line(&grouped_text, 2));
+        // an error found only when the ungrouped run is read the second time
+        let late = write(dir.path(), "late.txt", &break_line(&shuffled_text, 5_000));
+        for (path, line) in [(early, 2), (late, 5_000)] {
+            for threads in [1, 2] {
+                let error = read(&path, &tiny(threads, 4 << 10))
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    error.ends_with(&format!(":{line}: expected {EXPECTED_FIELDS}, found 3")),
+                    "{error}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeat_is_reported_with_both_lines_and_an_empty_run_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "run.txt",
+            "a Q0 d 1 1 t\nb Q0 d 1 1 t\n\na Q0 e 2 0.5 t\n",
+        );
+        let queries = read(&path, &ReadOptions::new(2)).unwrap();
+        let repeat = queries.ungrouped.unwrap();
+        assert_eq!(
+            (&*repeat.qid, repeat.first_line, repeat.later_line),
+            ("a", 1, 4)
+        );
+        let values: Vec<_> = queries
+            .outputs
+            .iter()
+            .map(|o| (&*o.qid, o.first_line, o.value.len()))
+            .collect();
+        assert_eq!(values, [("a", 1, 2), ("b", 2, 1)]);
+        let empty = write(dir.path(), "empty.txt", "\n\n");
+        let error = read(&empty, &ReadOptions::new(2)).unwrap_err().to_string();
+        assert!(error.contains("the file is empty"), "{error}");
+    }
+
+    #[test]
+    fn a_query_larger_than_a_bucket_is_gathered_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        // 3,000 lines of `big` interleaved with 20 small queries: no re-partition can split it
+        let text: String = (0..3_000)
+            .map(|i| match i % 7 {
+                0 => format!("s{} Q0 d{i} 1 {i} t\n", i % 20),
+                _ => format!("big Q0 d{i} 1 {}.5 t\n", i % 13),
+            })
+            .collect();
+        let path = write(dir.path(), "run.txt", &text);
+        for bucket_bytes in [64, 4 << 10] {
+            let queries = read(&path, &tiny(2, bucket_bytes)).unwrap();
+            let actual: Vec<_> = queries
+                .outputs
+                .into_iter()
+                .map(|o| (o.qid.to_string(), o.first_line, o.value))
+                .collect();
+            assert_eq!(actual, expected(&text), "buckets of {bucket_bytes}");
+        }
+    }
+
+    #[test]
+    fn the_lazy_trec_order_is_the_full_sort_at_every_length() {
+        let (docs, scores) = (
+            ["a", "b", "c", "d10", "d9"],
+            [0.0, -0.0, 1.0, 2.5, 2.5, 3.0],
+        );
+        let mut state = 88_172_645_463_325_252u64;
+        for len in [0, 1, 2, 63, 64, 65, 200, 1_000] {
+            let entries: Vec<RunEntry<'static>> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    RunEntry {
+                        doc_id: docs[(state % 5) as usize].as_bytes(),
+                        score: scores[(state / 5 % 6) as usize] + (state / 30 % 50) as f64,
+                    }
+                })
+                .collect();
+            let mut sorted = entries.clone();
+            sort_by_trec_order(&mut sorted);
+            let expected: Vec<&[u8]> = sorted.iter().map(|e| e.doc_id).collect();
+            for sorted_input in [false, true] {
+                let mut input = if sorted_input {
+                    sorted.clone()
+                } else {
+                    entries.clone()
+                };
+                let lazy = in_trec_order(&mut input);
+                assert_eq!(lazy.len(), len);
+                assert_eq!(lazy.collect::<Vec<_>>(), expected, "length {len}");
+            }
+            // taking only the top ranks gives the same prefix
+            let mut input = entries.clone();
+            let top: Vec<&[u8]> = in_trec_order(&mut input).take(10).collect();
+            assert_eq!(top, expected[..len.min(10)]);
+        }
     }
 }
