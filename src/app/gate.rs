@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::app::default_threads;
 use crate::app::output_files;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
+use crate::app::repeats;
 use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
 use crate::cli::GateArgs;
@@ -187,13 +188,14 @@ fn trace(
 }
 
 /// The run to evaluate: `--run`, the configured run file, or the pipeline's output saved as
-/// `run.jsonl` in `out_dir`.
+/// `run.jsonl` in `out_dir` (`run.<repeat>.jsonl` for the second and later of `repeats:`).
 fn obtain_run(
     config: &Config,
     tier: &Tier,
     args: &GateArgs,
     qrels: &Qrels,
     out_dir: &Path,
+    repeat: usize,
 ) -> Result<(PathBuf, RunFormat)> {
     let given = |path: PathBuf| -> Result<(PathBuf, RunFormat)> {
         let format = match args.run_format {
@@ -238,7 +240,10 @@ fn obtain_run(
     let progress = Progress::new("pipeline: queries", requests.len());
     let produced = pipeline.produce(&requests, config.dir(), &progress);
     progress.finish();
-    let run_path = out_dir.join("run.jsonl");
+    let run_path = match repeat {
+        1 => out_dir.join("run.jsonl"),
+        n => out_dir.join(format!("run.{n}.jsonl")),
+    };
     outputs::write(&run_path, &produced?.to_jsonl())?;
     Ok((run_path, RunFormat::Native))
 }
@@ -338,7 +343,48 @@ fn evaluate_tier(
         judge_calls: evaluation.judge_usage.judged,
         llm_usage: llm_usage(config),
         evaluation_seconds,
+        noise: None,
     })
+}
+
+/// The tier's run obtained and evaluated `tier.repeats` times (per-query means, with the
+/// run-to-run noise; see `app::repeats`).
+fn evaluate_repeats(
+    config: &Config,
+    tier: &Tier,
+    args: &GateArgs,
+    qrels: &Qrels,
+    out_dir: &Path,
+    qrels_sha256: String,
+) -> Result<Evaluated> {
+    let produced = matches!(
+        config.pipeline,
+        Some(Pipeline::Command(_) | Pipeline::Http(_))
+    );
+    if tier.repeats > 1 && (args.run.is_some() || !produced) {
+        return Err(Error::config(
+            &config.path,
+            format!("tiers.{}.repeats", tier.name),
+            format!(
+                "{} runs need a pipeline that answers again (`command` or `http`, and no --run): \
+                 a run file gives the same answers every time",
+                tier.repeats
+            ),
+        ));
+    }
+    let mut runs = Vec::with_capacity(tier.repeats);
+    for repeat in 1..=tier.repeats {
+        let run = obtain_run(config, tier, args, qrels, out_dir, repeat)?;
+        runs.push(evaluate_tier(
+            config,
+            tier,
+            qrels,
+            run,
+            qrels_sha256.clone(),
+            args.threads,
+        )?);
+    }
+    Ok(repeats::combine(runs))
 }
 
 /// What besides the evaluation goes into the tier's results.
@@ -380,8 +426,7 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
     check_slice_fields(&config, &qrels)?;
     let Some(shard) = args.shard else {
-        let run = obtain_run(&config, tier, args, &qrels, &out_dir)?;
-        let evaluated = evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?;
+        let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
         return outputs::finish(&config, tier, &qrels, evaluated, options);
     };
     let qrels = shard.select(qrels);
@@ -389,8 +434,7 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     let evaluated = if qrels.is_empty() {
         empty_shard(&config, tier, file_sha256)
     } else {
-        let run = obtain_run(&config, tier, args, &qrels, &out_dir)?;
-        evaluate_tier(&config, tier, &qrels, run, file_sha256, args.threads)?
+        evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?
     };
     let queries = evaluated.results.queries.len();
     write_shard(&out_dir, shard, expected, evaluated)?;
@@ -423,6 +467,7 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
         judge_calls: 0,
         llm_usage: llm_usage(config),
         evaluation_seconds: 0.0,
+        noise: None,
     }
 }
 

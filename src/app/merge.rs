@@ -239,6 +239,9 @@ fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
             *merged.llm_usage.entry(name).or_default() += usage;
         }
         merged.evaluation_seconds += part.evaluation_seconds;
+        if let (Some(total), Some(noise)) = (&mut merged.noise, &part.noise) {
+            total.add(noise);
+        }
     }
     merged.results.summary = collect::summarise(&merged.results.metrics, &merged.results.queries);
     if !merged.embeddings.is_empty() {

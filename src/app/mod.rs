@@ -11,6 +11,7 @@ mod merge;
 mod output_files;
 mod outputs;
 mod rejudge;
+mod repeats;
 mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::app::rejudge::{self, Identities, Rejudging};
+use crate::app::repeats::{self, RunNoise};
 use crate::app::write_stdout;
 use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
@@ -63,6 +64,9 @@ pub struct Evaluated {
     /// Per LLM judge name.
     pub llm_usage: BTreeMap<String, LlmUsage>,
     pub evaluation_seconds: f64,
+    /// Run-to-run noise, when the tier's pipeline ran more than once (`repeats:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<RunNoise>,
 }
 
 /// How the outputs are written.
@@ -202,6 +206,11 @@ pub fn finish(
     let calibrations = calibration::for_tier(tier, &config.metrics, &evaluated.results)?;
     let mut report = decision::decide(config, tier, &baseline, &current, &calibrations);
     report.notes.extend(rejudged);
+    if let Some(noise) = &evaluated.noise {
+        report
+            .notes
+            .extend(repeats::describe(noise, &baseline, &current));
+    }
     if evaluated.judge_tasks > 0 {
         let mut note = format!(
             "judging: {} tasks, {} sent to judges, {} answered from the cache",
@@ -257,6 +266,10 @@ pub fn finish(
         })).collect::<Vec<_>>(),
         "operational": figures,
         "llm_usage": evaluated.llm_usage,
+        "noise": evaluated.noise.as_ref().map(|noise| json!({
+            "repeats": noise.repeats,
+            "sd": noise.metrics.iter().map(|(m, w)| (m.clone(), json!(w.sd()))).collect::<serde_json::Map<_, _>>(),
+        })),
         "judge_tasks": evaluated.judge_tasks,
         "judge_calls": evaluated.judge_calls,
         "judge_cache_hits": evaluated.judge_tasks.saturating_sub(evaluated.judge_calls),

@@ -8,7 +8,9 @@ use crate::cli::ValidateArgs;
 use crate::config::{self, TierSource};
 use crate::error::Result;
 use crate::exit_code;
+use crate::gate::decision;
 use crate::input::{self, corpus};
+use crate::suggest;
 
 pub fn run(args: ValidateArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
@@ -80,20 +82,48 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
                 }
             }
         }
+        for rule in &tier.gate.rules {
+            let Some(value) = &rule.slice else { continue };
+            let named = value.to_string();
+            if !sizes.contains_key(&named) {
+                problems.push(suggest::did_you_mean(
+                    format!(
+                        "tier `{}`: the rule for {} names {named}, which no query has (the slice values are {})",
+                        tier.name,
+                        rule.metric,
+                        sizes.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                    &named,
+                    sizes.keys().map(String::as_str),
+                ));
+            }
+        }
         for (slice, size) in sizes.iter().filter(|(_, n)| **n < tier.gate.min_queries) {
             lints.push(format!(
                 "tier `{}`: slice {slice} has {size} queries, fewer than min_queries {}: its checks will be skipped",
                 tier.name, tier.gate.min_queries
             ));
         }
-        if let Err(error) = store::read(
+        match store::read(
             &tier.baseline,
             &format!(
                 "run `ragate gate --tier {0}` and `ragate baseline accept --tier {0}`",
                 tier.name
             ),
         ) {
-            problems.push(format!("tier `{}`: {error}", tier.name));
+            Err(error) => problems.push(format!("tier `{}`: {error}", tier.name)),
+            Ok(baseline) => {
+                if let Err(error) =
+                    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)
+                {
+                    problems.push(format!("tier `{}`: {error}", tier.name));
+                }
+            }
+        }
+        for notice in &tier.gate.notices {
+            if !lints.contains(notice) {
+                lints.push(notice.clone());
+            }
         }
     }
     let mut out = String::new();

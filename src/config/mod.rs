@@ -28,6 +28,8 @@ use raw::{RawConfig, RawTier};
 use rules::{merge_gate, validate_gate};
 
 pub const SUPPORTED_VERSION: u32 = 1;
+/// The most runs of the pipeline a tier may ask for (`repeats:`).
+pub const MAX_REPEATS: usize = 100;
 
 /// A validated configuration.
 #[derive(Debug, Clone)]
@@ -80,6 +82,8 @@ pub struct Tier {
     pub labels: Option<PathBuf>,
     /// Keep answer text in results (false: a sha256 instead).
     pub store_text: bool,
+    /// How many times the pipeline answers every query (1: once).
+    pub repeats: usize,
     pub gate: GateSettings,
     /// sha256 of what gives the tier's numbers their meaning, as written in the file.
     pub config_hash: String,
@@ -283,6 +287,13 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
         };
         let settings = validate_gate(&keys, &prefix, &rules_key, &gate, &metrics, &raw.slices)?;
         let source = validate_source(&keys, &prefix, tier, &resolve, settings.seed)?;
+        let repeats = tier.repeats.unwrap_or(1);
+        if !(1..=MAX_REPEATS).contains(&repeats) {
+            return Err(keys.error(
+                format!("{prefix}.repeats"),
+                format!("{repeats}: expected 1 to {MAX_REPEATS} runs of the pipeline"),
+            ));
+        }
         tiers.insert(
             name.clone(),
             Tier {
@@ -291,6 +302,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
                 baseline: resolve(&tier.baseline),
                 labels: tier.labels.as_deref().map(resolve),
                 store_text: tier.store_text.unwrap_or(true),
+                repeats,
                 gate: settings,
                 config_hash: hash::tier_hash(written, name),
             },

@@ -180,6 +180,8 @@ pub struct RawTier {
     pub baseline: String,
     pub labels: Option<String>,
     pub store_text: Option<bool>,
+    /// How many times the pipeline answers every query (the gate compares per-query means).
+    pub repeats: Option<usize>,
     pub gate: Option<RawGate>,
 }
 

@@ -351,3 +351,79 @@ fn the_python_example_pipeline_plugs_in() {
     let again = ragate_in(dir, &["gate", "--tier", "smoke", "--out", "out"]);
     assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
 }
+
+#[test]
+fn repeated_runs_are_averaged_and_their_noise_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_with_baseline(dir);
+    let command = r#"command: [python3, "${REPLAY}", base.jsonl, alternate, noisy.jsonl]"#;
+    write_config(dir, command, false);
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace(
+            "baseline: baselines/regression.json }",
+            "baseline: baselines/regression.json, repeats: 2 }",
+        ),
+    )
+    .unwrap();
+    let repeated = gate(dir, &[], "repeated");
+    assert_eq!(repeated.code, 0, "{}\n{}", repeated.stdout, repeated.stderr);
+    assert!(dir.join("repeated/run.jsonl").exists() && dir.join("repeated/run.2.jsonl").exists());
+    // The second run answered from noisy.jsonl: the per-query means sit between the two runs.
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("repeated/results.json")).unwrap())
+            .unwrap();
+    let base: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ref/results.json")).unwrap())
+            .unwrap();
+    let mrr = |r: &Value, qid: &str| r["queries"][qid]["metrics"]["mrr"].as_f64().unwrap();
+    // literal-01: gold at ranks 1 and 3 in base.jsonl, 1 and 2 in noisy.jsonl; mrr stays 1.
+    assert_eq!(mrr(&results, "literal-01"), mrr(&base, "literal-01"));
+    let summary = std::fs::read_to_string(dir.join("repeated/summary.md")).unwrap();
+    assert!(
+        summary.contains("run-to-run noise over 2 runs of the pipeline"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("ndcg@10 [all]: run-to-run noise is about"),
+        "{summary}"
+    );
+    let stats: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("repeated/run-stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["noise"]["repeats"], 2);
+    assert!(
+        stats["noise"]["sd"]["ndcg@10"].as_f64().unwrap() > 0.0,
+        "{stats}"
+    );
+    assert_eq!(
+        stats["noise"]["sd"]["mrr"].as_f64().unwrap(),
+        0.0,
+        "{stats}"
+    );
+    // A run file cannot be run again.
+    let with_run = ragate_env(
+        dir,
+        &[
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "base.jsonl",
+            "--out",
+            "x",
+        ],
+        &[("REPLAY", path_str(&fixture("pipeline/replay_pipeline.py")))],
+    );
+    assert_eq!(with_run.code, 2);
+    assert!(
+        with_run
+            .stderr
+            .contains("tiers.regression.repeats: 2 runs need a pipeline that answers again"),
+        "{}",
+        with_run.stderr
+    );
+}
