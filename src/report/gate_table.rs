@@ -21,9 +21,10 @@ pub(crate) fn value(v: f64) -> String {
     }
 }
 
-/// A delta with its sign, or "–".
+/// A delta with its sign, or "–" (a value that rounds to zero prints `+0.0000`, never `-0.0000`).
 pub(crate) fn signed(v: f64) -> String {
     if v.is_finite() {
+        let v = if v.abs() < 5e-5 { 0.0 } else { v };
         format!("{v:+.4}")
     } else {
         MISSING.to_string()
@@ -52,18 +53,18 @@ pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
     }
 }
 
-/// The decision bound of a check, `<= -0.0310 (99.75%)` for a delta that must be at most that
-/// (higher is better), `>= +0.0310 (99.75%)` for lower-is-better metrics; a calibrated floor's
-/// 95% interval; or "–".
+/// The decision bound of a check, `≤ -0.0310 @99.75%` for a delta that is at most that at that
+/// confidence (higher is better), `≥ +0.0310 @99.75%` for lower-is-better metrics (no-break
+/// spaces, so a table cell does not wrap inside it); a calibrated floor's 95% interval; or "–".
 pub(crate) fn bound(outcome: &CheckOutcome) -> String {
     if let Some(b) = outcome.bound.filter(|b| b.delta.is_finite()) {
         let relation = if higher_is_better(&outcome.metric) {
-            "<="
+            "≤"
         } else {
-            ">="
+            "≥"
         };
         return format!(
-            "{relation} {} ({:.2}%)",
+            "{relation}\u{a0}{}\u{a0}@{:.2}%",
             signed(b.delta),
             100.0 * b.confidence
         );
@@ -234,6 +235,7 @@ mod tests {
         assert_eq!(value(f64::NAN), "–");
         assert_eq!(signed(f64::NAN), "–");
         assert_eq!(signed(0.0123), "+0.0123");
+        assert_eq!(signed(-1e-17), "+0.0000");
         assert_eq!(interval(Some((f64::NAN, 1.0))), "–");
         assert_eq!(interval(Some((-0.02, 0.01))), "[-0.0200, +0.0100]");
         assert_eq!(p_value(Some(0.00001)), "<0.0001");
