@@ -63,6 +63,7 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
         .unwrap_or_else(|| MetricSpec::new(Metric::Faithfulness));
     let claims_of = |judge: &str| -> Result<BTreeMap<String, Vec<ClaimVerdict>>> {
         let options = EvalOptions {
+            judge_repeat: 1,
             metrics: vec![MetricSpec {
                 // Both judges see the same claims: the sentence splitter.
                 claims: Default::default(),

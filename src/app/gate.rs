@@ -291,6 +291,7 @@ fn evaluate_tier(
     run: (PathBuf, RunFormat),
     qrels_sha256: String,
     threads: Option<usize>,
+    judge_repeat: usize,
 ) -> Result<Evaluated> {
     // Deep enough for every cut-off and for the contexts of faithfulness (so that
     // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
@@ -321,6 +322,7 @@ fn evaluate_tier(
         chunk_separator: config.chunk_separator.clone(),
         threads: threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
+        judge_repeat,
     };
     let evaluated_at = Instant::now();
     let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
@@ -344,6 +346,7 @@ fn evaluate_tier(
         llm_usage: llm_usage(config),
         evaluation_seconds,
         noise: None,
+        judge_consistency: None,
     })
 }
 
@@ -373,8 +376,10 @@ fn evaluate_repeats(
         ));
     }
     let mut runs = Vec::with_capacity(tier.repeats);
+    let mut first_run = None;
     for repeat in 1..=tier.repeats {
         let run = obtain_run(config, tier, args, qrels, out_dir, repeat)?;
+        first_run.get_or_insert_with(|| run.clone());
         runs.push(evaluate_tier(
             config,
             tier,
@@ -382,9 +387,38 @@ fn evaluate_repeats(
             run,
             qrels_sha256.clone(),
             args.threads,
+            1,
         )?);
     }
-    Ok(repeats::combine(runs))
+    // The judges asked again on the first run's answers (their own cache entries per asking).
+    let mut askings = Vec::new();
+    for judge_repeat in 2..=tier.judge_repeats {
+        let run = first_run.clone().expect("at least one run");
+        askings.push(evaluate_tier(
+            config,
+            tier,
+            qrels,
+            run,
+            qrels_sha256.clone(),
+            args.threads,
+            judge_repeat,
+        )?);
+    }
+    let consistency = (!askings.is_empty())
+        .then(|| repeats::judge_consistency(&runs[0], &askings, &judged_metrics(config)));
+    let mut combined = repeats::combine(runs);
+    combined.judge_consistency = consistency;
+    Ok(combined)
+}
+
+/// The names of the metrics a judge decides.
+fn judged_metrics(config: &Config) -> Vec<String> {
+    config
+        .metrics
+        .iter()
+        .filter(|spec| spec.is_judged())
+        .map(|spec| spec.metric.to_string())
+        .collect()
 }
 
 /// What besides the evaluation goes into the tier's results.
@@ -468,6 +502,7 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
         llm_usage: llm_usage(config),
         evaluation_seconds: 0.0,
         noise: None,
+        judge_consistency: None,
     }
 }
 

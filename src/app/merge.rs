@@ -242,6 +242,11 @@ fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
         if let (Some(total), Some(noise)) = (&mut merged.noise, &part.noise) {
             total.add(noise);
         }
+        if let (Some(total), Some(consistency)) =
+            (&mut merged.judge_consistency, &part.judge_consistency)
+        {
+            total.add(consistency);
+        }
     }
     merged.results.summary = collect::summarise(&merged.results.metrics, &merged.results.queries);
     if !merged.embeddings.is_empty() {

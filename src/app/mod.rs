@@ -69,6 +69,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
         None => input::detect_run_format(&args.run)?,
     };
     let options = EvalOptions {
+        judge_repeat: 1,
         metrics,
         judges: [(
             DEFAULT_JUDGE.to_string(),

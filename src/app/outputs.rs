@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::app::rejudge::{self, Identities, Rejudging};
-use crate::app::repeats::{self, RunNoise};
+use crate::app::repeats::{self, JudgeConsistency, RunNoise};
 use crate::app::write_stdout;
 use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
@@ -67,6 +67,9 @@ pub struct Evaluated {
     /// Run-to-run noise, when the tier's pipeline ran more than once (`repeats:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<RunNoise>,
+    /// How often the judges changed their verdicts when asked again (`judge_repeats:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_consistency: Option<JudgeConsistency>,
 }
 
 /// How the outputs are written.
@@ -211,6 +214,9 @@ pub fn finish(
             .notes
             .extend(repeats::describe(noise, &baseline, &current));
     }
+    if let Some(consistency) = &evaluated.judge_consistency {
+        report.notes.extend(consistency.describe());
+    }
     if evaluated.judge_tasks > 0 {
         let mut note = format!(
             "judging: {} tasks, {} sent to judges, {} answered from the cache",
@@ -266,6 +272,7 @@ pub fn finish(
         })).collect::<Vec<_>>(),
         "operational": figures,
         "llm_usage": evaluated.llm_usage,
+        "judge_consistency": evaluated.judge_consistency,
         "noise": evaluated.noise.as_ref().map(|noise| json!({
             "repeats": noise.repeats,
             "sd": noise.metrics.iter().map(|(m, w)| (m.clone(), json!(w.sd()))).collect::<serde_json::Map<_, _>>(),

@@ -165,6 +165,7 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
     let run_path = with.out_dir.join("baseline-rejudge-run.jsonl");
     store::write_atomic(&run_path, &lines)?;
     let options = EvalOptions {
+        judge_repeat: 1,
         metrics: config
             .metrics
             .iter()

@@ -1,6 +1,8 @@
 //! `repeats: N` on a tier: the pipeline answers every query N times, the gate compares per-query
 //! means over the N runs, and the report says how large the run-to-run noise is, per metric and
-//! as a share of each `all` check's variance.
+//! as a share of each `all` check's variance. `judge_repeats: N`: the judges are asked N times
+//! about the first run's answers (each asking cached apart), and the report gives how often their
+//! verdicts changed and which claims flipped; the gate uses the first asking.
 //!
 //! Run-to-run noise of a metric is the pooled within-query variance: for every query with the
 //! metric in at least two runs, the sample variance (n - 1) of its values across the runs; their
@@ -55,6 +57,135 @@ impl RunNoise {
             total.queries += part.queries;
         }
     }
+}
+
+/// How the judges' verdicts held when asked again about the same answers (`judge_repeats:`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeConsistency {
+    /// How many times the judges were asked in all.
+    pub askings: usize,
+    /// Claims judged (the first asking's), and those whose support verdict changed in a later one.
+    pub claims: usize,
+    pub flipped_claims: Vec<FlippedClaim>,
+    /// Per judged metric: queries with a value, and those whose value changed in a later asking.
+    pub metrics: BTreeMap<String, (usize, usize)>,
+}
+
+/// A claim whose verdict changed between askings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlippedClaim {
+    pub qid: String,
+    pub claim: String,
+}
+
+/// Most flipped claims listed in the report.
+const LISTED_FLIPS: usize = 10;
+
+impl JudgeConsistency {
+    /// Adds another shard's counts.
+    pub fn add(&mut self, other: &JudgeConsistency) {
+        self.claims += other.claims;
+        self.flipped_claims
+            .extend(other.flipped_claims.iter().cloned());
+        self.flipped_claims
+            .sort_by(|a, b| (&a.qid, &a.claim).cmp(&(&b.qid, &b.claim)));
+        for (metric, (total, changed)) in &other.metrics {
+            let entry = self.metrics.entry(metric.clone()).or_default();
+            entry.0 += total;
+            entry.1 += changed;
+        }
+    }
+
+    /// The report's lines: the flip rates, then the first flipped claims.
+    pub fn describe(&self) -> Vec<String> {
+        let rate = |changed: usize, total: usize| {
+            if total == 0 {
+                0.0
+            } else {
+                100.0 * changed as f64 / total as f64
+            }
+        };
+        let mut parts = vec![format!(
+            "{} of {} claims ({:.1}%) changed their support verdict",
+            self.flipped_claims.len(),
+            self.claims,
+            rate(self.flipped_claims.len(), self.claims)
+        )];
+        for (metric, (total, changed)) in &self.metrics {
+            parts.push(format!(
+                "{metric} changed on {changed} of {total} queries ({:.1}%)",
+                rate(*changed, *total)
+            ));
+        }
+        let mut lines = vec![format!(
+            "judge self-consistency over {} askings of the same answers: {}",
+            self.askings,
+            parts.join("; ")
+        )];
+        for flip in self.flipped_claims.iter().take(LISTED_FLIPS) {
+            lines.push(format!(
+                "claim whose verdict flipped, `{}`: {}",
+                flip.qid, flip.claim
+            ));
+        }
+        if self.flipped_claims.len() > LISTED_FLIPS {
+            lines.push(format!(
+                "{} more flipped claims (run-stats.json lists them all)",
+                self.flipped_claims.len() - LISTED_FLIPS
+            ));
+        }
+        lines
+    }
+}
+
+/// Compares the first asking of the judges with the later ones (same run, same answers).
+pub fn judge_consistency(
+    first: &Evaluated,
+    later: &[Evaluated],
+    judged_metrics: &[String],
+) -> JudgeConsistency {
+    let mut consistency = JudgeConsistency {
+        askings: later.len() + 1,
+        ..JudgeConsistency::default()
+    };
+    for (qid, record) in &first.results.queries {
+        let others: Vec<_> = later
+            .iter()
+            .filter_map(|run| run.results.queries.get(qid))
+            .collect();
+        for (index, claim) in record.claims.iter().enumerate() {
+            consistency.claims += 1;
+            let supported = claim.grade == 2;
+            let flipped = others.iter().any(|other| {
+                other
+                    .claims
+                    .get(index)
+                    .is_some_and(|c| c.claim == claim.claim && (c.grade == 2) != supported)
+            });
+            if flipped {
+                consistency.flipped_claims.push(FlippedClaim {
+                    qid: qid.clone(),
+                    claim: claim.claim.clone(),
+                });
+            }
+        }
+        for metric in judged_metrics {
+            let Some(value) = record.metrics.get(metric) else {
+                continue;
+            };
+            let entry = consistency.metrics.entry(metric.clone()).or_default();
+            entry.0 += 1;
+            if others
+                .iter()
+                .any(|other| other.metrics.get(metric).is_some_and(|v| v != value))
+            {
+                entry.1 += 1;
+            }
+        }
+    }
+    consistency
 }
 
 /// One evaluation from `runs` (at least one) of the same queries: per-query metric values are
@@ -179,6 +310,7 @@ mod tests {
             llm_usage: Default::default(),
             evaluation_seconds: 1.0,
             noise: None,
+            judge_consistency: None,
         }
     }
 

@@ -84,6 +84,8 @@ pub struct Tier {
     pub store_text: bool,
     /// How many times the pipeline answers every query (1: once).
     pub repeats: usize,
+    /// How many times the judges are asked about the first run's answers (1: once).
+    pub judge_repeats: usize,
     pub gate: GateSettings,
     /// sha256 of what gives the tier's numbers their meaning, as written in the file.
     pub config_hash: String,
@@ -288,11 +290,14 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
         let settings = validate_gate(&keys, &prefix, &rules_key, &gate, &metrics, &raw.slices)?;
         let source = validate_source(&keys, &prefix, tier, &resolve, settings.seed)?;
         let repeats = tier.repeats.unwrap_or(1);
-        if !(1..=MAX_REPEATS).contains(&repeats) {
-            return Err(keys.error(
-                format!("{prefix}.repeats"),
-                format!("{repeats}: expected 1 to {MAX_REPEATS} runs of the pipeline"),
-            ));
+        let judge_repeats = tier.judge_repeats.unwrap_or(1);
+        for (key, value) in [("repeats", repeats), ("judge_repeats", judge_repeats)] {
+            if !(1..=MAX_REPEATS).contains(&value) {
+                return Err(keys.error(
+                    format!("{prefix}.{key}"),
+                    format!("{value}: expected 1 to {MAX_REPEATS}"),
+                ));
+            }
         }
         tiers.insert(
             name.clone(),
@@ -303,6 +308,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
                 labels: tier.labels.as_deref().map(resolve),
                 store_text: tier.store_text.unwrap_or(true),
                 repeats,
+                judge_repeats,
                 gate: settings,
                 config_hash: hash::tier_hash(written, name),
             },

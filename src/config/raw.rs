@@ -182,6 +182,8 @@ pub struct RawTier {
     pub store_text: Option<bool>,
     /// How many times the pipeline answers every query (the gate compares per-query means).
     pub repeats: Option<usize>,
+    /// How many times the judges are asked about the same answers (self-consistency).
+    pub judge_repeats: Option<usize>,
     pub gate: Option<RawGate>,
 }
 

@@ -68,12 +68,13 @@ impl TaskBook {
         &self,
         judges: &BTreeMap<String, Judge>,
         cache: Option<&JudgeCache>,
+        repeat: usize,
     ) -> Result<Verdicts> {
         let mut verdicts = BTreeMap::new();
         let mut judged = 0;
         let mut tasks_total = 0;
         for (name, tasks) in &self.tasks {
-            let (list, asked) = judges[name].judge_cached(name, tasks, cache)?;
+            let (list, asked) = judges[name].judge_cached(name, tasks, cache, repeat)?;
             verdicts.insert(name.clone(), list);
             judged += asked;
             tasks_total += tasks.len();

@@ -44,6 +44,9 @@ pub struct EvalOptions<'a> {
     pub chunk_separator: Option<String>,
     /// Worker threads for TREC runs.
     pub threads: usize,
+    /// Which asking of the judges this is (1: the first; a later one is cached apart, so an LLM
+    /// judge is asked again: `judge_repeats:`).
+    pub judge_repeat: usize,
     /// How many ranked doc ids (after chunk mapping and de-duplication) to keep per query.
     pub keep_ranked: usize,
 }
@@ -349,7 +352,7 @@ pub fn evaluate(
                 }
                 pending.push((query.qid, outcome, prepared));
             }
-            let verdicts = book.judge_all(&options.judges, options.cache)?;
+            let verdicts = book.judge_all(&options.judges, options.cache, options.judge_repeat)?;
             let decomposed = answer_metrics.decomposed.usage;
             judge_usage = JudgeUsage {
                 tasks: verdicts.usage.tasks + decomposed.tasks,

@@ -112,18 +112,25 @@ impl Judge {
     }
 
     /// Judges every task, in order, answering from `cache` where it can and storing new verdicts
-    /// there. Returns the verdicts and how many tasks went to the judge.
+    /// there. Returns the verdicts and how many tasks went to the judge. `repeat` is which asking
+    /// this is: from the second on, the verdicts are cached apart (the key adds ` repeat N`), so a
+    /// judge is really asked again and each asking stays reproducible.
     pub fn judge_cached(
         &self,
         name: &str,
         tasks: &[Task],
         cache: Option<&JudgeCache>,
+        repeat: usize,
     ) -> Result<(Vec<Verdict>, usize)> {
         if cache.is_none() {
             self.announce(name, tasks.len(), tasks.len());
             return Ok((self.judge_all(name, tasks)?, tasks.len()));
         }
-        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key("", t)).collect();
+        let extra = match repeat {
+            0 | 1 => String::new(),
+            n => format!(" repeat {n}"),
+        };
+        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key(&extra, t)).collect();
         let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
         cache::through(cache, &keys, what, |missing| {
             self.announce(name, missing.len(), tasks.len());

@@ -178,3 +178,57 @@ fn judge_agreement_compares_two_judges_on_the_same_claims() {
         unknown.stderr
     );
 }
+
+#[test]
+fn a_judge_asked_again_reports_its_flips() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, "flaky", 30);
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace(
+            "baseline: baseline.json }",
+            "baseline: baseline.json, judge_repeats: 2 }",
+        ),
+    )
+    .unwrap();
+    let out = gate(dir);
+    assert_eq!(out.code, 2, "no baseline yet: {}", out.stderr);
+    // The gate keeps the first asking: q00's second claim is unsupported.
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(results["queries"]["q00"]["metrics"]["faithfulness"], 0.5);
+    crate::accept_baseline(dir, "smoke", "out/results.json", &[]);
+    // Both askings now come from the cache (each under its own key): the flips stay.
+    let again = gate(dir);
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/run-stats.json")).unwrap())
+            .unwrap();
+    let consistency = &stats["judge_consistency"];
+    assert_eq!(consistency["askings"], 2, "{stats}");
+    // 12 answers, 3 of them with a second claim ("Backups are encrypted twice"): 15 claims, and
+    // the second asking reversed the 3 about encryption.
+    assert_eq!(consistency["claims"], 15);
+    assert_eq!(consistency["flipped_claims"].as_array().unwrap().len(), 3);
+    assert_eq!(consistency["flipped_claims"][0]["qid"], "q00");
+    assert_eq!(
+        consistency["metrics"]["faithfulness"],
+        serde_json::json!([12, 3])
+    );
+    assert_eq!(
+        consistency["metrics"]["answer_relevance"],
+        serde_json::json!([12, 0])
+    );
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("judge self-consistency over 2 askings of the same answers: 3 of 15 claims (20.0%) changed their support verdict"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("claim whose verdict flipped, `q00`: Backups are encrypted twice"),
+        "{summary}"
+    );
+}
