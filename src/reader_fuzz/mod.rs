@@ -8,6 +8,7 @@
 
 mod mutate;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use proptest::strategy::Strategy;
@@ -218,16 +219,17 @@ fn case_dir(reader: &Reader) -> tempfile::TempDir {
 }
 
 /// Writes `bytes` as the reader's file in `dir` and reads it: an error must name the file.
-fn check(reader: &Reader, dir: &Path, bytes: &[u8]) -> std::result::Result<(), String> {
+/// Returns whether the reader accepted the input.
+fn check(reader: &Reader, dir: &Path, bytes: &[u8]) -> std::result::Result<bool, String> {
     let target = dir.join(reader.target);
     std::fs::write(&target, bytes).unwrap();
     match (reader.read)(dir) {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
         Err(error) => {
             let message = error.to_string();
             let named = target.display().to_string();
             if message.contains(&named) {
-                Ok(())
+                Ok(false)
             } else {
                 Err(format!("the error does not name {named}: {message}"))
             }
@@ -256,11 +258,21 @@ fn config() -> Config {
 fn fuzz(reader: &Reader, strategy: impl Strategy<Value = Vec<u8>>) {
     let dir = case_dir(reader);
     let mut runner = TestRunner::new(config());
+    let (cases, accepted) = (Cell::new(0u64), Cell::new(0u64));
     let outcome = runner.run(&strategy, |bytes| {
-        check(reader, dir.path(), &bytes).map_err(TestCaseError::fail)
+        let ok = check(reader, dir.path(), &bytes).map_err(TestCaseError::fail)?;
+        cases.set(cases.get() + 1);
+        accepted.set(accepted.get() + u64::from(ok));
+        Ok(())
     });
     match outcome {
-        Ok(()) => {}
+        // Shown with --nocapture: how many inputs got past the reader's checks.
+        Ok(()) => println!(
+            "reader {}: {} cases, {} read without error",
+            reader.name,
+            cases.get(),
+            accepted.get()
+        ),
         Err(TestError::Fail(reason, bytes)) => {
             let saved = std::env::temp_dir().join(format!(
                 "ragate-fuzz-{}-{}",
@@ -354,7 +366,7 @@ fn the_corpus_never_panics_and_errors_name_the_file() {
             let bytes = std::fs::read(&file).unwrap();
             let outcome = std::panic::catch_unwind(|| check(reader, dir.path(), &bytes));
             match outcome {
-                Ok(Ok(())) => count += 1,
+                Ok(Ok(_)) => count += 1,
                 Ok(Err(message)) => panic!("{}: {message}", file.display()),
                 Err(_) => panic!("{}: the reader {} panicked", file.display(), reader.name),
             }
