@@ -14,6 +14,8 @@ pub mod judge;
 pub mod metrics;
 pub mod pipeline;
 pub mod progress;
+#[cfg(test)]
+mod reader_fuzz;
 pub mod report;
 pub mod shard;
 pub mod stats;

@@ -18,7 +18,7 @@ use crate::input::qrels::Qrels;
 use crate::shard::ShardQueries;
 use crate::tier::{self, TierQueries};
 
-fn read_shard(dir: &Path) -> Result<(PathBuf, ShardOutput)> {
+pub(crate) fn read_shard(dir: &Path) -> Result<(PathBuf, ShardOutput)> {
     let path = dir.join("shard.json");
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
     // The format first: a shard of another ragate version fails on it, not on a field.

@@ -7,7 +7,7 @@ mod agreement;
 mod baseline;
 mod compare;
 mod gate;
-mod merge;
+pub(crate) mod merge;
 mod output_files;
 mod outputs;
 mod rejudge;
