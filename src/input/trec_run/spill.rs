@@ -7,12 +7,14 @@
 //! files (buckets, at most [`MAX_BUCKETS`]), in a compact binary form (varint lengths, the score as
 //! 8 bytes; about 30 bytes a line against 37 of text), as the block pipeline parses it in
 //! parallel. Then each worker takes one bucket at a time, reads it whole, gathers each query's
-//! lines with a counting sort (file order kept within a query) and processes each query once.
+//! lines (a counting sort of the encoded groups by query, file order kept within a query: each
+//! query's entries end up contiguous, so they are decoded once and its doc ids lie together while
+//! it is scored) and processes each query once.
 //! A query never spans two buckets, so the outputs are exactly the grouped reader's, and sorting
 //! them by first line gives the grouped reader's order.
 //!
 //! Memory: the blocks in flight while partitioning, plus per worker one bucket of about
-//! `bucket_bytes` and its entries (24 bytes a line). Hashing spreads the queries evenly; a bucket
+//! `bucket_bytes`, its copy sorted by query and one entry (24 bytes) per group. Hashing spreads the queries evenly; a bucket
 //! over 1.5 x `bucket_bytes` (a run larger than `MAX_BUCKETS` buckets, or bad luck) is partitioned
 //! again with another seed, up to [`MAX_DEPTH`] times, unless one query fills most of it: such a
 //! query is held whole, as the grouped reader holds a query larger than a block. The temporary
@@ -528,6 +530,45 @@ mod tests {
             let complete = std::iter::from_fn(|| decode(&bytes[..cut], &mut at)).count();
             assert!(complete < 2, "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn varint_len_is_the_length_put_varint_writes() {
+        for value in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 40, u64::MAX] {
+            let mut bytes = Vec::new();
+            put_varint(&mut bytes, value);
+            assert_eq!(varint_len(value), bytes.len(), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_bucket_is_an_error_not_fewer_lines() {
+        let entries = [RunEntry {
+            doc_id: b"doc",
+            score: 1.0,
+        }; 3];
+        let mut bytes = vec![TAG_BLOCK, 0];
+        encode_group(&mut bytes, b"q1", 1, &entries);
+        let gathered = |bytes: &[u8]| {
+            let mut outputs = Vec::new();
+            gather(
+                bytes,
+                &|_: &str, lines: &mut [RunEntry<'_>]| lines.len(),
+                &mut outputs,
+            )
+            .map(|()| outputs.iter().map(|o| o.value).collect::<Vec<_>>())
+        };
+        assert_eq!(gathered(&bytes), Some(vec![3]));
+        // the count says 4 lines where 3 are encoded
+        let count_at = 2 + 1 + 1 + 2 + 1;
+        let mut wrong_count = bytes.clone();
+        wrong_count[count_at] = 4;
+        assert_eq!(gathered(&wrong_count), None);
+        // a doc id length that runs past the entries
+        let mut wrong_doc = bytes.clone();
+        wrong_doc[count_at + 2] = 9;
+        assert_eq!(gathered(&wrong_doc), None);
+        assert_eq!(gathered(&bytes[..bytes.len() - 1]), None);
     }
 
     #[test]
