@@ -456,6 +456,44 @@ mod tests {
     }
 
     #[test]
+    fn a_panic_in_process_reaches_the_caller_instead_of_hanging() {
+        let dir = tempfile::tempdir().unwrap();
+        let (grouped_text, shuffled_text) = grouped_and_shuffled(300);
+        let grouped = write(dir.path(), "grouped.txt", &grouped_text);
+        let shuffled = write(dir.path(), "shuffled.txt", &shuffled_text);
+        for path in [grouped, shuffled] {
+            for threads in [1, 2] {
+                let (done_tx, done_rx) = std::sync::mpsc::channel();
+                let path_in_thread = path.clone();
+                // A separate thread, so that a hang fails the test instead of blocking it.
+                std::thread::spawn(move || {
+                    let outcome = std::panic::catch_unwind(|| {
+                        for_each_query(&path_in_thread, &tiny(threads, 8 << 10), |qid, _| {
+                            assert_ne!(qid, "q150", "deliberate panic");
+                        })
+                    });
+                    let message = match outcome {
+                        Ok(result) => format!("no panic: {:?}", result.map(|q| q.outputs.len())),
+                        Err(panic) => panic
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .unwrap_or_else(|| "a panic without a message".to_string()),
+                    };
+                    let _ = done_tx.send(message);
+                });
+                let message = done_rx
+                    .recv_timeout(std::time::Duration::from_secs(60))
+                    .unwrap_or_else(|_| panic!("{}: hung after a panic", path.display()));
+                assert!(
+                    message.contains("deliberate panic"),
+                    "{}, threads {threads}: {message}",
+                    path.display()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_lazy_trec_order_is_the_full_sort_at_every_length() {
         let (docs, scores) = (
             ["a", "b", "c", "d10", "d9"],

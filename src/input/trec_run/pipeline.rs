@@ -8,12 +8,15 @@
 //! size and however slow the caller. No thread can be left waiting forever: the reader waits only
 //! for a free buffer, whose one sender is the caller's side, so the caller ending (done, stopped
 //! early or failed) ends the reader, whose end closes the workers' queue, and the workers only
-//! send on unbounded channels.
+//! send on unbounded channels. A panic in a worker's `work` is caught and resumed on the caller's
+//! thread, which then unwinds out of the pipeline like any early end.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::ops::ControlFlow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -43,6 +46,8 @@ enum Message<T> {
         parsed: Parsed<T>,
     },
     ReadError(std::io::Error),
+    /// `work` panicked on a block: the panic is resumed on the caller's thread.
+    Panic(Box<dyn Any + Send>),
     End {
         blocks: usize,
     },
@@ -188,11 +193,15 @@ where
         let Ok(Block { index, bytes }) = next else {
             return;
         };
-        let parsed = work(&bytes);
-        let message = Message::Block {
-            index,
-            bytes,
-            parsed,
+        // A panic must reach the caller: a worker that died silently would leave its block
+        // missing and the caller waiting for it forever.
+        let message = match catch_unwind(AssertUnwindSafe(|| work(&bytes))) {
+            Ok(parsed) => Message::Block {
+                index,
+                bytes,
+                parsed,
+            },
+            Err(panic) => Message::Panic(panic),
         };
         if messages.send(message).is_err() {
             return;
@@ -223,6 +232,8 @@ where
             }
             Ok(Message::End { blocks }) => total = Some(blocks),
             Ok(Message::ReadError(e)) => return Err(Error::io(path, e)),
+            // Dropping `free` (as the unwinding does) ends the reader, then the other workers.
+            Ok(Message::Panic(panic)) => std::panic::resume_unwind(panic),
             Err(_) => {
                 return Err(Error::input(
                     path,

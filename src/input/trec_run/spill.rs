@@ -7,12 +7,14 @@
 //! files (buckets, at most [`MAX_BUCKETS`]), in a compact binary form (varint lengths, the score as
 //! 8 bytes; about 30 bytes a line against 37 of text), as the block pipeline parses it in
 //! parallel. Then each worker takes one bucket at a time, reads it whole, gathers each query's
-//! lines with a counting sort (file order kept within a query) and processes each query once.
+//! lines (a counting sort of the encoded groups by query, file order kept within a query: each
+//! query's entries end up contiguous, so they are decoded once and its doc ids lie together while
+//! it is scored) and processes each query once.
 //! A query never spans two buckets, so the outputs are exactly the grouped reader's, and sorting
 //! them by first line gives the grouped reader's order.
 //!
 //! Memory: the blocks in flight while partitioning, plus per worker one bucket of about
-//! `bucket_bytes` and its entries (24 bytes a line). Hashing spreads the queries evenly; a bucket
+//! `bucket_bytes`, its copy sorted by query and one entry (24 bytes) per group. Hashing spreads the queries evenly; a bucket
 //! over 1.5 x `bucket_bytes` (a run larger than `MAX_BUCKETS` buckets, or bad luck) is partitioned
 //! again with another seed, up to [`MAX_DEPTH`] times, unless one query fills most of it: such a
 //! query is held whole, as the grouped reader holds a query larger than a block. The temporary
@@ -180,14 +182,21 @@ fn get_slice<'a>(bytes: &'a [u8], at: &mut usize, len: u64) -> Option<&'a [u8]> 
     Some(slice)
 }
 
-/// `TAG_GROUP qid_len qid first_line count (doc_len doc score_bits)*`, integers as varints but
-/// the score as its 8 bytes.
+/// `TAG_GROUP qid_len qid first_line count entries_len (doc_len doc score_bits)*`, integers as
+/// varints but the score as its 8 bytes; `entries_len` (the bytes of the entries) lets a reader
+/// skip a group without decoding its entries.
 fn encode_group(out: &mut Vec<u8>, qid: &[u8], first_line: u64, entries: &[RunEntry<'_>]) {
     out.push(TAG_GROUP);
     put_varint(out, qid.len() as u64);
     out.extend_from_slice(qid);
     put_varint(out, first_line);
     put_varint(out, entries.len() as u64);
+    let entries_len: usize = entries
+        .iter()
+        .map(|e| varint_len(e.doc_id.len() as u64) + e.doc_id.len() + 8)
+        .sum();
+    put_varint(out, entries_len as u64);
+    out.reserve(entries_len);
     for entry in entries {
         put_varint(out, entry.doc_id.len() as u64);
         out.extend_from_slice(entry.doc_id);
@@ -195,11 +204,16 @@ fn encode_group(out: &mut Vec<u8>, qid: &[u8], first_line: u64, entries: &[RunEn
     }
 }
 
+fn varint_len(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// One record of a bucket file.
 enum Record<'a> {
     /// The lines before the block whose groups follow (their first lines count from it).
     Block { lines_before: u64 },
-    /// One query's contiguous lines: `entries` is their encoding, `count` of them.
+    /// One query's contiguous lines: `entries` is their encoding, `count` of them (not checked
+    /// until they are decoded).
     Group {
         qid: &'a [u8],
         first_line: u64,
@@ -221,16 +235,13 @@ fn decode<'a>(bytes: &'a [u8], at: &mut usize) -> Option<Record<'a>> {
             let qid = get_slice(bytes, at, qid_len)?;
             let first_line = get_varint(bytes, at)?;
             let count = get_varint(bytes, at)?;
-            let start = *at;
-            for _ in 0..count {
-                let doc_len = get_varint(bytes, at)?;
-                get_slice(bytes, at, doc_len.checked_add(8)?)?;
-            }
+            let entries_len = get_varint(bytes, at)?;
+            let entries = get_slice(bytes, at, entries_len)?;
             Some(Record::Group {
                 qid,
                 first_line,
                 count,
-                entries: &bytes[start..*at],
+                entries,
             })
         }
         _ => None,
@@ -298,8 +309,32 @@ where
     gather(&bytes, process, outputs).ok_or_else(|| corrupt(path))
 }
 
-/// Gathers each query's lines of one bucket (counting sort by query, file order kept) and
-/// processes each query once; None when the bucket is damaged.
+/// The key of a qid in [`gather`]'s map: a qid of up to 15 bytes packed into an integer (hashed
+/// and compared without touching the bucket's bytes), a longer one as it is.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum QidKey<'a> {
+    Short(u128),
+    Long(&'a [u8]),
+}
+
+impl<'a> QidKey<'a> {
+    fn of(qid: &'a [u8]) -> Self {
+        if qid.len() < 16 {
+            let mut packed = [0u8; 16];
+            packed[..qid.len()].copy_from_slice(qid);
+            packed[15] = qid.len() as u8;
+            QidKey::Short(u128::from_le_bytes(packed))
+        } else {
+            QidKey::Long(qid)
+        }
+    }
+}
+
+/// Gathers each query's lines of one bucket and processes each query once; None when the bucket
+/// is damaged. A first pass finds each group's query (one lookup a group, its entries skipped by
+/// their length); a second copies each group's encoded entries into its query's contiguous range
+/// of a second buffer (file order kept within a query), so that a query's entries are then
+/// decoded in one sequential run and its doc ids lie together in memory while it is scored.
 fn gather<R, F>(bytes: &[u8], process: &F, outputs: &mut Vec<QueryOutput<R>>) -> Option<()>
 where
     F: Fn(&str, &mut [RunEntry<'_>]) -> R,
@@ -307,13 +342,15 @@ where
     struct Query<'a> {
         qid: &'a [u8],
         first_line: u64,
+        lines: usize,
+        /// Bytes of the query's encoded entries, then (after the first pass) where they start.
         start: usize,
+        len: usize,
     }
-    let mut slots: FxHashMap<&[u8], usize> = FxHashMap::default();
+    let mut slots: FxHashMap<QidKey<'_>, usize> = FxHashMap::default();
     let mut queries: Vec<Query<'_>> = Vec::new();
-    let mut counts: Vec<usize> = Vec::new();
-    // The slot of every group in bucket order, so that the second pass needs no lookups.
-    let mut group_slots: Vec<usize> = Vec::new();
+    // Every group in bucket order: its query's slot and its encoded entries.
+    let mut groups: Vec<(usize, &[u8])> = Vec::new();
     let (mut at, mut lines_before) = (0, 0);
     while at < bytes.len() {
         match decode(bytes, &mut at)? {
@@ -324,57 +361,55 @@ where
                 qid,
                 first_line,
                 count,
-                ..
+                entries,
             } => {
-                let slot = *slots.entry(qid).or_insert_with(|| {
+                let slot = *slots.entry(QidKey::of(qid)).or_insert_with(|| {
                     queries.push(Query {
                         qid,
                         first_line: lines_before + first_line,
+                        lines: 0,
                         start: 0,
+                        len: 0,
                     });
-                    counts.push(0);
                     queries.len() - 1
                 });
-                counts[slot] += usize::try_from(count).ok()?;
-                group_slots.push(slot);
+                let query = &mut queries[slot];
+                query.lines = query.lines.checked_add(usize::try_from(count).ok()?)?;
+                query.len += entries.len();
+                groups.push((slot, entries));
             }
         }
     }
     drop(slots);
     let mut total = 0;
-    for (query, count) in queries.iter_mut().zip(&counts) {
+    for query in &mut queries {
         query.start = total;
-        total += count;
+        total += query.len;
     }
-    let mut placed = vec![
-        RunEntry {
-            doc_id: &[],
-            score: 0.0
-        };
-        total
-    ];
+    let mut sorted = vec![0u8; total];
     let mut next: Vec<usize> = queries.iter().map(|q| q.start).collect();
-    let mut group_slots = group_slots.into_iter();
-    at = 0;
-    while at < bytes.len() {
-        if let Record::Group {
-            entries: encoded, ..
-        } = decode(bytes, &mut at)?
-        {
-            let next = &mut next[group_slots.next()?];
-            for entry in entries(encoded) {
-                placed[*next] = entry;
-                *next += 1;
-            }
-        }
+    for (slot, encoded) in groups {
+        let at = &mut next[slot];
+        sorted[*at..*at + encoded.len()].copy_from_slice(encoded);
+        *at += encoded.len();
     }
-    for (query, count) in queries.iter().zip(&counts) {
+    let mut lines: Vec<RunEntry<'_>> = Vec::new();
+    for query in &queries {
         let qid = std::str::from_utf8(query.qid).ok()?;
-        let lines = &mut placed[query.start..query.start + count];
+        let encoded = &sorted[query.start..query.start + query.len];
+        lines.clear();
+        let mut decoded_bytes = 0;
+        lines.extend(entries(encoded).inspect(|e| {
+            decoded_bytes += varint_len(e.doc_id.len() as u64) + e.doc_id.len() + 8;
+        }));
+        // A damaged encoding ends the entries early or leaves bytes over.
+        if lines.len() != query.lines || decoded_bytes != encoded.len() {
+            return None;
+        }
         outputs.push(QueryOutput {
             qid: qid.into(),
             first_line: query.first_line,
-            value: process(qid, lines),
+            value: process(qid, &mut lines),
         });
     }
     Some(())
@@ -428,6 +463,7 @@ fn split(
                     record.extend_from_slice(qid);
                     put_varint(&mut record, lines_before + first_line);
                     put_varint(&mut record, lines);
+                    put_varint(&mut record, entries.len() as u64);
                     record.extend_from_slice(entries);
                     let (writer, len) = &mut parts[bucket_of(qid, seed, count)];
                     writer.write_all(&record).map_err(io)?;
@@ -494,6 +530,45 @@ mod tests {
             let complete = std::iter::from_fn(|| decode(&bytes[..cut], &mut at)).count();
             assert!(complete < 2, "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn varint_len_is_the_length_put_varint_writes() {
+        for value in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 40, u64::MAX] {
+            let mut bytes = Vec::new();
+            put_varint(&mut bytes, value);
+            assert_eq!(varint_len(value), bytes.len(), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_bucket_is_an_error_not_fewer_lines() {
+        let entries = [RunEntry {
+            doc_id: b"doc",
+            score: 1.0,
+        }; 3];
+        let mut bytes = vec![TAG_BLOCK, 0];
+        encode_group(&mut bytes, b"q1", 1, &entries);
+        let gathered = |bytes: &[u8]| {
+            let mut outputs = Vec::new();
+            gather(
+                bytes,
+                &|_: &str, lines: &mut [RunEntry<'_>]| lines.len(),
+                &mut outputs,
+            )
+            .map(|()| outputs.iter().map(|o| o.value).collect::<Vec<_>>())
+        };
+        assert_eq!(gathered(&bytes), Some(vec![3]));
+        // the count says 4 lines where 3 are encoded
+        let count_at = 2 + 1 + 1 + 2 + 1;
+        let mut wrong_count = bytes.clone();
+        wrong_count[count_at] = 4;
+        assert_eq!(gathered(&wrong_count), None);
+        // a doc id length that runs past the entries
+        let mut wrong_doc = bytes.clone();
+        wrong_doc[count_at + 2] = 9;
+        assert_eq!(gathered(&wrong_doc), None);
+        assert_eq!(gathered(&bytes[..bytes.len() - 1]), None);
     }
 
     #[test]
