@@ -13,6 +13,7 @@ mod pipeline;
 mod sharding;
 mod stale_outputs;
 mod statistics;
+mod statistics_real;
 mod trec_streaming;
 mod verdicts;
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Per-query values of two real systems (the example pipeline's `bm25` and `rerank` variants) on the
+# NFCorpus test split (323 queries), for the statistics check on real per-query deltas
+# (tests/integration/statistics_real.rs, docs/statistics.md). Needs ../shared/data (or
+# RAGATE_REAL_DATA=DIR); writes only to OUTDIR.
+#
+#   bench/nfcorpus_pairs.sh /tmp/nfp
+#   RAGATE_PAIRS=/tmp/nfp cargo test --test integration statistics_real -- --ignored --nocapture
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: bench/nfcorpus_pairs.sh OUTDIR}
+data=${RAGATE_REAL_DATA:-../shared/data}
+cargo build --release --locked --quiet --bin ragate --example pipeline --example convert_qrels
+bin=${CARGO_TARGET_DIR:-target}/release
+mkdir -p "$out"
+"$bin/examples/convert_qrels" --queries "$data/nfcorpus/queries.jsonl" \
+    --qrels "$data/nfcorpus/qrels.tsv" --split test --keep type --out "$out/nf.jsonl"
+for variant in bm25 rerank; do
+    "$bin/examples/pipeline" --variant "$variant" --corpus "$data/nfcorpus/corpus.jsonl" \
+        <"$out/nf.jsonl" >"$out/$variant.jsonl"
+    "$bin/ragate" eval --qrels "$out/nf.jsonl" --run "$out/$variant.jsonl" --per-query \
+        --format tsv -m recall@10 -m ndcg@10 -m mrr -m precision@5 >"$out/$variant.tsv"
+done
+echo "wrote $out/bm25.tsv and $out/rerank.tsv"

@@ -1,0 +1,218 @@
+//! The test against the limit on real per-query deltas: two systems (the example pipeline's
+//! `bm25` and `rerank`) on the NFCorpus test split (323 queries), per-query values written by
+//! `bench/nfcorpus_pairs.sh OUTDIR` from ../shared/data. Ignored in CI (it needs that data);
+//! run with `RAGATE_PAIRS=OUTDIR cargo test --test integration statistics_real --
+//! --ignored --nocapture`. Results are recorded in docs/statistics.md.
+//!
+//! For each metric the population is the 323 per-query deltas `rerank - bm25`. Centred on mean
+//! zero it is a real, skewed null; shifted so that the mean worsening is a multiple of the limit it
+//! is a tolerated change (0.5x, 0.8x) or a regression (2x, 5x). Each trial draws 323 deltas with
+//! replacement and runs the four `all` checks through `gate::verdict::decide` (Holm over 4).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rand_chacha::ChaCha8Rng;
+
+use ragate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus};
+use ragate::config::{
+    Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule, SliceCorrection,
+};
+use ragate::gate::checks::{Check, Slice};
+use ragate::gate::verdict::{CheckStatus, decide};
+use ragate::stats::{self, limit_test};
+
+const METRICS: [&str; 4] = ["recall@10", "ndcg@10", "mrr", "precision@5"];
+const LIMIT: f64 = 0.02;
+const ALPHA: f64 = 0.05;
+const TRIALS: usize = 4_000;
+
+/// Per-query values of one `ragate eval --per-query --format tsv` file: metric -> qid -> value.
+fn per_query(path: &Path) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut values: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        if fields.len() == 3 && fields[1] != "all" {
+            let value = fields[2].parse().expect("a number");
+            values
+                .entry(fields[0].to_string())
+                .or_default()
+                .insert(fields[1].to_string(), value);
+        }
+    }
+    values
+}
+
+fn uniform(rng: &mut ChaCha8Rng) -> f64 {
+    use rand::Rng;
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Results whose per-query values of every metric are `values[metric][i]` (qids q000..).
+fn results(values: &BTreeMap<&str, Vec<f64>>) -> Results {
+    let n = values.values().next().map_or(0, Vec::len);
+    let queries = (0..n)
+        .map(|i| {
+            let record = QueryRecord {
+                query: None,
+                slices: BTreeMap::new(),
+                metrics: values.iter().map(|(m, v)| (m.to_string(), v[i])).collect(),
+                retrieved: Vec::new(),
+                answer: None,
+                answer_sha256: None,
+                claims: Vec::new(),
+                answer_relevance_embedding: None,
+            };
+            (format!("q{i:04}"), record)
+        })
+        .collect();
+    Results {
+        format: FORMAT.to_string(),
+        tier: "nf".to_string(),
+        status: RunStatus::Pass,
+        provenance: Provenance::default(),
+        metrics: METRICS.iter().map(|m| m.to_string()).collect(),
+        summary: BTreeMap::new(),
+        queries,
+    }
+}
+
+#[test]
+#[ignore = "needs per-query values from bench/nfcorpus_pairs.sh (RAGATE_PAIRS=DIR)"]
+fn statistics_real_nfcorpus_pairs() {
+    let dir = std::env::var("RAGATE_PAIRS").expect("RAGATE_PAIRS=DIR from bench/nfcorpus_pairs.sh");
+    let bm25 = per_query(&Path::new(&dir).join("bm25.tsv"));
+    let rerank = per_query(&Path::new(&dir).join("rerank.tsv"));
+    // Per metric: the deltas (rerank - bm25), centred on mean zero.
+    let centred: BTreeMap<&str, Vec<f64>> = METRICS
+        .iter()
+        .map(|&metric| {
+            let deltas: Vec<f64> = bm25[metric]
+                .iter()
+                .map(|(qid, before)| rerank[metric][qid] - before)
+                .collect();
+            let mean = stats::mean(&deltas);
+            println!(
+                "{metric}: {} queries, mean delta {mean:+.4}, sd {:.4}, {} non-zero",
+                deltas.len(),
+                stats::sample_sd(&deltas),
+                deltas.iter().filter(|d| **d != 0.0).count()
+            );
+            (metric, deltas.iter().map(|d| d - mean).collect())
+        })
+        .collect();
+    let n = centred["ndcg@10"].len();
+    // Per-check rate under the skewed zero-mean null, both directions, at alpha and alpha / 4.
+    for (&metric, population) in &centred {
+        for sign in [1.0, -1.0] {
+            let worsening: Vec<f64> = population.iter().map(|d| -sign * d).collect();
+            for level in [ALPHA, ALPHA / 4.0] {
+                let mut rng = stats::rng_for(7, &format!("{metric} {sign} {level}"));
+                let rejected = (0..TRIALS * 5)
+                    .filter(|_| {
+                        let sample: Vec<f64> = (0..n)
+                            .map(|_| worsening[(uniform(&mut rng) * n as f64) as usize])
+                            .collect();
+                        limit_test::test(&sample, 0.0).p_value <= level
+                    })
+                    .count();
+                let rate = rejected as f64 / (TRIALS * 5) as f64;
+                println!(
+                    "null {metric} ({}): level {level}: rate {rate:.4} = {:.2}x",
+                    if sign > 0.0 {
+                        "as measured"
+                    } else {
+                        "mirrored"
+                    },
+                    rate / level
+                );
+            }
+        }
+    }
+    // Tolerated changes and regressions: every metric's mean worsening set to factor x LIMIT.
+    let rules: Vec<Rule> = METRICS
+        .iter()
+        .map(|m| Rule {
+            metric: m.parse().unwrap(),
+            slice: None,
+            limits: Limits {
+                max_drop: Some(LIMIT),
+                ..Limits::default()
+            },
+        })
+        .collect();
+    let checks: Vec<Check<'_>> = rules
+        .iter()
+        .map(|rule| Check {
+            rule,
+            slice: Slice::All,
+        })
+        .collect();
+    let settings = GateSettings {
+        decision: Decision::Significant,
+        alpha: ALPHA,
+        correction: Correction::Holm,
+        slice_correction: SliceCorrection::Holm,
+        inconclusive: InconclusivePolicy::Pass,
+        min_queries: 5,
+        seed: 0,
+        rules: rules.clone(),
+        notices: Vec::new(),
+    };
+    let baseline_values: BTreeMap<&str, Vec<f64>> =
+        METRICS.iter().map(|&m| (m, vec![0.5; n])).collect();
+    let baseline = results(&baseline_values);
+    for factor in [0.5, 0.8, 1.0, 2.0, 5.0] {
+        let mut rng = stats::rng_for(11, &format!("factor {factor}"));
+        let (mut any_fail, mut any_inconclusive) = (0, 0);
+        let mut failing_checks = 0;
+        for _ in 0..TRIALS {
+            // One draw of queries, the same for every metric (the metrics move together).
+            let picks: Vec<usize> = (0..n)
+                .map(|_| (uniform(&mut rng) * n as f64) as usize)
+                .collect();
+            let current_values: BTreeMap<&str, Vec<f64>> = centred
+                .iter()
+                .map(|(&m, population)| {
+                    let values = picks
+                        .iter()
+                        .map(|&i| 0.5 + population[i] - factor * LIMIT)
+                        .collect();
+                    (m, values)
+                })
+                .collect();
+            let outcomes = decide(
+                &checks,
+                &baseline,
+                &results(&current_values),
+                &settings,
+                "nf",
+            );
+            let failed = outcomes
+                .iter()
+                .filter(|o| o.status == CheckStatus::Fail)
+                .count();
+            failing_checks += failed;
+            any_fail += usize::from(failed > 0);
+            any_inconclusive += usize::from(
+                outcomes
+                    .iter()
+                    .any(|o| o.status == CheckStatus::Inconclusive),
+            );
+        }
+        println!(
+            "true worsening {factor}x the limit {LIMIT} on all 4 metrics, {TRIALS} trials: runs failing {:.4}, \
+             failing checks {:.4} per check, runs with an inconclusive check {:.4}",
+            any_fail as f64 / TRIALS as f64,
+            failing_checks as f64 / (TRIALS * 4) as f64,
+            any_inconclusive as f64 / TRIALS as f64
+        );
+        if factor < 1.0 {
+            assert!(
+                any_fail as f64 / TRIALS as f64 <= ALPHA,
+                "a tolerated change failed too often"
+            );
+        }
+    }
+}
