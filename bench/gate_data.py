@@ -40,7 +40,6 @@ slices: [class]
 tiers:
   deep: { qrels: qrels.jsonl, baseline: baseline.json }
 gate:
-  resamples: 10000
   rules:
     - { metric: precision@5, max_drop: 0.02 }
     - { metric: recall@5, max_drop: 0.02 }
