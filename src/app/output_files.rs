@@ -135,7 +135,7 @@ pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
     }
     for (path, _) in outputs(options) {
         if is_input(&path).is_none() && path.is_file() {
-            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            std::fs::remove_file(&path).map_err(|e| Error::write(&path, e).named_by("--out"))?;
         }
     }
     Ok(())

@@ -9,20 +9,17 @@ use std::cmp::Ordering;
 use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
-use crate::metrics::retrieval::{Direction, RetrievalMetric};
+use crate::report::gate_table::higher_is_better;
 
 /// GitHub displays at most this many error annotations per step.
 pub const MAX_ANNOTATIONS: usize = 10;
 
 /// How far a check moved in the bad direction (larger is worse; unknown counts as least).
 fn worsening(outcome: &CheckOutcome) -> f64 {
-    let direction = outcome
-        .metric
-        .parse::<RetrievalMetric>()
-        .map_or(Direction::HigherIsBetter, RetrievalMetric::direction);
-    let worse = match direction {
-        Direction::HigherIsBetter => -outcome.delta,
-        Direction::LowerIsBetter => outcome.delta,
+    let worse = if higher_is_better(&outcome.metric) {
+        -outcome.delta
+    } else {
+        outcome.delta
     };
     if worse.is_nan() {
         f64::NEG_INFINITY
@@ -302,6 +299,24 @@ mod tests {
         assert!(
             render(&report)[1]
                 .starts_with("::error title=ragate%3A mrr [class=paraphrased] inconclusive::")
+        );
+    }
+
+    #[test]
+    fn a_lower_is_better_metric_that_rose_ranks_as_worse() {
+        let mut report = sample_report();
+        let mut length = report.outcomes[2].clone();
+        length.name = "answer_length [all]".into();
+        length.metric = "answer_length".into();
+        length.delta = 5.0;
+        report.outcomes.push(length);
+        let order: Vec<&str> = failing_by_severity(&report)
+            .iter()
+            .map(|o| o.name.as_str())
+            .collect();
+        assert_eq!(
+            order,
+            ["answer_length [all]", "recall@5 [class=paraphrased]"]
         );
     }
 

@@ -81,8 +81,7 @@ pub(crate) fn limit(outcome: &CheckOutcome) -> String {
 pub(crate) fn higher_is_better(metric: &str) -> bool {
     metric
         .parse::<Metric>()
-        .is_ok_and(|m| m.direction() == Direction::HigherIsBetter)
-        || metric.parse::<Metric>().is_err()
+        .map_or(true, |m| m.direction() == Direction::HigherIsBetter)
 }
 
 /// The number of paired queries; meaningless (so "–") for a check that could not be evaluated.
