@@ -276,9 +276,11 @@ pub fn decide(
                 let direction = check.rule.metric.direction();
                 let limit = tolerated(&check.rule.limits, direction, stats::mean(&paired.baseline));
                 let test = match (settings.decision, limit) {
-                    (Decision::Significant, Some(l)) => {
-                        Some(limit_test::test(&paired.worsening, l))
-                    }
+                    (Decision::Significant, Some(l)) => Some(limit_test::test(
+                        &paired.worsening,
+                        l,
+                        check.rule.metric.range_width(),
+                    )),
                     _ => None,
                 };
                 outcomes.push(outcome_for(check, CheckStatus::Pass, String::new(), 0));
@@ -463,7 +465,11 @@ impl Context<'_, '_> {
         let beyond = limit.is_some_and(|l| summary.worsening > l);
         outcome.threshold = step.map(|s| s.threshold);
         if let (Some(l), Some(step)) = (limit, step) {
-            let bound = limit_test::lower_bound(&candidate.paired.worsening, step.threshold);
+            let bound = limit_test::lower_bound(
+                &candidate.paired.worsening,
+                step.threshold,
+                self.check.rule.metric.range_width(),
+            );
             outcome.bound = bound.map(|b| DecisionBound {
                 delta: match direction {
                     Direction::HigherIsBetter => -b,
@@ -543,7 +549,8 @@ impl Context<'_, '_> {
             return false;
         }
         let gains: Vec<f64> = candidate.paired.worsening.iter().map(|w| -w).collect();
-        limit_test::test(&gains, 0.0).p_value <= self.lone_level
+        limit_test::test(&gains, 0.0, self.check.rule.metric.range_width()).p_value
+            <= self.lone_level
     }
 }
 

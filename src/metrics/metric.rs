@@ -184,6 +184,14 @@ impl Metric {
         }
     }
 
+    /// The largest change a per-query value can make (the width of [`Self::value_range`]), None
+    /// for unbounded metrics.
+    pub fn range_width(self) -> Option<f64> {
+        self.value_range()
+            .map(|range| range.end() - range.start())
+            .filter(|width| *width < f64::MAX)
+    }
+
     /// Whether the metric measures the pipeline's cost (latency, tokens, money) rather than its
     /// quality: read from the run line, varying from run to run.
     pub fn is_operational(self) -> bool {
@@ -280,7 +288,16 @@ mod tests {
         for name in ["latency_ms", "tokens", "cost", "answer_length"] {
             let range = name.parse::<Metric>().unwrap().value_range().unwrap();
             assert!(range.contains(&1e12) && !range.contains(&-1.0), "{name}");
+            assert_eq!(
+                name.parse::<Metric>().unwrap().range_width(),
+                None,
+                "{name}"
+            );
         }
         assert_eq!(Metric::Ppi(Calibrated::Faithfulness).value_range(), None);
+        assert_eq!(
+            "ndcg@10".parse::<Metric>().unwrap().range_width(),
+            Some(1.0)
+        );
     }
 }

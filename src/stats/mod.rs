@@ -5,6 +5,7 @@
 //! [`rng_for`]). Nothing panics on empty input; each function documents what it returns then.
 
 pub mod agreement;
+pub mod betting;
 pub mod correlation;
 pub mod holm;
 pub mod limit_test;

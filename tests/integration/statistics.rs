@@ -369,7 +369,7 @@ fn the_test_holds_its_level_under_a_skewed_zero_mean_null() {
             let rejected = (0..trials)
                 .filter(|_| {
                     let sample = resample(&mut rng, &worsening, n);
-                    limit_test::test(&sample, 0.0).p_value <= level
+                    limit_test::test(&sample, 0.0, Some(1.0)).p_value <= level
                 })
                 .count();
             let rate = rejected as f64 / trials as f64;
@@ -390,6 +390,59 @@ fn the_test_holds_its_level_under_a_skewed_zero_mean_null() {
     }
 }
 
+/// Per-query recall@10 deltas of a candidate that changes nothing but breaks 10% of the queries
+/// (recall to 0), centred on mean zero: sparse like real IR deltas (most queries unchanged).
+fn sparse_population() -> Vec<f64> {
+    let mut rng = stats::rng_for(SEED, "sparse population");
+    let recall = METRICS.iter().position(|&m| m == "recall@10").unwrap();
+    let deltas: Vec<f64> = simulate(&mut rng, &[])
+        .iter()
+        .map(|values| {
+            let broken = uniform(&mut rng) < 0.1;
+            if broken { -values[recall] } else { 0.0 }
+        })
+        .collect();
+    let mean = stats::mean(&deltas);
+    deltas.iter().map(|d| d - mean).collect()
+}
+
+#[test]
+fn few_changed_queries_hold_the_level_through_the_betting_check() {
+    let population = sparse_population();
+    let unchanged = population[0];
+    let changed = population.iter().filter(|d| **d != unchanged).count();
+    let trials = 20_000;
+    for (direction, sign) in [("losses rare", 1.0), ("gains rare", -1.0)] {
+        let worsening: Vec<f64> = population.iter().map(|d| -sign * d).collect();
+        for level in [ALPHA, ALPHA / 4.0, ALPHA / 20.0] {
+            let mut rng = stats::rng_for(SEED, &format!("sparse null {direction} {level}"));
+            let (mut checked, mut analytic, mut betting) = (0, 0, 0);
+            for _ in 0..trials {
+                let sample = resample(&mut rng, &worsening, 225);
+                let test = limit_test::test(&sample, 0.0, Some(1.0));
+                betting += usize::from(test.method == limit_test::Method::SkewCorrectedTAndBetting);
+                checked += usize::from(test.p_value <= level);
+                analytic += usize::from(limit_test::test(&sample, 0.0, None).p_value <= level);
+            }
+            let rate = checked as f64 / trials as f64;
+            let analytic_rate = analytic as f64 / trials as f64;
+            println!(
+                "sparse null ({direction}, {changed} of 225 queries changed), level {level}: \
+                 rejection rate {rate:.4} = {:.2}x the level (skew-corrected t alone: {:.2}x; \
+                 betting check in {:.0}% of samples)",
+                rate / level,
+                analytic_rate / level,
+                100.0 * betting as f64 / trials as f64
+            );
+            assert!(
+                betting > trials / 2,
+                "the betting check applies to this population"
+            );
+            assert!(rate <= 1.5 * level, "{direction}, level {level}: {rate}");
+        }
+    }
+}
+
 #[test]
 fn coverage_of_the_decision_bound() {
     let population = skewed_population();
@@ -403,7 +456,7 @@ fn coverage_of_the_decision_bound() {
             for _ in 0..trials {
                 let sample = resample(&mut rng, &worsening, n);
                 // The true mean worsening is 0: the lower bound must not exceed it.
-                if let Some(bound) = limit_test::lower_bound(&sample, ALPHA) {
+                if let Some(bound) = limit_test::lower_bound(&sample, ALPHA, Some(1.0)) {
                     bounded += 1;
                     covered += usize::from(bound <= 1e-12);
                 } else {

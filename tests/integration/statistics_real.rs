@@ -114,7 +114,7 @@ fn statistics_real_nfcorpus_pairs() {
                         let sample: Vec<f64> = (0..n)
                             .map(|_| worsening[(uniform(&mut rng) * n as f64) as usize])
                             .collect();
-                        limit_test::test(&sample, 0.0).p_value <= level
+                        limit_test::test(&sample, 0.0, Some(1.0)).p_value <= level
                     })
                     .count();
                 let rate = rejected as f64 / (TRIALS * 5) as f64;
