@@ -57,7 +57,8 @@ impl Tallied {
             .values
             .iter()
             .any(|(v, _)| !v.is_finite() || v.abs() > range * (1.0 + 1e-12));
-        if outside || !limit.is_finite() || !(range > 0.0) || limit.abs() >= range {
+        let positive_range = range > 0.0;
+        if outside || !limit.is_finite() || !positive_range || limit.abs() >= range {
             return f64::NAN;
         }
         let log_e = log_mean_exp((1..=GRID).map(|j| {
@@ -167,7 +168,7 @@ mod tests {
         for _ in 0..trials {
             let values: Vec<f64> = (0..100)
                 .map(|_| {
-                    if rng.next_u64() % 20 == 0 {
+                    if rng.next_u64().is_multiple_of(20) {
                         -0.19
                     } else {
                         0.01
