@@ -10,13 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/nfcorpus_pairs.sh OUTDIR}
 data=${RAGATE_REAL_DATA:-../shared/data}
-cargo build --release --locked --quiet --bin ragate --example pipeline --example convert_qrels
+cargo build --release --locked --quiet --workspace --bins --example convert_qrels
 bin=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$out"
 "$bin/examples/convert_qrels" --queries "$data/nfcorpus/queries.jsonl" \
     --qrels "$data/nfcorpus/qrels.tsv" --split test --keep type --out "$out/nf.jsonl"
 for variant in bm25 rerank; do
-    "$bin/examples/pipeline" --variant "$variant" --corpus "$data/nfcorpus/corpus.jsonl" \
+    "$bin/pipeline" --variant "$variant" --corpus "$data/nfcorpus/corpus.jsonl" \
         <"$out/nf.jsonl" >"$out/$variant.jsonl"
     "$bin/ragate" eval --qrels "$out/nf.jsonl" --run "$out/$variant.jsonl" --per-query \
         --format tsv -m recall@10 -m ndcg@10 -m mrr -m precision@5 >"$out/$variant.tsv"

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{Outcome, accept_baseline, path_str, ragate_in};
+use crate::{Outcome, accept_baseline, path_str, ragate_env, ragate_in};
 
 const QUERIES_PER_CLASS: usize = 40;
 const CLASSES: [&str; 3] = ["literal", "paraphrased", "multi-topic"];
@@ -178,15 +178,18 @@ fn no_baseline_then_accept_then_pass_regress_and_noise() {
 fn accept_refuses_in_ci_without_force() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ragate"))
-        .args(["baseline", "accept", "--tier", "regression"])
-        .current_dir(dir.path())
-        .env("CI", "true")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
+    let output = ragate_env(
+        dir.path(),
+        &["baseline", "accept", "--tier", "regression"],
+        &[("CI", "true")],
+    );
+    assert_eq!(output.code, 2);
     assert!(
-        String::from_utf8_lossy(&output.stderr).contains("refusing to accept a baseline in CI")
+        output
+            .stderr
+            .contains("refusing to accept a baseline in CI"),
+        "{}",
+        output.stderr
     );
 }
 
@@ -500,8 +503,10 @@ fn github_actions_gets_annotations_and_the_step_summary() {
     accept_baseline(dir, "regression", "out/results.json", &[]);
     let summary = dir.join("step-summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ragate"))
-        .args([
+    let summary_path = path_str(&summary);
+    let output = ragate_env(
+        dir,
+        &[
             "gate",
             "--tier",
             "regression",
@@ -509,14 +514,14 @@ fn github_actions_gets_annotations_and_the_step_summary() {
             "regressed.jsonl",
             "--out",
             "out",
-        ])
-        .current_dir(dir)
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_STEP_SUMMARY", &summary)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stdout = String::from_utf8(output.stdout).unwrap();
+        ],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", summary_path),
+        ],
+    );
+    assert_eq!(output.code, 1);
+    let stdout = output.stdout;
     let annotations: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("::error "))
@@ -537,14 +542,69 @@ fn github_actions_gets_annotations_and_the_step_summary() {
     assert!(appended.contains("REGRESSION"), "{appended}");
 }
 
+/// The README's pipeline command in `eval-config.yaml`, replaced by the built binary in tests.
+const README_PIPELINE: &str = r#"["cargo", "run", "--quiet", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
+
+/// Builds the example pipeline (dev profile, this test run's target dir) and returns its path.
+fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
+    // This test binary is <target>/<profile>/deps/integration-<hash>.
+    let exe = std::env::current_exe().unwrap();
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("<target>/<profile>/deps/<exe>");
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "--locked",
+            "-p",
+            "ragate-example-pipeline",
+        ])
+        .arg("--target-dir")
+        .arg(target)
+        .current_dir(repo)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the example pipeline failed");
+    let binary = target
+        .join("debug")
+        .join(format!("pipeline{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.is_file(), "{}", binary.display());
+    binary
+}
+
+/// Copies the files of `dir` (not recursive) into `to`.
+fn copy_files(dir: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
 #[test]
 fn the_readme_gate_command_passes_on_the_repo_example() {
-    let out_dir = tempfile::tempdir().unwrap();
+    // The repository's own config, corpus, qrels and baselines, copied so that nothing (the judge
+    // cache, the outputs) is written into the working tree; the pipeline command the README's
+    // `cargo run --release -- gate --tier smoke` runs is replaced by the same program, built.
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = ragate_in(
-        repo,
-        &["gate", "--tier", "smoke", "--out", path_str(out_dir.path())],
-    );
+    let work = tempfile::tempdir().unwrap();
+    for dir in ["corpus", "qrels", "baselines"] {
+        copy_files(&repo.join(dir), &work.path().join(dir));
+    }
+    let config = std::fs::read_to_string(repo.join("eval-config.yaml")).unwrap();
+    assert!(config.contains(README_PIPELINE), "{config}");
+    let pipeline = built_example_pipeline(repo);
+    let command = format!(r#"["{}", "--variant", "hybrid"]"#, path_str(&pipeline));
+    std::fs::write(
+        work.path().join("eval-config.yaml"),
+        config.replace(README_PIPELINE, &command),
+    )
+    .unwrap();
+    let out = ragate_in(work.path(), &["gate", "--tier", "smoke", "--out", "out"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -553,6 +613,7 @@ fn the_readme_gate_command_passes_on_the_repo_example() {
         out.stdout
     );
     // The pipeline's run is saved beside the results, one line per smoke query.
-    let run = std::fs::read_to_string(out_dir.path().join("run.jsonl")).unwrap();
+    let run = std::fs::read_to_string(work.path().join("out/run.jsonl")).unwrap();
     assert_eq!(run.lines().count(), 20);
+    assert!(work.path().join(".ragate/judge-cache.sqlite").is_file());
 }

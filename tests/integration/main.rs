@@ -32,20 +32,28 @@ pub fn ragate(args: &[&str]) -> Outcome {
 }
 
 /// Runs the binary in `dir` with the CI-related environment removed (CI sets CI=true, which
-/// makes `baseline accept` refuse, and GITHUB_* variables, which add annotations).
+/// makes `baseline accept` refuse, and GITHUB_* variables, which add annotations), and every
+/// `RAGATE_*` variable of the shell running the tests.
 pub fn ragate_in(dir: &Path, args: &[&str]) -> Outcome {
     ragate_env(dir, args, &[])
 }
 
 /// [`ragate_in`] with extra environment variables.
 pub fn ragate_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let output = Command::new(env!("CARGO_BIN_EXE_ragate"))
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(dir)
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ragate"));
+    // Nothing ragate reads from the environment leaks in from the shell that runs the tests.
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RAGATE_") {
+            command.env_remove(key);
+        }
+    }
+    let output = command
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
+        .envs(env.iter().copied())
+        .args(args)
+        .current_dir(dir)
         .output()
         .expect("the ragate binary runs");
     Outcome {

@@ -4,7 +4,7 @@
 //! library. Identical input gives identical output bytes.
 //!
 //! ```text
-//! cargo run --release --example pipeline -- [--variant bm25|hybrid|rerank|degraded] [--k N]
+//! cargo run --release -p ragate-example-pipeline -- [--variant bm25|hybrid|rerank|degraded] [--k N]
 //!     [--corpus FILE] [--synonyms FILE] [--queries FILE] [--out FILE] < queries.jsonl
 //! ```
 
