@@ -253,20 +253,26 @@ pub(crate) fn sample_report() -> GateReport {
     }
 }
 
-/// Compares rendered output with a committed snapshot. Run the tests with
-/// `RAGATE_UPDATE_SNAPSHOTS=1` to rewrite the snapshot files instead (then review the diff and
-/// rerun without it, since `include_str!` embeds the file at compile time).
+/// Compares rendered output with a committed snapshot, in insta's discipline: on a difference
+/// the rendered output is written beside the snapshot as `<snapshot>.new` and the test fails until
+/// someone reviews it (`diff <snapshot> <snapshot>.new`) and accepts it (`mv <snapshot>.new
+/// <snapshot>`); a matching run removes a stale `.new`. Nothing passes by rewriting a snapshot.
 #[cfg(test)]
 pub(crate) fn assert_snapshot(actual: &str, expected: &str, relative_path: &str) {
-    if std::env::var("RAGATE_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative_path);
-        std::fs::write(&path, actual).expect("writing the snapshot");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative_path);
+    let pending = path.with_file_name(format!(
+        "{}.new",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    if actual == expected {
+        let _ = std::fs::remove_file(&pending);
         return;
     }
-    assert!(
-        actual == expected,
-        "{relative_path} differs from the rendered output; rerun with RAGATE_UPDATE_SNAPSHOTS=1 \
-         to update it if the change is intended.\n--- rendered ---\n{actual}"
+    std::fs::write(&pending, actual).expect("writing the pending snapshot");
+    panic!(
+        "{relative_path} differs from the rendered output, written to {relative_path}.new: review \
+         with `diff {relative_path} {relative_path}.new`, accept with `mv {relative_path}.new \
+         {relative_path}`\n--- rendered ---\n{actual}"
     );
 }
 

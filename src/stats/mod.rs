@@ -13,7 +13,7 @@ pub mod normal;
 pub mod ppi;
 pub mod randomization;
 
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -69,6 +69,29 @@ pub fn rng_for(seed: u64, stream: &str) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::from_seed(key);
     rng.set_stream(fnv1a_64(stream.as_bytes()));
     rng
+}
+
+/// Shuffles `items` in place with the Fisher-Yates (Durstenfeld) algorithm on `rng`'s `next_u64`
+/// stream: for i from n - 1 down to 1, swap item i with item j, j uniform in 0..=i (Lemire's
+/// multiply-and-reject, so unbiased). Written here, not taken from `rand`, because a sampled tier
+/// must pick the same queries after any dependency upgrade (`rand` does not promise that).
+pub fn shuffle<T>(items: &mut [T], rng: &mut ChaCha8Rng) {
+    for i in (1..items.len()).rev() {
+        let j = uniform_below(rng, i as u64 + 1) as usize;
+        items.swap(i, j);
+    }
+}
+
+/// A uniform integer in `0..bound` (`bound >= 1`): Lemire (2019), "Fast random integer
+/// generation in an interval", ACM TOMACS 29(1), with rejection of the biased low products.
+fn uniform_below(rng: &mut ChaCha8Rng, bound: u64) -> u64 {
+    let threshold = bound.wrapping_neg() % bound;
+    loop {
+        let product = u128::from(rng.next_u64()) * u128::from(bound);
+        if (product as u64) >= threshold {
+            return (product >> 64) as u64;
+        }
+    }
 }
 
 /// 64-bit FNV-1a hash (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
@@ -171,4 +194,44 @@ mod tests {
     }
 
     const PINNED_OUTPUT: [u64; 2] = [9_522_786_484_207_078_918, 7_749_222_521_631_401_711];
+
+    #[test]
+    fn the_shuffle_is_fisher_yates_on_the_pinned_stream() {
+        // The same swaps computed from the raw stream by the documented rule, then the result
+        // pinned: a sampled tier picks these positions whatever `rand` version is linked.
+        let mut rng = rng_for(7, "sample <none>");
+        let mut items: Vec<u32> = (0..10).collect();
+        shuffle(&mut items, &mut rng);
+        let mut raw = rng_for(7, "sample <none>");
+        let mut expected: Vec<u32> = (0..10).collect();
+        for i in (1..10u64).rev() {
+            let bound = i + 1;
+            let threshold = bound.wrapping_neg() % bound;
+            let j = loop {
+                let product = u128::from(raw.next_u64()) * u128::from(bound);
+                if (product as u64) >= threshold {
+                    break (product >> 64) as usize;
+                }
+            };
+            expected.swap(i as usize, j);
+        }
+        assert_eq!(items, expected);
+        assert_eq!(items, PINNED_SHUFFLE);
+        let mut single = [5];
+        shuffle(&mut single, &mut rng);
+        shuffle(&mut [] as &mut [u32], &mut rng);
+        assert_eq!(single, [5]);
+    }
+
+    #[test]
+    fn uniform_below_covers_its_range_evenly() {
+        let mut rng = rng_for(1, "uniform");
+        let mut counts = [0usize; 3];
+        for _ in 0..30_000 {
+            counts[uniform_below(&mut rng, 3) as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| (9_500..10_500).contains(&c)), "{counts:?}");
+    }
+
+    const PINNED_SHUFFLE: [u32; 10] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 }
