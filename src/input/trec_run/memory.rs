@@ -15,7 +15,7 @@
 //! [`ReadOptions::memory_budget`] the read stops, what was kept is dropped and the caller sorts
 //! the run through temporary files instead ([`super::spill`]), so memory stays bounded by the
 //! budget plus the blocks in flight, whatever the run's size. Processing adds per worker one
-//! partition's entries (24 bytes a line). The outputs are exactly the grouped reader's, in the
+//! partition's lines twice (56 bytes a line), in buffers reused from partition to partition. The outputs are exactly the grouped reader's, in the
 //! order of the queries' first lines.
 
 use std::ops::ControlFlow;
@@ -126,12 +126,13 @@ where
     let next = AtomicUsize::new(0);
     let work = || {
         let mut outputs = Vec::new();
+        let mut scratch = Scratch::default();
         loop {
             let part = next.fetch_add(1, Ordering::Relaxed);
             if part >= PARTS {
                 return Ok(outputs);
             }
-            gather(chunks, part, process, &mut outputs).ok_or_else(|| {
+            gather(chunks, part, &mut scratch, process, &mut outputs).ok_or_else(|| {
                 Error::input(
                     path,
                     "internal error: the run's lines gathered in memory are damaged; please \
@@ -160,11 +161,21 @@ where
     Ok(outputs)
 }
 
+/// A worker's buffers, reused from one partition to the next.
+#[derive(Default)]
+struct Scratch<'c> {
+    /// Every line of the partition with its query's slot, in file order.
+    lines: Vec<(u32, RunEntry<'c>)>,
+    /// The same lines, each query's together (a counting sort of `lines` by slot).
+    sorted: Vec<RunEntry<'c>>,
+}
+
 /// Gathers the queries of partition `part` from every chunk, in file order, and processes each
 /// once; None when a record is damaged.
 fn gather<'c, R, F>(
     chunks: &'c [Chunk],
     part: usize,
+    scratch: &mut Scratch<'c>,
     process: &F,
     outputs: &mut Vec<QueryOutput<R>>,
 ) -> Option<()>
@@ -174,10 +185,14 @@ where
     struct Query<'c> {
         qid: &'c str,
         first_line: u64,
-        entries: Vec<RunEntry<'c>>,
+        /// Lines, then (once counted) where the query's lines start in `scratch.sorted`.
+        lines: usize,
+        start: usize,
     }
-    let mut slots: FxHashMap<QidKey<'c>, usize> = FxHashMap::default();
+    let mut slots: FxHashMap<QidKey<'c>, u32> = FxHashMap::default();
     let mut queries: Vec<Query<'c>> = Vec::new();
+    let lines = &mut scratch.lines;
+    lines.clear();
     for chunk in chunks {
         let bytes = &chunk.parts[part][..];
         let mut at = 0;
@@ -190,30 +205,56 @@ where
             let slot = match slots.get(&key) {
                 Some(&slot) => slot,
                 None => {
-                    slots.insert(key, queries.len());
+                    let slot = u32::try_from(queries.len()).ok()?;
+                    slots.insert(key, slot);
                     queries.push(Query {
                         qid: std::str::from_utf8(qid).ok()?,
                         first_line: chunk.lines_before + first_line,
-                        entries: Vec::new(),
+                        lines: 0,
+                        start: 0,
                     });
-                    queries.len() - 1
+                    slot
                 }
             };
-            let entries = &mut queries[slot].entries;
+            queries[slot as usize].lines += usize::try_from(count).ok()?;
             for _ in 0..count {
                 let doc_len = get_varint(bytes, &mut at)?;
                 let doc_id = get_slice(bytes, &mut at, doc_len)?;
                 let score = get_slice(bytes, &mut at, 8)?;
                 let score = f64::from_bits(u64::from_le_bytes(score.try_into().ok()?));
-                entries.push(RunEntry { doc_id, score });
+                lines.push((slot, RunEntry { doc_id, score }));
             }
         }
     }
-    for mut query in queries {
+    drop(slots);
+    let mut total = 0;
+    for query in &mut queries {
+        query.start = total;
+        total += query.lines;
+    }
+    let sorted = &mut scratch.sorted;
+    sorted.clear();
+    sorted.resize(
+        total,
+        RunEntry {
+            doc_id: &[],
+            score: 0.0,
+        },
+    );
+    let mut next: Vec<usize> = queries.iter().map(|query| query.start).collect();
+    for &(slot, entry) in lines.iter() {
+        let at = &mut next[slot as usize];
+        sorted[*at] = entry;
+        *at += 1;
+    }
+    for query in &queries {
         outputs.push(QueryOutput {
             qid: query.qid.into(),
             first_line: query.first_line,
-            value: process(query.qid, &mut query.entries),
+            value: process(
+                query.qid,
+                &mut sorted[query.start..query.start + query.lines],
+            ),
         });
     }
     Some(())
