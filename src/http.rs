@@ -132,13 +132,15 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 }
 
 /// Sends every request to `endpoint` and parses each 2xx body with `parse(index, body, took)`
-/// (`took`: how long that successful attempt took);
+/// (`took`: how long that successful attempt took); messages name the endpoint as `shown` (the
+/// URL may come from the environment: a secret or an internal host, never printed);
 /// replies come back in request order. `before_attempt(attempt)` runs before every attempt
 /// (0 for the first) and may refuse it (a call budget). The error names the request:
 /// `request {index} ({what}): ...`.
 pub fn send_all<T, B, P>(
     policy: &RetryPolicy,
     endpoint: &str,
+    shown: &str,
     authorization: Option<&str>,
     requests: &[Request],
     before_attempt: B,
@@ -174,7 +176,7 @@ where
                     };
                     let attempt = || {
                         let started = Instant::now();
-                        send_once(&agent, endpoint, authorization, &request.body)
+                        send_once(&agent, endpoint, shown, authorization, &request.body)
                             .and_then(|body| parse(index, &body, started.elapsed()))
                     };
                     let outcome = with_retries(policy, index, &stop, &before_attempt, attempt)
@@ -244,10 +246,11 @@ fn with_retries<T>(
     }
 }
 
-/// One POST of `body`: the body of a 2xx reply, or why not.
+/// One POST of `body`: the body of a 2xx reply, or why not (naming the endpoint as `shown`).
 fn send_once(
     agent: &ureq::Agent,
     endpoint: &str,
+    shown: &str,
     authorization: Option<&str>,
     body: &str,
 ) -> Result<String, Failure> {
@@ -255,17 +258,15 @@ fn send_once(
     if let Some(value) = authorization {
         request = request.header("Authorization", value);
     }
-    let mut response = request.send(body).map_err(transport_failure)?;
+    let transport = |error| transport_failure(error, endpoint, shown);
+    let mut response = request.send(body).map_err(transport)?;
     let status = response.status().as_u16();
     let wait = response
         .headers()
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| retry_after(v, SystemTime::now()));
-    let text = response
-        .body_mut()
-        .read_to_string()
-        .map_err(transport_failure)?;
+    let text = response.body_mut().read_to_string().map_err(transport)?;
     if status == 429 || status >= 500 {
         return Err(Failure::Transient {
             reason: format!("HTTP {status}: {}", snippet(&text)),
@@ -274,15 +275,16 @@ fn send_once(
     }
     if !(200..300).contains(&status) {
         return Err(Failure::Fatal(format!(
-            "HTTP {status} from {endpoint}: {}",
+            "HTTP {status} from {shown}: {}",
             snippet(&text)
         )));
     }
     Ok(text)
 }
 
-/// Classifies a transport error: timeouts and connection trouble are worth retrying.
-fn transport_failure(error: ureq::Error) -> Failure {
+/// Classifies a transport error: timeouts and connection trouble are worth retrying. Should the
+/// error's text quote the endpoint, it is shown as `shown`.
+fn transport_failure(error: ureq::Error, endpoint: &str, shown: &str) -> Failure {
     let transient = matches!(
         error,
         ureq::Error::Timeout(_)
@@ -291,13 +293,33 @@ fn transport_failure(error: ureq::Error) -> Failure {
             | ureq::Error::Protocol(_)
             | ureq::Error::BodyStalled
     );
+    let reason = hide_endpoint(&error.to_string(), endpoint, shown);
     if transient {
         Failure::Transient {
-            reason: error.to_string(),
+            reason,
             retry_after: None,
         }
     } else {
-        Failure::Fatal(error.to_string())
+        Failure::Fatal(reason)
+    }
+}
+
+/// `text` with the endpoint, and its host, written as `shown` (when they differ).
+fn hide_endpoint(text: &str, endpoint: &str, shown: &str) -> String {
+    if endpoint == shown {
+        return text.to_string();
+    }
+    let host = endpoint
+        .split_once("://")
+        .map_or(endpoint, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let text = text.replace(endpoint, shown);
+    if host.is_empty() {
+        text
+    } else {
+        text.replace(host, shown)
     }
 }
 
@@ -334,6 +356,22 @@ fn splitmix64(mut x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoint_shown_otherwise_is_hidden_with_its_host() {
+        let endpoint = "http://judge.internal:8443/v1/chat/completions";
+        let shown = "/chat/completions at judges.j.base_url (from ${URL})";
+        let hidden = hide_endpoint(
+            "POST http://judge.internal:8443/v1/chat/completions: dns judge.internal:8443 failed",
+            endpoint,
+            shown,
+        );
+        assert!(!hidden.contains("judge.internal"), "{hidden}");
+        assert_eq!(hidden.matches(shown).count(), 2, "{hidden}");
+        // shown as it is: nothing to hide
+        let text = format!("HTTP 500 from {endpoint}");
+        assert_eq!(hide_endpoint(&text, endpoint, endpoint), text);
+    }
 
     fn policy() -> RetryPolicy {
         RetryPolicy {

@@ -1,8 +1,8 @@
 //! Validation of the `embeddings` section: the OpenAI-compatible endpoint that makes
 //! `answer_relevance` embedding-based.
 
-use crate::config::Keys;
 use crate::config::raw::{RawEmbeddings, RawMetric};
+use crate::config::{Keys, expand};
 use crate::error::Result;
 use crate::judge::embeddings::EmbeddingClient;
 
@@ -12,8 +12,11 @@ pub fn validate(
     keys: &Keys<'_>,
     raw: Option<&RawEmbeddings>,
     metrics: &[RawMetric],
+    written: &serde_yaml::Value,
 ) -> Result<Option<EmbeddingClient>> {
     let Some(raw) = raw else { return Ok(None) };
+    let shown_base_url =
+        expand::shown_if_expanded(written, &["embeddings", "base_url"], "embeddings.base_url");
     let base_url = raw
         .base_url
         .clone()
@@ -27,7 +30,10 @@ pub fn validate(
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(keys.error(
             "embeddings.base_url",
-            format!("`{base_url}`: expected an http:// or https:// URL"),
+            format!(
+                "`{}`: expected an http:// or https:// URL",
+                shown_base_url.as_deref().unwrap_or(&base_url)
+            ),
         ));
     }
     let model = raw
@@ -55,6 +61,7 @@ pub fn validate(
         }
     }
     let mut client = EmbeddingClient::new(base_url, model);
+    client.shown_base_url = shown_base_url;
     client.api_key_env = raw.api_key_env.clone();
     client.concurrency = raw.concurrency.unwrap_or(4);
     if client.concurrency == 0 {

@@ -13,6 +13,20 @@ use serde_yaml::Value;
 
 use crate::error::{Error, Result};
 
+/// How messages name the value at `path` of the config as `written` (before expansion) when it
+/// holds a `${VAR}`: `key (from <the value as written>)`, since the expanded value may be a
+/// secret or an internal host. None when it was written literally: then it may be shown.
+pub fn shown_if_expanded(written: &Value, path: &[&str], key: &str) -> Option<String> {
+    let mut value = written;
+    for name in path {
+        value = value.get(*name)?;
+    }
+    match value {
+        Value::String(text) if text.contains("${") => Some(format!("{key} (from {text})")),
+        _ => None,
+    }
+}
+
 /// `text` with every `${NAME}` / `${NAME:-default}` replaced, looking names up with `lookup`.
 pub fn expand(path: &Path, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String> {
     let mut out = String::with_capacity(text.len());

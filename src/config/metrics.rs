@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::Keys;
 use crate::config::raw::{JudgeKind, RawClaims, RawConfig, RawEmptyAnswer, RawJudge, RawMetric};
+use crate::config::{Keys, expand};
 use crate::error::Result;
 
 use crate::judge::Judge;
@@ -23,6 +23,7 @@ pub const DEFAULT_JUDGE: &str = "default";
 pub fn validate_judges(
     keys: &Keys<'_>,
     raw: &BTreeMap<String, RawJudge>,
+    written: &serde_yaml::Value,
 ) -> Result<BTreeMap<String, Judge>> {
     let mut judges = BTreeMap::new();
     judges.insert(
@@ -85,7 +86,12 @@ pub fn validate_judges(
                     stem: judge.stem.unwrap_or(defaults.stem),
                 })
             }
-            JudgeKind::Openai => Judge::OpenAi(validate_openai(keys, &key, judge)?),
+            JudgeKind::Openai => {
+                let url_key = format!("{key}.base_url");
+                let shown =
+                    expand::shown_if_expanded(written, &["judges", name, "base_url"], &url_key);
+                Judge::OpenAi(validate_openai(keys, &key, judge, shown)?)
+            }
             JudgeKind::Command => {
                 let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
                     keys.error(&key, "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)")
@@ -103,8 +109,14 @@ pub fn validate_judges(
     Ok(judges)
 }
 
-/// An `openai` judge: `base_url` and `model` required, the rest defaulted.
-fn validate_openai(keys: &Keys<'_>, key: &str, judge: &RawJudge) -> Result<OpenAiJudge> {
+/// An `openai` judge: `base_url` and `model` required, the rest defaulted; `shown_base_url`:
+/// how messages name a `base_url` that came from the environment.
+fn validate_openai(
+    keys: &Keys<'_>,
+    key: &str,
+    judge: &RawJudge,
+    shown_base_url: Option<String>,
+) -> Result<OpenAiJudge> {
     let base_url = judge
         .base_url
         .clone()
@@ -118,7 +130,10 @@ fn validate_openai(keys: &Keys<'_>, key: &str, judge: &RawJudge) -> Result<OpenA
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(keys.error(
             format!("{key}.base_url"),
-            format!("`{base_url}`: expected an http:// or https:// URL"),
+            format!(
+                "`{}`: expected an http:// or https:// URL",
+                shown_base_url.as_deref().unwrap_or(&base_url)
+            ),
         ));
     }
     let model = judge
@@ -135,6 +150,7 @@ fn validate_openai(keys: &Keys<'_>, key: &str, judge: &RawJudge) -> Result<OpenA
         ));
     }
     let mut configured = OpenAiJudge::new(base_url, model);
+    configured.shown_base_url = shown_base_url;
     configured.api_key_env = judge.api_key_env.clone();
     configured.concurrency = judge.concurrency.unwrap_or(8);
     if configured.concurrency == 0 {

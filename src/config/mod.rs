@@ -263,10 +263,10 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             ),
         ));
     }
-    let judges = metrics::validate_judges(&keys, &raw.judges)?;
+    let judges = metrics::validate_judges(&keys, &raw.judges, written)?;
     let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
     metrics::add_gated_operational(&mut specs, &raw);
-    let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &raw.metrics)?;
+    let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &raw.metrics, written)?;
     let metrics: Vec<Metric> = specs.iter().map(|s| s.metric).collect();
     validate_slices(&keys, &raw.slices)?;
     if raw.chunk_separator.as_deref() == Some("") {

@@ -405,10 +405,15 @@ pub fn evaluate(
                 later_line,
             }) = queries.ungrouped
             {
+                let how = if queries.spilled {
+                    "through temporary files"
+                } else {
+                    "in memory"
+                };
                 warnings.push(format!(
                     "{}: the lines of query `{qid}` are not contiguous (lines {first_line} and \
-                     {later_line}); the run was read again and sorted by query through temporary \
-                     files, which is slower: group the lines by qid to avoid it",
+                     {later_line}); the run was read again and sorted by query {how}, which is \
+                     slower: group the lines by qid to avoid it",
                     run_path.display()
                 ));
             }

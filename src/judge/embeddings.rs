@@ -44,6 +44,10 @@ pub struct EmbeddingUsage {
 pub struct EmbeddingClient {
     /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/embeddings` is appended).
     pub base_url: String,
+    /// How messages name `base_url` when it was not written literally in the config (it came
+    /// from `${VAR}`: maybe a secret or an internal host), e.g. `judges.j.base_url (from
+    /// ${VAR})`; None: the URL is shown as it is.
+    pub shown_base_url: Option<String>,
     pub model: String,
     /// The environment variable holding the API key, if any.
     pub api_key_env: Option<String>,
@@ -77,6 +81,7 @@ impl EmbeddingClient {
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         EmbeddingClient {
             base_url: base_url.into(),
+            shown_base_url: None,
             model: model.into(),
             api_key_env: None,
             concurrency: 4,
@@ -100,6 +105,22 @@ impl EmbeddingClient {
         format!("{}/embeddings", self.base_url.trim_end_matches('/'))
     }
 
+    /// The endpoint as messages name it (see [`Self::shown_base_url`]).
+    fn shown_endpoint(&self) -> String {
+        match &self.shown_base_url {
+            Some(shown) => format!("/embeddings at {shown}"),
+            None => self.endpoint(),
+        }
+    }
+
+    /// [`Self::describe`] as messages print it: the endpoint as [`Self::shown_endpoint`] names it.
+    fn shown_describe(&self) -> String {
+        match &self.shown_base_url {
+            Some(shown) => format!("embeddings {} @ {} {EMBEDDINGS_VERSION}", self.model, shown),
+            None => self.describe(),
+        }
+    }
+
     /// Requests and tokens used so far by this client and its clones.
     pub fn usage(&self) -> EmbeddingUsage {
         EmbeddingUsage {
@@ -112,7 +133,7 @@ impl EmbeddingClient {
     fn error(&self, message: String) -> Error {
         Error::Judge {
             judge: "embeddings".to_string(),
-            message: format!("{}: {message}", self.describe()),
+            message: format!("{}: {message}", self.shown_describe()),
         }
     }
 
@@ -162,6 +183,7 @@ impl EmbeddingClient {
         let replies = http::send_all(
             &policy,
             &self.endpoint(),
+            &self.shown_endpoint(),
             authorization.as_deref(),
             &requests,
             before_attempt,
@@ -194,7 +216,7 @@ impl EmbeddingClient {
             .collect();
         let what = |i: usize| {
             let short: String = texts[i].chars().take(60).collect();
-            format!("the embedding of \"{short}\" ({})", self.describe())
+            format!("the embedding of \"{short}\" ({})", self.shown_describe())
         };
         cache::through(cache, &keys, what, |missing| {
             let asked: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();

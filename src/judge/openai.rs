@@ -87,6 +87,10 @@ pub struct OpenAiUsage {
 pub struct OpenAiJudge {
     /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended).
     pub base_url: String,
+    /// How messages name `base_url` when it was not written literally in the config (it came
+    /// from `${VAR}`: maybe a secret or an internal host), e.g. `judges.j.base_url (from
+    /// ${VAR})`; None: the URL is shown as it is.
+    pub shown_base_url: Option<String>,
     pub model: String,
     /// The environment variable holding the API key, if any.
     pub api_key_env: Option<String>,
@@ -161,6 +165,7 @@ impl OpenAiJudge {
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAiJudge {
             base_url: base_url.into(),
+            shown_base_url: None,
             model: model.into(),
             api_key_env: None,
             concurrency: 8,
@@ -194,12 +199,28 @@ impl OpenAiJudge {
     fn error(&self, name: &str, message: String) -> Error {
         Error::Judge {
             judge: name.to_string(),
-            message: format!("{}: {message}", self.describe()),
+            message: format!("{}: {message}", self.shown_describe()),
         }
     }
 
     fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+    }
+
+    /// The endpoint as messages name it (see [`Self::shown_base_url`]).
+    fn shown_endpoint(&self) -> String {
+        match &self.shown_base_url {
+            Some(shown) => format!("/chat/completions at {shown}"),
+            None => self.endpoint(),
+        }
+    }
+
+    /// [`Self::describe`] as messages print it: the endpoint as [`Self::shown_endpoint`] names it.
+    fn shown_describe(&self) -> String {
+        match &self.shown_base_url {
+            Some(shown) => format!("openai {} @ {} prompt {PROMPT_VERSION}", self.model, shown),
+            None => self.describe(),
+        }
     }
 
     /// The calls for `tasks`: consecutive support tasks with one context form one call.
@@ -344,6 +365,7 @@ impl OpenAiJudge {
         http::send_all(
             &self.policy(),
             &self.endpoint(),
+            &self.shown_endpoint(),
             authorization.as_deref(),
             requests,
             before_attempt,

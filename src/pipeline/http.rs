@@ -64,8 +64,16 @@ impl HttpPipeline {
             progress.inc();
             Ok(())
         };
-        http::send_all(&policy, &self.url, None, &bodies, |_| Ok(()), record)
-            .map_err(|message| self.error(message))?;
+        http::send_all(
+            &policy,
+            &self.url,
+            &self.shown_url,
+            None,
+            &bodies,
+            |_| Ok(()),
+            record,
+        )
+        .map_err(|message| self.error(message))?;
         collector
             .into_inner()
             .expect("no worker panics")

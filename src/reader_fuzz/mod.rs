@@ -52,6 +52,7 @@ fn read_trec_run(path: &Path) -> Result<()> {
         block_bytes: 64,
         blocks_in_flight: 2,
         bucket_bytes: 128,
+        memory_budget: 256,
     };
     input::trec_run::for_each_query(path, &options, |_, entries| {
         input::trec_run::in_trec_order(entries).take(10).count()

@@ -16,7 +16,7 @@ use ragate::judge::Task;
 use ragate::judge::openai::OpenAiJudge;
 use serde_json::{Value, json};
 
-use crate::{accept_baseline, ragate_in};
+use crate::{accept_baseline, ragate_env, ragate_in};
 
 /// What the server does with one request.
 #[derive(Debug, Clone, Copy)]
@@ -612,6 +612,56 @@ fn a_gate_fails_closed_when_the_judge_keeps_failing() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("judge `llm`"), "{}", out.stderr);
     assert!(out.stderr.contains("HTTP 500"), "{}", out.stderr);
+}
+
+#[test]
+fn a_judge_url_from_the_environment_is_never_printed() {
+    // persistent 500s (retried, then failed), a 401 (not retried), a port nobody listens on
+    let failing = Server::start(vec![Step::Status(500, None); 50], Duration::ZERO);
+    let refusing = Server::start(vec![Step::Status(401, None); 50], Duration::ZERO);
+    let closed = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", listener.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let args = [
+        "gate",
+        "--tier",
+        "smoke",
+        "--run",
+        "run.jsonl",
+        "--out",
+        "out",
+    ];
+    for (url, expected) in [
+        (&failing.url, "HTTP 500"),
+        (&refusing.url, "HTTP 401"),
+        (&closed, "failed after 3 attempts"),
+        (
+            &"ftp://judge.internal:8443/v1".to_string(),
+            "expected an http:// or https:// URL",
+        ),
+    ] {
+        let host = url.split('/').nth(2).unwrap();
+        setup_gate(dir, "${RAGATE_TEST_JUDGE_URL}");
+        let out = ragate_env(dir, &args, &[("RAGATE_TEST_JUDGE_URL", url)]);
+        assert_eq!(out.code, 2, "{url}: {}", out.stderr);
+        assert!(out.stderr.contains(expected), "{url}: {}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("judges.llm.base_url (from ${RAGATE_TEST_JUDGE_URL})"),
+            "{url}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains(host), "{url} leaked: {}", out.stderr);
+        // written literally, the URL is shown as it is
+        setup_gate(dir, url);
+        let out = ragate_in(dir, &args);
+        assert_eq!(out.code, 2, "{url}: {}", out.stderr);
+        assert!(out.stderr.contains(expected), "{url}: {}", out.stderr);
+        assert!(out.stderr.contains(host), "{url}: {}", out.stderr);
+    }
 }
 
 #[test]

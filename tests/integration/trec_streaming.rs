@@ -187,8 +187,7 @@ fn an_ungrouped_run_larger_than_the_blocks_in_flight_gives_the_grouped_values() 
         let (from_shuffled, stderr) = eval_json(&qrels, &shuffled, &["--threads", threads]);
         assert_eq!(from_shuffled, from_grouped, "threads {threads}");
         assert!(
-            stderr.contains("are not contiguous")
-                && stderr.contains("sorted by query through temporary files"),
+            stderr.contains("are not contiguous") && stderr.contains("sorted by query in memory"),
             "{stderr}"
         );
     }

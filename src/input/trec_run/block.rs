@@ -43,7 +43,7 @@ struct BlockParser<'a, F> {
 
 impl<'a, F> BlockParser<'a, F>
 where
-    F: FnMut(&str, u64, &mut [RunEntry<'a>]),
+    F: FnMut(&'a str, u64, &mut [RunEntry<'a>]),
 {
     #[inline]
     fn separator(&mut self, at: usize) -> Result<(), String> {
@@ -191,7 +191,7 @@ pub(super) struct Scan {
 /// contiguous lines of one query (`first_line` is 1-based within the block), entries in file order.
 pub(super) fn parse<'a, F>(bytes: &'a [u8], on_group: F) -> Scan
 where
-    F: FnMut(&str, u64, &mut [RunEntry<'a>]),
+    F: FnMut(&'a str, u64, &mut [RunEntry<'a>]),
 {
     let mut parser = BlockParser {
         bytes,

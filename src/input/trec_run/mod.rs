@@ -6,9 +6,11 @@
 //! line: entries borrow the block.
 //!
 //! A run whose queries are not contiguous (a qid reappears after other queries) is detected on
-//! the way and read a second time through [`spill`], which sorts its lines by query into
-//! temporary files, also in bounded memory, so that every query is still processed once with all
-//! its lines.
+//! the way and read a second time, so that every query is still processed once with all its
+//! lines: gathered by query in memory ([`memory`]) when the run's compact form (about three
+//! quarters of its text for a shuffled run) fits [`ReadOptions::memory_budget`] (320 MiB by
+//! default: a shuffled run of about 440 MB), else sorted by query through temporary files
+//! ([`spill`]); both in bounded memory.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -18,6 +20,7 @@ use rustc_hash::FxHashMap;
 use crate::error::{Error, Result};
 
 mod block;
+mod memory;
 mod pipeline;
 mod spill;
 
@@ -53,8 +56,11 @@ pub struct Repeat {
 pub struct Queries<R> {
     /// One output per query, in the order of the queries' first lines.
     pub outputs: Vec<QueryOutput<R>>,
-    /// Set when the run was not grouped by query (it was then sorted through temporary files).
+    /// Set when the run was not grouped by query (it was then read again and gathered by query).
     pub ungrouped: Option<Repeat>,
+    /// Whether the ungrouped run was sorted through temporary files, its compact form being
+    /// larger than the memory budget (false: gathered in memory, or grouped).
+    pub spilled: bool,
 }
 
 /// Sizes of the reader. The defaults suit real runs; tests shrink them to cross every boundary
@@ -70,11 +76,19 @@ pub struct ReadOptions {
     /// Target size of one temporary file when an ungrouped run is sorted by query: each worker
     /// holds one such file (and its entries) in memory at a time.
     pub bucket_bytes: u64,
+    /// Bytes the compact form of an ungrouped run may take in memory; beyond it the run is
+    /// sorted through temporary files instead (0: always through temporary files).
+    pub memory_budget: usize,
 }
 
+/// The default [`ReadOptions::memory_budget`]: with the blocks in flight, the workers' scratch
+/// and the process's own needs (the qrels), an ungrouped run stays under 512 MiB of peak memory.
+pub const DEFAULT_MEMORY_BUDGET: usize = 320 << 20;
+
 impl ReadOptions {
-    /// The defaults for `threads` workers: 4 MiB blocks, two in flight per worker plus two, and
-    /// temporary files that keep the workers' share of an ungrouped run to about 64 MiB.
+    /// The defaults for `threads` workers: 4 MiB blocks, two in flight per worker plus two, an
+    /// ungrouped run gathered in memory up to [`DEFAULT_MEMORY_BUDGET`], and beyond it temporary
+    /// files that keep the workers' share of an ungrouped run to about 64 MiB.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
         ReadOptions {
@@ -82,14 +96,16 @@ impl ReadOptions {
             block_bytes: 4 << 20,
             blocks_in_flight: 2 * threads + 2,
             bucket_bytes: ((64u64 << 20) / threads as u64).max(4 << 20),
+            memory_budget: DEFAULT_MEMORY_BUDGET,
         }
     }
 }
 
 /// Parses the run at `path` on `options.threads` workers and calls `process(qid, entries)` once
 /// per query with all of its lines, entries in file order (`process` may reorder them). A run
-/// grouped by query is read once; an ungrouped one is detected and read again through temporary
-/// files (see [`spill`]), with the same outputs in the same order.
+/// grouped by query is read once; an ungrouped one is detected and read again, gathered by query
+/// in memory (see [`memory`]) or, beyond the memory budget, through temporary files (see
+/// [`spill`]), with the same outputs in the same order.
 pub fn for_each_query<R, F>(path: &Path, options: &ReadOptions, process: F) -> Result<Queries<R>>
 where
     R: Send,
@@ -98,9 +114,25 @@ where
     let mut outputs: Vec<QueryOutput<R>> = Vec::new();
     let mut seen: FxHashMap<Box<str>, u64> = FxHashMap::default();
     let mut repeat: Option<Repeat> = None;
+    // A worker stops processing its block at the block's first repeated qid: in a shuffled run
+    // nearly every line is a group of its own, and processing each would be wasted.
     let work = |bytes: &[u8]| {
         let mut outputs = Vec::new();
+        let mut in_block: FxHashMap<&str, u64> = FxHashMap::default();
+        let mut block_repeat: Option<Repeat> = None;
         let scan = block::parse(bytes, |qid, first_line, entries| {
+            if block_repeat.is_some() {
+                return;
+            }
+            if let Some(&first) = in_block.get(qid) {
+                block_repeat = Some(Repeat {
+                    qid: qid.into(),
+                    first_line: first,
+                    later_line: first_line,
+                });
+                return;
+            }
+            in_block.insert(qid, first_line);
             outputs.push(QueryOutput {
                 qid: qid.into(),
                 first_line,
@@ -108,34 +140,56 @@ where
             });
         });
         pipeline::Parsed {
-            value: outputs,
+            value: (outputs, block_repeat),
             line_count: scan.line_count,
             error: scan.error,
         }
     };
-    pipeline::run(path, options, work, |block, lines_before| {
-        for mut output in block {
-            output.first_line += lines_before;
-            if let Some(&first_line) = seen.get(&output.qid) {
+    pipeline::run(
+        path,
+        options,
+        work,
+        |(block, block_repeat), lines_before| {
+            for mut output in block {
+                output.first_line += lines_before;
+                if let Some(&first_line) = seen.get(&output.qid) {
+                    repeat = Some(Repeat {
+                        qid: output.qid,
+                        first_line,
+                        later_line: output.first_line,
+                    });
+                    return Ok(ControlFlow::Break(()));
+                }
+                seen.insert(output.qid.clone(), output.first_line);
+                outputs.push(output);
+            }
+            if let Some(found) = block_repeat {
+                // Its first group in the block was among the outputs: not seen in an earlier block.
                 repeat = Some(Repeat {
-                    qid: output.qid,
-                    first_line,
-                    later_line: output.first_line,
+                    first_line: lines_before + found.first_line,
+                    later_line: lines_before + found.later_line,
+                    ..found
                 });
                 return Ok(ControlFlow::Break(()));
             }
-            seen.insert(output.qid.clone(), output.first_line);
-            outputs.push(output);
-        }
-        Ok(ControlFlow::Continue(()))
-    })?;
+            Ok(ControlFlow::Continue(()))
+        },
+    )?;
     drop(seen);
     if let Some(repeat) = repeat {
         drop(outputs);
+        if let Some(outputs) = memory::for_each_query(path, options, &process)? {
+            return Ok(Queries {
+                outputs,
+                ungrouped: Some(repeat),
+                spilled: false,
+            });
+        }
         let outputs = spill::for_each_query(path, options, &process)?;
         return Ok(Queries {
             outputs,
             ungrouped: Some(repeat),
+            spilled: true,
         });
     }
     if outputs.is_empty() {
@@ -144,6 +198,7 @@ where
     Ok(Queries {
         outputs,
         ungrouped: None,
+        spilled: false,
     })
 }
 
@@ -324,12 +379,22 @@ mod tests {
         queries
     }
 
+    /// Tiny blocks, and an ungrouped run always sorted through temporary files of `bucket_bytes`.
     fn tiny(threads: usize, bucket_bytes: u64) -> ReadOptions {
         ReadOptions {
             threads,
             block_bytes: 512,
             blocks_in_flight: 2,
             bucket_bytes,
+            memory_budget: 0,
+        }
+    }
+
+    /// Tiny blocks, and an ungrouped run gathered in memory up to `memory_budget` bytes.
+    fn in_memory(threads: usize, memory_budget: usize) -> ReadOptions {
+        ReadOptions {
+            memory_budget,
+            ..tiny(threads, 4 << 10)
         }
     }
 
@@ -379,6 +444,107 @@ mod tests {
                 .collect();
             assert!(values.iter_mut().all(|(a, b)| a == b));
             assert_eq!(values.len(), 300);
+            assert!(queries.spilled);
+        }
+        // in memory; and a budget passed part-way, after which the run goes through files
+        for (threads, budget, spilled) in
+            [(1, 1 << 30, false), (2, 1 << 30, false), (2, 20_000, true)]
+        {
+            let queries = read(&shuffled, &in_memory(threads, budget)).unwrap();
+            assert!(queries.ungrouped.is_some());
+            assert_eq!(
+                queries.spilled, spilled,
+                "threads {threads}, budget {budget}"
+            );
+            let actual: Vec<_> = queries
+                .outputs
+                .into_iter()
+                .map(|o| (o.qid.to_string(), o.first_line, o.value))
+                .collect();
+            assert_eq!(actual, expect, "threads {threads}, budget {budget}");
+        }
+    }
+
+    /// Each query's doc ids in trec_eval's order (ties included), as the metrics see them.
+    fn ranked(path: &Path, options: &ReadOptions) -> Queries<Vec<String>> {
+        for_each_query(path, options, |_, entries: &mut [RunEntry<'_>]| {
+            in_trec_order(entries)
+                .map(|doc| String::from_utf8(doc.to_vec()).unwrap())
+                .collect()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_shuffled_run_is_not_processed_line_by_line_before_it_is_found_ungrouped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, shuffled_text) = grouped_and_shuffled(300);
+        let shuffled = write(dir.path(), "shuffled.txt", &shuffled_text);
+        let lines = shuffled_text.lines().count();
+        assert!(lines > 5_000, "{lines}");
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        // one 4 MiB block holds the whole run: the first pass stops at its first repeated qid
+        let queries = for_each_query(&shuffled, &ReadOptions::new(2), |_, _| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        assert!(queries.ungrouped.is_some() && !queries.spilled);
+        assert_eq!(queries.outputs.len(), 300);
+        let calls = calls.into_inner();
+        // 300 for the queries, a few for the groups before the first repeat
+        assert!(
+            calls < 400,
+            "{calls} calls for {lines} lines of 300 queries"
+        );
+    }
+
+    #[test]
+    fn a_shuffled_run_gathered_in_memory_ranks_exactly_as_the_grouped_run() {
+        let dir = tempfile::tempdir().unwrap();
+        // scores of one decimal among 40 values: many ties, broken by doc id
+        let (grouped_text, shuffled_text) = grouped_and_shuffled(300);
+        let grouped = write(dir.path(), "grouped.txt", &grouped_text);
+        let shuffled = write(dir.path(), "shuffled.txt", &shuffled_text);
+        let mut from_grouped: Vec<_> = ranked(&grouped, &in_memory(2, 1 << 30))
+            .outputs
+            .into_iter()
+            .map(|o| (o.qid, o.value))
+            .collect();
+        from_grouped.sort_by(|a, b| a.0.cmp(&b.0));
+        for threads in [1, 2, 3] {
+            let queries = ranked(&shuffled, &in_memory(threads, 1 << 30));
+            assert!(queries.ungrouped.is_some() && !queries.spilled);
+            let mut from_shuffled: Vec<_> = queries
+                .outputs
+                .into_iter()
+                .map(|o| (o.qid, o.value))
+                .collect();
+            from_shuffled.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(from_shuffled, from_grouped, "threads {threads}");
+        }
+    }
+
+    #[test]
+    fn duplicate_doc_ids_of_a_shuffled_query_all_reach_process_in_file_order() {
+        let dir = tempfile::tempdir().unwrap();
+        // `d` twice in q1 (lines 1 and 5) with different scores, across blocks of 512 bytes
+        let mut text = String::from("q1 Q0 d 1 2.5 t\nq2 Q0 x 1 1 t\n");
+        for i in 0..40 {
+            text.push_str(&format!("q{} Q0 f{i} 2 0.5 t\n", i % 3 + 1));
+        }
+        text.push_str("q1 Q0 d 9 7.25 t\n");
+        let path = write(dir.path(), "run.txt", &text);
+        for options in [in_memory(2, 1 << 30), tiny(2, 4 << 10)] {
+            let queries = read(&path, &options).unwrap();
+            let actual: Vec<_> = queries
+                .outputs
+                .into_iter()
+                .map(|o| (o.qid.to_string(), o.first_line, o.value))
+                .collect();
+            assert_eq!(actual, expected(&text));
+            let q1 = &actual[0].2;
+            assert_eq!(q1.first(), Some(&("d".to_string(), 2.5)));
+            assert_eq!(q1.last(), Some(&("d".to_string(), 7.25)));
         }
     }
 
@@ -396,10 +562,13 @@ mod tests {
         // an error found only when the ungrouped run is read the second time
         let late = write(dir.path(), "late.txt", &break_line(&shuffled_text, 5_000));
         for (path, line) in [(early, 2), (late, 5_000)] {
-            for threads in [1, 2] {
-                let error = read(&path, &tiny(threads, 4 << 10))
-                    .unwrap_err()
-                    .to_string();
+            for options in [
+                tiny(1, 4 << 10),
+                tiny(2, 4 << 10),
+                in_memory(1, 1 << 30),
+                in_memory(2, 1 << 30),
+            ] {
+                let error = read(&path, &options).unwrap_err().to_string();
                 assert!(
                     error.ends_with(&format!(":{line}: expected {EXPECTED_FIELDS}, found 3")),
                     "{error}"
@@ -444,14 +613,14 @@ mod tests {
             })
             .collect();
         let path = write(dir.path(), "run.txt", &text);
-        for bucket_bytes in [64, 4 << 10] {
-            let queries = read(&path, &tiny(2, bucket_bytes)).unwrap();
+        for options in [tiny(2, 64), tiny(2, 4 << 10), in_memory(2, 1 << 30)] {
+            let queries = read(&path, &options).unwrap();
             let actual: Vec<_> = queries
                 .outputs
                 .into_iter()
                 .map(|o| (o.qid.to_string(), o.first_line, o.value))
                 .collect();
-            assert_eq!(actual, expected(&text), "buckets of {bucket_bytes}");
+            assert_eq!(actual, expected(&text), "{options:?}");
         }
     }
 
@@ -462,13 +631,17 @@ mod tests {
         let grouped = write(dir.path(), "grouped.txt", &grouped_text);
         let shuffled = write(dir.path(), "shuffled.txt", &shuffled_text);
         for path in [grouped, shuffled] {
-            for threads in [1, 2] {
+            for (threads, memory_budget) in [(1, 0), (2, 0), (1, 1 << 30), (2, 1 << 30)] {
                 let (done_tx, done_rx) = std::sync::mpsc::channel();
                 let path_in_thread = path.clone();
                 // A separate thread, so that a hang fails the test instead of blocking it.
                 std::thread::spawn(move || {
                     let outcome = std::panic::catch_unwind(|| {
-                        for_each_query(&path_in_thread, &tiny(threads, 8 << 10), |qid, _| {
+                        let options = ReadOptions {
+                            memory_budget,
+                            ..tiny(threads, 8 << 10)
+                        };
+                        for_each_query(&path_in_thread, &options, |qid, _| {
                             assert_ne!(qid, "q150", "deliberate panic");
                         })
                     });
@@ -486,7 +659,7 @@ mod tests {
                     .unwrap_or_else(|_| panic!("{}: hung after a panic", path.display()));
                 assert!(
                     message.contains("deliberate panic"),
-                    "{}, threads {threads}: {message}",
+                    "{}, threads {threads}, budget {memory_budget}: {message}",
                     path.display()
                 );
             }

@@ -143,7 +143,7 @@ fn temp_error(path: &Path, error: &std::io::Error) -> Error {
 
 /// The bucket of `qid` among `count`, for partition `seed`: FNV-1a, then a 64-bit finaliser so
 /// that every bit of the hash counts.
-fn bucket_of(qid: &[u8], seed: u32, count: usize) -> usize {
+pub(super) fn bucket_of(qid: &[u8], seed: u32, count: usize) -> usize {
     let mut hash = 0xcbf2_9ce4_8422_2325u64 ^ u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     for &byte in qid {
         hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01B3);
@@ -154,7 +154,7 @@ fn bucket_of(qid: &[u8], seed: u32, count: usize) -> usize {
     ((u128::from(hash) * count as u128) >> 64) as usize
 }
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+pub(super) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
         value >>= 7;
@@ -162,7 +162,7 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+pub(super) fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let byte = *bytes.get(*at)?;
@@ -175,7 +175,7 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-fn get_slice<'a>(bytes: &'a [u8], at: &mut usize, len: u64) -> Option<&'a [u8]> {
+pub(super) fn get_slice<'a>(bytes: &'a [u8], at: &mut usize, len: u64) -> Option<&'a [u8]> {
     let end = at.checked_add(usize::try_from(len).ok()?)?;
     let slice = bytes.get(*at..end)?;
     *at = end;
@@ -312,13 +312,13 @@ where
 /// The key of a qid in [`gather`]'s map: a qid of up to 15 bytes packed into an integer (hashed
 /// and compared without touching the bucket's bytes), a longer one as it is.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum QidKey<'a> {
+pub(super) enum QidKey<'a> {
     Short(u128),
     Long(&'a [u8]),
 }
 
 impl<'a> QidKey<'a> {
-    fn of(qid: &'a [u8]) -> Self {
+    pub(super) fn of(qid: &'a [u8]) -> Self {
         if qid.len() < 16 {
             let mut packed = [0u8; 16];
             packed[..qid.len()].copy_from_slice(qid);
