@@ -27,6 +27,7 @@ use crate::gate::checks::{Check, Slice};
 use crate::metrics::retrieval::Direction;
 use crate::stats::limit_test::{self, LimitTest, Method};
 use crate::stats::{self, holm, normal};
+use paired::{Paired, pair, worst_queries};
 
 /// Power at which the detectable drop is reported.
 const POWER: f64 = 0.8;
@@ -141,15 +142,6 @@ impl CheckOutcome {
     }
 }
 
-/// Paired values of one check.
-struct Paired {
-    qids: Vec<String>,
-    baseline: Vec<f64>,
-    current: Vec<f64>,
-    /// Per query, positive when the current value is worse (direction-aware).
-    worsening: Vec<f64>,
-}
-
 fn family_of(check: &Check<'_>) -> Family {
     match check.slice {
         Slice::All => Family::Primary,
@@ -168,50 +160,6 @@ fn outcome_for(check: &Check<'_>, status: CheckStatus, verdict: String, n: usize
     outcome.verdict = verdict;
     outcome.n = n;
     outcome
-}
-
-fn pair(check: &Check<'_>, baseline: &Results, current: &Results) -> Result<Paired, String> {
-    let metric = check.rule.metric.to_string();
-    if !baseline.metrics.contains(&metric) {
-        return Err(format!(
-            "{}: the baseline has no `{metric}` values: accept a baseline computed with this metric",
-            check.name()
-        ));
-    }
-    let sign = match check.rule.metric.direction() {
-        Direction::HigherIsBetter => 1.0,
-        Direction::LowerIsBetter => -1.0,
-    };
-    let mut paired = Paired {
-        qids: Vec::new(),
-        baseline: Vec::new(),
-        current: Vec::new(),
-        worsening: Vec::new(),
-    };
-    for (qid, now) in &current.queries {
-        let Some(before) = baseline.queries.get(qid) else {
-            continue;
-        };
-        if !check.slice.contains(&now.slices) {
-            continue;
-        }
-        // A query without the value on either side is not paired: answer metrics leave out excluded
-        // empty answers and queries without a reference.
-        let (Some(&b), Some(&c)) = (before.metrics.get(&metric), now.metrics.get(&metric)) else {
-            continue;
-        };
-        if !b.is_finite() || !c.is_finite() {
-            return Err(format!(
-                "{}: query `{qid}` has a non-finite value (baseline {b}, current {c}): expected finite numbers",
-                check.name()
-            ));
-        }
-        paired.qids.push(qid.clone());
-        paired.baseline.push(b);
-        paired.current.push(c);
-        paired.worsening.push(sign * (b - c));
-    }
-    Ok(paired)
 }
 
 /// The absolute worsening that a rule tolerates: the tighter of its absolute and relative limits.
@@ -338,7 +286,7 @@ fn decide_family(
             tier,
             lone_level,
         };
-        outcomes[candidate.index] = context.judge(candidate, step);
+        outcomes[candidate.index] = context.decide_check(candidate, step);
     }
     for candidate in underpowered {
         let context = Context {
@@ -455,50 +403,95 @@ impl Context<'_, '_> {
         outcome
     }
 
-    fn judge(&self, candidate: &Candidate, step: Option<holm::StepDecision>) -> CheckOutcome {
+    /// The verdict of a tested (or point-decided) check, given its family's step decision.
+    fn decide_check(
+        &self,
+        candidate: &Candidate,
+        step: Option<holm::StepDecision>,
+    ) -> CheckOutcome {
         let summary = Summary::of(&candidate.paired);
         let mut outcome = self.base(candidate, &summary);
+        outcome.threshold = step.map(|s| s.threshold);
+        if let (Some(limit), Some(step)) = (candidate.limit, step) {
+            self.attach_bound(&mut outcome, candidate, &summary, limit, step);
+        }
+        let evidence = self.evidence(candidate, step, &outcome);
+        self.classify(outcome, candidate, &summary, step, &evidence)
+    }
+
+    /// The one-sided bound at the check's own level (the bound the verdict uses) and the drop the
+    /// check would detect.
+    fn attach_bound(
+        &self,
+        outcome: &mut CheckOutcome,
+        candidate: &Candidate,
+        summary: &Summary,
+        limit: f64,
+        step: holm::StepDecision,
+    ) {
+        let bound = limit_test::lower_bound(
+            &candidate.paired.worsening,
+            step.threshold,
+            self.check.rule.metric.range_width(),
+        );
+        let direction = self.check.rule.metric.direction();
+        outcome.bound = bound.map(|b| DecisionBound {
+            delta: match direction {
+                Direction::HigherIsBetter => -b,
+                Direction::LowerIsBetter => b,
+            },
+            confidence: 1.0 - step.threshold,
+        });
+        outcome.detectable_drop = Some(normal::detectable_drop(
+            limit,
+            self.lone_level,
+            POWER,
+            summary.sd,
+            summary.n,
+        ));
+    }
+
+    /// "p = ... (method) vs threshold ...; worsening >= ... at ...% confidence", or "on the point
+    /// estimate" when nothing was tested.
+    fn evidence(
+        &self,
+        candidate: &Candidate,
+        step: Option<holm::StepDecision>,
+        outcome: &CheckOutcome,
+    ) -> String {
+        let (Some(test), Some(step)) = (candidate.test, step) else {
+            return "on the point estimate".to_string();
+        };
+        let direction = self.check.rule.metric.direction();
+        format!(
+            "p = {} ({}) vs threshold {:.4}{}",
+            p_text(test.p_value),
+            test.method.describe(),
+            step.threshold,
+            outcome.bound.map_or(String::new(), |b| format!(
+                "; worsening >= {:.4} at {:.2}% confidence",
+                worsening_of(b.delta, direction),
+                100.0 * b.confidence
+            ))
+        )
+    }
+
+    /// The status and verdict text: a broken floor fails; beyond the limit fails with evidence
+    /// (or on the point estimate in `point` mode) and is inconclusive without; else improved or
+    /// pass.
+    fn classify(
+        &self,
+        mut outcome: CheckOutcome,
+        candidate: &Candidate,
+        summary: &Summary,
+        step: Option<holm::StepDecision>,
+        evidence: &str,
+    ) -> CheckOutcome {
         let name = self.check.name();
         let direction = self.check.rule.metric.direction();
         let limit = candidate.limit;
         let limit_text = limit.map_or("no drop limit".to_string(), |l| format!("limit {l:.4}"));
         let beyond = limit.is_some_and(|l| summary.worsening > l);
-        outcome.threshold = step.map(|s| s.threshold);
-        if let (Some(l), Some(step)) = (limit, step) {
-            let bound = limit_test::lower_bound(
-                &candidate.paired.worsening,
-                step.threshold,
-                self.check.rule.metric.range_width(),
-            );
-            outcome.bound = bound.map(|b| DecisionBound {
-                delta: match direction {
-                    Direction::HigherIsBetter => -b,
-                    Direction::LowerIsBetter => b,
-                },
-                confidence: 1.0 - step.threshold,
-            });
-            outcome.detectable_drop = Some(normal::detectable_drop(
-                l,
-                self.lone_level,
-                POWER,
-                summary.sd,
-                summary.n,
-            ));
-        }
-        let evidence = match (candidate.test, step) {
-            (Some(test), Some(step)) => format!(
-                "p = {} ({}) vs threshold {:.4}{}",
-                p_text(test.p_value),
-                test.method.describe(),
-                step.threshold,
-                outcome.bound.map_or(String::new(), |b| format!(
-                    "; worsening >= {:.4} at {:.2}% confidence",
-                    worsening_of(b.delta, direction),
-                    100.0 * b.confidence
-                ))
-            ),
-            _ => "on the point estimate".to_string(),
-        };
         let stats_text = summary.text();
         if let Some(floor) = floor_broken(&self.check.rule.limits, direction, summary.current_mean)
         {
@@ -515,7 +508,7 @@ impl Context<'_, '_> {
                 summary.worsening
             );
         } else if beyond {
-            let needed = queries_needed(&summary, limit.unwrap_or(0.0), step);
+            let needed = queries_needed(summary, limit.unwrap_or(0.0), step);
             outcome.queries_needed = needed;
             outcome.status = CheckStatus::Inconclusive;
             outcome.verdict = format!(
@@ -526,7 +519,7 @@ impl Context<'_, '_> {
                     "; about {q} paired queries with this effect would decide it"
                 ))
             );
-        } else if self.improved(candidate, &summary) {
+        } else if self.improved(candidate, summary) {
             outcome.status = CheckStatus::Improved;
             outcome.verdict = format!(
                 "{name} improved: {stats_text}; if intended, run `ragate baseline accept --tier {}`",
@@ -588,34 +581,6 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-/// The queries that got worse, worst first (ties by qid), at most [`WORST_QUERIES`], and how many
-/// got worse in all.
-fn worst_queries(paired: &Paired, direction: Direction) -> (Vec<QueryDrop>, usize) {
-    let mut order: Vec<usize> = (0..paired.qids.len())
-        .filter(|&i| paired.worsening[i] > 0.0)
-        .collect();
-    let worse_count = order.len();
-    order.sort_by(|&a, &b| {
-        paired.worsening[b]
-            .total_cmp(&paired.worsening[a])
-            .then_with(|| paired.qids[a].cmp(&paired.qids[b]))
-    });
-    let worst = order
-        .into_iter()
-        .take(WORST_QUERIES)
-        .map(|i| QueryDrop {
-            qid: paired.qids[i].clone(),
-            query: None,
-            baseline: paired.baseline[i],
-            current: paired.current[i],
-            details: Vec::new(),
-            hit_to_miss: direction == Direction::HigherIsBetter
-                && paired.baseline[i] > 0.0
-                && paired.current[i] == 0.0,
-        })
-        .collect();
-    (worst, worse_count)
-}
-
+mod paired;
 #[cfg(test)]
 mod tests;
