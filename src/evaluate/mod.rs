@@ -308,117 +308,18 @@ pub fn evaluate(
     let mut judge_usage = JudgeUsage::default();
     match format {
         RunFormat::Native => {
-            // Retrieval values and judging tasks per query first, then every judge once, then
-            // the answer values.
-            let mut book = TaskBook::default();
-            let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
-            let queries = run::read(&TextFile::read(run_path)?)?;
-            // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
-            let scored = queries.iter().filter_map(|query| {
-                let position = qrels.position(&query.qid)?;
-                (scorer.truths[position].num_relevant > 0)
-                    .then(|| (query, &qrels.queries()[position]))
-            });
-            answer_metrics.decomposed =
-                answer_metrics.decompose(scored, &options.judges, options.cache)?;
-            for query in queries {
-                let outcome = match qrels.position(&query.qid) {
-                    None => Outcome::NotInQrels,
-                    Some(position) => scorer.score(
-                        position,
-                        query.retrieved.iter().map(|r| r.doc_id.as_bytes()),
-                    ),
-                };
-                let mut prepared = None;
-                if let Outcome::Scored { position, .. } = &outcome
-                    && !answer_metrics.specs.is_empty()
-                {
-                    prepared = Some(answer_metrics.prepare(
-                        &query,
-                        &qrels.queries()[*position],
-                        &mut book,
-                    )?);
-                }
-                let mut outcome = outcome;
-                if let Outcome::Scored { scores, .. } = &mut outcome {
-                    scores.answer = query.answer.clone();
-                    scores.operational = Operational::of(&query, run_path)?;
-                    for (index, spec) in options.metrics.iter().enumerate() {
-                        if spec.metric.is_operational() {
-                            let value = scores.operational.value(spec.metric, &query, run_path)?;
-                            scores.values[index] = Some(value);
-                        }
-                    }
-                }
-                pending.push((query.qid, outcome, prepared));
-            }
-            let verdicts = book.judge_all(&options.judges, options.cache, options.judge_repeat)?;
-            let decomposed = answer_metrics.decomposed.usage;
-            judge_usage = JudgeUsage {
-                tasks: verdicts.usage.tasks + decomposed.tasks,
-                judged: verdicts.usage.judged + decomposed.judged,
-            };
-            for (qid, mut outcome, prepared) in pending {
-                if let (Outcome::Scored { scores, .. }, Some(prepared)) = (&mut outcome, &prepared)
-                {
-                    let answer_scores = answer_metrics.finish(prepared, &verdicts);
-                    for (index, value) in answer_scores.values {
-                        scores.values[index] = value;
-                    }
-                    scores.claims = answer_scores.claims;
-                    scores.empty_excluded = answer_scores.empty_excluded;
-                }
-                tally.add(&qid, outcome);
-            }
-        }
-        RunFormat::Trec
-            if options
-                .metrics
-                .iter()
-                .any(|s| s.metric.as_retrieval().is_none()) =>
-        {
-            let names: Vec<String> = options
-                .metrics
-                .iter()
-                .filter(|s| s.metric.as_retrieval().is_none())
-                .map(|s| s.metric.to_string())
-                .collect();
-            return Err(Error::input(
+            judge_usage = score_native(
+                qrels,
                 run_path,
-                format!(
-                    "{} need answers or pipeline figures, which a TREC run does not have: expected a native run (JSONL with \"answer\")",
-                    names.join(", ")
-                ),
-            ));
+                options,
+                &scorer,
+                &mut answer_metrics,
+                &mut tally,
+            )?;
         }
         RunFormat::Trec => {
-            let score_entries = |qid: &str, entries: &mut [RunEntry<'_>]| match qrels.position(qid)
-            {
-                None => Outcome::NotInQrels,
-                Some(position) => scorer.score(position, trec_run::in_trec_order(entries)),
-            };
-            let read = trec_run::ReadOptions::new(options.threads);
-            let queries = trec_run::for_each_query(run_path, &read, score_entries)?;
-            if let Some(Repeat {
-                qid,
-                first_line,
-                later_line,
-            }) = queries.ungrouped
-            {
-                let how = if queries.spilled {
-                    "through temporary files"
-                } else {
-                    "in memory"
-                };
-                warnings.push(format!(
-                    "{}: the lines of query `{qid}` are not contiguous (lines {first_line} and \
-                     {later_line}); the run was read again and sorted by query {how}, which is \
-                     slower: group the lines by qid to avoid it",
-                    run_path.display()
-                ));
-            }
-            for output in queries.outputs {
-                tally.add(&output.qid, output.value);
+            if let Some(warning) = score_trec(qrels, run_path, options, &scorer, &mut tally)? {
+                warnings.push(warning);
             }
         }
     }
@@ -445,6 +346,126 @@ pub fn evaluate(
     evaluation.embeddings = embeddings;
     evaluation.judge_usage = judge_usage;
     Ok(evaluation)
+}
+
+/// Native runs: retrieval values and judging tasks per query first, then every judge once,
+/// then the answer values. Returns the judges' usage.
+fn score_native(
+    qrels: &Qrels,
+    run_path: &Path,
+    options: &EvalOptions<'_>,
+    scorer: &Scorer<'_>,
+    answer_metrics: &mut AnswerMetrics<'_>,
+    tally: &mut Tally,
+) -> Result<JudgeUsage> {
+    let mut book = TaskBook::default();
+    let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
+    let queries = run::read(&TextFile::read(run_path)?)?;
+    // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
+    let scored = queries.iter().filter_map(|query| {
+        let position = qrels.position(&query.qid)?;
+        (scorer.truths[position].num_relevant > 0).then(|| (query, &qrels.queries()[position]))
+    });
+    answer_metrics.decomposed = answer_metrics.decompose(scored, &options.judges, options.cache)?;
+    for query in queries {
+        let outcome = match qrels.position(&query.qid) {
+            None => Outcome::NotInQrels,
+            Some(position) => scorer.score(
+                position,
+                query.retrieved.iter().map(|r| r.doc_id.as_bytes()),
+            ),
+        };
+        let mut prepared = None;
+        if let Outcome::Scored { position, .. } = &outcome
+            && !answer_metrics.specs.is_empty()
+        {
+            prepared =
+                Some(answer_metrics.prepare(&query, &qrels.queries()[*position], &mut book)?);
+        }
+        let mut outcome = outcome;
+        if let Outcome::Scored { scores, .. } = &mut outcome {
+            scores.answer = query.answer.clone();
+            scores.operational = Operational::of(&query, run_path)?;
+            for (index, spec) in options.metrics.iter().enumerate() {
+                if spec.metric.is_operational() {
+                    let value = scores.operational.value(spec.metric, &query, run_path)?;
+                    scores.values[index] = Some(value);
+                }
+            }
+        }
+        pending.push((query.qid, outcome, prepared));
+    }
+    let verdicts = book.judge_all(&options.judges, options.cache, options.judge_repeat)?;
+    let decomposed = answer_metrics.decomposed.usage;
+    let judge_usage = JudgeUsage {
+        tasks: verdicts.usage.tasks + decomposed.tasks,
+        judged: verdicts.usage.judged + decomposed.judged,
+    };
+    for (qid, mut outcome, prepared) in pending {
+        if let (Outcome::Scored { scores, .. }, Some(prepared)) = (&mut outcome, &prepared) {
+            let answer_scores = answer_metrics.finish(prepared, &verdicts);
+            for (index, value) in answer_scores.values {
+                scores.values[index] = value;
+            }
+            scores.claims = answer_scores.claims;
+            scores.empty_excluded = answer_scores.empty_excluded;
+        }
+        tally.add(&qid, outcome);
+    }
+    Ok(judge_usage)
+}
+
+/// TREC runs: retrieval metrics only, read in parallel; returns the warning of an ungrouped run.
+fn score_trec(
+    qrels: &Qrels,
+    run_path: &Path,
+    options: &EvalOptions<'_>,
+    scorer: &Scorer<'_>,
+    tally: &mut Tally,
+) -> Result<Option<String>> {
+    let unsupported: Vec<String> = options
+        .metrics
+        .iter()
+        .filter(|s| s.metric.as_retrieval().is_none())
+        .map(|s| s.metric.to_string())
+        .collect();
+    if !unsupported.is_empty() {
+        return Err(Error::input(
+            run_path,
+            format!(
+                "{} need answers or pipeline figures, which a TREC run does not have: expected a native run (JSONL with \"answer\")",
+                unsupported.join(", ")
+            ),
+        ));
+    }
+    let score_entries = |qid: &str, entries: &mut [RunEntry<'_>]| match qrels.position(qid) {
+        None => Outcome::NotInQrels,
+        Some(position) => scorer.score(position, trec_run::in_trec_order(entries)),
+    };
+    let read = trec_run::ReadOptions::new(options.threads);
+    let queries = trec_run::for_each_query(run_path, &read, score_entries)?;
+    let warning = queries.ungrouped.as_ref().map(|repeat| {
+        let Repeat {
+            qid,
+            first_line,
+            later_line,
+        } = repeat;
+        let how = if queries.spilled {
+            "through temporary files"
+        } else {
+            "in memory"
+        };
+        format!(
+            "{}: the lines of query `{qid}` are not contiguous (lines {first_line} and \
+             {later_line}); the run was read again and sorted by query {how}, which is \
+             slower: group the lines by qid to avoid it",
+            run_path.display()
+        )
+    });
+    for output in queries.outputs {
+        tally.add(&output.qid, output.value);
+    }
+    Ok(warning)
 }
 
 /// What a judged query missing from the run scores: 0 (a dropped query is a regression), except
