@@ -141,24 +141,12 @@ where
             })?;
         }
     };
-    let results: Vec<Result<Vec<QueryOutput<R>>>> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads.clamp(1, PARTS))
             .map(|_| scope.spawn(work))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    let mut outputs = Vec::new();
-    for result in results {
-        outputs.extend(result?);
-    }
-    outputs.sort_unstable_by_key(|output| output.first_line);
-    Ok(outputs)
+        super::join_in_file_order(handles)
+    })
 }
 
 /// A worker's buffers, reused from one partition to the next.

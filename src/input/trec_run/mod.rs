@@ -43,6 +43,26 @@ pub struct QueryOutput<R> {
     pub value: R,
 }
 
+/// Joins a scope's workers (a worker's panic resumes on this thread, after all have finished)
+/// and merges their outputs in file order (by each query's first line).
+fn join_in_file_order<R>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<Vec<QueryOutput<R>>>>>,
+) -> Result<Vec<QueryOutput<R>>> {
+    let results: Vec<Result<Vec<QueryOutput<R>>>> = handles
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+        .collect();
+    let mut outputs = Vec::new();
+    for result in results {
+        outputs.extend(result?);
+    }
+    outputs.sort_unstable_by_key(|output| output.first_line);
+    Ok(outputs)
+}
+
 /// The first query found not contiguous: its first line and the line where it reappeared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repeat {

@@ -94,7 +94,7 @@ where
     }
     let queue = Mutex::new(buckets.into_iter());
     let threads = options.threads.max(1).min(count);
-    let results: Vec<Result<Vec<QueryOutput<R>>>> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -109,20 +109,8 @@ where
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    let mut outputs = Vec::new();
-    for result in results {
-        outputs.extend(result?);
-    }
-    outputs.sort_unstable_by_key(|output| output.first_line);
-    Ok(outputs)
+        super::join_in_file_order(handles)
+    })
 }
 
 fn new_buckets(count: usize) -> std::io::Result<Vec<File>> {
