@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{Outcome, accept_baseline, path_str, ragate, ragate_env, ragate_in};
+use crate::{Outcome, SMOKE_GATE, accept_baseline, path_str, ragate, ragate_env, ragate_in};
 
 const CONFIG: &str = "version: 1
 metrics: [recall@5, faithfulness, answer_relevance]
@@ -41,18 +41,7 @@ fn setup(dir: &Path) {
 }
 
 fn gate(dir: &Path) -> Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "smoke",
-            "--run",
-            "run.jsonl",
-            "--out",
-            "out",
-        ],
-    )
+    ragate_in(dir, &SMOKE_GATE)
 }
 
 /// `setup`, a first gate (no baseline yet) and its results accepted.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::{Outcome, accept_baseline, ragate_in};
+use crate::{Outcome, SMOKE_GATE, accept_baseline, ragate_in};
 
 /// Six queries whose contexts come from the corpus. Odd answers repeat their document; even
 /// ones say "90 days" where the document says 30: 5 of the claim's 6 tokens are in the
@@ -60,15 +60,7 @@ gate:
 }
 
 fn gate(dir: &Path, extra: &[&str]) -> Outcome {
-    let mut args = vec![
-        "gate",
-        "--tier",
-        "smoke",
-        "--run",
-        "run.jsonl",
-        "--out",
-        "out",
-    ];
+    let mut args = SMOKE_GATE.to_vec();
     args.extend_from_slice(extra);
     ragate_in(dir, &args)
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{Outcome, fixture, path_str, ragate_in};
+use crate::{Outcome, SMOKE_GATE, fixture, path_str, ragate_in};
 
 fn setup(dir: &Path, mode: &str, timeout_s: u64) {
     let script = fixture("judges/keyword_judge.py");
@@ -42,18 +42,7 @@ gate:
 }
 
 fn gate(dir: &Path) -> Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "smoke",
-            "--run",
-            "run.jsonl",
-            "--out",
-            "out",
-        ],
-    )
+    ragate_in(dir, &SMOKE_GATE)
 }
 
 #[test]

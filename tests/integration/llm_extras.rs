@@ -12,21 +12,10 @@ use ragate::baseline::results::Results;
 use serde_json::{Value, json};
 
 use crate::openai_judge::{Server, inputs};
-use crate::{Outcome, accept_baseline, fixture, path_str, ragate_in};
+use crate::{Outcome, SMOKE_GATE, accept_baseline, fixture, path_str, ragate_in};
 
 fn gate(dir: &Path) -> Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "smoke",
-            "--run",
-            "run.jsonl",
-            "--out",
-            "out",
-        ],
-    )
+    ragate_in(dir, &SMOKE_GATE)
 }
 
 fn results(dir: &Path) -> (String, Value) {

@@ -27,6 +27,17 @@ pub struct Outcome {
     pub stderr: String,
 }
 
+/// `ragate gate --tier smoke --run run.jsonl --out out`: the arguments of most judge tests.
+pub const SMOKE_GATE: [&str; 7] = [
+    "gate",
+    "--tier",
+    "smoke",
+    "--run",
+    "run.jsonl",
+    "--out",
+    "out",
+];
+
 pub fn ragate(args: &[&str]) -> Outcome {
     ragate_in(Path::new("."), args)
 }

@@ -16,7 +16,7 @@ use ragate::judge::Task;
 use ragate::judge::openai::OpenAiJudge;
 use serde_json::{Value, json};
 
-use crate::{accept_baseline, ragate_env, ragate_in};
+use crate::{SMOKE_GATE, accept_baseline, ragate_env, ragate_in};
 
 /// What the server does with one request.
 #[derive(Debug, Clone, Copy)]
@@ -539,18 +539,7 @@ gate:
 }
 
 fn gate(dir: &Path) -> crate::Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "smoke",
-            "--run",
-            "run.jsonl",
-            "--out",
-            "out",
-        ],
-    )
+    ragate_in(dir, &SMOKE_GATE)
 }
 
 fn without_status(results: &str) -> Value {
@@ -625,15 +614,7 @@ fn a_judge_url_from_the_environment_is_never_printed() {
     };
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let args = [
-        "gate",
-        "--tier",
-        "smoke",
-        "--run",
-        "run.jsonl",
-        "--out",
-        "out",
-    ];
+    let args = SMOKE_GATE;
     for (url, expected) in [
         (&failing.url, "HTTP 500"),
         (&refusing.url, "HTTP 401"),
