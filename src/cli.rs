@@ -88,7 +88,7 @@ pub struct GateArgs {
     pub run: Option<PathBuf>,
     /// Run format (default: detected).
     #[arg(long, value_enum)]
-    pub run_format: Option<RunFormat>,
+    pub run_format: Option<RunFormatArg>,
     #[command(flatten)]
     pub report: ReportArgs,
     /// Worker threads for TREC runs (default: the number of cores).
@@ -194,10 +194,10 @@ pub struct EvalArgs {
     pub format: OutputFormat,
     /// Qrels format (default: detected from the path and the first line).
     #[arg(long, value_enum)]
-    pub qrels_format: Option<QrelsFormat>,
+    pub qrels_format: Option<QrelsFormatArg>,
     /// Run format (default: detected from the path and the first line).
     #[arg(long, value_enum)]
-    pub run_format: Option<RunFormat>,
+    pub run_format: Option<RunFormatArg>,
     /// The qrels split of a BEIR folder.
     #[arg(long, default_value = "test", value_name = "NAME")]
     pub beir_split: String,
@@ -221,5 +221,47 @@ fn non_empty_separator(text: &str) -> Result<String, String> {
         )
     } else {
         Ok(text.to_string())
+    }
+}
+
+/// `--qrels-format`: the input layer's [`QrelsFormat`], as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QrelsFormatArg {
+    /// JSONL, one query a line (`qid`, `query`, `gold_doc_ids`, `graded_relevance`, ...).
+    Native,
+    /// `qid iter doc_id grade`.
+    Trec,
+    /// `qid<TAB>doc_id<TAB>grade`, header optional.
+    Tsv,
+    /// A BEIR folder (`queries.jsonl`, `qrels/<split>.tsv`).
+    Beir,
+}
+
+impl From<QrelsFormatArg> for QrelsFormat {
+    fn from(arg: QrelsFormatArg) -> Self {
+        match arg {
+            QrelsFormatArg::Native => QrelsFormat::Native,
+            QrelsFormatArg::Trec => QrelsFormat::Trec,
+            QrelsFormatArg::Tsv => QrelsFormat::Tsv,
+            QrelsFormatArg::Beir => QrelsFormat::Beir,
+        }
+    }
+}
+
+/// `--run-format`: the input layer's [`RunFormat`], as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunFormatArg {
+    /// JSONL, one query a line (`qid`, `retrieved`, `answer`, `contexts`).
+    Native,
+    /// `qid Q0 doc_id rank score tag`.
+    Trec,
+}
+
+impl From<RunFormatArg> for RunFormat {
+    fn from(arg: RunFormatArg) -> Self {
+        match arg {
+            RunFormatArg::Native => RunFormat::Native,
+            RunFormatArg::Trec => RunFormat::Trec,
+        }
     }
 }

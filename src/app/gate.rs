@@ -199,7 +199,7 @@ fn obtain_run(
 ) -> Result<(PathBuf, RunFormat)> {
     let given = |path: PathBuf| -> Result<(PathBuf, RunFormat)> {
         let format = match args.run_format {
-            Some(format) => format,
+            Some(format) => format.into(),
             None => input::detect_run_format(&path)?,
         };
         Ok((path, format))

@@ -60,12 +60,12 @@ fn eval(args: EvalArgs) -> Result<i32> {
     let corpus = corpus::read_optional(args.corpus.as_deref())?;
     let qrels = input::load_qrels(
         &args.qrels,
-        args.qrels_format,
+        args.qrels_format.map(Into::into),
         &args.beir_split,
         args.queries.as_deref(),
     )?;
     let run_format = match args.run_format {
-        Some(format) => format,
+        Some(format) => format.into(),
         None => input::detect_run_format(&args.run)?,
     };
     let options = EvalOptions {

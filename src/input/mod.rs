@@ -23,7 +23,7 @@ use text_file::TextFile;
 use trec_qrels::Layout;
 
 /// Formats of relevance judgments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QrelsFormat {
     /// JSONL, one query a line (`qid`, `query`, `gold_doc_ids`, `graded_relevance`, ...).
     Native,
@@ -36,7 +36,7 @@ pub enum QrelsFormat {
 }
 
 /// Formats of runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunFormat {
     /// JSONL, one query a line (`qid`, `retrieved`, `answer`, `contexts`).
     Native,
