@@ -1,9 +1,36 @@
-//! The judged documents of one query: ids packed in one string, entries sorted for lookup.
+//! Judgments: what the qrels say about one document ([`Judgment`]), and the judged documents
+//! of one query ([`Judgments`]: ids packed in one string, entries sorted for lookup).
 //!
 //! Qrels hold hundreds of thousands of judgments; one allocation per doc id would cost more to
 //! build and to free than the lookups they serve.
 
-use crate::input::qrels::Judgment;
+/// A relevance grade. Negative grades (trec_eval: pooled but not judged) are neither relevant
+/// nor gain.
+pub type Grade = i32;
+
+/// What the qrels say about one document for one query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Judgment {
+    /// Graded relevance, the gain of graded metrics (nDCG).
+    pub grade: Grade,
+    /// Binary relevance ("gold"), used by precision, recall, hit rate, MRR, MAP and R-precision.
+    pub relevant: bool,
+}
+
+impl Judgment {
+    /// A judgment from a grade alone: relevant when the grade is at least 1.
+    pub fn from_grade(grade: Grade) -> Self {
+        Judgment {
+            grade,
+            relevant: grade >= 1,
+        }
+    }
+
+    /// The gain this judgment contributes to graded metrics: negative grades count as 0.
+    pub fn gain(self) -> Grade {
+        self.grade.max(0)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {

@@ -7,9 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::input::judgments::Judgments;
-
-/// A relevance grade. Negative grades (trec_eval: pooled but not judged) are neither relevant nor gain.
-pub type Grade = i32;
+pub use crate::input::judgments::{Grade, Judgment};
 
 /// The grades every qrels reader accepts. nDCG's exponential gain 2^g - 1 is finite and exact
 /// enough far beyond the top (2^100 ~ 1.3e30), while a grade of 1024 would overflow f64 into
@@ -30,30 +28,6 @@ pub fn bounded_grade(grade: i64, doc: &str) -> Result<Grade, String> {
                 GRADES.end()
             )
         })
-}
-
-/// What the qrels say about one document for one query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Judgment {
-    /// Graded relevance, the gain of graded metrics (nDCG).
-    pub grade: Grade,
-    /// Binary relevance ("gold"), used by precision, recall, hit rate, MRR, MAP and R-precision.
-    pub relevant: bool,
-}
-
-impl Judgment {
-    /// A judgment from a grade alone: relevant when the grade is at least 1.
-    pub fn from_grade(grade: Grade) -> Self {
-        Judgment {
-            grade,
-            relevant: grade >= 1,
-        }
-    }
-
-    /// The gain this judgment contributes to graded metrics: negative grades count as 0.
-    pub fn gain(self) -> Grade {
-        self.grade.max(0)
-    }
 }
 
 /// One query of the qrels with its judgments and metadata.
