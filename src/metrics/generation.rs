@@ -3,17 +3,8 @@
 //! and reference-based checks.
 
 use crate::metrics::answer;
+pub use crate::metrics::metric::EmptyAnswer;
 use crate::metrics::metric::Metric;
-
-/// What an empty answer scores on judged metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum EmptyAnswer {
-    /// Score 0: an empty answer supports nothing and addresses nothing.
-    #[default]
-    Zero,
-    /// Leave the query out of the metric (and count it).
-    Exclude,
-}
 
 /// One claim of an answer and the judge's verdict on it.
 #[derive(Debug, Clone, PartialEq)]

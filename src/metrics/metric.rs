@@ -4,7 +4,6 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::judge::decompose::ClaimSplitter;
-use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 
 /// A metric: retrieval quality from the ranking, or answer quality from the answer.
@@ -197,6 +196,16 @@ impl Metric {
     pub fn is_operational(self) -> bool {
         matches!(self, Metric::LatencyMs | Metric::Tokens | Metric::Cost)
     }
+}
+
+/// What an empty answer scores on judged metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EmptyAnswer {
+    /// Score 0: an empty answer supports nothing and addresses nothing.
+    #[default]
+    Zero,
+    /// Leave the query out of the metric (and count it).
+    Exclude,
 }
 
 /// A metric with the options it is computed with.
