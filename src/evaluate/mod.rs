@@ -3,6 +3,7 @@
 //! missing or unknown.
 
 mod answers;
+mod assemble;
 pub mod operational;
 mod relevance;
 
@@ -26,6 +27,7 @@ use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
 pub use answers::JudgeUsage;
 use answers::{AnswerMetrics, Decomposed, PreparedQuery, TaskBook};
+use assemble::assemble;
 use operational::Operational;
 
 /// What to compute and how to read retrieved ids.
@@ -466,134 +468,4 @@ fn score_trec(
         tally.add(&output.qid, output.value);
     }
     Ok(warning)
-}
-
-/// What a judged query missing from the run scores: 0 (a dropped query is a regression), except
-/// the answer length, which has no value (0 would look like an improvement).
-fn missing_value(metric: Metric) -> Option<f64> {
-    match metric {
-        Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => None,
-        _ => Some(0.0),
-    }
-}
-
-fn assemble(
-    qrels: &Qrels,
-    run_path: &Path,
-    scorer: &Scorer<'_>,
-    metrics: &[Metric],
-    tally: Tally,
-    mut warnings: Vec<String>,
-) -> Result<Evaluation> {
-    if tally.run_queries_in_qrels == 0 {
-        let example = tally.first_unknown.unwrap_or_default();
-        return Err(Error::input(
-            run_path,
-            format!(
-                "none of the run's {} queries is in the qrels {} (run qid `{example}`, qrels qid `{}`): \
-                 expected the run to answer the judged queries",
-                tally.run_queries_not_in_qrels,
-                qrels.path().display(),
-                qrels.queries().first().map_or("", |q| q.qid.as_str()),
-            ),
-        ));
-    }
-    let mut per_query = Vec::new();
-    let mut empty_answers_excluded = 0;
-    let mut excluded_no_relevant = 0;
-    let mut missing_from_run = 0;
-    for ((query, truth), slot) in qrels.queries().iter().zip(&scorer.truths).zip(tally.slots) {
-        if truth.num_relevant == 0 {
-            excluded_no_relevant += 1;
-            continue;
-        }
-        let scored = slot.unwrap_or_else(|| {
-            missing_from_run += 1;
-            Scored {
-                values: metrics.iter().map(|&m| missing_value(m)).collect(),
-                ranked: Vec::new(),
-                answer: None,
-                claims: Vec::new(),
-                operational: Operational::default(),
-                relevance: None,
-                empty_excluded: false,
-                duplicates: 0,
-                first_duplicate: None,
-            }
-        });
-        empty_answers_excluded += usize::from(scored.empty_excluded);
-        per_query.push(QueryScores {
-            qid: query.qid.clone(),
-            values: scored.values,
-            ranked: scored.ranked,
-            answer: scored.answer,
-            claims: scored.claims,
-            operational: scored.operational,
-            relevance: scored.relevance,
-        });
-    }
-    if per_query.is_empty() {
-        return Err(Error::input(
-            qrels.path(),
-            format!(
-                "none of the {excluded_no_relevant} queries has a relevant document: expected at least one judged relevant (grade >= 1 or in gold_doc_ids)"
-            ),
-        ));
-    }
-    let mut means = Vec::with_capacity(metrics.len());
-    let mut counts = Vec::with_capacity(metrics.len());
-    for (m, metric) in metrics.iter().enumerate() {
-        let values: Vec<f64> = per_query.iter().filter_map(|q| q.values[m]).collect();
-        if values.is_empty() {
-            return Err(Error::input(
-                qrels.path(),
-                format!(
-                    "no query has a value for {metric}: expected gold_answer_substring (answer_contains), \
-                     reference_answer (answer_f1, answer_exact) or non-empty answers"
-                ),
-            ));
-        }
-        means.push(values.iter().sum::<f64>() / values.len() as f64);
-        counts.push(values.len());
-    }
-    if empty_answers_excluded > 0 {
-        warnings.push(format!(
-            "{}: {empty_answers_excluded} empty answers were left out of the answer metrics (empty_answer: exclude)",
-            run_path.display()
-        ));
-    }
-    if let Some((qid, doc)) = &tally.first_duplicate {
-        warnings.push(format!(
-            "{}: {} duplicate doc ids in rankings were ignored (the first occurrence counts), \
-             the first: `{doc}` in query `{qid}`",
-            run_path.display(),
-            tally.duplicates
-        ));
-    }
-    if let Some(qid) = &tally.first_unknown {
-        warnings.push(format!(
-            "{}: {} run queries are not in the qrels and were ignored, the first: `{qid}`",
-            run_path.display(),
-            tally.run_queries_not_in_qrels
-        ));
-    }
-    if missing_from_run > 0 {
-        warnings.push(format!(
-            "{}: {missing_from_run} judged queries are missing from the run and score 0",
-            run_path.display()
-        ));
-    }
-    Ok(Evaluation {
-        metrics: metrics.to_vec(),
-        per_query,
-        means,
-        counts,
-        empty_answers_excluded,
-        judge_usage: JudgeUsage::default(),
-        embeddings: Vec::new(),
-        excluded_no_relevant,
-        missing_from_run,
-        run_queries_not_in_qrels: tally.run_queries_not_in_qrels,
-        warnings,
-    })
 }
