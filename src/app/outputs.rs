@@ -289,7 +289,11 @@ pub fn finish(
     }
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         for line in annotations::render(&report) {
-            println!("{line}");
+            match options.format {
+                GateFormat::Table => println!("{line}"),
+                // stdout is one JSON document; the runner reads workflow commands on stderr too.
+                GateFormat::Json => eprintln!("{line}"),
+            }
         }
     }
     match options.format {

@@ -542,6 +542,42 @@ fn github_actions_gets_annotations_and_the_step_summary() {
     assert!(appended.contains("REGRESSION"), "{appended}");
 }
 
+#[test]
+fn json_output_stays_one_document_on_github_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    assert_eq!(gate(dir, "base.jsonl").code, 2);
+    accept_baseline(dir, "regression", "out/results.json", &[]);
+    let output = ragate_env(
+        dir,
+        &[
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "regressed.jsonl",
+            "--out",
+            "out",
+            "--format",
+            "json",
+        ],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert_eq!(output.code, 1, "{}", output.stderr);
+    let parsed: serde_json::Value = serde_json::from_str(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", output.stdout));
+    assert!(parsed.is_object());
+    assert!(
+        output
+            .stderr
+            .lines()
+            .any(|l| l.starts_with("::error title=ragate%3A ")),
+        "{}",
+        output.stderr
+    );
+}
+
 /// The README's pipeline command in `eval-config.yaml`, replaced by the built binary in tests.
 const README_PIPELINE: &str = r#"["cargo", "run", "--quiet", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
 
