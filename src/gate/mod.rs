@@ -70,16 +70,7 @@ pub(crate) fn answer_changes(before: &QueryRecord, now: &QueryRecord) -> Vec<Str
     if let (Some(old), Some(new)) = (&before.answer, &now.answer)
         && old != new
     {
-        let diff = similar::TextDiff::from_words(old.as_str(), new.as_str());
-        let mut text = String::new();
-        for change in diff.iter_all_changes() {
-            match change.tag() {
-                similar::ChangeTag::Equal => text.push_str(change.value()),
-                similar::ChangeTag::Delete => text.push_str(&format!("[-{}-]", change.value())),
-                similar::ChangeTag::Insert => text.push_str(&format!("{{+{}+}}", change.value())),
-            }
-        }
-        lines.push(format!("answer: {text}"));
+        lines.push(format!("answer: {}", word_diff(old, new)));
     }
     let supported_before: BTreeSet<&str> = before
         .claims
@@ -130,8 +121,82 @@ pub(crate) fn short(hash: &str) -> &str {
         .map_or(hash, |(end, _)| &hash[..end])
 }
 
+/// A word diff that marks each changed run once: `The [-cat sat-]{+dog lay+} on the mat`.
+/// The spaces between changed words join their run, so a replaced phrase reads as one deletion
+/// and one insertion rather than a mark per word and per space.
+fn word_diff(old: &str, new: &str) -> String {
+    let diff = similar::TextDiff::from_words(old, new);
+    let mut out = String::new();
+    let (mut removed, mut added, mut gap) = (String::new(), String::new(), String::new());
+    for change in diff.iter_all_changes() {
+        let value = change.value();
+        let pending = !(removed.is_empty() && added.is_empty());
+        match change.tag() {
+            similar::ChangeTag::Equal if pending && value.trim().is_empty() => gap.push_str(value),
+            similar::ChangeTag::Equal => {
+                flush_run(&mut out, &mut removed, &mut added);
+                out.push_str(&gap);
+                gap.clear();
+                out.push_str(value);
+            }
+            tag => {
+                for side in [&mut removed, &mut added] {
+                    if !side.is_empty() {
+                        side.push_str(&gap);
+                    }
+                }
+                gap.clear();
+                match tag {
+                    similar::ChangeTag::Delete => removed.push_str(value),
+                    _ => added.push_str(value),
+                }
+            }
+        }
+    }
+    flush_run(&mut out, &mut removed, &mut added);
+    out + &gap
+}
+
+/// Writes a pending run as `[-removed-]{+added+}`, keeping trailing spaces outside the marks.
+fn flush_run(out: &mut String, removed: &mut String, added: &mut String) {
+    let mut trailing = "";
+    for (side, open, close) in [(&*removed, "[-", "-]"), (&*added, "{+", "+}")] {
+        let kept = side.trim_end();
+        if !kept.is_empty() {
+            out.push_str(&format!("{open}{kept}{close}"));
+        }
+        if side.len() - kept.len() > trailing.len() {
+            trailing = &side[kept.len()..];
+        }
+    }
+    out.push_str(trailing);
+    removed.clear();
+    added.clear();
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn word_diff_marks_each_changed_run_once() {
+        use super::word_diff;
+        assert_eq!(
+            word_diff("The cat sat on the mat", "The dog sat on the mat"),
+            "The [-cat-]{+dog+} sat on the mat"
+        );
+        assert_eq!(
+            word_diff("A quick answer here.", "In a slow answer here."),
+            "[-A quick-]{+In a slow+} answer here."
+        );
+        assert_eq!(
+            word_diff(
+                "Stowbox keeps data.",
+                "Stowbox keeps data in three regions."
+            ),
+            "Stowbox keeps [-data.-]{+data in three regions.+}"
+        );
+        assert_eq!(word_diff("same", "same"), "same");
+    }
+
     use super::*;
     use crate::baseline::results::{Provenance, QueryRecord, RunStatus};
     use crate::input::{native_qrels, text_file::TextFile};
