@@ -157,19 +157,28 @@ fn word_diff(old: &str, new: &str) -> String {
     out + &gap
 }
 
-/// Writes a pending run as `[-removed-]{+added+}`, keeping trailing spaces outside the marks.
+/// Writes a pending run as `[-removed-]{+added+}`, keeping leading and trailing spaces outside
+/// the marks.
 fn flush_run(out: &mut String, removed: &mut String, added: &mut String) {
-    let mut trailing = "";
-    for (side, open, close) in [(&*removed, "[-", "-]"), (&*added, "{+", "+}")] {
-        let kept = side.trim_end();
+    let sides = [(removed.as_str(), "[-", "-]"), (added.as_str(), "{+", "+}")];
+    let outer = |pick: fn(&str) -> &str| {
+        sides
+            .iter()
+            .map(|(side, _, _)| pick(side))
+            .max_by_key(|space| space.len())
+            .unwrap_or("")
+            .to_string()
+    };
+    let leading = outer(|side| &side[..side.len() - side.trim_start().len()]);
+    let trailing = outer(|side| &side[side.trim_end().len()..]);
+    out.push_str(&leading);
+    for (side, open, close) in sides {
+        let kept = side.trim();
         if !kept.is_empty() {
             out.push_str(&format!("{open}{kept}{close}"));
         }
-        if side.len() - kept.len() > trailing.len() {
-            trailing = &side[kept.len()..];
-        }
     }
-    out.push_str(trailing);
+    out.push_str(&trailing);
     removed.clear();
     added.clear();
 }
@@ -195,6 +204,10 @@ mod tests {
             "Stowbox keeps [-data.-]{+data in three regions.+}"
         );
         assert_eq!(word_diff("same", "same"), "same");
+        assert_eq!(
+            word_diff("Kept for 11 days.", "Kept for 11 days. Printed in Lisbon."),
+            "Kept for 11 days. {+Printed in Lisbon.+}"
+        );
     }
 
     use super::*;

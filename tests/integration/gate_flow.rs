@@ -434,7 +434,7 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
         "the failing claims are in the failure body: {failure}"
     );
     assert!(
-        failure.contains("{+Invoices+}"),
+        failure.contains(" {+Invoices are printed on recycled paper in Lisbon.+}"),
         "the answer diff: {failure}"
     );
     assert!(
