@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::raw::{JudgeKind, RawClaims, RawConfig, RawEmptyAnswer, RawJudge, RawMetric};
+use crate::config::raw::{
+    RawClaims, RawConfig, RawEmptyAnswer, RawJudge, RawMetric, RawOpenAiJudge,
+};
 use crate::config::{Keys, expand};
 use crate::error::Result;
 
@@ -32,47 +34,8 @@ pub fn validate_judges(
     );
     for (name, judge) in raw {
         let key = format!("judges.{name}");
-        let (accepted, kind_name): (&[&str], &str) = match judge.kind {
-            JudgeKind::Lexical => (&["threshold", "stem"], "lexical"),
-            JudgeKind::Command => (&["command", "timeout_s"], "command"),
-            JudgeKind::Openai => (
-                &[
-                    "base_url",
-                    "model",
-                    "api_key_env",
-                    "concurrency",
-                    "timeout_s",
-                    "max_retries",
-                    "max_calls",
-                ],
-                "openai",
-            ),
-        };
-        for (field, present) in [
-            ("threshold", judge.threshold.is_some()),
-            ("stem", judge.stem.is_some()),
-            ("base_url", judge.base_url.is_some()),
-            ("model", judge.model.is_some()),
-            ("api_key_env", judge.api_key_env.is_some()),
-            ("concurrency", judge.concurrency.is_some()),
-            ("timeout_s", judge.timeout_s.is_some()),
-            ("max_retries", judge.max_retries.is_some()),
-            ("max_calls", judge.max_calls.is_some()),
-            ("command", judge.command.is_some()),
-        ] {
-            if present && !accepted.contains(&field) {
-                return Err(keys.error(
-                    format!("{key}.{field}"),
-                    format!(
-                        "{} {kind_name} judge takes only {}",
-                        if kind_name == "openai" { "an" } else { "a" },
-                        accepted.join(" and ")
-                    ),
-                ));
-            }
-        }
-        let configured = match judge.kind {
-            JudgeKind::Lexical => {
+        let configured = match judge {
+            RawJudge::Lexical(judge) => {
                 let defaults = LexicalJudge::default();
                 let threshold = judge.threshold.unwrap_or(defaults.threshold);
                 if !(threshold > 0.0 && threshold <= 1.0) {
@@ -86,13 +49,13 @@ pub fn validate_judges(
                     stem: judge.stem.unwrap_or(defaults.stem),
                 })
             }
-            JudgeKind::Openai => {
+            RawJudge::Openai(judge) => {
                 let url_key = format!("{key}.base_url");
                 let shown =
                     expand::shown_if_expanded(written, &["judges", name, "base_url"], &url_key);
                 Judge::OpenAi(validate_openai(keys, &key, judge, shown)?)
             }
-            JudgeKind::Command => {
+            RawJudge::Command(judge) => {
                 let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
                     keys.error(&key, "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)")
                 })?;
@@ -114,7 +77,7 @@ pub fn validate_judges(
 fn validate_openai(
     keys: &Keys<'_>,
     key: &str,
-    judge: &RawJudge,
+    judge: &RawOpenAiJudge,
     shown_base_url: Option<String>,
 ) -> Result<OpenAiJudge> {
     let base_url = judge

@@ -7,6 +7,7 @@ mod hash;
 mod metrics;
 mod pipeline;
 pub mod raw;
+mod raw_judges;
 mod rules;
 
 use std::collections::BTreeMap;
@@ -24,7 +25,7 @@ use crate::pipeline::Pipeline;
 use crate::suggest;
 pub use metrics::DEFAULT_JUDGE;
 pub use raw::{Correction, Decision, InconclusivePolicy, SliceCorrection};
-use raw::{RawConfig, RawTier};
+use raw::{JudgeKind, RawConfig, RawTier};
 use rules::{merge_gate, validate_gate};
 
 pub const SUPPORTED_VERSION: u32 = 1;
@@ -185,40 +186,87 @@ pub fn load(path: &Path) -> Result<Config> {
     validate(path, raw, &written)
 }
 
+/// The config as written, typed. Judges are read kind first ([`raw_judges`]): the kinds come
+/// from `text` parsed as a YAML document, the rest from the typed pass over the same text, so
+/// that every error names its key path and its line and column.
 fn parse(path: &Path, text: &str) -> Result<RawConfig> {
-    let deserializer = serde_yaml::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let key = error.path().to_string();
-        let inner = error.into_inner();
-        let mut message = inner.to_string();
-        let location = inner.location();
-        if let Some(location) = &location {
-            let suffix = format!(" at line {} column {}", location.line(), location.column());
-            if let Some(stripped) = message.strip_suffix(&suffix) {
-                message = stripped.to_string();
-            }
+    let document = serde_yaml::from_str::<serde_yaml::Value>(text);
+    let kinds = document.as_ref().map(raw_judges::kinds).unwrap_or_default();
+    let typed = raw_judges::with_kinds(kinds.clone(), || {
+        serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(text))
+    });
+    let error = match typed {
+        Ok(raw) => return Ok(raw),
+        Err(error) => error,
+    };
+    if let Err(invalid) = &document
+        && error.inner().to_string().contains(raw_judges::KIND_UNREAD)
+    {
+        return Err(yaml_error(path, invalid));
+    }
+    let key = error.path().to_string();
+    let inner = error.into_inner();
+    let mut message = inner.to_string();
+    let location = inner.location();
+    if let Some(location) = &location {
+        let suffix = format!(" at line {} column {}", location.line(), location.column());
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_string();
         }
-        // serde_yaml prefixes its own (parent) path; keep only ours.
-        if let Some((prefix, rest)) = message.split_once(": ")
-            && key.starts_with(prefix)
-        {
-            message = rest.to_string();
-        }
-        let message = suggest::for_serde_message(message);
-        let message = if key == "." || key.is_empty() {
-            message
+    }
+    // serde_yaml prefixes its own (parent) path; keep only ours.
+    if let Some((prefix, rest)) = message.split_once(": ")
+        && key.starts_with(prefix)
+    {
+        message = rest.to_string();
+    }
+    let mut message = suggest::for_serde_message(message);
+    if message.starts_with("unknown field")
+        && let Some((name, _field)) = key
+            .strip_prefix("judges.")
+            .and_then(|rest| rest.rsplit_once('.'))
+        && let Some(kind) = kinds.get(name)
+    {
+        let article = if *kind == JudgeKind::Openai {
+            "an"
         } else {
-            format!("{key}: {message}")
+            "a"
         };
-        match location {
-            Some(location) => Error::Parse {
-                location: Location::new(path, location.line() as u64)
-                    .with_column(location.column() as u64),
-                message,
-            },
-            None => Error::input(path, message),
-        }
+        message.push_str(&format!(" (the keys of {article} `{}` judge)", kind.name()));
+    }
+    let message = if key == "." || key.is_empty() {
+        message
+    } else {
+        format!("{key}: {message}")
+    };
+    Err(match location {
+        Some(location) => Error::Parse {
+            location: Location::new(path, location.line() as u64)
+                .with_column(location.column() as u64),
+            message,
+        },
+        None => Error::input(path, message),
     })
+}
+
+/// `text` is not a valid YAML document (a key written twice, say): the error at its location.
+fn yaml_error(path: &Path, error: &serde_yaml::Error) -> Error {
+    let mut message = error.to_string();
+    if let Some(location) = error.location() {
+        let suffix = format!(" at line {} column {}", location.line(), location.column());
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_string();
+        }
+    }
+    let message = format!("{message}: expected a valid YAML document");
+    match error.location() {
+        Some(location) => Error::Parse {
+            location: Location::new(path, location.line() as u64)
+                .with_column(location.column() as u64),
+            message,
+        },
+        None => Error::input(path, message),
+    }
 }
 
 /// Validation context: the config path and a key path prefix for errors.
