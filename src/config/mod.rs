@@ -4,6 +4,7 @@
 mod embeddings;
 mod expand;
 mod hash;
+mod judges;
 mod metrics;
 mod pipeline;
 pub mod raw;
@@ -17,13 +18,11 @@ use std::time::Duration;
 
 use crate::error::{Error, Location, Result};
 use crate::gate::diagnosis;
-use crate::judge::Judge;
-use crate::judge::cache::CacheMode;
-use crate::judge::embeddings::EmbeddingClient;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
-pub use metrics::DEFAULT_JUDGE;
+pub use embeddings::EmbeddingsSpec;
+pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, OpenAiSpec};
 pub use raw::{Correction, Decision, InconclusivePolicy, SliceCorrection};
 use raw::{JudgeKind, RawConfig, RawTier};
 use rules::{merge_gate, validate_gate};
@@ -45,20 +44,30 @@ pub struct Config {
     pub pipeline: Option<Pipeline>,
     /// Thresholds of the failure-diagnosis matrix in the summary.
     pub diagnosis: diagnosis::Thresholds,
-    /// Judges by name (`default` is always there).
-    pub judges: BTreeMap<String, Judge>,
+    /// Judges by name (`default` is always there): settings only, `judge::build` makes clients.
+    pub judges: BTreeMap<String, JudgeSpec>,
     /// The embeddings endpoint; when set, `answer_relevance` is embedding-based.
-    pub embeddings: Option<EmbeddingClient>,
+    pub embeddings: Option<EmbeddingsSpec>,
     /// Query fields to slice by; the slice `all` is always present.
     pub slices: Vec<String>,
     pub tiers: BTreeMap<String, Tier>,
 }
 
-/// Where judge verdicts are cached and how.
+/// Where judge verdicts are cached and how (`judge::cache` opens the cache from these).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheSettings {
     pub path: PathBuf,
     pub mode: CacheMode,
+}
+
+/// How the judge cache is used (config spelling `read-write`, `replay`, `off`; see
+/// `judge::cache` for what each does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    ReadWrite,
+    Replay,
+    Off,
 }
 
 /// Where a tier's queries come from.
@@ -311,7 +320,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             ),
         ));
     }
-    let judges = metrics::validate_judges(&keys, &raw.judges, written)?;
+    let judges = judges::validate_judges(&keys, &raw.judges, written)?;
     let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
     metrics::add_gated_operational(&mut specs, &raw);
     let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &raw.metrics, written)?;
@@ -387,10 +396,6 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
         slices: raw.slices,
         tiers,
     })
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {

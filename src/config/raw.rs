@@ -78,7 +78,7 @@ pub struct RawEmbeddings {
 #[serde(deny_unknown_fields)]
 pub struct RawCache {
     pub path: Option<String>,
-    pub mode: Option<crate::judge::cache::CacheMode>,
+    pub mode: Option<super::CacheMode>,
 }
 
 /// A metric entry: a name (`recall@5`) or a map with options.

@@ -1,7 +1,6 @@
 //! Tests of config parsing and validation: the documented example and a table of bad configs.
 
 use super::*;
-use crate::judge::lexical::LexicalJudge;
 
 const VALID: &str = r##"
 version: 1
@@ -471,16 +470,24 @@ fn judges_of_every_kind_are_read_whatever_the_key_order() {
     let names: Vec<&str> = config.judges.keys().map(String::as_str).collect();
     assert_eq!(names, ["cmd", "default", "lex", "llm"]);
     assert_eq!(
-        config.judges["lex"].describe(),
-        Judge::Lexical(LexicalJudge {
+        config.judges["lex"],
+        JudgeSpec::Lexical(LexicalSpec {
             threshold: 0.5,
             stem: false
         })
-        .describe()
     );
-    assert_eq!(config.judges["cmd"].describe(), "command `judge --strict`");
     assert_eq!(
-        config.judges["llm"].describe(),
-        "openai m @ http://h/v1 prompt support-relevance-1"
+        config.judges["cmd"],
+        JudgeSpec::Command(CommandSpec {
+            command: vec!["judge".into(), "--strict".into()],
+            timeout: Duration::from_secs(7),
+        })
+    );
+    let mut llm = OpenAiSpec::new("http://h/v1", "m");
+    llm.max_calls = 9;
+    assert_eq!(config.judges["llm"], JudgeSpec::OpenAi(llm));
+    assert_eq!(
+        config.judges["default"],
+        JudgeSpec::Lexical(LexicalSpec::default())
     );
 }

@@ -7,10 +7,14 @@ pub mod embeddings;
 pub mod lexical;
 pub mod openai;
 
+use std::collections::BTreeMap;
+
+use crate::config::{Config, JudgeSpec};
 use crate::error::Result;
 use cache::{CacheKey, JudgeCache};
 use command::CommandJudge;
 use decompose::ClaimsTask;
+use embeddings::EmbeddingClient;
 use lexical::LexicalJudge;
 use openai::OpenAiJudge;
 
@@ -20,6 +24,41 @@ pub enum Judge {
     Lexical(LexicalJudge),
     Command(CommandJudge),
     OpenAi(OpenAiJudge),
+}
+
+/// The client of a judge spec; an `openai` judge gets fresh usage counters, shared by clones.
+pub fn build(spec: &JudgeSpec) -> Judge {
+    match spec {
+        JudgeSpec::Lexical(spec) => Judge::Lexical(LexicalJudge::from_spec(spec)),
+        JudgeSpec::Command(spec) => Judge::Command(CommandJudge {
+            command: spec.command.clone(),
+            timeout: spec.timeout,
+        }),
+        JudgeSpec::OpenAi(spec) => Judge::OpenAi(OpenAiJudge::from_spec(spec)),
+    }
+}
+
+/// The clients of a config's judges and embeddings endpoint. Built once for a run and cloned
+/// into what judges, so that the usage (calls, tokens) of the whole run adds up in them.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// By name, as in the config.
+    pub judges: BTreeMap<String, Judge>,
+    pub embeddings: Option<EmbeddingClient>,
+}
+
+impl Clients {
+    /// The clients of every judge of `config` and of its embeddings endpoint.
+    pub fn build(config: &Config) -> Clients {
+        Clients {
+            judges: config
+                .judges
+                .iter()
+                .map(|(name, spec)| (name.clone(), build(spec)))
+                .collect(),
+            embeddings: config.embeddings.as_ref().map(EmbeddingClient::from_spec),
+        }
+    }
 }
 
 /// One question put to a judge.

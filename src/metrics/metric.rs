@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::judge::decompose::ClaimSplitter;
+use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 
