@@ -93,8 +93,8 @@ struct JudgeOfKind(Option<JudgeKind>);
 /// Only the `kind` of a judge: reading it reports a missing or unknown kind with its location.
 #[derive(Deserialize)]
 struct KindOnly {
-    #[allow(dead_code)]
-    kind: JudgeKind,
+    #[serde(rename = "kind")]
+    _kind: JudgeKind,
 }
 
 impl<'de> DeserializeSeed<'de> for JudgeOfKind {
