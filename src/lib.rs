@@ -4,6 +4,7 @@ pub mod app;
 pub mod baseline;
 pub mod cli;
 pub mod config;
+pub mod digest;
 pub mod error;
 pub mod evaluate;
 pub mod exit_code;

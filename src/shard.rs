@@ -91,7 +91,7 @@ impl ShardQueries {
         let json = serde_json::to_vec(&qids).expect("strings serialise");
         ShardQueries {
             count: qids.len() as u64,
-            qids_sha256: crate::config::hex(&Sha256::digest(&json)),
+            qids_sha256: crate::digest::sha256_hex(&json),
         }
     }
 

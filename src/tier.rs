@@ -32,7 +32,7 @@ pub fn load(tier: &Tier) -> Result<TierQueries> {
     };
     Ok(TierQueries {
         qrels,
-        file_sha256: crate::baseline::collect::sha256_hex(&bytes),
+        file_sha256: crate::digest::sha256_hex(&bytes),
     })
 }
 

@@ -5,12 +5,14 @@ use std::collections::BTreeMap;
 
 use crate::app::{default_threads, write_stdout};
 use crate::cli::AgreementArgs;
+use crate::config::CacheMode;
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
 use crate::input::{self, corpus};
-use crate::judge::cache::{CacheMode, JudgeCache};
+use crate::judge::Clients;
+use crate::judge::cache::JudgeCache;
 use crate::metrics::generation::ClaimVerdict;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::stats::agreement::agreement;
@@ -61,6 +63,8 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
         .find(|spec| spec.metric == Metric::Faithfulness)
         .cloned()
         .unwrap_or_else(|| MetricSpec::new(Metric::Faithfulness));
+    // Built once: both askings share the judges' usage counters.
+    let clients = Clients::build(&config);
     let claims_of = |judge: &str| -> Result<BTreeMap<String, Vec<ClaimVerdict>>> {
         let options = EvalOptions {
             judge_repeat: 1,
@@ -70,7 +74,7 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
                 judge: judge.to_string(),
                 ..base.clone()
             }],
-            judges: config.judges.clone(),
+            judges: clients.judges.clone(),
             corpus: corpus.as_ref(),
             cache: cache.as_ref(),
             embeddings: None,

@@ -6,11 +6,12 @@ use crate::app::write_stdout;
 use crate::baseline::results::Results;
 use crate::baseline::store;
 use crate::cli::CompareArgs;
+use crate::config::CacheMode;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::gate::{calibration, decision};
 use crate::input::corpus;
-use crate::judge::cache::{CacheMode, JudgeCache};
+use crate::judge::cache::JudgeCache;
 use crate::report::{gate_table, junit};
 use crate::tier;
 

@@ -16,15 +16,16 @@ use crate::app::repeats;
 use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
 use crate::cli::GateArgs;
+use crate::config::CacheMode;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
-use crate::judge::Judge;
-use crate::judge::cache::{CacheMode, JudgeCache};
-use crate::judge::decompose::ClaimSplitter;
+use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
+use crate::judge::{self, Clients, Judge};
+use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::metric::Metric;
 use crate::pipeline::{Pipeline, Request};
 use crate::progress::Progress;
@@ -75,7 +76,10 @@ pub(crate) fn judges_used(config: &Config) -> BTreeMap<String, String> {
         .iter()
         .filter(|spec| spec.is_judged())
         .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
-        .map(|spec| (spec.judge.clone(), config.judges[&spec.judge].describe()))
+        .map(|spec| {
+            let judge = judge::build(&config.judges[&spec.judge]);
+            (spec.judge.clone(), judge.describe())
+        })
         .collect();
     for spec in &config.metrics {
         if spec.claims == ClaimSplitter::Llm
@@ -100,7 +104,7 @@ pub(crate) fn embeddings_used(config: &Config) -> Option<String> {
         .embeddings
         .as_ref()
         .filter(|_| relevance)
-        .map(EmbeddingClient::describe)
+        .map(|spec| EmbeddingClient::from_spec(spec).describe())
 }
 
 /// The claim splitter of the first faithfulness metric (whose claims the trace shows).
@@ -248,9 +252,10 @@ fn obtain_run(
     Ok((run_path, RunFormat::Native))
 }
 
-/// HTTP calls, retries and tokens of each `openai` judge in this run.
-fn llm_usage(config: &Config) -> BTreeMap<String, LlmUsage> {
-    config
+/// HTTP calls, retries and tokens of each `openai` judge (and of the embeddings endpoint) in
+/// this run, as counted by `clients`.
+fn llm_usage(clients: &Clients) -> BTreeMap<String, LlmUsage> {
+    clients
         .judges
         .iter()
         .filter_map(|(name, judge)| match judge {
@@ -268,7 +273,7 @@ fn llm_usage(config: &Config) -> BTreeMap<String, LlmUsage> {
             }
             _ => None,
         })
-        .chain(config.embeddings.as_ref().map(|client| {
+        .chain(clients.embeddings.as_ref().map(|client| {
             let u = client.usage();
             (
                 "embeddings".to_string(),
@@ -283,6 +288,13 @@ fn llm_usage(config: &Config) -> BTreeMap<String, LlmUsage> {
         .collect()
 }
 
+/// Who judges an evaluation: the run's clients of the config's judges, and which asking of the
+/// judges this is (1: the first).
+struct Judging<'a> {
+    clients: &'a Clients,
+    repeat: usize,
+}
+
 /// Evaluates the tier's run (every text kept in the results).
 fn evaluate_tier(
     config: &Config,
@@ -291,8 +303,9 @@ fn evaluate_tier(
     run: (PathBuf, RunFormat),
     qrels_sha256: String,
     threads: Option<usize>,
-    judge_repeat: usize,
+    judging: Judging<'_>,
 ) -> Result<Evaluated> {
+    let clients = judging.clients;
     // Deep enough for every cut-off and for the contexts of faithfulness (so that
     // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
     let deepest = config
@@ -315,14 +328,14 @@ fn evaluate_tier(
     };
     let options = EvalOptions {
         metrics: config.metrics.clone(),
-        judges: config.judges.clone(),
+        judges: clients.judges.clone(),
         corpus: corpus.as_ref(),
         cache: cache.as_ref(),
-        embeddings: config.embeddings.as_ref(),
+        embeddings: clients.embeddings.as_ref(),
         chunk_separator: config.chunk_separator.clone(),
         threads: threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
-        judge_repeat,
+        judge_repeat: judging.repeat,
     };
     let evaluated_at = Instant::now();
     let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
@@ -343,7 +356,7 @@ fn evaluate_tier(
         embeddings: evaluation.embeddings,
         judge_tasks: evaluation.judge_usage.tasks,
         judge_calls: evaluation.judge_usage.judged,
-        llm_usage: llm_usage(config),
+        llm_usage: llm_usage(clients),
         evaluation_seconds,
         noise: None,
         judge_consistency: None,
@@ -375,6 +388,8 @@ fn evaluate_repeats(
             ),
         ));
     }
+    // Built once: every run and asking counts in the same usage counters.
+    let clients = Clients::build(config);
     let mut runs = Vec::with_capacity(tier.repeats);
     let mut first_run = None;
     for repeat in 1..=tier.repeats {
@@ -387,7 +402,10 @@ fn evaluate_repeats(
             run,
             qrels_sha256.clone(),
             args.threads,
-            1,
+            Judging {
+                clients: &clients,
+                repeat: 1,
+            },
         )?);
     }
     // The judges asked again on the first run's answers (their own cache entries per asking).
@@ -401,7 +419,10 @@ fn evaluate_repeats(
             run,
             qrels_sha256.clone(),
             args.threads,
-            judge_repeat,
+            Judging {
+                clients: &clients,
+                repeat: judge_repeat,
+            },
         )?);
     }
     let consistency = (!askings.is_empty())
@@ -499,7 +520,8 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
         embeddings: Vec::new(),
         judge_tasks: 0,
         judge_calls: 0,
-        llm_usage: llm_usage(config),
+        // Nothing was asked: the counters of fresh clients (zero for every judge).
+        llm_usage: llm_usage(&Clients::build(config)),
         evaluation_seconds: 0.0,
         noise: None,
         judge_consistency: None,

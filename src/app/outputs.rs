@@ -15,12 +15,13 @@ use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::{embeddings, store};
 use crate::cli::{GateFormat, ReportArgs};
+use crate::config::CacheMode;
 use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
 use crate::gate::{self, calibration, decision};
 use crate::input::{corpus, qrels::Qrels};
-use crate::judge::cache::{CacheMode, JudgeCache};
+use crate::judge::cache::JudgeCache;
 use crate::metrics::embedding_relevance::EmbeddedQuery;
 use crate::report::{annotations, gate_table, junit, operational, summary};
 

@@ -23,6 +23,7 @@ use crate::evaluate::{EvalOptions, evaluate};
 use crate::input::RunFormat;
 use crate::input::corpus::Corpus;
 use crate::input::qrels::Qrels;
+use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
 use crate::metrics::metric::Metric;
 
@@ -164,6 +165,7 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
     }
     let run_path = with.out_dir.join("baseline-rejudge-run.jsonl");
     store::write_atomic(&run_path, &lines)?;
+    let clients = Clients::build(config);
     let options = EvalOptions {
         judge_repeat: 1,
         metrics: config
@@ -172,10 +174,10 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
             .filter(|spec| names.contains(&spec.metric.to_string()))
             .cloned()
             .collect(),
-        judges: config.judges.clone(),
+        judges: clients.judges,
         corpus: with.corpus,
         cache: with.cache,
-        embeddings: config.embeddings.as_ref(),
+        embeddings: clients.embeddings.as_ref(),
         // The stored ids are documents already.
         chunk_separator: None,
         threads: 1,

@@ -2,12 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
-
 use crate::baseline::results::{
     FORMAT, Provenance, QueryRecord, Results, RunStatus, SliceSummary, StoredClaim,
 };
-use crate::config::hex;
+use crate::digest::sha256_hex;
 use crate::evaluate::Evaluation;
 use crate::input::qrels::Qrels;
 
@@ -22,10 +20,6 @@ pub struct RunContext<'a> {
     pub judges: BTreeMap<String, String>,
     /// The embeddings endpoint behind answer_relevance, described.
     pub embeddings: Option<String>,
-}
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
 }
 
 /// The results of `evaluation` over `qrels`, every text kept (see [`strip_text`]); `status` is

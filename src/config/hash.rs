@@ -4,9 +4,8 @@
 
 use serde_json::{Map, Value as Json};
 use serde_yaml::Value;
-use sha2::{Digest, Sha256};
 
-use crate::config::hex;
+use crate::digest::sha256_hex;
 
 /// The hash of `tier`'s meaningful parts of the config as written.
 pub fn tier_hash(written: &Value, tier: &str) -> String {
@@ -25,7 +24,7 @@ pub fn tier_hash(written: &Value, tier: &str) -> String {
     parts.insert("rules".into(), rules.map_or(Json::Null, canonical));
     parts.insert("embeddings".into(), part("embeddings"));
     let bytes = serde_json::to_vec(&Json::Object(parts)).expect("plain data serialises");
-    hex(&Sha256::digest(&bytes))
+    sha256_hex(&bytes)
 }
 
 /// `value` as JSON with every mapping's keys in sorted order.

@@ -1,178 +1,21 @@
-//! Validation of the `metrics` and `judges` sections: metric entries with their options, and the
-//! judges they name.
+//! Validation of the `metrics` section: metric entries with their options, and the judges they
+//! name.
 
 use std::collections::BTreeMap;
 
-use crate::config::raw::{JudgeKind, RawClaims, RawConfig, RawEmptyAnswer, RawJudge, RawMetric};
-use crate::config::{Keys, expand};
+use crate::config::Keys;
+use crate::config::judges::JudgeSpec;
+use crate::config::raw::{RawClaims, RawConfig, RawEmptyAnswer, RawMetric};
 use crate::error::Result;
-
-use crate::judge::Judge;
-use crate::judge::command::CommandJudge;
-use crate::judge::decompose::ClaimSplitter;
-use crate::judge::lexical::LexicalJudge;
-use crate::judge::openai::OpenAiJudge;
+use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::suggest;
 
-/// The judge every judged metric uses unless it names another.
-pub const DEFAULT_JUDGE: &str = "default";
-
-/// The configured judges by name; `default` is the lexical judge unless configured otherwise.
-pub fn validate_judges(
-    keys: &Keys<'_>,
-    raw: &BTreeMap<String, RawJudge>,
-    written: &serde_yaml::Value,
-) -> Result<BTreeMap<String, Judge>> {
-    let mut judges = BTreeMap::new();
-    judges.insert(
-        DEFAULT_JUDGE.to_string(),
-        Judge::Lexical(LexicalJudge::default()),
-    );
-    for (name, judge) in raw {
-        let key = format!("judges.{name}");
-        let (accepted, kind_name): (&[&str], &str) = match judge.kind {
-            JudgeKind::Lexical => (&["threshold", "stem"], "lexical"),
-            JudgeKind::Command => (&["command", "timeout_s"], "command"),
-            JudgeKind::Openai => (
-                &[
-                    "base_url",
-                    "model",
-                    "api_key_env",
-                    "concurrency",
-                    "timeout_s",
-                    "max_retries",
-                    "max_calls",
-                ],
-                "openai",
-            ),
-        };
-        for (field, present) in [
-            ("threshold", judge.threshold.is_some()),
-            ("stem", judge.stem.is_some()),
-            ("base_url", judge.base_url.is_some()),
-            ("model", judge.model.is_some()),
-            ("api_key_env", judge.api_key_env.is_some()),
-            ("concurrency", judge.concurrency.is_some()),
-            ("timeout_s", judge.timeout_s.is_some()),
-            ("max_retries", judge.max_retries.is_some()),
-            ("max_calls", judge.max_calls.is_some()),
-            ("command", judge.command.is_some()),
-        ] {
-            if present && !accepted.contains(&field) {
-                return Err(keys.error(
-                    format!("{key}.{field}"),
-                    format!(
-                        "{} {kind_name} judge takes only {}",
-                        if kind_name == "openai" { "an" } else { "a" },
-                        accepted.join(" and ")
-                    ),
-                ));
-            }
-        }
-        let configured = match judge.kind {
-            JudgeKind::Lexical => {
-                let defaults = LexicalJudge::default();
-                let threshold = judge.threshold.unwrap_or(defaults.threshold);
-                if !(threshold > 0.0 && threshold <= 1.0) {
-                    return Err(keys.error(
-                        format!("{key}.threshold"),
-                        format!("{threshold} is outside (0, 1]"),
-                    ));
-                }
-                Judge::Lexical(LexicalJudge {
-                    threshold,
-                    stem: judge.stem.unwrap_or(defaults.stem),
-                })
-            }
-            JudgeKind::Openai => {
-                let url_key = format!("{key}.base_url");
-                let shown =
-                    expand::shown_if_expanded(written, &["judges", name, "base_url"], &url_key);
-                Judge::OpenAi(validate_openai(keys, &key, judge, shown)?)
-            }
-            JudgeKind::Command => {
-                let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
-                    keys.error(&key, "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)")
-                })?;
-                let timeout = keys.timeout(
-                    &format!("{key}.timeout_s"),
-                    judge.timeout_s.map(|s| s as f64),
-                    300.0,
-                )?;
-                Judge::Command(CommandJudge { command, timeout })
-            }
-        };
-        judges.insert(name.clone(), configured);
-    }
-    Ok(judges)
-}
-
-/// An `openai` judge: `base_url` and `model` required, the rest defaulted; `shown_base_url`:
-/// how messages name a `base_url` that came from the environment.
-fn validate_openai(
-    keys: &Keys<'_>,
-    key: &str,
-    judge: &RawJudge,
-    shown_base_url: Option<String>,
-) -> Result<OpenAiJudge> {
-    let base_url = judge
-        .base_url
-        .clone()
-        .filter(|url| !url.trim().is_empty())
-        .ok_or_else(|| {
-            keys.error(
-                key,
-                "an openai judge needs `base_url` (the API root, e.g. http://127.0.0.1:8000/v1)",
-            )
-        })?;
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(keys.error(
-            format!("{key}.base_url"),
-            format!(
-                "`{}`: expected an http:// or https:// URL",
-                shown_base_url.as_deref().unwrap_or(&base_url)
-            ),
-        ));
-    }
-    let model = judge
-        .model
-        .clone()
-        .filter(|model| !model.trim().is_empty())
-        .ok_or_else(|| keys.error(key, "an openai judge needs `model`"))?;
-    if let Some(var) = &judge.api_key_env
-        && (var.is_empty() || var.contains('=') || var.contains('\0'))
-    {
-        return Err(keys.error(
-            format!("{key}.api_key_env"),
-            "expected the name of an environment variable",
-        ));
-    }
-    let mut configured = OpenAiJudge::new(base_url, model);
-    configured.shown_base_url = shown_base_url;
-    configured.api_key_env = judge.api_key_env.clone();
-    configured.concurrency = judge.concurrency.unwrap_or(8);
-    if configured.concurrency == 0 {
-        return Err(keys.error(format!("{key}.concurrency"), "0: expected at least 1"));
-    }
-    configured.timeout = keys.timeout(
-        &format!("{key}.timeout_s"),
-        judge.timeout_s.map(|s| s as f64),
-        60.0,
-    )?;
-    configured.max_retries = judge.max_retries.unwrap_or(5);
-    configured.max_calls = judge.max_calls.unwrap_or(20_000);
-    if configured.max_calls == 0 {
-        return Err(keys.error(format!("{key}.max_calls"), "0: expected at least 1"));
-    }
-    Ok(configured)
-}
-
 pub fn validate_metrics(
     keys: &Keys<'_>,
     entries: &[RawMetric],
-    judges: &BTreeMap<String, Judge>,
+    judges: &BTreeMap<String, JudgeSpec>,
 ) -> Result<Vec<MetricSpec>> {
     if entries.is_empty() {
         return Err(keys.error(
@@ -258,7 +101,7 @@ pub fn validate_metrics(
                 };
             }
             if raw.claims == Some(RawClaims::Llm) {
-                if matches!(judges.get(&spec.judge), Some(Judge::Lexical(_)) | None) {
+                if matches!(judges.get(&spec.judge), Some(JudgeSpec::Lexical(_)) | None) {
                     return Err(keys.error(
                         format!("{key}.claims"),
                         format!(

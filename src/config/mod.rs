@@ -4,9 +4,11 @@
 mod embeddings;
 mod expand;
 mod hash;
+mod judges;
 mod metrics;
 mod pipeline;
 pub mod raw;
+mod raw_judges;
 mod rules;
 
 use std::collections::BTreeMap;
@@ -16,15 +18,13 @@ use std::time::Duration;
 
 use crate::error::{Error, Location, Result};
 use crate::gate::diagnosis;
-use crate::judge::Judge;
-use crate::judge::cache::CacheMode;
-use crate::judge::embeddings::EmbeddingClient;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
-pub use metrics::DEFAULT_JUDGE;
+pub use embeddings::EmbeddingsSpec;
+pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, OpenAiSpec};
 pub use raw::{Correction, Decision, InconclusivePolicy, SliceCorrection};
-use raw::{RawConfig, RawTier};
+use raw::{JudgeKind, RawConfig, RawTier};
 use rules::{merge_gate, validate_gate};
 
 pub const SUPPORTED_VERSION: u32 = 1;
@@ -44,20 +44,30 @@ pub struct Config {
     pub pipeline: Option<Pipeline>,
     /// Thresholds of the failure-diagnosis matrix in the summary.
     pub diagnosis: diagnosis::Thresholds,
-    /// Judges by name (`default` is always there).
-    pub judges: BTreeMap<String, Judge>,
+    /// Judges by name (`default` is always there): settings only, `judge::build` makes clients.
+    pub judges: BTreeMap<String, JudgeSpec>,
     /// The embeddings endpoint; when set, `answer_relevance` is embedding-based.
-    pub embeddings: Option<EmbeddingClient>,
+    pub embeddings: Option<EmbeddingsSpec>,
     /// Query fields to slice by; the slice `all` is always present.
     pub slices: Vec<String>,
     pub tiers: BTreeMap<String, Tier>,
 }
 
-/// Where judge verdicts are cached and how.
+/// Where judge verdicts are cached and how (`judge::cache` opens the cache from these).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheSettings {
     pub path: PathBuf,
     pub mode: CacheMode,
+}
+
+/// How the judge cache is used (config spelling `read-write`, `replay`, `off`; see
+/// `judge::cache` for what each does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    ReadWrite,
+    Replay,
+    Off,
 }
 
 /// Where a tier's queries come from.
@@ -185,40 +195,87 @@ pub fn load(path: &Path) -> Result<Config> {
     validate(path, raw, &written)
 }
 
+/// The config as written, typed. Judges are read kind first ([`raw_judges`]): the kinds come
+/// from `text` parsed as a YAML document, the rest from the typed pass over the same text, so
+/// that every error names its key path and its line and column.
 fn parse(path: &Path, text: &str) -> Result<RawConfig> {
-    let deserializer = serde_yaml::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let key = error.path().to_string();
-        let inner = error.into_inner();
-        let mut message = inner.to_string();
-        let location = inner.location();
-        if let Some(location) = &location {
-            let suffix = format!(" at line {} column {}", location.line(), location.column());
-            if let Some(stripped) = message.strip_suffix(&suffix) {
-                message = stripped.to_string();
-            }
+    let document = serde_yaml::from_str::<serde_yaml::Value>(text);
+    let kinds = document.as_ref().map(raw_judges::kinds).unwrap_or_default();
+    let typed = raw_judges::with_kinds(kinds.clone(), || {
+        serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(text))
+    });
+    let error = match typed {
+        Ok(raw) => return Ok(raw),
+        Err(error) => error,
+    };
+    if let Err(invalid) = &document
+        && error.inner().to_string().contains(raw_judges::KIND_UNREAD)
+    {
+        return Err(yaml_error(path, invalid));
+    }
+    let key = error.path().to_string();
+    let inner = error.into_inner();
+    let mut message = inner.to_string();
+    let location = inner.location();
+    if let Some(location) = &location {
+        let suffix = format!(" at line {} column {}", location.line(), location.column());
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_string();
         }
-        // serde_yaml prefixes its own (parent) path; keep only ours.
-        if let Some((prefix, rest)) = message.split_once(": ")
-            && key.starts_with(prefix)
-        {
-            message = rest.to_string();
-        }
-        let message = suggest::for_serde_message(message);
-        let message = if key == "." || key.is_empty() {
-            message
+    }
+    // serde_yaml prefixes its own (parent) path; keep only ours.
+    if let Some((prefix, rest)) = message.split_once(": ")
+        && key.starts_with(prefix)
+    {
+        message = rest.to_string();
+    }
+    let mut message = suggest::for_serde_message(message);
+    if message.starts_with("unknown field")
+        && let Some((name, _field)) = key
+            .strip_prefix("judges.")
+            .and_then(|rest| rest.rsplit_once('.'))
+        && let Some(kind) = kinds.get(name)
+    {
+        let article = if *kind == JudgeKind::Openai {
+            "an"
         } else {
-            format!("{key}: {message}")
+            "a"
         };
-        match location {
-            Some(location) => Error::Parse {
-                location: Location::new(path, location.line() as u64)
-                    .with_column(location.column() as u64),
-                message,
-            },
-            None => Error::input(path, message),
-        }
+        message.push_str(&format!(" (the keys of {article} `{}` judge)", kind.name()));
+    }
+    let message = if key == "." || key.is_empty() {
+        message
+    } else {
+        format!("{key}: {message}")
+    };
+    Err(match location {
+        Some(location) => Error::Parse {
+            location: Location::new(path, location.line() as u64)
+                .with_column(location.column() as u64),
+            message,
+        },
+        None => Error::input(path, message),
     })
+}
+
+/// `text` is not a valid YAML document (a key written twice, say): the error at its location.
+fn yaml_error(path: &Path, error: &serde_yaml::Error) -> Error {
+    let mut message = error.to_string();
+    if let Some(location) = error.location() {
+        let suffix = format!(" at line {} column {}", location.line(), location.column());
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_string();
+        }
+    }
+    let message = format!("{message}: expected a valid YAML document");
+    match error.location() {
+        Some(location) => Error::Parse {
+            location: Location::new(path, location.line() as u64)
+                .with_column(location.column() as u64),
+            message,
+        },
+        None => Error::input(path, message),
+    }
 }
 
 /// Validation context: the config path and a key path prefix for errors.
@@ -263,7 +320,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             ),
         ));
     }
-    let judges = metrics::validate_judges(&keys, &raw.judges, written)?;
+    let judges = judges::validate_judges(&keys, &raw.judges, written)?;
     let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
     metrics::add_gated_operational(&mut specs, &raw);
     let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &raw.metrics, written)?;
@@ -339,10 +396,6 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
         slices: raw.slices,
         tiers,
     })
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -15,7 +15,7 @@ pub struct RawConfig {
     pub metrics: Vec<RawMetric>,
     #[serde(default)]
     pub slices: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::raw_judges::deserialize")]
     pub judges: BTreeMap<String, RawJudge>,
     pub cache: Option<RawCache>,
     pub embeddings: Option<RawEmbeddings>,
@@ -78,7 +78,7 @@ pub struct RawEmbeddings {
 #[serde(deny_unknown_fields)]
 pub struct RawCache {
     pub path: Option<String>,
-    pub mode: Option<crate::judge::cache::CacheMode>,
+    pub mode: Option<super::CacheMode>,
 }
 
 /// A metric entry: a name (`recall@5`) or a map with options.
@@ -151,14 +151,48 @@ pub enum JudgeKind {
     Command,
 }
 
-/// A judge as configured. Only `lexical` runs in this version; the other kinds are recognised so
-/// that a config written for them fails with a clear message.
+impl JudgeKind {
+    /// The kind as written in the config (`lexical`, `openai`, `command`).
+    pub fn name(self) -> &'static str {
+        match self {
+            JudgeKind::Lexical => "lexical",
+            JudgeKind::Openai => "openai",
+            JudgeKind::Command => "command",
+        }
+    }
+}
+
+/// A judge as configured: one struct per `kind`, each rejecting the keys of the other kinds.
+///
+/// Read by [`super::raw_judges`] (the `kind` first, then the struct of that kind from the same
+/// text), not by serde's internally tagged enums: those buffer the map and so lose the key
+/// path and the line and column of an unknown field.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum RawJudge {
+    Lexical(RawLexicalJudge),
+    Openai(RawOpenAiJudge),
+    Command(RawCommandJudge),
+}
+
+/// `kind: lexical`: the offline token-overlap judge.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawJudge {
-    pub kind: JudgeKind,
+pub struct RawLexicalJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key).
+    #[serde(rename = "kind", skip_serializing)]
+    pub kind_key: IgnoredAny,
     pub threshold: Option<f64>,
     pub stem: Option<bool>,
+}
+
+/// `kind: openai`: an OpenAI-compatible chat completions endpoint.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOpenAiJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key).
+    #[serde(rename = "kind", skip_serializing)]
+    pub kind_key: IgnoredAny,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
@@ -166,7 +200,17 @@ pub struct RawJudge {
     pub timeout_s: Option<u64>,
     pub max_retries: Option<u32>,
     pub max_calls: Option<u64>,
+}
+
+/// `kind: command`: an external program speaking JSON lines.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCommandJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key).
+    #[serde(rename = "kind", skip_serializing)]
+    pub kind_key: IgnoredAny,
     pub command: Option<Vec<String>>,
+    pub timeout_s: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -402,3 +402,92 @@ fn unknown_tier_suggests_the_closest() {
         "conf/eval-config.yaml: no tier `smok`: expected one of nightly, regression, smoke (did you mean `smoke`?)"
     );
 }
+
+/// VALID with `judges` (block style, `judges:` on line 7) inserted after `slices`.
+fn with_judges(judges: &str) -> String {
+    VALID.replacen(
+        "slices: [class]\n",
+        &format!("slices: [class]\njudges:\n{judges}"),
+        1,
+    )
+}
+
+#[test]
+fn a_key_of_another_judge_kind_is_named_with_its_line_column_and_the_accepted_keys() {
+    let cases = [
+        (
+            "  j:\n    kind: lexical\n    base_url: http://h\n",
+            "conf/eval-config.yaml:10:5: judges.j.base_url: unknown field `base_url`, expected one of `kind`, `threshold`, `stem` (the keys of a `lexical` judge)",
+        ),
+        (
+            // The wrong key before `kind`: the same error, at the key.
+            "  j:\n    base_url: http://h\n    kind: lexical\n",
+            "conf/eval-config.yaml:9:5: judges.j.base_url: unknown field `base_url`, expected one of `kind`, `threshold`, `stem` (the keys of a `lexical` judge)",
+        ),
+        (
+            "  a: { kind: command, command: [j] }\n  b: { kind: openai, base_url: \"http://h\", model: m, stem: true }\n",
+            "conf/eval-config.yaml:9:54: judges.b.stem: unknown field `stem`, expected one of `kind`, `base_url`, `model`, `api_key_env`, `concurrency`, `timeout_s`, `max_retries`, `max_calls` (the keys of an `openai` judge)",
+        ),
+        (
+            "  j: { kind: command, command: [j], treshold: 0.5 }\n",
+            "conf/eval-config.yaml:8:37: judges.j.treshold: unknown field `treshold`, expected one of `kind`, `command`, `timeout_s` (the keys of a `command` judge)",
+        ),
+        (
+            "  j:\n    kind: lexical\n    threshold: yes\n",
+            "conf/eval-config.yaml:10:16: judges.j.threshold: invalid type: string \"yes\", expected f64",
+        ),
+        (
+            "  j:\n    kind: lexicl\n",
+            "conf/eval-config.yaml:9:11: judges.j.kind: unknown variant `lexicl`, expected one of `lexical`, `openai`, `command` (did you mean `lexical`?)",
+        ),
+        (
+            "  j:\n    threshold: 0.5\n",
+            "conf/eval-config.yaml:9:5: judges.j: missing field `kind`",
+        ),
+        (
+            // Not a YAML document (a key twice): the document's error, not the judge's.
+            "  j: { kind: lexical }\n  j: { kind: openai }\n",
+            "conf/eval-config.yaml:8:3: judges: duplicate entry with key \"j\": expected a valid YAML document",
+        ),
+    ];
+    for (judges, expected) in cases {
+        let text = with_judges(judges);
+        let message = parse(Path::new("conf/eval-config.yaml"), &text)
+            .map(|_| "parsed".to_string())
+            .unwrap_or_else(|e| e.to_string());
+        assert_eq!(message, expected, "in\n{judges}");
+    }
+}
+
+#[test]
+fn judges_of_every_kind_are_read_whatever_the_key_order() {
+    let config = load_str(&with_judges(
+        "  lex: { stem: false, kind: lexical, threshold: 0.5 }\n  \
+         cmd: { command: [judge, --strict], timeout_s: 7, kind: command }\n  \
+         llm: { model: m, kind: openai, base_url: \"http://h/v1\", max_calls: 9 }\n",
+    ))
+    .unwrap();
+    let names: Vec<&str> = config.judges.keys().map(String::as_str).collect();
+    assert_eq!(names, ["cmd", "default", "lex", "llm"]);
+    assert_eq!(
+        config.judges["lex"],
+        JudgeSpec::Lexical(LexicalSpec {
+            threshold: 0.5,
+            stem: false
+        })
+    );
+    assert_eq!(
+        config.judges["cmd"],
+        JudgeSpec::Command(CommandSpec {
+            command: vec!["judge".into(), "--strict".into()],
+            timeout: Duration::from_secs(7),
+        })
+    );
+    let mut llm = OpenAiSpec::new("http://h/v1", "m");
+    llm.max_calls = 9;
+    assert_eq!(config.judges["llm"], JudgeSpec::OpenAi(llm));
+    assert_eq!(
+        config.judges["default"],
+        JudgeSpec::Lexical(LexicalSpec::default())
+    );
+}

@@ -22,24 +22,15 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::config::hex;
+use crate::config::CacheMode;
+use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 
 /// The only table of a cache file, exactly as SQLite records it in `sqlite_master`.
 pub const SCHEMA: &str = "CREATE TABLE verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
 /// How long a writer waits for another process's transaction before the run fails.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How the cache is used (config spelling `read-write`, `replay`, `off`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CacheMode {
-    ReadWrite,
-    Replay,
-    Off,
-}
 
 /// The key of one judge request: the lowercase hex SHA-256 of the JSON object
 /// `{judge_kind, model, endpoint, version, parameters, inputs}` (fixed field order; the keys
@@ -77,7 +68,7 @@ impl CacheKey {
             inputs,
         };
         let canonical = serde_json::to_vec(&parts).expect("JSON values serialise");
-        CacheKey(hex(&Sha256::digest(&canonical)))
+        CacheKey(sha256_hex(&canonical))
     }
 
     pub fn as_str(&self) -> &str {

@@ -28,26 +28,6 @@ use crate::judge::openai::OpenAiJudge;
 /// The version of the decomposition prompt and reply contract.
 pub const CLAIMS_PROMPT_VERSION: &str = "claims-1";
 
-/// How an answer is split into claims, as recorded in provenance and the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum ClaimSplitter {
-    /// The deterministic sentence splitter.
-    #[default]
-    Sentences,
-    /// The metric's judge decomposes the answer.
-    Llm,
-}
-
-impl ClaimSplitter {
-    /// `sentences-1` or `llm:claims-1`.
-    pub fn id(self) -> String {
-        match self {
-            ClaimSplitter::Sentences => crate::metrics::claims::CLAIM_SPLITTER_VERSION.to_string(),
-            ClaimSplitter::Llm => format!("llm:{CLAIMS_PROMPT_VERSION}"),
-        }
-    }
-}
-
 /// One answer to decompose.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ClaimsTask {
@@ -208,11 +188,5 @@ mod tests {
         ] {
             assert!(parse_claims(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn splitter_ids_name_the_version() {
-        assert_eq!(ClaimSplitter::Sentences.id(), "sentences-1");
-        assert_eq!(ClaimSplitter::Llm.id(), "llm:claims-1");
     }
 }

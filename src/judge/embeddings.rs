@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::config::EmbeddingsSpec;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::cache::{self, CacheKey, JudgeCache};
@@ -79,14 +80,19 @@ impl EmbeddingClient {
     /// A client with the config's defaults: concurrency 4, timeout 60 s, 5 retries, backoff
     /// from 500 ms.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self::from_spec(&EmbeddingsSpec::new(base_url, model))
+    }
+
+    /// The client of a validated spec, with fresh usage counters (shared by its clones).
+    pub fn from_spec(spec: &EmbeddingsSpec) -> Self {
         EmbeddingClient {
-            base_url: base_url.into(),
-            shown_base_url: None,
-            model: model.into(),
-            api_key_env: None,
-            concurrency: 4,
-            timeout: Duration::from_secs(60),
-            max_retries: 5,
+            base_url: spec.base_url.clone(),
+            shown_base_url: spec.shown_base_url.clone(),
+            model: spec.model.clone(),
+            api_key_env: spec.api_key_env.clone(),
+            concurrency: spec.concurrency,
+            timeout: spec.timeout,
+            max_retries: spec.max_retries,
             backoff_base: Duration::from_millis(500),
             counters: Arc::default(),
         }

@@ -27,6 +27,8 @@
 use std::collections::BTreeSet;
 
 use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::config::LexicalSpec;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Version of the tokenizer and the stop-word list; part of the judge cache key.
@@ -95,10 +97,18 @@ impl LexicalJudge {
 }
 
 impl Default for LexicalJudge {
+    /// The configuration's defaults ([`LexicalSpec::default`]).
     fn default() -> Self {
-        Self {
-            threshold: 0.4,
-            stem: true,
+        Self::from_spec(&LexicalSpec::default())
+    }
+}
+
+impl LexicalJudge {
+    /// The judge a validated spec describes.
+    pub fn from_spec(spec: &LexicalSpec) -> Self {
+        LexicalJudge {
+            threshold: spec.threshold,
+            stem: spec.stem,
         }
     }
 }

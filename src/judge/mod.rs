@@ -7,10 +7,14 @@ pub mod embeddings;
 pub mod lexical;
 pub mod openai;
 
+use std::collections::BTreeMap;
+
+use crate::config::{Config, JudgeSpec};
 use crate::error::Result;
 use cache::{CacheKey, JudgeCache};
 use command::CommandJudge;
 use decompose::ClaimsTask;
+use embeddings::EmbeddingClient;
 use lexical::LexicalJudge;
 use openai::OpenAiJudge;
 
@@ -20,6 +24,41 @@ pub enum Judge {
     Lexical(LexicalJudge),
     Command(CommandJudge),
     OpenAi(OpenAiJudge),
+}
+
+/// The client of a judge spec; an `openai` judge gets fresh usage counters, shared by clones.
+pub fn build(spec: &JudgeSpec) -> Judge {
+    match spec {
+        JudgeSpec::Lexical(spec) => Judge::Lexical(LexicalJudge::from_spec(spec)),
+        JudgeSpec::Command(spec) => Judge::Command(CommandJudge {
+            command: spec.command.clone(),
+            timeout: spec.timeout,
+        }),
+        JudgeSpec::OpenAi(spec) => Judge::OpenAi(OpenAiJudge::from_spec(spec)),
+    }
+}
+
+/// The clients of a config's judges and embeddings endpoint. Built once for a run and cloned
+/// into what judges, so that the usage (calls, tokens) of the whole run adds up in them.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// By name, as in the config.
+    pub judges: BTreeMap<String, Judge>,
+    pub embeddings: Option<EmbeddingClient>,
+}
+
+impl Clients {
+    /// The clients of every judge of `config` and of its embeddings endpoint.
+    pub fn build(config: &Config) -> Clients {
+        Clients {
+            judges: config
+                .judges
+                .iter()
+                .map(|(name, spec)| (name.clone(), build(spec)))
+                .collect(),
+            embeddings: config.embeddings.as_ref().map(EmbeddingClient::from_spec),
+        }
+    }
 }
 
 /// One question put to a judge.
@@ -178,5 +217,98 @@ impl Judge {
             Judge::Command(judge) => judge.judge_all(name, tasks),
             Judge::OpenAi(judge) => judge.judge_all(name, tasks),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::{CommandSpec, EmbeddingsSpec, LexicalSpec, OpenAiSpec};
+
+    #[test]
+    fn a_client_carries_every_setting_of_its_spec() {
+        let lexical = build(&JudgeSpec::Lexical(LexicalSpec {
+            threshold: 0.7,
+            stem: false,
+        }));
+        assert_eq!(
+            lexical,
+            Judge::Lexical(LexicalJudge {
+                threshold: 0.7,
+                stem: false
+            })
+        );
+        let command = build(&JudgeSpec::Command(CommandSpec {
+            command: vec!["judge".into(), "-v".into()],
+            timeout: Duration::from_secs(3),
+        }));
+        assert_eq!(
+            command,
+            Judge::Command(CommandJudge {
+                command: vec!["judge".into(), "-v".into()],
+                timeout: Duration::from_secs(3),
+            })
+        );
+        let spec = OpenAiSpec {
+            base_url: "http://h/v1".into(),
+            shown_base_url: Some("judges.j.base_url (from ${URL})".into()),
+            model: "m".into(),
+            api_key_env: Some("KEY".into()),
+            concurrency: 3,
+            timeout: Duration::from_secs(9),
+            max_retries: 1,
+            max_calls: 77,
+        };
+        let Judge::OpenAi(openai) = build(&JudgeSpec::OpenAi(spec.clone())) else {
+            panic!("an openai spec builds an openai judge");
+        };
+        let carried = OpenAiSpec {
+            base_url: openai.base_url.clone(),
+            shown_base_url: openai.shown_base_url.clone(),
+            model: openai.model.clone(),
+            api_key_env: openai.api_key_env.clone(),
+            concurrency: openai.concurrency,
+            timeout: openai.timeout,
+            max_retries: openai.max_retries,
+            max_calls: openai.max_calls,
+        };
+        assert_eq!(carried, spec);
+        assert_eq!(openai.usage(), Default::default(), "fresh counters");
+        let spec = EmbeddingsSpec {
+            base_url: "http://e/v1".into(),
+            shown_base_url: None,
+            model: "e5".into(),
+            api_key_env: Some("EKEY".into()),
+            concurrency: 2,
+            timeout: Duration::from_secs(4),
+            max_retries: 0,
+        };
+        let client = EmbeddingClient::from_spec(&spec);
+        let carried = EmbeddingsSpec {
+            base_url: client.base_url.clone(),
+            shown_base_url: client.shown_base_url.clone(),
+            model: client.model.clone(),
+            api_key_env: client.api_key_env.clone(),
+            concurrency: client.concurrency,
+            timeout: client.timeout,
+            max_retries: client.max_retries,
+        };
+        assert_eq!(carried, spec);
+    }
+
+    #[test]
+    fn the_clients_defaults_are_the_configs() {
+        assert_eq!(
+            LexicalJudge::default(),
+            LexicalJudge::from_spec(&LexicalSpec::default())
+        );
+        let judge = OpenAiJudge::new("http://h/v1", "m");
+        assert_eq!(
+            judge,
+            OpenAiJudge::from_spec(&OpenAiSpec::new("http://h/v1", "m"))
+        );
+        assert_eq!((judge.concurrency, judge.max_calls), (8, 20_000));
     }
 }

@@ -43,6 +43,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::config::OpenAiSpec;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::{Task, Verdict};
@@ -163,15 +164,20 @@ impl OpenAiJudge {
     /// A judge with the defaults of the config: concurrency 8, timeout 60 s, 5 retries, a budget
     /// of 20,000 calls, backoff from 500 ms.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self::from_spec(&OpenAiSpec::new(base_url, model))
+    }
+
+    /// The client of a validated spec, with fresh usage counters (shared by its clones).
+    pub fn from_spec(spec: &OpenAiSpec) -> Self {
         OpenAiJudge {
-            base_url: base_url.into(),
-            shown_base_url: None,
-            model: model.into(),
-            api_key_env: None,
-            concurrency: 8,
-            timeout: Duration::from_secs(60),
-            max_retries: 5,
-            max_calls: 20_000,
+            base_url: spec.base_url.clone(),
+            shown_base_url: spec.shown_base_url.clone(),
+            model: spec.model.clone(),
+            api_key_env: spec.api_key_env.clone(),
+            concurrency: spec.concurrency,
+            timeout: spec.timeout,
+            max_retries: spec.max_retries,
+            max_calls: spec.max_calls,
             backoff_base: Duration::from_millis(500),
             counters: Arc::default(),
         }

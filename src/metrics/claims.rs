@@ -37,6 +37,27 @@ use unicode_segmentation::UnicodeSegmentation;
 /// Version of the splitting rules and lists; part of every judge cache key that uses claims.
 pub const CLAIM_SPLITTER_VERSION: &str = "sentences-1";
 
+/// How an answer is split into claims (config `claims: sentences | llm`), as recorded in
+/// provenance and the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum ClaimSplitter {
+    /// The deterministic sentence splitter.
+    #[default]
+    Sentences,
+    /// The metric's judge decomposes the answer.
+    Llm,
+}
+
+impl ClaimSplitter {
+    /// `sentences-1` or `llm:claims-1`.
+    pub fn id(self) -> String {
+        match self {
+            ClaimSplitter::Sentences => CLAIM_SPLITTER_VERSION.to_string(),
+            ClaimSplitter::Llm => format!("llm:{}", crate::judge::decompose::CLAIMS_PROMPT_VERSION),
+        }
+    }
+}
+
 /// Abbreviations (lowercase, without the final dot) after which a sentence never ends.
 pub const PREFIX_ABBREVIATIONS: &[&str] = &[
     "mr", "mrs", "ms", "dr", "prof", "rev", "hon", "gen", "col", "capt", "lt", "sgt", "e.g", "i.e",
@@ -290,5 +311,11 @@ mod tests {
             &["Dr. A. Smith, e.g. Prof. B, etc.", "The end.", "item 3.5"],
         )]);
         assert_eq!(CLAIM_SPLITTER_VERSION, "sentences-1");
+    }
+
+    #[test]
+    fn splitter_ids_name_the_version() {
+        assert_eq!(ClaimSplitter::Sentences.id(), "sentences-1");
+        assert_eq!(ClaimSplitter::Llm.id(), "llm:claims-1");
     }
 }

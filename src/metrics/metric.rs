@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::judge::decompose::ClaimSplitter;
+use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 
 /// A metric: retrieval quality from the ranking, or answer quality from the answer.

@@ -278,7 +278,7 @@ fn fuzz(reader: &Reader, strategy: impl Strategy<Value = Vec<u8>>) {
             let saved = std::env::temp_dir().join(format!(
                 "ragate-fuzz-{}-{}",
                 reader.name,
-                crate::baseline::collect::sha256_hex(&bytes)
+                crate::digest::sha256_hex(&bytes)
             ));
             std::fs::write(&saved, &bytes).unwrap();
             panic!(

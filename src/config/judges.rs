@@ -1,0 +1,195 @@
+//! Validation of the `judges` section into plain judge specs: the validated settings of each
+//! kind, no clients (`judge::build` makes a client of a spec where the app needs one).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::config::raw::{RawJudge, RawOpenAiJudge};
+use crate::config::{Keys, expand};
+use crate::error::Result;
+
+/// A judge as configured and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JudgeSpec {
+    Lexical(LexicalSpec),
+    Command(CommandSpec),
+    OpenAi(OpenAiSpec),
+}
+
+/// `kind: lexical`: the offline token-overlap judge's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalSpec {
+    /// Minimum share of matched tokens for full support / relevance, in (0, 1].
+    pub threshold: f64,
+    /// Snowball-stem non-numeric tokens.
+    pub stem: bool,
+}
+
+impl Default for LexicalSpec {
+    /// Threshold 0.4, stemming on.
+    fn default() -> Self {
+        LexicalSpec {
+            threshold: 0.4,
+            stem: true,
+        }
+    }
+}
+
+/// `kind: command`: the judge program (an argv list, no shell) and its time limit per run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandSpec {
+    pub command: Vec<String>,
+    pub timeout: Duration,
+}
+
+/// `kind: openai`: an OpenAI-compatible chat completions endpoint and how it is called.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenAiSpec {
+    /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended).
+    pub base_url: String,
+    /// How messages name `base_url` when it was not written literally in the config (it came
+    /// from `${VAR}`), e.g. `judges.j.base_url (from ${VAR})`; None: the URL is shown as it is.
+    pub shown_base_url: Option<String>,
+    pub model: String,
+    /// The environment variable holding the API key, if any.
+    pub api_key_env: Option<String>,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Per HTTP request.
+    pub timeout: Duration,
+    /// Retries after the first attempt of a call.
+    pub max_retries: u32,
+    /// HTTP requests per run at most, retries included.
+    pub max_calls: u64,
+}
+
+impl OpenAiSpec {
+    /// `model` at `base_url` with the defaults: concurrency 8, timeout 60 s, 5 retries, at most
+    /// 20,000 calls a run, no API key.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiSpec {
+            base_url: base_url.into(),
+            shown_base_url: None,
+            model: model.into(),
+            api_key_env: None,
+            concurrency: 8,
+            timeout: Duration::from_secs(60),
+            max_retries: 5,
+            max_calls: 20_000,
+        }
+    }
+}
+
+/// The judge every judged metric uses unless it names another.
+pub const DEFAULT_JUDGE: &str = "default";
+
+/// The configured judges by name; `default` is the lexical judge unless configured otherwise.
+pub fn validate_judges(
+    keys: &Keys<'_>,
+    raw: &BTreeMap<String, RawJudge>,
+    written: &serde_yaml::Value,
+) -> Result<BTreeMap<String, JudgeSpec>> {
+    let mut judges = BTreeMap::new();
+    judges.insert(
+        DEFAULT_JUDGE.to_string(),
+        JudgeSpec::Lexical(LexicalSpec::default()),
+    );
+    for (name, judge) in raw {
+        let key = format!("judges.{name}");
+        let configured = match judge {
+            RawJudge::Lexical(judge) => {
+                let defaults = LexicalSpec::default();
+                let threshold = judge.threshold.unwrap_or(defaults.threshold);
+                if !(threshold > 0.0 && threshold <= 1.0) {
+                    return Err(keys.error(
+                        format!("{key}.threshold"),
+                        format!("{threshold} is outside (0, 1]"),
+                    ));
+                }
+                JudgeSpec::Lexical(LexicalSpec {
+                    threshold,
+                    stem: judge.stem.unwrap_or(defaults.stem),
+                })
+            }
+            RawJudge::Openai(judge) => {
+                let url_key = format!("{key}.base_url");
+                let shown =
+                    expand::shown_if_expanded(written, &["judges", name, "base_url"], &url_key);
+                JudgeSpec::OpenAi(validate_openai(keys, &key, judge, shown)?)
+            }
+            RawJudge::Command(judge) => {
+                let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
+                    keys.error(&key, "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)")
+                })?;
+                let timeout = keys.timeout(
+                    &format!("{key}.timeout_s"),
+                    judge.timeout_s.map(|s| s as f64),
+                    300.0,
+                )?;
+                JudgeSpec::Command(CommandSpec { command, timeout })
+            }
+        };
+        judges.insert(name.clone(), configured);
+    }
+    Ok(judges)
+}
+
+/// An `openai` judge: `base_url` and `model` required, the rest defaulted; `shown_base_url`:
+/// how messages name a `base_url` that came from the environment.
+fn validate_openai(
+    keys: &Keys<'_>,
+    key: &str,
+    judge: &RawOpenAiJudge,
+    shown_base_url: Option<String>,
+) -> Result<OpenAiSpec> {
+    let base_url = judge
+        .base_url
+        .clone()
+        .filter(|url| !url.trim().is_empty())
+        .ok_or_else(|| {
+            keys.error(
+                key,
+                "an openai judge needs `base_url` (the API root, e.g. http://127.0.0.1:8000/v1)",
+            )
+        })?;
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(keys.error(
+            format!("{key}.base_url"),
+            format!(
+                "`{}`: expected an http:// or https:// URL",
+                shown_base_url.as_deref().unwrap_or(&base_url)
+            ),
+        ));
+    }
+    let model = judge
+        .model
+        .clone()
+        .filter(|model| !model.trim().is_empty())
+        .ok_or_else(|| keys.error(key, "an openai judge needs `model`"))?;
+    if let Some(var) = &judge.api_key_env
+        && (var.is_empty() || var.contains('=') || var.contains('\0'))
+    {
+        return Err(keys.error(
+            format!("{key}.api_key_env"),
+            "expected the name of an environment variable",
+        ));
+    }
+    let mut configured = OpenAiSpec::new(base_url, model);
+    configured.shown_base_url = shown_base_url;
+    configured.api_key_env = judge.api_key_env.clone();
+    configured.concurrency = judge.concurrency.unwrap_or(configured.concurrency);
+    if configured.concurrency == 0 {
+        return Err(keys.error(format!("{key}.concurrency"), "0: expected at least 1"));
+    }
+    configured.timeout = keys.timeout(
+        &format!("{key}.timeout_s"),
+        judge.timeout_s.map(|s| s as f64),
+        configured.timeout.as_secs_f64(),
+    )?;
+    configured.max_retries = judge.max_retries.unwrap_or(configured.max_retries);
+    configured.max_calls = judge.max_calls.unwrap_or(configured.max_calls);
+    if configured.max_calls == 0 {
+        return Err(keys.error(format!("{key}.max_calls"), "0: expected at least 1"));
+    }
+    Ok(configured)
+}
