@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, Location, Result};
-use crate::gate::diagnosis;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
@@ -43,7 +42,7 @@ pub struct Config {
     /// How the run to gate is obtained, when configured.
     pub pipeline: Option<Pipeline>,
     /// Thresholds of the failure-diagnosis matrix in the summary.
-    pub diagnosis: diagnosis::Thresholds,
+    pub diagnosis: DiagnosisThresholds,
     /// Judges by name (`default` is always there): settings only, `judge::build` makes clients.
     pub judges: BTreeMap<String, JudgeSpec>,
     /// The embeddings endpoint; when set, `answer_relevance` is embedding-based.
@@ -420,8 +419,8 @@ fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {
 fn validate_diagnosis(
     keys: &Keys<'_>,
     raw: Option<&raw::RawDiagnosis>,
-) -> Result<diagnosis::Thresholds> {
-    let defaults = diagnosis::Thresholds::default();
+) -> Result<DiagnosisThresholds> {
+    let defaults = DiagnosisThresholds::default();
     let Some(raw) = raw else { return Ok(defaults) };
     let mut thresholds = defaults;
     for (name, value, slot) in [
@@ -491,6 +490,31 @@ fn validate_source(
             prefix,
             "no queries: expected `qrels: FILE` or `from: FILE` with `sample: N`",
         )),
+    }
+}
+
+/// Where "low" ends and "high" begins, per kind of metric, in the failure-diagnosis matrix
+/// (`gate::diagnosis`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiagnosisThresholds {
+    /// Recall below this is low; recall (or nDCG) at or above `high` is high.
+    pub low: f64,
+    pub high: f64,
+    /// Faithfulness below this is low, at or above it high.
+    pub faithfulness: f64,
+    /// Answer relevance below this is low.
+    pub relevance: f64,
+}
+
+impl Default for DiagnosisThresholds {
+    /// The seed note's values: recall < 0.65 is low, faithfulness < 0.75 is low.
+    fn default() -> Self {
+        DiagnosisThresholds {
+            low: 0.65,
+            high: 0.75,
+            faithfulness: 0.75,
+            relevance: 0.5,
+        }
     }
 }
 

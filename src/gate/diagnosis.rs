@@ -4,30 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::baseline::results::SliceSummary;
-
-/// Where "low" ends and "high" begins, per kind of metric.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    /// Recall below this is low; recall (or nDCG) at or above `high` is high.
-    pub low: f64,
-    pub high: f64,
-    /// Faithfulness below this is low, at or above it high.
-    pub faithfulness: f64,
-    /// Answer relevance below this is low.
-    pub relevance: f64,
-}
-
-impl Default for Thresholds {
-    /// The seed note's values: recall < 0.65 is low, faithfulness < 0.75 is low.
-    fn default() -> Self {
-        Thresholds {
-            low: 0.65,
-            high: 0.75,
-            faithfulness: 0.75,
-            relevance: 0.5,
-        }
-    }
-}
+pub use crate::config::DiagnosisThresholds as Thresholds;
 
 /// The mean of the first metric (in `names` order) that starts with `prefix`, with its name;
 /// `deepest` picks the largest cut-off instead of the smallest.
