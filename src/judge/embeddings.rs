@@ -43,18 +43,9 @@ pub struct EmbeddingUsage {
 /// A client of an OpenAI-compatible embeddings endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmbeddingClient {
-    /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/embeddings` is appended).
-    pub base_url: String,
-    /// How messages name `base_url` when it was not written literally in the config (it came
-    /// from `${VAR}`: maybe a secret or an internal host), e.g. `judges.j.base_url (from
-    /// ${VAR})`; None: the URL is shown as it is.
-    pub shown_base_url: Option<String>,
-    pub model: String,
-    /// The environment variable holding the API key, if any.
-    pub api_key_env: Option<String>,
-    pub concurrency: usize,
-    pub timeout: Duration,
-    pub max_retries: u32,
+    /// The validated settings: endpoint, model, key, limits.
+    pub spec: EmbeddingsSpec,
+    /// The first backoff; doubles with each retry.
     pub backoff_base: Duration,
     counters: Arc<UsageCounters>,
 }
@@ -86,13 +77,7 @@ impl EmbeddingClient {
     /// The client of a validated spec, with fresh usage counters (shared by its clones).
     pub fn from_spec(spec: &EmbeddingsSpec) -> Self {
         EmbeddingClient {
-            base_url: spec.base_url.clone(),
-            shown_base_url: spec.shown_base_url.clone(),
-            model: spec.model.clone(),
-            api_key_env: spec.api_key_env.clone(),
-            concurrency: spec.concurrency,
-            timeout: spec.timeout,
-            max_retries: spec.max_retries,
+            spec: spec.clone(),
             backoff_base: Duration::from_millis(500),
             counters: Arc::default(),
         }
@@ -102,18 +87,18 @@ impl EmbeddingClient {
     pub fn describe(&self) -> String {
         format!(
             "embeddings {} @ {} {EMBEDDINGS_VERSION}",
-            self.model,
-            self.base_url.trim_end_matches('/')
+            self.spec.model,
+            self.spec.base_url.trim_end_matches('/')
         )
     }
 
     fn endpoint(&self) -> String {
-        format!("{}/embeddings", self.base_url.trim_end_matches('/'))
+        format!("{}/embeddings", self.spec.base_url.trim_end_matches('/'))
     }
 
     /// The endpoint as messages name it (see [`Self::shown_base_url`]).
     fn shown_endpoint(&self) -> String {
-        match &self.shown_base_url {
+        match &self.spec.shown_base_url {
             Some(shown) => format!("/embeddings at {shown}"),
             None => self.endpoint(),
         }
@@ -121,8 +106,11 @@ impl EmbeddingClient {
 
     /// [`Self::describe`] as messages print it: the endpoint as [`Self::shown_endpoint`] names it.
     fn shown_describe(&self) -> String {
-        match &self.shown_base_url {
-            Some(shown) => format!("embeddings {} @ {} {EMBEDDINGS_VERSION}", self.model, shown),
+        match &self.spec.shown_base_url {
+            Some(shown) => format!(
+                "embeddings {} @ {} {EMBEDDINGS_VERSION}",
+                self.spec.model, shown
+            ),
             None => self.describe(),
         }
     }
@@ -146,12 +134,12 @@ impl EmbeddingClient {
     /// The embedding of every text, in order, asking the endpoint in batches of [`BATCH`].
     pub fn embed_all(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let authorization =
-            http::authorization(self.api_key_env.as_deref()).map_err(|m| self.error(m))?;
+            http::authorization(self.spec.api_key_env.as_deref()).map_err(|m| self.error(m))?;
         let batches: Vec<&[String]> = texts.chunks(BATCH).collect();
         let requests: Vec<Request> = batches
             .iter()
             .map(|batch| Request {
-                body: json!({"model": self.model, "input": batch}).to_string(),
+                body: json!({"model": self.spec.model, "input": batch}).to_string(),
                 what: format!(
                     "{} texts from \"{}\"",
                     batch.len(),
@@ -160,9 +148,9 @@ impl EmbeddingClient {
             })
             .collect();
         let policy = RetryPolicy {
-            concurrency: self.concurrency,
-            timeout: self.timeout,
-            max_retries: self.max_retries,
+            concurrency: self.spec.concurrency,
+            timeout: self.spec.timeout,
+            max_retries: self.spec.max_retries,
             backoff_base: self.backoff_base,
         };
         let before_attempt = |attempt: u32| -> std::result::Result<(), String> {
@@ -212,7 +200,7 @@ impl EmbeddingClient {
             .map(|text| {
                 CacheKey::new(
                     "embeddings",
-                    &self.model,
+                    &self.spec.model,
                     &endpoint,
                     EMBEDDINGS_VERSION,
                     &serde_json::Value::Null,

@@ -264,17 +264,7 @@ mod tests {
         let Judge::OpenAi(openai) = build(&JudgeSpec::OpenAi(spec.clone())) else {
             panic!("an openai spec builds an openai judge");
         };
-        let carried = OpenAiSpec {
-            base_url: openai.base_url.clone(),
-            shown_base_url: openai.shown_base_url.clone(),
-            model: openai.model.clone(),
-            api_key_env: openai.api_key_env.clone(),
-            concurrency: openai.concurrency,
-            timeout: openai.timeout,
-            max_retries: openai.max_retries,
-            max_calls: openai.max_calls,
-        };
-        assert_eq!(carried, spec);
+        assert_eq!(openai.spec, spec, "the client carries every setting");
         assert_eq!(openai.usage(), Default::default(), "fresh counters");
         let spec = EmbeddingsSpec {
             base_url: "http://e/v1".into(),
@@ -286,16 +276,7 @@ mod tests {
             max_retries: 0,
         };
         let client = EmbeddingClient::from_spec(&spec);
-        let carried = EmbeddingsSpec {
-            base_url: client.base_url.clone(),
-            shown_base_url: client.shown_base_url.clone(),
-            model: client.model.clone(),
-            api_key_env: client.api_key_env.clone(),
-            concurrency: client.concurrency,
-            timeout: client.timeout,
-            max_retries: client.max_retries,
-        };
-        assert_eq!(carried, spec);
+        assert_eq!(client.spec, spec, "the client carries every setting");
     }
 
     #[test]
@@ -309,6 +290,6 @@ mod tests {
             judge,
             OpenAiJudge::from_spec(&OpenAiSpec::new("http://h/v1", "m"))
         );
-        assert_eq!((judge.concurrency, judge.max_calls), (8, 20_000));
+        assert_eq!((judge.spec.concurrency, judge.spec.max_calls), (8, 20_000));
     }
 }

@@ -86,23 +86,8 @@ pub struct OpenAiUsage {
 /// A judge backed by an OpenAI-compatible chat completions endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenAiJudge {
-    /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended).
-    pub base_url: String,
-    /// How messages name `base_url` when it was not written literally in the config (it came
-    /// from `${VAR}`: maybe a secret or an internal host), e.g. `judges.j.base_url (from
-    /// ${VAR})`; None: the URL is shown as it is.
-    pub shown_base_url: Option<String>,
-    pub model: String,
-    /// The environment variable holding the API key, if any.
-    pub api_key_env: Option<String>,
-    /// Requests in flight at most.
-    pub concurrency: usize,
-    /// Per HTTP request.
-    pub timeout: Duration,
-    /// Retries after the first attempt of a call.
-    pub max_retries: u32,
-    /// HTTP requests per run at most, retries included.
-    pub max_calls: u64,
+    /// The validated settings: endpoint, model, key, limits.
+    pub spec: OpenAiSpec,
     /// The first backoff; doubles with each retry.
     pub backoff_base: Duration,
     counters: Arc<UsageCounters>,
@@ -170,14 +155,7 @@ impl OpenAiJudge {
     /// The client of a validated spec, with fresh usage counters (shared by its clones).
     pub fn from_spec(spec: &OpenAiSpec) -> Self {
         OpenAiJudge {
-            base_url: spec.base_url.clone(),
-            shown_base_url: spec.shown_base_url.clone(),
-            model: spec.model.clone(),
-            api_key_env: spec.api_key_env.clone(),
-            concurrency: spec.concurrency,
-            timeout: spec.timeout,
-            max_retries: spec.max_retries,
-            max_calls: spec.max_calls,
+            spec: spec.clone(),
             backoff_base: Duration::from_millis(500),
             counters: Arc::default(),
         }
@@ -187,8 +165,8 @@ impl OpenAiJudge {
     pub fn describe(&self) -> String {
         format!(
             "openai {} @ {} prompt {PROMPT_VERSION}",
-            self.model,
-            self.base_url.trim_end_matches('/')
+            self.spec.model,
+            self.spec.base_url.trim_end_matches('/')
         )
     }
 
@@ -210,12 +188,15 @@ impl OpenAiJudge {
     }
 
     fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+        format!(
+            "{}/chat/completions",
+            self.spec.base_url.trim_end_matches('/')
+        )
     }
 
     /// The endpoint as messages name it (see [`Self::shown_base_url`]).
     fn shown_endpoint(&self) -> String {
-        match &self.shown_base_url {
+        match &self.spec.shown_base_url {
             Some(shown) => format!("/chat/completions at {shown}"),
             None => self.endpoint(),
         }
@@ -223,8 +204,11 @@ impl OpenAiJudge {
 
     /// [`Self::describe`] as messages print it: the endpoint as [`Self::shown_endpoint`] names it.
     fn shown_describe(&self) -> String {
-        match &self.shown_base_url {
-            Some(shown) => format!("openai {} @ {} prompt {PROMPT_VERSION}", self.model, shown),
+        match &self.spec.shown_base_url {
+            Some(shown) => format!(
+                "openai {} @ {} prompt {PROMPT_VERSION}",
+                self.spec.model, shown
+            ),
             None => self.describe(),
         }
     }
@@ -280,7 +264,7 @@ impl OpenAiJudge {
 
     pub(crate) fn body(&self, instructions: &str, inputs: &serde_json::Value) -> String {
         json!({
-            "model": self.model,
+            "model": self.spec.model,
             "temperature": 0,
             "messages": [
                 {"role": "system", "content": SYSTEM_PROMPT},
@@ -293,11 +277,11 @@ impl OpenAiJudge {
     /// Reserves one HTTP request from the budget.
     fn reserve(&self) -> std::result::Result<(), String> {
         let used = self.counters.calls.fetch_add(1, Ordering::Relaxed);
-        if used >= self.max_calls {
+        if used >= self.spec.max_calls {
             self.counters.calls.fetch_sub(1, Ordering::Relaxed);
             return Err(format!(
                 "the call budget (max_calls {}) is spent: the run needs more calls",
-                self.max_calls
+                self.spec.max_calls
             ));
         }
         Ok(())
@@ -306,9 +290,9 @@ impl OpenAiJudge {
     /// How requests are sent and retried.
     fn policy(&self) -> RetryPolicy {
         RetryPolicy {
-            concurrency: self.concurrency,
-            timeout: self.timeout,
-            max_retries: self.max_retries,
+            concurrency: self.spec.concurrency,
+            timeout: self.spec.timeout,
+            max_retries: self.spec.max_retries,
             backoff_base: self.backoff_base,
         }
     }
@@ -328,17 +312,17 @@ impl OpenAiJudge {
         if requests.is_empty() {
             return Ok(Vec::new());
         }
-        let authorization =
-            http::authorization(self.api_key_env.as_deref()).map_err(|m| self.error(name, m))?;
+        let authorization = http::authorization(self.spec.api_key_env.as_deref())
+            .map_err(|m| self.error(name, m))?;
         let used = self.counters.calls.load(Ordering::Relaxed);
-        let left = self.max_calls.saturating_sub(used);
+        let left = self.spec.max_calls.saturating_sub(used);
         if requests.len() as u64 > left {
             return Err(self.error(
                 name,
                 format!(
                     "the run needs at least {} calls but the budget has {left} left (max_calls {}, {used} used)",
                     requests.len(),
-                    self.max_calls
+                    self.spec.max_calls
                 ),
             ));
         }
