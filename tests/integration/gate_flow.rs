@@ -498,27 +498,16 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
 fn github_actions_gets_annotations_and_the_step_summary() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    setup(dir);
-    assert_eq!(gate(dir, "base.jsonl").code, 2);
-    accept_baseline(dir, "regression", "out/results.json", &[]);
     let summary = dir.join("step-summary.md");
-    std::fs::write(&summary, "earlier step\n").unwrap();
     let summary_path = path_str(&summary);
-    let output = ragate_env(
+    let output = regressed_after_accept(
         dir,
-        &[
-            "gate",
-            "--tier",
-            "regression",
-            "--run",
-            "regressed.jsonl",
-            "--out",
-            "out",
-        ],
+        &[],
         &[
             ("GITHUB_ACTIONS", "true"),
             ("GITHUB_STEP_SUMMARY", summary_path),
         ],
+        || std::fs::write(&summary, "earlier step\n").unwrap(),
     );
     assert_eq!(output.code, 1);
     let stdout = output.stdout;
@@ -542,27 +531,39 @@ fn github_actions_gets_annotations_and_the_step_summary() {
     assert!(appended.contains("REGRESSION"), "{appended}");
 }
 
-#[test]
-fn json_output_stays_one_document_on_github_actions() {
-    let dir = tempfile::tempdir().unwrap();
-    let dir = dir.path();
+/// Sets up the regression tier, accepts the base run, calls `before`, then gates the regressed
+/// run with `extra` arguments and `env`.
+fn regressed_after_accept(
+    dir: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+    before: impl FnOnce(),
+) -> Outcome {
     setup(dir);
     assert_eq!(gate(dir, "base.jsonl").code, 2);
     accept_baseline(dir, "regression", "out/results.json", &[]);
-    let output = ragate_env(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "regression",
-            "--run",
-            "regressed.jsonl",
-            "--out",
-            "out",
-            "--format",
-            "json",
-        ],
+    before();
+    let mut args = vec![
+        "gate",
+        "--tier",
+        "regression",
+        "--run",
+        "regressed.jsonl",
+        "--out",
+        "out",
+    ];
+    args.extend_from_slice(extra);
+    ragate_env(dir, &args, env)
+}
+
+#[test]
+fn json_output_stays_one_document_on_github_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = regressed_after_accept(
+        dir.path(),
+        &["--format", "json"],
         &[("GITHUB_ACTIONS", "true")],
+        || {},
     );
     assert_eq!(output.code, 1, "{}", output.stderr);
     let parsed: serde_json::Value = serde_json::from_str(&output.stdout)
