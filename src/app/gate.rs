@@ -17,10 +17,11 @@ use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
 use crate::cli::GateArgs;
 use crate::config::CacheMode;
-use crate::config::{self, Config, Tier};
+use crate::config::{self, Config, JudgeSpec, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
+use crate::http;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
@@ -61,6 +62,48 @@ fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
                 format!(
                     "no query of {} has a `{field}` field: expected a field the qrels carry",
                     qrels.path().display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Before the pipeline runs (which may take hours), the API key of every judge and embeddings
+/// endpoint the tier will call must be set: a fork pull request without the secret fails at once,
+/// naming the variable. Replay mode calls nothing, so it needs no key.
+fn check_api_keys(config: &Config) -> Result<()> {
+    if config.cache.mode == CacheMode::Replay {
+        return Ok(());
+    }
+    let judged = config.metrics.iter().filter(|spec| spec.is_judged());
+    let judge_keys = judged
+        .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
+        .filter_map(|spec| match &config.judges[&spec.judge] {
+            JudgeSpec::OpenAi(openai) => Some((
+                format!("judges.{}", spec.judge),
+                openai.api_key_env.as_deref(),
+            )),
+            _ => None,
+        });
+    let relevance = config
+        .metrics
+        .iter()
+        .any(|spec| spec.metric == Metric::AnswerRelevance);
+    let embeddings_key = config
+        .embeddings
+        .as_ref()
+        .filter(|_| relevance)
+        .map(|spec| ("embeddings".to_string(), spec.api_key_env.as_deref()));
+    for (key, variable) in judge_keys.chain(embeddings_key) {
+        if let Err(message) = http::authorization(variable) {
+            return Err(Error::config(
+                &config.path,
+                format!("{key}.api_key_env"),
+                format!(
+                    "{message}: set it before the gate runs the pipeline (on a fork pull request \
+                     the repository's secrets are not available), or use `cache: {{ mode: replay }}` \
+                     with a cache that holds every verdict"
                 ),
             ));
         }
@@ -480,6 +523,7 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     let out_dir = options.out_dir.clone();
     let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
     check_slice_fields(&config, &qrels)?;
+    check_api_keys(&config)?;
     let Some(shard) = args.shard else {
         let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
         return outputs::finish(&config, tier, &qrels, evaluated, options);

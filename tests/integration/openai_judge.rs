@@ -703,3 +703,44 @@ fn openai_judge_throughput() {
     );
     assert!(rate >= 0.9 * 320.0, "{rate:.1} calls/s");
 }
+
+#[test]
+fn a_missing_api_key_stops_the_gate_before_the_pipeline_runs() {
+    let server = Server::start(vec![], Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_gate(dir, &server.url);
+    // The pipeline would leave a marker; the key's variable is unique to this test and unset.
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml"))
+        .unwrap()
+        .replace(
+            "max_calls: 100 }",
+            "max_calls: 100, api_key_env: RAGATE_TEST_PREFLIGHT_KEY_UNSET }",
+        )
+        .replace(
+            "cache: {",
+            "pipeline: { command: [\"sh\", \"-c\", \"touch ran; cat run.jsonl\"] }\ncache: {",
+        );
+    std::fs::write(dir.join("eval-config.yaml"), &config).unwrap();
+    let out = ragate_in(dir, &["gate", "--tier", "smoke", "--out", "out"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("judges.llm.api_key_env")
+            && out.stderr.contains("RAGATE_TEST_PREFLIGHT_KEY_UNSET"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.join("ran").exists(), "the pipeline did not run");
+    assert!(server.bodies().is_empty(), "no request was sent");
+    // Replay calls nothing, so it needs no key: the gate gets past the check to the pipeline.
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace(
+            "cache: { path: cache/judge.sqlite }",
+            "cache: { path: cache/judge.sqlite, mode: replay }",
+        ),
+    )
+    .unwrap();
+    ragate_in(dir, &["gate", "--tier", "smoke", "--out", "out"]);
+    assert!(dir.join("ran").exists(), "replay mode ran the pipeline");
+}
