@@ -17,7 +17,7 @@ use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
 use crate::cli::GateArgs;
 use crate::config::CacheMode;
-use crate::config::{self, Config, JudgeSpec, Tier};
+use crate::config::{self, Config, EmbeddingsSpec, JudgeSpec, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
@@ -27,7 +27,7 @@ use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
 use crate::judge::{self, Clients, Judge};
 use crate::metrics::claims::ClaimSplitter;
-use crate::metrics::metric::Metric;
+use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::{Pipeline, Request};
 use crate::progress::Progress;
 use crate::shard::{Shard, ShardQueries};
@@ -76,24 +76,15 @@ fn check_api_keys(config: &Config) -> Result<()> {
     if config.cache.mode == CacheMode::Replay {
         return Ok(());
     }
-    let judged = config.metrics.iter().filter(|spec| spec.is_judged());
-    let judge_keys = judged
-        .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
-        .filter_map(|spec| match &config.judges[&spec.judge] {
+    let judge_keys =
+        judged_by_judges(config).filter_map(|spec| match &config.judges[&spec.judge] {
             JudgeSpec::OpenAi(openai) => Some((
                 format!("judges.{}", spec.judge),
                 openai.api_key_env.as_deref(),
             )),
             _ => None,
         });
-    let relevance = config
-        .metrics
-        .iter()
-        .any(|spec| spec.metric == Metric::AnswerRelevance);
-    let embeddings_key = config
-        .embeddings
-        .as_ref()
-        .filter(|_| relevance)
+    let embeddings_key = embeddings_called(config)
         .map(|spec| ("embeddings".to_string(), spec.api_key_env.as_deref()));
     for (key, variable) in judge_keys.chain(embeddings_key) {
         if let Err(message) = http::authorization(variable) {
@@ -114,11 +105,7 @@ fn check_api_keys(config: &Config) -> Result<()> {
 /// The judges that the configured answer metrics use, described for provenance; a judge that
 /// also decomposes answers (`claims: llm`) gets ` claims=llm:<prompt version>`.
 pub(crate) fn judges_used(config: &Config) -> BTreeMap<String, String> {
-    let mut used: BTreeMap<String, String> = config
-        .metrics
-        .iter()
-        .filter(|spec| spec.is_judged())
-        .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
+    let mut used: BTreeMap<String, String> = judged_by_judges(config)
         .map(|spec| {
             let judge = judge::build(&config.judges[&spec.judge]);
             (spec.judge.clone(), judge.describe())
@@ -139,15 +126,26 @@ pub(crate) fn judges_used(config: &Config) -> BTreeMap<String, String> {
 
 /// The embeddings endpoint, described, when answer_relevance is embedding-based.
 pub(crate) fn embeddings_used(config: &Config) -> Option<String> {
+    embeddings_called(config).map(|spec| EmbeddingClient::from_spec(spec).describe())
+}
+
+/// The judged metrics a judge decides (answer relevance goes to the embeddings endpoint when one
+/// is configured).
+fn judged_by_judges(config: &Config) -> impl Iterator<Item = &MetricSpec> {
+    config
+        .metrics
+        .iter()
+        .filter(|spec| spec.is_judged())
+        .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
+}
+
+/// The embeddings endpoint, when answer relevance is computed with it.
+fn embeddings_called(config: &Config) -> Option<&EmbeddingsSpec> {
     let relevance = config
         .metrics
         .iter()
         .any(|spec| spec.metric == Metric::AnswerRelevance);
-    config
-        .embeddings
-        .as_ref()
-        .filter(|_| relevance)
-        .map(|spec| EmbeddingClient::from_spec(spec).describe())
+    config.embeddings.as_ref().filter(|_| relevance)
 }
 
 /// The claim splitter of the first faithfulness metric (whose claims the trace shows).
@@ -433,40 +431,26 @@ fn evaluate_repeats(
     }
     // Built once: every run and asking counts in the same usage counters.
     let clients = Clients::build(config);
+    let evaluate = |run, repeat| {
+        let judging = Judging {
+            clients: &clients,
+            repeat,
+        };
+        let sha = qrels_sha256.clone();
+        evaluate_tier(config, tier, qrels, run, sha, args.threads, judging)
+    };
     let mut runs = Vec::with_capacity(tier.repeats);
     let mut first_run = None;
     for repeat in 1..=tier.repeats {
         let run = obtain_run(config, tier, args, qrels, out_dir, repeat)?;
         first_run.get_or_insert_with(|| run.clone());
-        runs.push(evaluate_tier(
-            config,
-            tier,
-            qrels,
-            run,
-            qrels_sha256.clone(),
-            args.threads,
-            Judging {
-                clients: &clients,
-                repeat: 1,
-            },
-        )?);
+        runs.push(evaluate(run, 1)?);
     }
     // The judges asked again on the first run's answers (their own cache entries per asking).
     let mut askings = Vec::new();
     for judge_repeat in 2..=tier.judge_repeats {
         let run = first_run.clone().expect("at least one run");
-        askings.push(evaluate_tier(
-            config,
-            tier,
-            qrels,
-            run,
-            qrels_sha256.clone(),
-            args.threads,
-            Judging {
-                clients: &clients,
-                repeat: judge_repeat,
-            },
-        )?);
+        askings.push(evaluate(run, judge_repeat)?);
     }
     let consistency = (!askings.is_empty())
         .then(|| repeats::judge_consistency(&runs[0], &askings, &judged_metrics(config)));
