@@ -731,6 +731,11 @@ fn a_missing_api_key_stops_the_gate_before_the_pipeline_runs() {
         out.stderr
     );
     assert!(!dir.join("ran").exists(), "the pipeline did not run");
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("error") && summary.contains("RAGATE_TEST_PREFLIGHT_KEY_UNSET"),
+        "the outputs carry the error, never a pass: {summary}"
+    );
     assert!(server.bodies().is_empty(), "no request was sent");
     // Replay calls nothing, so it needs no key: the gate gets past the check to the pipeline.
     std::fs::write(
