@@ -68,6 +68,9 @@ pub struct CompareArgs {
     /// judges (those behind B) instead of failing.
     #[arg(long)]
     pub allow_judge_change: bool,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
 }
 
 #[derive(Debug, Args)]

@@ -6,28 +6,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use similar::TextDiff;
 
 use crate::app::write_stdout;
-use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::{AcceptArgs, ShowArgs};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
-
-/// The summary as lines `slice  metric  mean  (n)`, the form diffs and `show` print.
-fn summary_lines(results: &Results) -> String {
-    let mut out = String::new();
-    for (slice, metrics) in &results.summary {
-        for metric in &results.metrics {
-            if let Some(s) = metrics.get(metric) {
-                out.push_str(&format!(
-                    "{slice:<28} {metric:<16} {:.4}  (n = {})\n",
-                    s.mean, s.n
-                ));
-            }
-        }
-    }
-    out
-}
+use crate::report::measured;
 
 /// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
 fn accepted_utc() -> Result<String> {
@@ -79,7 +64,7 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
         ));
     }
     let old = match store::read(&tier.baseline, "") {
-        Ok(old) => summary_lines(&old),
+        Ok(old) => measured::table(&old),
         Err(error) if error.is_missing() => String::new(),
         Err(error) if args.force => {
             eprintln!("warning: overwriting a baseline that cannot be read (--force): {error}");
@@ -107,7 +92,7 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
         );
     }
     store::write_atomic(&tier.baseline, &results.to_json())?;
-    let new = summary_lines(&results);
+    let new = measured::table(&results);
     let diff = TextDiff::from_lines(&old, &new);
     let mut out = format!(
         "accepted {} as the baseline of tier `{}` ({})\n",
@@ -150,7 +135,7 @@ pub fn show(args: ShowArgs) -> Result<i32> {
         provenance.git_commit.as_deref().unwrap_or("unknown"),
         provenance.accepted_utc.as_deref().unwrap_or("unknown"),
     );
-    out.push_str(&summary_lines(&baseline));
+    out.push_str(&measured::table(&baseline));
     write_stdout(&out)?;
     Ok(exit_code::SUCCESS)
 }

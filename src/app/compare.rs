@@ -5,14 +5,14 @@ use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::write_stdout;
 use crate::baseline::results::Results;
 use crate::baseline::store;
-use crate::cli::CompareArgs;
+use crate::cli::{CompareArgs, GateFormat};
 use crate::config::CacheMode;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::gate::{calibration, decision};
 use crate::input::corpus;
 use crate::judge::cache::JudgeCache;
-use crate::report::{gate_table, junit};
+use crate::report::{gate_json, gate_table, junit};
 use crate::tier;
 
 pub fn run(args: CompareArgs) -> Result<i32> {
@@ -57,7 +57,10 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     if let Some(path) = &args.junit {
         store::write_atomic(path, &junit::render(&report))?;
     }
-    write_stdout(&gate_table::render(&report))?;
+    write_stdout(&match args.format {
+        GateFormat::Table => gate_table::render(&report),
+        GateFormat::Json => gate_json::render(&report, None),
+    })?;
     Ok(report.exit_code())
 }
 
@@ -89,13 +92,12 @@ fn rejudge_reference(
         CacheMode::Off => None,
         mode => Some(JudgeCache::open(&config.cache.path, mode)?),
     };
-    let scratch = tempfile::tempdir().map_err(|e| Error::io(std::path::Path::new("<tmp>"), e))?;
     let with = Rejudging {
         config,
         qrels: &queries.qrels,
         corpus: corpus.as_ref(),
         cache: cache.as_ref(),
-        out_dir: scratch.path(),
+        source: &args.a,
     };
     rejudge::rejudge(a, &configured, &with)
 }

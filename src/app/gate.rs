@@ -10,18 +10,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::app::default_threads;
+use crate::app::finish;
 use crate::app::output_files;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
+use crate::app::preflight;
 use crate::app::repeats;
 use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
 use crate::cli::GateArgs;
 use crate::config::CacheMode;
-use crate::config::{self, Config, EmbeddingsSpec, JudgeSpec, Tier};
+use crate::config::{self, Config, EmbeddingsSpec, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
-use crate::http;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
@@ -47,59 +48,6 @@ pub struct ShardOutput {
     /// The queries the shard scores, for `merge` to check that none went missing.
     pub queries: ShardQueries,
     pub evaluated: Evaluated,
-}
-
-fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
-    for (index, field) in config.slices.iter().enumerate() {
-        if !qrels
-            .queries()
-            .iter()
-            .any(|q| q.attributes.contains_key(field))
-        {
-            return Err(Error::config(
-                &config.path,
-                format!("slices[{index}]"),
-                format!(
-                    "no query of {} has a `{field}` field: expected a field the qrels carry",
-                    qrels.path().display()
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Before the pipeline runs (which may take hours), the API key of every judge and embeddings
-/// endpoint the tier will call must be set: a fork pull request without the secret fails at once,
-/// naming the variable. Replay mode calls nothing, so it needs no key.
-fn check_api_keys(config: &Config) -> Result<()> {
-    if config.cache.mode == CacheMode::Replay {
-        return Ok(());
-    }
-    let judge_keys =
-        judged_by_judges(config).filter_map(|spec| match &config.judges[&spec.judge] {
-            JudgeSpec::OpenAi(openai) => Some((
-                format!("judges.{}", spec.judge),
-                openai.api_key_env.as_deref(),
-            )),
-            _ => None,
-        });
-    let embeddings_key = embeddings_called(config)
-        .map(|spec| ("embeddings".to_string(), spec.api_key_env.as_deref()));
-    for (key, variable) in judge_keys.chain(embeddings_key) {
-        if let Err(message) = http::authorization(variable) {
-            return Err(Error::config(
-                &config.path,
-                format!("{key}.api_key_env"),
-                format!(
-                    "{message}: set it before the gate runs the pipeline (on a fork pull request \
-                     the repository's secrets are not available), or use `cache: {{ mode: replay }}` \
-                     with a cache that holds every verdict"
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The judges that the configured answer metrics use, described for provenance; a judge that
@@ -131,7 +79,7 @@ pub(crate) fn embeddings_used(config: &Config) -> Option<String> {
 
 /// The judged metrics a judge decides (answer relevance goes to the embeddings endpoint when one
 /// is configured).
-fn judged_by_judges(config: &Config) -> impl Iterator<Item = &MetricSpec> {
+pub(crate) fn judged_by_judges(config: &Config) -> impl Iterator<Item = &MetricSpec> {
     config
         .metrics
         .iter()
@@ -140,7 +88,7 @@ fn judged_by_judges(config: &Config) -> impl Iterator<Item = &MetricSpec> {
 }
 
 /// The embeddings endpoint, when answer relevance is computed with it.
-fn embeddings_called(config: &Config) -> Option<&EmbeddingsSpec> {
+pub(crate) fn embeddings_called(config: &Config) -> Option<&EmbeddingsSpec> {
     let relevance = config
         .metrics
         .iter()
@@ -506,11 +454,10 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     let options = options.clone();
     let out_dir = options.out_dir.clone();
     let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
-    check_slice_fields(&config, &qrels)?;
-    check_api_keys(&config)?;
+    preflight::check(&config, tier, &qrels, args.shard.is_none())?;
     let Some(shard) = args.shard else {
         let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
-        return outputs::finish(&config, tier, &qrels, evaluated, options);
+        return finish::finish(&config, tier, &qrels, evaluated, options);
     };
     let qrels = shard.select(qrels);
     let expected = ShardQueries::expected(shard, &qrels);

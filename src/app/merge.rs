@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::app::finish;
 use crate::app::gate::{SHARD_FORMAT, ShardOutput};
 use crate::app::output_files;
-use crate::app::outputs::{self, Evaluated, OutputOptions};
+use crate::app::outputs::{Evaluated, OutputOptions};
 use crate::baseline::{collect, embeddings};
 use crate::cli::MergeArgs;
 use crate::config;
@@ -293,5 +294,5 @@ fn merge(args: &MergeArgs, options: &OutputOptions) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     check_complete(&tier.name, &queries, &shards)?;
     let evaluated = combine(shards)?;
-    outputs::finish(&config, tier, &queries.qrels, evaluated, options.clone())
+    finish::finish(&config, tier, &queries.qrels, evaluated, options.clone())
 }

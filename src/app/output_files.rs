@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::app::outputs::{OutputOptions, append_step_summary, write};
 use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result};
-use crate::report::junit;
+use crate::report::{annotations, junit};
 
 /// Every file name a run may write into its output directory.
 const OUTPUT_NAMES: [&str; 8] = [
@@ -166,6 +166,10 @@ pub fn discard(options: &OutputOptions, inputs: &[Input]) {
 
 /// [`write_failure`], with a problem writing reported on stderr rather than hiding the error.
 pub fn report_failure(options: &OutputOptions, tier: &str, error: &Error) {
+    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+        // On stderr, so that stdout holds only the requested format.
+        eprintln!("{}", annotations::setup_error(tier, &error.to_string()));
+    }
     if let Err(problem) = write_failure(options, tier, error) {
         eprintln!("warning: {problem}");
     }

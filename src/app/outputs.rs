@@ -1,5 +1,5 @@
-//! The second half of a gate run, shared by `gate` and `merge`: compare an evaluated tier with its
-//! baseline, calibrate judges on human labels, decide, and write every report.
+//! What a gate run writes and prints, rendered from a decided run and then written: nothing
+//! here loads, evaluates or decides.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,25 +8,19 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::app::rejudge::{self, Identities, Rejudging};
-use crate::app::repeats::{self, JudgeConsistency, RunNoise};
+use crate::app::repeats::{JudgeConsistency, RunNoise};
 use crate::app::write_stdout;
-use crate::baseline::collect;
-use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::results::Results;
 use crate::baseline::{embeddings, store};
 use crate::cli::{GateFormat, ReportArgs};
-use crate::config::CacheMode;
-use crate::config::{Config, Tier};
+use crate::config::Tier;
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
-use crate::gate::{self, calibration, decision};
-use crate::input::{corpus, qrels::Qrels};
-use crate::judge::cache::JudgeCache;
+use crate::gate::GateReport;
+use crate::gate::calibration::Calibration;
 use crate::metrics::embedding_relevance::EmbeddedQuery;
-use crate::report::{annotations, gate_table, junit, operational, summary};
-
-/// The depth of the judged@k coverage report.
-const JUDGED_DEPTH: usize = 10;
+use crate::report::operational::Figures;
+use crate::report::{annotations, gate_json, gate_table, junit, measured, summary};
 
 /// HTTP calls and tokens of one LLM judge.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +90,20 @@ impl OutputOptions {
     }
 }
 
+impl OutputOptions {
+    /// The command that accepts this run's results as the baseline of `tier`.
+    pub fn accept_command(&self, tier: &str) -> String {
+        let mut command = format!("ragate baseline accept --tier {tier}");
+        if self.out_dir != default_out(tier) {
+            command.push_str(&format!(
+                " --from {}",
+                self.out_dir.join("results.json").display()
+            ));
+        }
+        command
+    }
+}
+
 /// The default output directory of a tier.
 pub fn default_out(tier: &str) -> PathBuf {
     PathBuf::from(".ragate/out").join(tier)
@@ -105,161 +113,156 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
     store::write_atomic(path, text)
 }
 
-/// The results as the tier stores them.
-fn stored(tier: &Tier, results: &Results) -> Results {
-    if tier.store_text {
-        results.clone()
-    } else {
-        collect::strip_text(results.clone())
-    }
+/// What a decided run adds to its reports besides the verdicts.
+#[derive(Debug, Clone, Copy)]
+pub struct RunFigures<'a> {
+    pub calibrations: &'a [Calibration],
+    pub operational: &'a Figures,
 }
 
-fn trace_text(evaluated: &Evaluated) -> String {
-    evaluated
-        .trace
-        .values()
-        .map(|line| format!("{line}\n"))
-        .collect()
+/// Every output of a finished run, rendered before anything is written.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    /// Files to write, in order, with the option that names each (for errors).
+    files: Vec<(PathBuf, String, &'static str)>,
+    /// Files of an earlier run that this run does not write and that would mislead.
+    stale: Vec<PathBuf>,
+    /// Appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
+    step_summary: Option<String>,
+    warnings: Vec<String>,
+    /// GitHub workflow commands, emitted only under GitHub Actions.
+    annotations: Vec<String>,
+    stdout: String,
 }
 
-/// Writes `results.json` and, beside it, `embeddings.jsonl` when answer_relevance is
-/// embedding-based (a stale one from an earlier run is removed).
-fn write_results(path: &Path, results: &Results, evaluated: &Evaluated) -> Result<()> {
-    write(path, &results.to_json())?;
-    let sidecar = path.with_file_name("embeddings.jsonl");
-    if evaluated.embeddings.is_empty() {
-        if sidecar.exists() {
-            std::fs::remove_file(&sidecar).map_err(|e| Error::io(&sidecar, e))?;
+impl Outputs {
+    /// The results files every finished run writes: results.json, trace.jsonl and, when
+    /// answer_relevance is embedding-based, embeddings.jsonl (else a stale one is removed).
+    fn results(current: &Results, evaluated: &Evaluated, out_dir: &Path) -> Outputs {
+        let mut outputs = Outputs::default();
+        outputs.file(out_dir.join("results.json"), current.to_json());
+        let sidecar = out_dir.join("embeddings.jsonl");
+        if evaluated.embeddings.is_empty() {
+            outputs.stale.push(sidecar);
+        } else {
+            outputs.file(sidecar, embeddings::to_jsonl(&evaluated.embeddings));
         }
-        return Ok(());
+        let trace: String = evaluated
+            .trace
+            .values()
+            .map(|line| format!("{line}\n"))
+            .collect();
+        outputs.file(out_dir.join("trace.jsonl"), trace);
+        outputs
     }
-    write(&sidecar, &embeddings::to_jsonl(&evaluated.embeddings))
+
+    fn file(&mut self, path: PathBuf, text: String) {
+        self.files.push((path, text, "--out"));
+    }
+
+    /// Writes the files, then the step summary, then prints warnings, annotations (stderr when
+    /// stdout carries JSON) and stdout.
+    pub fn write(self, options: &OutputOptions) -> Result<()> {
+        for path in &self.stale {
+            if path.is_file() {
+                std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+            }
+        }
+        for (path, text, named_by) in &self.files {
+            write(path, text).map_err(|e| e.named_by(named_by))?;
+        }
+        if let Some(summary) = &self.step_summary {
+            append_step_summary(summary)?;
+        }
+        for warning in &self.warnings {
+            eprintln!("warning: {warning}");
+        }
+        if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
+            for line in &self.annotations {
+                match options.format {
+                    GateFormat::Table => println!("{line}"),
+                    // stdout is one JSON document; the runner reads workflow commands on stderr too.
+                    GateFormat::Json => eprintln!("{line}"),
+                }
+            }
+        }
+        write_stdout(&self.stdout)
+    }
 }
 
-/// The baseline as compared: re-judged by the current judges when they differ from the
-/// baseline's and `--allow-judge-change` allows it (an error otherwise), with a note saying so.
-fn comparable_baseline(
-    config: &Config,
-    qrels: &Qrels,
-    baseline: Results,
-    current: &Results,
-    options: &OutputOptions,
-) -> Result<(Results, Option<String>)> {
-    let identities = Identities::of(current);
-    let changes = rejudge::differences(&Identities::of(&baseline), &identities);
-    if changes.is_empty() {
-        return Ok((baseline, None));
-    }
-    if !options.allow_judge_change {
-        return Err(rejudge::refused(&changes));
-    }
-    let corpus = corpus::read_optional(config.corpus.as_deref())?;
-    let cache = match config.cache.mode {
-        CacheMode::Off => None,
-        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
-    };
-    let with = Rejudging {
-        config,
-        qrels,
-        corpus: corpus.as_ref(),
-        cache: cache.as_ref(),
-        out_dir: &options.out_dir,
-    };
-    let rejudged = rejudge::rejudge(&baseline, &identities, &with)?;
-    let note = format!(
-        "the baseline was re-judged with the current judges (--allow-judge-change): {}",
-        changes.join("; ")
-    );
-    Ok((rejudged, Some(note)))
-}
-
-/// Compares `evaluated` with the tier's baseline, writes results.json, trace.jsonl, junit.xml,
-/// summary.md and run-stats.json, and returns the exit code.
-pub fn finish(
-    config: &Config,
+/// The outputs of a decided run: results, junit.xml (and the `--junit` copy), summary.md (also
+/// the step summary), run-stats.json, warnings, annotations and stdout in the chosen format.
+pub fn render(
     tier: &Tier,
-    qrels: &Qrels,
-    evaluated: Evaluated,
-    options: OutputOptions,
-) -> Result<i32> {
+    current: &Results,
+    evaluated: &Evaluated,
+    report: &GateReport,
+    run: RunFigures<'_>,
+    options: &OutputOptions,
+) -> Outputs {
     let out_dir = &options.out_dir;
-    let mut current = stored(tier, &evaluated.results);
-    let results_path = out_dir.join("results.json");
-    let accept_hint = format!(
-        "run `ragate baseline accept --tier {}` to accept {}",
-        tier.name,
-        results_path.display()
-    );
-    let baseline = match store::read(&tier.baseline, &accept_hint) {
-        Ok(baseline) => baseline,
-        Err(error) => {
-            // A missing baseline (the first run of a tier) leaves results to accept; an
-            // unreadable one leaves results that `accept` refuses (fix or remove the file first).
-            current.status = if error.is_missing() {
-                RunStatus::NoBaseline
-            } else {
-                RunStatus::Error
-            };
-            write_results(&results_path, &current, &evaluated)?;
-            write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
-            return Err(error);
-        }
-    };
-    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
-    let (baseline, rejudged) = comparable_baseline(config, qrels, baseline, &current, &options)?;
-    let calibrations = calibration::for_tier(tier, &config.metrics, &evaluated.results)?;
-    let mut report = decision::decide(config, tier, &baseline, &current, &calibrations);
-    report.notes.extend(rejudged);
-    if let Some(noise) = &evaluated.noise {
-        report
-            .notes
-            .extend(repeats::describe(noise, &baseline, &current));
-    }
-    if let Some(consistency) = &evaluated.judge_consistency {
-        report.notes.extend(consistency.describe());
-    }
-    if evaluated.judge_tasks > 0 {
-        let mut note = format!(
-            "judging: {} tasks, {} sent to judges, {} answered from the cache",
-            evaluated.judge_tasks,
-            evaluated.judge_calls,
-            evaluated.judge_tasks.saturating_sub(evaluated.judge_calls)
-        );
-        for (name, u) in &evaluated.llm_usage {
-            note.push_str(&format!(
-                "; `{name}`: {} HTTP calls ({} retries), {} prompt and {} completion tokens",
-                u.calls, u.retries, u.prompt_tokens, u.completion_tokens
-            ));
-        }
-        report.notes.push(note);
-    }
-    let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
-    report.notes.extend(operational::describe(&figures));
-    report.judged_at_k =
-        gate::judged_at_k(&current, qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
-    if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {
-        report.warnings.push(format!(
-            "judged@{k} is {share:.2}: most retrieved docs are unjudged and count as irrelevant, \
-             so recall and nDCG look worse than they are; judge more docs"
-        ));
-    }
-    current.status = report.status;
-    write_results(&results_path, &current, &evaluated)?;
-    write(&out_dir.join("trace.jsonl"), &trace_text(&evaluated))?;
-    let junit_text = junit::render(&report);
-    write(&out_dir.join("junit.xml"), &junit_text)?;
+    let mut outputs = Outputs::results(current, evaluated, out_dir);
+    let junit_text = junit::render(report);
     if let Some(path) = &options.junit {
-        write(path, &junit_text).map_err(|e| e.named_by("--junit"))?;
+        outputs
+            .files
+            .push((path.clone(), junit_text.clone(), "--junit"));
     }
-    let summary_text = summary::render(&report);
-    write(&out_dir.join("summary.md"), &summary_text)?;
-    append_step_summary(&summary_text)?;
-    let stats = json!({
+    outputs.file(out_dir.join("junit.xml"), junit_text);
+    let summary_text = summary::render(report);
+    outputs.file(out_dir.join("summary.md"), summary_text.clone());
+    outputs.step_summary = Some(summary_text);
+    let stats = run_stats(tier, current, evaluated, report, run, options);
+    outputs.file(out_dir.join("run-stats.json"), format!("{stats:#}\n"));
+    outputs.warnings = report.warnings.clone();
+    outputs.annotations = annotations::render(report);
+    outputs.stdout = match options.format {
+        GateFormat::Table => gate_table::render(report),
+        GateFormat::Json => gate_json::render(report, Some(current)),
+    };
+    outputs
+}
+
+/// The outputs of a run that has no baseline to compare with (or an unreadable one): its
+/// results, and a summary and table of the measured metrics with the way forward.
+pub fn render_unbaselined(
+    tier: &Tier,
+    current: &Results,
+    evaluated: &Evaluated,
+    options: &OutputOptions,
+    problem: &Error,
+) -> Outputs {
+    let mut outputs = Outputs::results(current, evaluated, &options.out_dir);
+    let summary_text = measured::summary(
+        &tier.name,
+        current,
+        &problem.to_string(),
+        &options.accept_command(&tier.name),
+    );
+    outputs.file(options.out_dir.join("summary.md"), summary_text.clone());
+    outputs.step_summary = Some(summary_text);
+    outputs.stdout = match options.format {
+        GateFormat::Table => measured::table(current),
+        GateFormat::Json => gate_json::render_ungated(current),
+    };
+    outputs
+}
+
+/// run-stats.json: sizes, calibration, operational figures, judge usage and timings.
+fn run_stats(
+    tier: &Tier,
+    current: &Results,
+    evaluated: &Evaluated,
+    report: &GateReport,
+    run: RunFigures<'_>,
+    options: &OutputOptions,
+) -> serde_json::Value {
+    json!({
         "tier": tier.name,
         "queries": current.queries.len(),
         "checks": report.outcomes.len(),
         "judged_at_10": report.judged_at_k.map(|(_, share)| share),
-        "calibration": calibrations.iter().map(|c| json!({
+        "calibration": run.calibrations.iter().map(|c| json!({
             "metric": c.metric,
             "ppi": c.ppi.estimate,
             "ppi_ci": [c.ppi.ci.0, c.ppi.ci.1],
@@ -271,7 +274,7 @@ pub fn finish(
             "queries": c.ppi.n_total,
             "stale_labels": c.stale,
         })).collect::<Vec<_>>(),
-        "operational": figures,
+        "operational": run.operational,
         "llm_usage": evaluated.llm_usage,
         "judge_consistency": evaluated.judge_consistency,
         "noise": evaluated.noise.as_ref().map(|noise| json!({
@@ -283,25 +286,7 @@ pub fn finish(
         "judge_cache_hits": evaluated.judge_tasks.saturating_sub(evaluated.judge_calls),
         "evaluation_seconds": evaluated.evaluation_seconds,
         "total_seconds": options.started.elapsed().as_secs_f64(),
-    });
-    write(&out_dir.join("run-stats.json"), &format!("{stats:#}\n"))?;
-    for warning in &report.warnings {
-        eprintln!("warning: {warning}");
-    }
-    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
-        for line in annotations::render(&report) {
-            match options.format {
-                GateFormat::Table => println!("{line}"),
-                // stdout is one JSON document; the runner reads workflow commands on stderr too.
-                GateFormat::Json => eprintln!("{line}"),
-            }
-        }
-    }
-    match options.format {
-        GateFormat::Table => write_stdout(&gate_table::render(&report))?,
-        GateFormat::Json => write_stdout(&current.to_json())?,
-    }
-    Ok(report.exit_code())
+    })
 }
 
 /// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.

@@ -12,17 +12,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::baseline::collect::summarise;
 use crate::baseline::results::{Results, StoredClaim};
-use crate::baseline::store;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::evaluate::{EvalOptions, evaluate};
-use crate::input::RunFormat;
+use crate::evaluate::{EvalOptions, evaluate_run};
 use crate::input::corpus::Corpus;
 use crate::input::qrels::Qrels;
+use crate::input::run::{Retrieved, RunQuery};
 use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
 use crate::metrics::metric::Metric;
@@ -83,8 +80,8 @@ pub struct Rejudging<'a> {
     pub qrels: &'a Qrels,
     pub corpus: Option<&'a Corpus>,
     pub cache: Option<&'a JudgeCache>,
-    /// Where the rebuilt run is written (`baseline-rejudge-run.jsonl`).
-    pub out_dir: &'a Path,
+    /// The baseline's file, which messages about the rebuilt run name.
+    pub source: &'a Path,
 }
 
 /// Names of the metrics the current judges (or embeddings) decide.
@@ -120,7 +117,7 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
         })
         .map(|spec| spec.contexts_k)
         .max();
-    let mut lines = String::new();
+    let mut run = Vec::new();
     for (qid, record) in &baseline.queries {
         let Some(answer) = &record.answer else {
             if record.answer_sha256.is_some() {
@@ -147,24 +144,32 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
                 )));
             }
         }
-        let retrieved: Vec<_> = record
-            .retrieved
-            .iter()
-            .map(|d| json!({"doc_id": d}))
-            .collect();
-        let line = json!({"qid": qid, "retrieved": retrieved, "answer": answer});
-        lines.push_str(&line.to_string());
-        lines.push('\n');
+        run.push(RunQuery {
+            qid: qid.clone(),
+            retrieved: record
+                .retrieved
+                .iter()
+                .map(|doc_id| Retrieved {
+                    doc_id: doc_id.clone(),
+                    score: None,
+                    text: None,
+                })
+                .collect(),
+            answer: Some(answer.clone()),
+            contexts: None,
+            latency_ms: None,
+            usage: None,
+            cost: None,
+            line: 0,
+        });
     }
     let names = judged_metrics(config);
     let mut rejudged = baseline.clone();
     rejudged.provenance.judges = current.judges.clone();
     rejudged.provenance.embeddings = current.embeddings.clone();
-    if lines.is_empty() || names.is_empty() {
+    if run.is_empty() || names.is_empty() {
         return Ok(rejudged);
     }
-    let run_path = with.out_dir.join("baseline-rejudge-run.jsonl");
-    store::write_atomic(&run_path, &lines)?;
     let clients = Clients::build(config);
     let options = EvalOptions {
         judge_repeat: 1,
@@ -183,7 +188,7 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
         threads: 1,
         keep_ranked: 0,
     };
-    let evaluation = evaluate(with.qrels, &run_path, RunFormat::Native, &options)?;
+    let evaluation = evaluate_run(with.qrels, with.source, run, &options)?;
     let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
     for scores in &evaluation.per_query {
         let Some(record) = rejudged.queries.get_mut(&scores.qid) else {

@@ -16,8 +16,9 @@ use rustc_hash::FxHashMap;
 use crate::error::{Error, Result};
 use crate::input::corpus::Corpus;
 use crate::input::qrels::{Judgment, Qrels, QueryQrels};
+use crate::input::run::{self, RunQuery};
 use crate::input::trec_run::{self, Repeat, RunEntry};
-use crate::input::{RunFormat, run, text_file::TextFile};
+use crate::input::{RunFormat, text_file::TextFile};
 use crate::judge::Judge;
 use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
@@ -272,6 +273,36 @@ pub fn evaluate(
     format: RunFormat,
     options: &EvalOptions<'_>,
 ) -> Result<Evaluation> {
+    let run = match format {
+        RunFormat::Native => RunInput::Native(run::read(&TextFile::read(run_path)?)?),
+        RunFormat::Trec => RunInput::Trec,
+    };
+    score_run(qrels, run_path, run, options)
+}
+
+/// Scores a native run already in memory (`queries` in rank order per query, as
+/// [`run::read`] returns them); messages name it `source`.
+pub fn evaluate_run(
+    qrels: &Qrels,
+    source: &Path,
+    queries: Vec<RunQuery>,
+    options: &EvalOptions<'_>,
+) -> Result<Evaluation> {
+    score_run(qrels, source, RunInput::Native(queries), options)
+}
+
+/// A run to score: a native run's queries, or a TREC run streamed from its file.
+enum RunInput {
+    Native(Vec<RunQuery>),
+    Trec,
+}
+
+fn score_run(
+    qrels: &Qrels,
+    run_path: &Path,
+    run: RunInput,
+    options: &EvalOptions<'_>,
+) -> Result<Evaluation> {
     let retrieval: Vec<(usize, RetrievalMetric)> = options
         .metrics
         .iter()
@@ -308,18 +339,19 @@ pub fn evaluate(
     let mut tally = Tally::new(qrels.len());
     let mut warnings = Vec::new();
     let mut judge_usage = JudgeUsage::default();
-    match format {
-        RunFormat::Native => {
+    match run {
+        RunInput::Native(queries) => {
             judge_usage = score_native(
                 qrels,
                 run_path,
+                queries,
                 options,
                 &scorer,
                 &mut answer_metrics,
                 &mut tally,
             )?;
         }
-        RunFormat::Trec => {
+        RunInput::Trec => {
             if let Some(warning) = score_trec(qrels, run_path, options, &scorer, &mut tally)? {
                 warnings.push(warning);
             }
@@ -355,6 +387,7 @@ pub fn evaluate(
 fn score_native(
     qrels: &Qrels,
     run_path: &Path,
+    queries: Vec<RunQuery>,
     options: &EvalOptions<'_>,
     scorer: &Scorer<'_>,
     answer_metrics: &mut AnswerMetrics<'_>,
@@ -362,7 +395,6 @@ fn score_native(
 ) -> Result<JudgeUsage> {
     let mut book = TaskBook::default();
     let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
-    let queries = run::read(&TextFile::read(run_path)?)?;
     // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
     let scored = queries.iter().filter_map(|query| {
         let position = qrels.position(&query.qid)?;

@@ -58,6 +58,15 @@ pub(crate) fn escape_property(text: &str) -> String {
     escape_message(text).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// The annotation of a run that could not be evaluated (exit 2).
+pub fn setup_error(tier: &str, message: &str) -> String {
+    format!(
+        "::error title={}::{}",
+        escape_property(&format!("ragate: tier {tier} not gated")),
+        escape_message(message)
+    )
+}
+
 /// The annotation lines: errors for failing checks (at most `MAX_ANNOTATIONS`), then warnings
 /// for inconclusive checks (at most `MAX_ANNOTATIONS` more: GitHub counts the two kinds apart).
 pub fn render(report: &GateReport) -> Vec<String> {
@@ -323,6 +332,17 @@ mod tests {
         assert_eq!(
             order,
             ["answer_length [all]", "recall@5 [class=paraphrased]"]
+        );
+    }
+
+    #[test]
+    fn a_setup_error_is_one_escaped_annotation() {
+        assert_eq!(
+            setup_error(
+                "smoke",
+                "no baseline: run `ragate baseline accept`\nthen commit"
+            ),
+            "::error title=ragate%3A tier smoke not gated::no baseline: run `ragate baseline accept`%0Athen commit"
         );
     }
 

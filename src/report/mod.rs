@@ -2,7 +2,9 @@
 
 pub mod annotations;
 pub mod eval_output;
+pub mod gate_json;
 pub mod gate_table;
 pub mod junit;
+pub mod measured;
 pub mod operational;
 pub mod summary;

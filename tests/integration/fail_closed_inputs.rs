@@ -93,7 +93,11 @@ fn baseline_values_outside_their_metric_range_are_errors() {
         &gate(dir),
         &["smoke.json: summary `all`: the mean of `recall@5` is -3: expected a number in [0, 1]"],
     );
+    // An unusable baseline stops the gate before the run: nothing was evaluated.
+    assert!(!dir.join("out/results.json").exists());
     // The results to accept are read the same way.
+    std::fs::write(&baseline, &pristine).unwrap();
+    assert_eq!(gate(dir).code, 0);
     let results = dir.join("out/results.json");
     edit_json(&results, |r| {
         r["queries"]["q01"]["metrics"]["answer_relevance"] = 1.5.into();

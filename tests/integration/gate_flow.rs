@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::json_schema::Schema;
 use crate::{Outcome, accept_baseline, path_str, ragate_env, ragate_in};
 
 const QUERIES_PER_CLASS: usize = 40;
@@ -193,14 +194,10 @@ fn accept_refuses_in_ci_without_force() {
     );
 }
 
-/// A validator for one of the published JSON Schemas under docs/schema.
-fn validator(name: &str) -> jsonschema::Validator {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/schema")
-        .join(name);
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).unwrap()
+/// Fails with every schema error of `document`.
+fn assert_schema(name: &str, document: &serde_json::Value) {
+    let errors = Schema::published(name).errors(document);
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
 }
 
 #[test]
@@ -212,26 +209,43 @@ fn results_and_trace_match_the_published_schemas() {
         &std::fs::read_to_string(dir.path().join("out/results.json")).unwrap(),
     )
     .unwrap();
-    let results_schema = validator("results.schema.json");
-    let errors: Vec<String> = results_schema
-        .iter_errors(&results)
-        .map(|e| e.to_string())
-        .collect();
+    let ungated = ragate_in(
+        dir.path(),
+        &[
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "base.jsonl",
+            "--out",
+            "out",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(ungated.code, 2, "{}", ungated.stderr);
+    let document: serde_json::Value = serde_json::from_str(&ungated.stdout).unwrap();
+    assert_schema("gate.schema.json", &document);
+    assert_eq!(document["status"], "no-baseline");
+    assert_eq!(document["checks"], serde_json::json!([]));
+    assert_eq!(
+        document["results"], results,
+        "the measured results, as written"
+    );
+    let results_schema = Schema::published("results.schema.json");
+    let errors = results_schema.errors(&results);
     assert!(errors.is_empty(), "{errors:?}");
     // the schema is strict: an unknown field is rejected
     let mut extra = results.clone();
     extra["surprise"] = serde_json::json!(1);
     assert!(!results_schema.is_valid(&extra));
 
-    let trace_schema = validator("trace.schema.json");
+    let trace_schema = Schema::published("trace.schema.json");
     let trace = std::fs::read_to_string(dir.path().join("out/trace.jsonl")).unwrap();
     assert_eq!(trace.lines().count(), 3 * QUERIES_PER_CLASS);
     for line in trace.lines() {
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
-        let errors: Vec<String> = trace_schema
-            .iter_errors(&value)
-            .map(|e| e.to_string())
-            .collect();
+        let errors = trace_schema.errors(&value);
         assert!(errors.is_empty(), "{line}: {errors:?}");
     }
 }
@@ -286,6 +300,28 @@ fn compare_and_validate() {
         reversed.code, 0,
         "B better than A is not a regression: {}",
         reversed.stdout
+    );
+    let as_json = ragate_in(
+        dir,
+        &[
+            "compare",
+            "base.json",
+            "out/results.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(as_json.code, 1, "{}", as_json.stderr);
+    let document: serde_json::Value = serde_json::from_str(&as_json.stdout).unwrap();
+    assert_schema("gate.schema.json", &document);
+    assert!(document["results"].is_null(), "compare reads results files");
+    assert!(
+        document["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "recall@5 [class=paraphrased]" && c["status"] == "fail"),
+        "{document:#}"
     );
 }
 
@@ -455,7 +491,7 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
     assert_eq!(second["claims"][1]["supported"], false);
     assert_eq!(second["claims"][0]["supported"], true);
     assert_eq!(second["metrics"]["faithfulness"], 0.5);
-    let trace_schema = validator("trace.schema.json");
+    let trace_schema = Schema::published("trace.schema.json");
     for line in trace.lines() {
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         assert!(trace_schema.is_valid(&value), "{line}");
@@ -568,7 +604,21 @@ fn json_output_stays_one_document_on_github_actions() {
     assert_eq!(output.code, 1, "{}", output.stderr);
     let parsed: serde_json::Value = serde_json::from_str(&output.stdout)
         .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", output.stdout));
-    assert!(parsed.is_object());
+    assert_schema("gate.schema.json", &parsed);
+    assert_eq!(parsed["status"], "regression");
+    assert_eq!(parsed["exit_code"], 1);
+    let failing: Vec<&str> = parsed["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(!failing.is_empty(), "{parsed:#}");
+    assert_eq!(
+        parsed["results"]["status"], "regression",
+        "the run's results ride along"
+    );
     assert!(
         output
             .stderr

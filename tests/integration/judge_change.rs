@@ -106,13 +106,8 @@ fn a_changed_judge_is_refused_or_re_judges_the_baseline() {
         "{summary}"
     );
     assert!(summary.contains("threshold=0.9"), "{summary}");
-    // The re-judged run written for the record: stored answers and ranked ids.
-    let rebuilt = std::fs::read_to_string(dir.join("out/baseline-rejudge-run.jsonl")).unwrap();
-    assert_eq!(rebuilt.lines().count(), 6);
-    assert!(
-        rebuilt.contains("\"retrieved\":[{\"doc_id\":\"d0\"}]"),
-        "{rebuilt}"
-    );
+    // The baseline is re-judged in memory: no rebuilt run is left beside the outputs.
+    assert!(!dir.join("out/baseline-rejudge-run.jsonl").exists());
 
     // A real regression still fails after re-judging: every answer now says 90 days.
     let run = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();

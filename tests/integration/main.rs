@@ -5,6 +5,7 @@ mod expected_values;
 mod fail_closed_inputs;
 mod gate_flow;
 mod input_errors;
+mod json_schema;
 mod judge_cache;
 mod judge_change;
 mod judges;

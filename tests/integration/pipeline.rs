@@ -427,3 +427,45 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
         with_run.stderr
     );
 }
+
+#[test]
+fn an_unusable_baseline_stops_the_gate_before_the_pipeline_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    write_config(
+        dir,
+        r#"command: ["sh", "-c", "touch ran; cat base.jsonl"]"#,
+        false,
+    );
+    std::fs::create_dir_all(dir.join("baselines")).unwrap();
+    std::fs::write(dir.join("baselines/regression.json"), "{ not json").unwrap();
+    let out = gate(dir, &[], "out");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("baselines/regression.json"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.join("ran").exists(), "the pipeline did not run");
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
+    assert!(junit.contains("<error"), "{junit}");
+
+    // A missing baseline is the tier's first run: the pipeline runs and its numbers are shown.
+    std::fs::remove_file(dir.join("baselines/regression.json")).unwrap();
+    let first = gate(dir, &[], "out");
+    assert_eq!(first.code, 2, "{}", first.stderr);
+    assert!(dir.join("ran").exists(), "the first run is measured");
+    assert!(
+        first.stdout.starts_with("all ") && first.stdout.contains("recall@5"),
+        "the measured metrics on stdout: {}",
+        first.stdout
+    );
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("no baseline yet")
+            && summary.contains("| recall@5 |")
+            && summary.contains("ragate baseline accept --tier regression --from out/results.json"),
+        "{summary}"
+    );
+}

@@ -1,0 +1,104 @@
+//! The checks a gate run makes before its pipeline runs (which may take hours): slice fields, the
+//! API keys of the judges it will call, the baseline and the labels. A job with a setup problem
+//! fails in seconds, not after the whole run.
+
+use crate::app::gate::{embeddings_called, judged_by_judges};
+use crate::baseline::store;
+use crate::config::{CacheMode, Config, JudgeSpec, Tier};
+use crate::error::{Error, Result};
+use crate::gate::decision;
+use crate::http;
+use crate::input::labels;
+use crate::input::qrels::Qrels;
+use crate::input::text_file::TextFile;
+
+/// Every check; the baseline's only when the run will be compared with it (not a shard).
+pub fn check(config: &Config, tier: &Tier, qrels: &Qrels, compared: bool) -> Result<()> {
+    check_slice_fields(config, qrels)?;
+    check_api_keys(config)?;
+    if compared {
+        check_baseline(tier)?;
+    }
+    check_labels(tier)
+}
+
+/// A baseline that exists must be readable and of this tier; a missing one (the tier's first
+/// run) is not an error yet: the run's metrics are measured and shown, to be accepted.
+fn check_baseline(tier: &Tier) -> Result<()> {
+    match store::read(
+        &tier.baseline,
+        "fix the file or remove it (then accept a new baseline)",
+    ) {
+        Ok(baseline) => decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline),
+        Err(error) if error.is_missing() => {
+            eprintln!(
+                "note: tier `{}` has no baseline yet ({}): this run is measured but not gated",
+                tier.name,
+                tier.baseline.display()
+            );
+            Ok(())
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// The tier's human labels, which calibrate its judges after the run, must parse.
+fn check_labels(tier: &Tier) -> Result<()> {
+    if let Some(path) = &tier.labels {
+        labels::read(&TextFile::read(path)?)?;
+    }
+    Ok(())
+}
+
+fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
+    for (index, field) in config.slices.iter().enumerate() {
+        if !qrels
+            .queries()
+            .iter()
+            .any(|q| q.attributes.contains_key(field))
+        {
+            return Err(Error::config(
+                &config.path,
+                format!("slices[{index}]"),
+                format!(
+                    "no query of {} has a `{field}` field: expected a field the qrels carry",
+                    qrels.path().display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Before the pipeline runs (which may take hours), the API key of every judge and embeddings
+/// endpoint the tier will call must be set: a fork pull request without the secret fails at once,
+/// naming the variable. Replay mode calls nothing, so it needs no key.
+fn check_api_keys(config: &Config) -> Result<()> {
+    if config.cache.mode == CacheMode::Replay {
+        return Ok(());
+    }
+    let judge_keys =
+        judged_by_judges(config).filter_map(|spec| match &config.judges[&spec.judge] {
+            JudgeSpec::OpenAi(openai) => Some((
+                format!("judges.{}", spec.judge),
+                openai.api_key_env.as_deref(),
+            )),
+            _ => None,
+        });
+    let embeddings_key = embeddings_called(config)
+        .map(|spec| ("embeddings".to_string(), spec.api_key_env.as_deref()));
+    for (key, variable) in judge_keys.chain(embeddings_key) {
+        if let Err(message) = http::authorization(variable) {
+            return Err(Error::config(
+                &config.path,
+                format!("{key}.api_key_env"),
+                format!(
+                    "{message}: set it before the gate runs the pipeline (on a fork pull request \
+                     the repository's secrets are not available), or use `cache: {{ mode: replay }}` \
+                     with a cache that holds every verdict"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! `--format json` of `gate`, `merge` and `compare`: the run's status, every check with its
+//! numbers, and (for a gate run) its results. The schema is `docs/schema/gate.schema.json`.
+
+use serde_json::{Value, json};
+
+use crate::baseline::results::Results;
+use crate::gate::GateReport;
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
+
+/// The format tag of the document.
+pub const FORMAT: &str = "ragate-gate/1";
+
+/// The document, pretty-printed with a final newline; `results` is the run's results.json
+/// (none for `compare`, whose inputs are results files already).
+pub fn render(report: &GateReport, results: Option<&Results>) -> String {
+    let results =
+        results.map(|r| serde_json::from_str::<Value>(&r.to_json()).expect("results JSON"));
+    let document = json!({
+        "format": FORMAT,
+        "tier": report.tier,
+        "status": report.status,
+        "exit_code": report.exit_code(),
+        "paired_queries": report.paired_queries,
+        "checks": report.outcomes.iter().map(check).collect::<Vec<_>>(),
+        "warnings": report.warnings,
+        "notes": report.notes,
+        "results": results,
+    });
+    format!("{document:#}\n")
+}
+
+/// The document of a run that was not gated (no baseline, or an unreadable one): its status,
+/// no checks, exit code 2 and its results, whose summary holds the measured metrics.
+pub fn render_ungated(results: &Results) -> String {
+    let document = json!({
+        "format": FORMAT,
+        "tier": results.tier,
+        "status": results.status,
+        "exit_code": crate::exit_code::ERROR,
+        "paired_queries": 0,
+        "checks": [],
+        "warnings": [],
+        "notes": [],
+        "results": serde_json::from_str::<Value>(&results.to_json()).expect("results JSON"),
+    });
+    format!("{document:#}\n")
+}
+
+fn check(outcome: &CheckOutcome) -> Value {
+    json!({
+        "name": outcome.name,
+        "metric": outcome.metric,
+        "slice": outcome.slice,
+        "family": match outcome.family {
+            Family::Primary => "primary",
+            Family::Slices => "slices",
+            Family::Calibration => "calibration",
+        },
+        "status": status(outcome.status),
+        "verdict": outcome.verdict,
+        "n": outcome.n,
+        "baseline": finite(outcome.baseline_mean),
+        "current": finite(outcome.current_mean),
+        "delta": finite(outcome.delta),
+        "limit": outcome.limit,
+        "bound": outcome.bound.map(|b| json!({"delta": finite(b.delta), "confidence": b.confidence})),
+        "interval": outcome.ci.map(|(low, high)| json!([finite(low), finite(high)])),
+        "p": outcome.p_value.and_then(finite),
+        "method": outcome.method.map(|m| m.describe()),
+        "threshold": outcome.threshold,
+        "detectable_drop": outcome.detectable_drop.and_then(finite),
+        "queries_needed": outcome.queries_needed,
+        "worse_count": outcome.worse_count,
+        "worst": outcome.worst.iter().map(|q| json!({
+            "qid": q.qid,
+            "baseline": finite(q.baseline),
+            "current": finite(q.current),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// JSON has no NaN or infinity: a value that is not a number is `null`.
+fn finite(value: f64) -> Option<f64> {
+    value.is_finite().then_some(value)
+}
+
+fn status(status: CheckStatus) -> &'static str {
+    match status {
+        CheckStatus::Pass => "pass",
+        CheckStatus::Improved => "improved",
+        CheckStatus::Inconclusive => "inconclusive",
+        CheckStatus::Fail => "fail",
+        CheckStatus::Skipped => "skipped",
+        CheckStatus::Error => "error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::annotations::sample_report;
+
+    #[test]
+    fn every_check_is_listed_with_its_numbers_and_no_nan() {
+        let report = sample_report();
+        let text = render(&report, None);
+        assert!(!text.contains("NaN"), "{text}");
+        let document: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(document["format"], FORMAT);
+        assert_eq!(document["exit_code"], report.exit_code());
+        let checks = document["checks"].as_array().unwrap();
+        assert_eq!(checks.len(), report.outcomes.len());
+        for (json, outcome) in checks.iter().zip(&report.outcomes) {
+            assert_eq!(json["name"], outcome.name.as_str());
+            assert_eq!(json["status"], status(outcome.status));
+            assert_eq!(json["n"], outcome.n);
+            assert_eq!(json["limit"].as_f64(), outcome.limit);
+            if outcome.delta.is_finite() {
+                assert_eq!(json["delta"].as_f64(), Some(outcome.delta));
+            } else {
+                assert!(json["delta"].is_null());
+            }
+        }
+        assert!(document["results"].is_null());
+    }
+}

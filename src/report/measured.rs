@@ -1,0 +1,184 @@
+//! The measured metrics of a run that has nothing to be compared with (a tier's first run, or an
+//! unreadable baseline): a table for the terminal and a summary for people, so that a baseline is
+//! never accepted unseen.
+
+use crate::baseline::results::{Results, RunStatus};
+
+/// The slice every query belongs to.
+const ALL: &str = "all";
+
+/// The summary as lines `slice  metric  mean  (n = N)`, the form `baseline show` and diffs print.
+pub fn table(results: &Results) -> String {
+    let mut out = String::new();
+    for (slice, metrics) in &results.summary {
+        for metric in &results.metrics {
+            if let Some(s) = metrics.get(metric) {
+                out.push_str(&format!(
+                    "{slice:<28} {metric:<16} {:.4}  (n = {})\n",
+                    s.mean, s.n
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// summary.md of an ungated run: what went wrong, the measured metrics of every query, the
+/// other slices folded, and the command that accepts the results as the baseline.
+pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &str) -> String {
+    let first_run = results.status == RunStatus::NoBaseline;
+    let mut out = if first_run {
+        format!(
+            "## ragate · tier {tier} · ⚠️ no baseline yet\n\nNothing was gated (exit 2): this tier has no baseline to compare with. Measured on this run:\n\n"
+        )
+    } else {
+        format!(
+            "## ragate · tier {tier} · ⚠️ error\n\nNothing was gated (exit 2): the baseline could not be read. Measured on this run:\n\n"
+        )
+    };
+    out.push_str(&metric_table(results, ALL));
+    let slices: Vec<&str> = results
+        .summary
+        .keys()
+        .map(String::as_str)
+        .filter(|s| *s != ALL)
+        .collect();
+    if !slices.is_empty() {
+        out.push_str("\n<details><summary>per slice</summary>\n\n");
+        out.push_str(&slice_table(results, &slices));
+        out.push_str("\n</details>\n");
+    }
+    if first_run {
+        out.push_str(&format!(
+            "\nIf these numbers are what this tier should hold, accept them as its baseline and commit it:\n\n```sh\n{accept_command}\n```\n"
+        ));
+    }
+    out.push_str(&format!(
+        "\n```text\n{}\n```\n",
+        problem.replace("```", "'''")
+    ));
+    out
+}
+
+/// `| metric | value | queries |` rows of one slice, in the order the config lists the metrics.
+fn metric_table(results: &Results, slice: &str) -> String {
+    let mut out = String::from("| metric | value | queries |\n|---|---:|---:|\n");
+    let Some(metrics) = results.summary.get(slice) else {
+        return out;
+    };
+    for metric in &results.metrics {
+        if let Some(s) = metrics.get(metric) {
+            out.push_str(&format!(
+                "| {} | {:.4} | {} |\n",
+                escape(metric),
+                s.mean,
+                s.n
+            ));
+        }
+    }
+    out
+}
+
+/// One row per metric, one column per slice (its query count in the header).
+fn slice_table(results: &Results, slices: &[&str]) -> String {
+    let summaries: Vec<_> = slices.iter().map(|s| &results.summary[*s]).collect();
+    let mut out = String::from("| metric |");
+    for (slice, summary) in slices.iter().zip(&summaries) {
+        let n = summary.values().map(|s| s.n).max().unwrap_or(0);
+        out.push_str(&format!(" {} ({n}) |", escape(slice)));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(slices.len()));
+    out.push('\n');
+    for metric in &results.metrics {
+        out.push_str(&format!("| {} |", escape(metric)));
+        for summary in &summaries {
+            match summary.get(metric) {
+                Some(s) => out.push_str(&format!(" {:.4} |", s.mean)),
+                None => out.push_str(" – |"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Keeps a slice or metric name from breaking a Markdown table.
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::results::SliceSummary;
+    use std::collections::BTreeMap;
+
+    fn results(status: RunStatus) -> Results {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../baselines/smoke.json")).unwrap();
+        results.status = status;
+        results.summary = BTreeMap::from([
+            (
+                ALL.to_string(),
+                BTreeMap::from([(
+                    results.metrics[0].clone(),
+                    SliceSummary { mean: 0.25, n: 4 },
+                )]),
+            ),
+            (
+                "class=a|b".to_string(),
+                BTreeMap::from([(results.metrics[0].clone(), SliceSummary { mean: 0.5, n: 2 })]),
+            ),
+        ]);
+        results
+    }
+
+    #[test]
+    fn a_first_run_shows_its_numbers_and_the_accept_command() {
+        let results = results(RunStatus::NoBaseline);
+        let metric = &results.metrics[0];
+        let text = summary(
+            "smoke",
+            &results,
+            "no baseline at baselines/smoke.json",
+            "ragate baseline accept --tier smoke",
+        );
+        assert!(text.starts_with("## ragate · tier smoke · ⚠️ no baseline yet"));
+        assert!(
+            text.contains(&format!("| {metric} | 0.2500 | 4 |")),
+            "{text}"
+        );
+        assert!(
+            text.contains("| metric | class=a\\|b (2) |\n|---|---:|\n"),
+            "{text}"
+        );
+        assert!(text.contains(&format!("| {metric} | 0.5000 |\n")), "{text}");
+        assert!(
+            text.contains("```sh\nragate baseline accept --tier smoke\n```"),
+            "{text}"
+        );
+        assert!(text.contains("no baseline at baselines/smoke.json"));
+    }
+
+    #[test]
+    fn an_unreadable_baseline_offers_no_accept_command() {
+        let text = summary(
+            "smoke",
+            &results(RunStatus::Error),
+            "bad json",
+            "ragate baseline accept --tier smoke",
+        );
+        assert!(text.contains("could not be read"), "{text}");
+        assert!(!text.contains("baseline accept"), "{text}");
+    }
+
+    #[test]
+    fn the_table_lists_every_slice_and_metric() {
+        let results = results(RunStatus::NoBaseline);
+        let metric = &results.metrics[0];
+        let table = table(&results);
+        assert_eq!(table.lines().count(), 2);
+        assert!(table.starts_with(&format!("{:<28} {metric:<16} 0.2500  (n = 4)\n", "all")));
+    }
+}
