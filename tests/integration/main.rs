@@ -8,6 +8,7 @@ mod input_errors;
 mod judge_cache;
 mod judge_change;
 mod judges;
+mod junit_schema;
 mod llm_extras;
 mod openai_judge;
 mod pipeline;
