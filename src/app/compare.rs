@@ -1,5 +1,7 @@
 //! `ragate compare A.json B.json`: the gate's paired comparison between any two results files.
 
+use std::time::Instant;
+
 use crate::app::gate::{embeddings_used, judges_used};
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::write_stdout;
@@ -16,6 +18,7 @@ use crate::report::{gate_json, gate_table, junit};
 use crate::tier;
 
 pub fn run(args: CompareArgs) -> Result<i32> {
+    let started = Instant::now();
     let config = config::load(&args.config)?;
     let a = store::read(&args.a, "pass a results.json written by `ragate gate`")?;
     let b = store::read(&args.b, "pass a results.json written by `ragate gate`")?;
@@ -55,7 +58,8 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         eprintln!("warning: {warning}");
     }
     if let Some(path) = &args.junit {
-        store::write_atomic(path, &junit::render(&report))?;
+        let run = junit::RunInfo::of_run(&args.config, started)?;
+        store::write_atomic(path, &junit::render(&report, &run))?;
     }
     write_stdout(&match args.format {
         GateFormat::Table => gate_table::render(&report),

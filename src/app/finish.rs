@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::gate::{self, GateReport, calibration, decision};
 use crate::input::{corpus, qrels::Qrels};
 use crate::judge::cache::JudgeCache;
+use crate::report::junit::RunInfo;
 use crate::report::operational;
 
 /// The depth of the judged@k coverage report.
@@ -60,9 +61,11 @@ pub fn finish(
         ));
     }
     current.status = report.status;
+    let junit = RunInfo::of_run(&config.path, options.started)?;
     let run = RunFigures {
         calibrations: &calibrations,
         operational: &figures,
+        junit: &junit,
     };
     outputs::render(tier, &current, &evaluated, &report, run, &options).write(&options)?;
     Ok(report.exit_code())

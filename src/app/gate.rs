@@ -434,7 +434,7 @@ pub fn run(args: GateArgs) -> Result<i32> {
     let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
     let outcome = gate(&args, &options);
     if let Err(error) = &outcome {
-        output_files::report_failure(&options, &args.tier, error);
+        output_files::report_failure(&options, &args.config, &args.tier, error);
     }
     outcome
 }

@@ -263,7 +263,7 @@ pub fn run(args: MergeArgs) -> Result<i32> {
     let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
     let outcome = merge(&args, &options);
     if let Err(error) = &outcome {
-        output_files::report_failure(&options, &args.tier, error);
+        output_files::report_failure(&options, &args.config, &args.tier, error);
     }
     outcome
 }

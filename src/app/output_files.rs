@@ -5,11 +5,13 @@
 //! that carry the error.
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::app::outputs::{OutputOptions, append_step_summary, write};
 use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result};
-use crate::report::{annotations, junit};
+use crate::report::annotations;
+use crate::report::junit::{self, RunClock, RunInfo};
 
 /// Every file name a run may write into its output directory.
 const OUTPUT_NAMES: [&str; 8] = [
@@ -165,22 +167,36 @@ pub fn discard(options: &OutputOptions, inputs: &[Input]) {
 }
 
 /// [`write_failure`], with a problem writing reported on stderr rather than hiding the error.
-pub fn report_failure(options: &OutputOptions, tier: &str, error: &Error) {
+pub fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error: &Error) {
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         // On stderr, so that stdout holds only the requested format.
         eprintln!("{}", annotations::setup_error(tier, &error.to_string()));
     }
-    if let Err(problem) = write_failure(options, tier, error) {
+    if let Err(problem) = write_failure(options, config, tier, error) {
         eprintln!("warning: {problem}");
     }
 }
 
-/// After a run that failed: a JUnit file with one `setup` error and a summary that says what
-/// went wrong (also appended to `$GITHUB_STEP_SUMMARY`), unless the run already wrote its own.
-pub fn write_failure(options: &OutputOptions, tier: &str, error: &Error) -> Result<()> {
+/// After a run of `config` that failed: a JUnit file with one `setup` error and a summary that
+/// says what went wrong (also appended to `$GITHUB_STEP_SUMMARY`), unless the run already wrote
+/// its own.
+pub fn write_failure(
+    options: &OutputOptions,
+    config: &Path,
+    tier: &str,
+    error: &Error,
+) -> Result<()> {
     let message = error.to_string();
     let junit_path = options.out_dir.join("junit.xml");
-    let junit_text = junit::render_setup_error(tier, &message);
+    // The run failed already; an unreadable SOURCE_DATE_EPOCH (itself maybe the failure) must
+    // not keep the error from being reported: the time now is used then.
+    let clock = RunClock::of_run(options.started)
+        .or_else(|_| RunClock::at(None, SystemTime::now(), options.started.elapsed()))?;
+    let run = RunInfo {
+        config: Some(config.to_path_buf()),
+        clock,
+    };
+    let junit_text = junit::render_setup_error(tier, &message, &run);
     if !junit_path.exists() {
         write(&junit_path, &junit_text)?;
     }
@@ -280,10 +296,20 @@ mod tests {
     fn a_failure_writes_junit_and_a_summary_that_carry_the_error() {
         let dir = tempfile::tempdir().unwrap();
         let error = Error::Usage("the pipeline exited with code 1".into());
-        write_failure(&options(dir.path(), None), "smoke", &error).unwrap();
+        write_failure(
+            &options(dir.path(), None),
+            Path::new("eval-config.yaml"),
+            "smoke",
+            &error,
+        )
+        .unwrap();
         let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
         assert!(junit.contains("the pipeline exited with code 1"), "{junit}");
         assert!(junit.contains("<error"), "{junit}");
+        assert!(junit.contains(" file=\"eval-config.yaml\""), "{junit}");
+        if std::env::var_os("SOURCE_DATE_EPOCH").is_none() {
+            assert!(!junit.contains("1970-01-01"), "{junit}");
+        }
         let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
         assert!(
             summary.starts_with("## ragate · tier smoke · ⚠️ error"),

@@ -19,6 +19,7 @@ use crate::evaluate::operational::Operational;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
 use crate::metrics::embedding_relevance::EmbeddedQuery;
+use crate::report::junit::RunInfo;
 use crate::report::operational::Figures;
 use crate::report::{annotations, gate_json, gate_table, junit, measured, summary};
 
@@ -118,6 +119,8 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
 pub struct RunFigures<'a> {
     pub calibrations: &'a [Calibration],
     pub operational: &'a Figures,
+    /// The config and the run's clock, which junit.xml names.
+    pub junit: &'a RunInfo,
 }
 
 /// Every output of a finished run, rendered before anything is written.
@@ -202,7 +205,7 @@ pub fn render(
 ) -> Outputs {
     let out_dir = &options.out_dir;
     let mut outputs = Outputs::results(current, evaluated, out_dir);
-    let junit_text = junit::render(report);
+    let junit_text = junit::render(report, run.junit);
     if let Some(path) = &options.junit {
         outputs
             .files

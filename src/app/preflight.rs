@@ -2,6 +2,8 @@
 //! API keys of the judges it will call, the baseline and the labels. A job with a setup problem
 //! fails in seconds, not after the whole run.
 
+use std::time::Instant;
+
 use crate::app::gate::{embeddings_called, judged_by_judges};
 use crate::baseline::store;
 use crate::config::{CacheMode, Config, JudgeSpec, Tier};
@@ -11,6 +13,7 @@ use crate::http;
 use crate::input::labels;
 use crate::input::qrels::Qrels;
 use crate::input::text_file::TextFile;
+use crate::report::junit::RunClock;
 
 /// Every check; the baseline's only when the run will be compared with it (not a shard).
 pub fn check(config: &Config, tier: &Tier, qrels: &Qrels, compared: bool) -> Result<()> {
@@ -19,7 +22,9 @@ pub fn check(config: &Config, tier: &Tier, qrels: &Qrels, compared: bool) -> Res
     if compared {
         check_baseline(tier)?;
     }
-    check_labels(tier)
+    check_labels(tier)?;
+    // junit.xml's timestamp: a bad SOURCE_DATE_EPOCH fails now, not after the run.
+    RunClock::of_run(Instant::now()).map(drop)
 }
 
 /// A baseline that exists must be readable and of this tier; a missing one (the tier's first

@@ -1,66 +1,165 @@
 //! JUnit XML of a gate run, written with the `junit-report` crate: one `testsuite` per tier
-//! (`ragate.<tier>`), one `testcase` per check in outcome order; a regression is a `failure`
-//! (message: the verdict; body: the regressed queries), an evaluation problem an `error`, an
-//! underpowered check `skipped`; an inconclusive check passes with its verdict in system-out (a
-//! `failure` of type `inconclusive` under `inconclusive: fail`). The suite's system-out carries the
-//! baseline counts and the warnings.
+//! (`ragate.<tier>`), one `testcase` per check in outcome order, with `classname`
+//! `ragate.<tier>.<metric>` (CI servers group the cases per metric) and the slice in the name
+//! (`recall@10 [class=literal]`); a regression is a `failure` (message: the verdict; body: the
+//! regressed queries), an evaluation problem an `error`, an underpowered check `skipped`; an
+//! inconclusive check passes with its verdict in system-out (a `failure` of type `inconclusive`
+//! under `inconclusive: fail`). The suite's system-out carries the baseline counts and the
+//! warnings; its `file` names the config the checks come from, its `timestamp` and `time` the
+//! run's start (UTC) and duration ([`RunClock`]: pinned by `SOURCE_DATE_EPOCH`).
 //!
-//! The output is a function of the report alone. Workarounds for junit-report 0.9:
-//! - it stamps every suite with the current time: the timestamp is pinned to the Unix epoch and
-//!   all durations are zero;
-//! - it writes no `skipped` count on the testsuite: added after writing, with totals on the
-//!   `testsuites` root too;
+//! The output validates against Jenkins xunit's `junit-10.xsd` (see tests/fixtures/junit/). That
+//! schema allows no `file` or `line` on a `testcase`, so the config's path goes on the
+//! `testsuite` (where mikepenz/action-junit-report also looks for it) and no line is given.
+//!
+//! Workarounds for junit-report 0.9:
+//! - it stamps every suite with the current time and sums the testcase durations for its `time`:
+//!   both are set from the [`RunClock`] after writing (checks take no measurable time of their
+//!   own: every testcase has time 0);
+//! - it writes no `skipped` count and no `file` on the testsuite: added after writing, with totals
+//!   and the duration on the `testsuites` root too;
 //! - it writes CDATA unescaped and attributes without filtering characters XML forbids: text is
 //!   cleaned (`]]>` split across two CDATA sections, forbidden control characters replaced);
 //! - it writes a single line: line breaks are added between elements, outside CDATA.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration as StdDuration, Instant, SystemTime, UNIX_EPOCH};
 
 use junit_report::{
     Duration, OffsetDateTime, Report, TestCase, TestCaseBuilder, TestSuite, TestSuiteBuilder,
 };
 
 use crate::config::InconclusivePolicy;
+use crate::error::{Error, Result};
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::report::gate_table::{one_line, value};
 
-/// Every duration: the report is about metrics, and the output must not depend on timing.
+/// Every testcase's duration: a check is arithmetic on stored values; the run's time is the suite's.
 const ZERO: Duration = Duration::ZERO;
 
 /// Longest query text listed in a failure body, in characters.
 const QUERY_CHARS: usize = 500;
 
-pub fn render(report: &GateReport) -> String {
+/// When the run started and how long it took, as junit.xml reports them (results.json carries
+/// neither, so it stays byte-identical between identical runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunClock {
+    /// The start, UTC, in whole seconds.
+    pub started: OffsetDateTime,
+    /// The run's duration in milliseconds.
+    pub millis: u128,
+}
+
+impl RunClock {
+    /// The clock of a run that started at `started` and ends now; with `SOURCE_DATE_EPOCH` set,
+    /// that time and a zero duration, so that the output is reproducible.
+    pub fn of_run(started: Instant) -> Result<RunClock> {
+        let epoch =
+            std::env::var_os("SOURCE_DATE_EPOCH").map(|value| value.to_string_lossy().into_owned());
+        RunClock::at(epoch.as_deref(), SystemTime::now(), started.elapsed())
+    }
+
+    /// The clock from the value of `SOURCE_DATE_EPOCH` (if set), the time now and the time the
+    /// run took; an unreadable `SOURCE_DATE_EPOCH` is an error, never a silent "now".
+    pub fn at(
+        source_date_epoch: Option<&str>,
+        now: SystemTime,
+        elapsed: StdDuration,
+    ) -> Result<RunClock> {
+        if let Some(text) = source_date_epoch {
+            let invalid = || {
+                Error::Usage(format!(
+                    "SOURCE_DATE_EPOCH is `{text}`: expected whole seconds since 1970-01-01 UTC \
+                     (reproducible-builds.org); set it to an integer such as `$(git log -1 --format=%ct)`, or unset it"
+                ))
+            };
+            let seconds: i64 = text.trim().parse().map_err(|_| invalid())?;
+            if seconds < 0 {
+                return Err(invalid());
+            }
+            let started = OffsetDateTime::from_unix_timestamp(seconds).map_err(|_| invalid())?;
+            return Ok(RunClock { started, millis: 0 });
+        }
+        let start = now.checked_sub(elapsed).unwrap_or(now);
+        let started = start
+            .duration_since(UNIX_EPOCH)
+            .ok()
+            .and_then(|since| i64::try_from(since.as_secs()).ok())
+            .and_then(|seconds| OffsetDateTime::from_unix_timestamp(seconds).ok())
+            .ok_or_else(|| {
+                Error::Usage(
+                    "the system clock is outside the years 1970-9999: set the clock, or set SOURCE_DATE_EPOCH"
+                        .to_string(),
+                )
+            })?;
+        Ok(RunClock {
+            started,
+            millis: elapsed.as_millis(),
+        })
+    }
+
+    /// The duration in seconds as the schema's `time` wants it (`12.345`; `0` for none).
+    fn seconds(&self) -> String {
+        if self.millis == 0 {
+            return "0".to_string();
+        }
+        format!("{}.{:03}", self.millis / 1000, self.millis % 1000)
+    }
+}
+
+/// What junit.xml says about the run besides its checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunInfo {
+    /// The config file the checks come from, as given on the command line (the suite's `file`;
+    /// left out when unknown).
+    pub config: Option<PathBuf>,
+    pub clock: RunClock,
+}
+
+impl RunInfo {
+    /// The run of `config` that started at `started` (see [`RunClock::of_run`]).
+    pub fn of_run(config: &Path, started: Instant) -> Result<RunInfo> {
+        Ok(RunInfo {
+            config: Some(config.to_path_buf()),
+            clock: RunClock::of_run(started)?,
+        })
+    }
+}
+
+/// The JUnit XML of a gate run of `run`.
+pub fn render(report: &GateReport, run: &RunInfo) -> String {
     let suite = format!("ragate.{}", report.tier);
-    let mut builder = suite_builder(&suite);
+    let mut builder = suite_builder(&suite, run);
     let inconclusive_fails = report.inconclusive == InconclusivePolicy::Fail;
     for outcome in &report.outcomes {
         builder.add_testcase(testcase(outcome, &suite, inconclusive_fails));
     }
     builder.set_system_out(&cdata(&suite_output(report)));
-    write(builder.build())
+    write(builder.build(), run)
 }
 
 /// A problem before any check could run: one `setup` testcase with an error.
-pub fn render_setup_error(tier: &str, message: &str) -> String {
+pub fn render_setup_error(tier: &str, message: &str, run: &RunInfo) -> String {
     let suite = format!("ragate.{tier}");
     let mut case = TestCaseBuilder::error("setup", ZERO, "setup", &xml_text(message));
-    case.set_classname(&xml_text(&suite));
+    case.set_classname(&xml_text(&format!("{suite}.setup")));
     if message.contains('\n') {
         // Attribute values lose their line breaks in XML readers; keep them in the body.
         case.set_trace(&cdata(message));
     }
-    let mut builder = suite_builder(&suite);
+    let mut builder = suite_builder(&suite, run);
     builder.add_testcase(case.build());
-    write(builder.build())
+    write(builder.build(), run)
 }
 
-fn suite_builder(name: &str) -> TestSuiteBuilder {
+fn suite_builder(name: &str, run: &RunInfo) -> TestSuiteBuilder {
     let mut builder = TestSuiteBuilder::new(&xml_text(name));
-    builder.set_timestamp(OffsetDateTime::UNIX_EPOCH);
+    builder.set_timestamp(run.clock.started);
     builder
 }
 
-fn testcase(outcome: &CheckOutcome, classname: &str, inconclusive_fails: bool) -> TestCase {
+fn testcase(outcome: &CheckOutcome, suite: &str, inconclusive_fails: bool) -> TestCase {
     let name = xml_text(&outcome.name);
     let verdict = xml_text(&outcome.verdict);
     let mut case = match outcome.status {
@@ -82,7 +181,7 @@ fn testcase(outcome: &CheckOutcome, classname: &str, inconclusive_fails: bool) -
         CheckStatus::Fail => case.set_trace(&cdata(&regressed_queries(outcome))),
         _ => &mut case,
     };
-    case.set_classname(&xml_text(classname));
+    case.set_classname(&xml_text(&format!("{suite}.{}", outcome.metric)));
     case.build()
 }
 
@@ -148,13 +247,10 @@ fn cdata(text: &str) -> String {
     xml_text(text).replace("]]>", "]]]]><![CDATA[>")
 }
 
-fn write(suite: TestSuite) -> String {
-    let failures = format!(" failures=\"{}\"", suite.failures());
-    let skipped = format!(" skipped=\"{}\"", suite.skipped());
-    let (tests, errors) = (suite.tests(), suite.errors());
-    // Jenkins' junit-10.xsd allows only name, time, tests, failures and errors on the root; the
-    // skipped count goes on the testsuite.
-    let root = format!("<testsuites tests=\"{tests}\"{failures} errors=\"{errors}\">");
+fn write(suite: TestSuite, run: &RunInfo) -> String {
+    let (tests, failures, errors) = (suite.tests(), suite.failures(), suite.errors());
+    let skipped = suite.skipped();
+    let time = run.clock.seconds();
     let mut report = Report::new();
     report.add_testsuite(suite);
     let mut bytes = Vec::new();
@@ -162,10 +258,45 @@ fn write(suite: TestSuite) -> String {
         .write_xml(&mut bytes)
         .expect("writing XML to memory cannot fail");
     let xml = String::from_utf8(bytes).expect("the XML writer writes UTF-8");
-    // The first ` failures="N"` is the testsuite's: attribute values before it are escaped.
-    let xml = xml.replacen(&failures, &format!("{failures}{skipped}"), 1);
+    // Jenkins' junit-10.xsd allows only name, time, tests, failures and errors on the root; the
+    // skipped count goes on the testsuite.
+    let root = format!(
+        "<testsuites tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{time}\">"
+    );
     let xml = xml.replacen("<testsuites>", &root, 1);
+    let mut extra = format!(" skipped=\"{skipped}\"");
+    if let Some(config) = &run.config {
+        extra.push_str(&format!(
+            " file=\"{}\"",
+            attribute(&config.to_string_lossy())
+        ));
+    }
+    let xml = complete_suite_tag(&xml, &time, &extra);
     line_breaks(&xml) + "\n"
+}
+
+/// The first testsuite start tag with its `time` set to `time` and `extra` attributes appended.
+/// Attribute values in it are escaped (no `<` or `>` inside), so the tag ends at the first `>`.
+fn complete_suite_tag(xml: &str, time: &str, extra: &str) -> String {
+    let start = xml.find("<testsuite ").expect("the report has a testsuite");
+    let end = start + xml[start..].find('>').expect("the tag is closed");
+    let (tag_end, close) = if xml[..end].ends_with('/') {
+        (end - 1, "/>")
+    } else {
+        (end, ">")
+    };
+    // The crate writes the sum of the testcase durations, all zero.
+    let tag = xml[start..tag_end].replacen(" time=\"0\"", &format!(" time=\"{time}\""), 1);
+    format!("{}{tag}{extra}{close}{}", &xml[..start], &xml[end + 1..])
+}
+
+/// `text` escaped for an attribute value in double quotes.
+fn attribute(text: &str) -> String {
+    xml_text(text)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Starts every suite, testcase and system-out on its own line, leaving CDATA untouched.
@@ -238,10 +369,21 @@ mod tests {
         Some(text.replace("&apos;", "'").replace("&amp;", "&"))
     }
 
+    /// A run of `eval-config.yaml` that started at 2026-11-30T16:38:55Z and took 12.345 s.
+    fn run_info() -> RunInfo {
+        RunInfo {
+            config: Some(PathBuf::from("configs/eval-config.yaml")),
+            clock: RunClock {
+                started: OffsetDateTime::from_unix_timestamp(1_796_056_735).unwrap(),
+                millis: 12_345,
+            },
+        }
+    }
+
     #[test]
     fn junit_shape_is_what_reporters_read() {
         let report = sample_report();
-        let xml = markup(&render(&report));
+        let xml = markup(&render(&report, &run_info()));
         let root = tags(&xml, "testsuites");
         let suites = tags(&xml, "testsuite");
         let cases = tags(&xml, "testcase");
@@ -269,33 +411,117 @@ mod tests {
             .skip(1)
             .filter_map(|part| part.split_once('=').map(|(key, _)| key))
             .collect();
-        assert_eq!(root_keys, ["tests", "failures", "errors"], "{}", root[0]);
+        assert_eq!(
+            root_keys,
+            ["tests", "failures", "errors", "time"],
+            "{}",
+            root[0]
+        );
         assert_eq!(attr(suite, "failures").as_deref(), Some("1"));
         for (case, outcome) in cases.iter().zip(&report.outcomes) {
+            // The slice is in the name, the metric in the class: one group per metric.
             assert_eq!(attr(case, "name"), Some(outcome.name.clone()));
-            assert_eq!(attr(case, "classname").as_deref(), Some("ragate.smoke"));
+            assert_eq!(
+                attr(case, "classname"),
+                Some(format!("ragate.smoke.{}", outcome.metric))
+            );
+            // junit-10.xsd allows no `file` or `line` on a testcase: the suite carries the file.
+            assert_eq!((attr(case, "file"), attr(case, "line")), (None, None));
         }
+        let classes: Vec<String> = cases.iter().filter_map(|c| attr(c, "classname")).collect();
+        assert_eq!(
+            classes,
+            [
+                "ragate.smoke.recall@5",
+                "ragate.smoke.ndcg@10",
+                "ragate.smoke.recall@5",
+                "ragate.smoke.mrr",
+                "ragate.smoke.recall@5",
+                "ragate.smoke.mrr"
+            ]
+        );
         let message = |element| attr(tags(&xml, element)[0], "message");
         assert_eq!(message("failure"), Some(report.outcomes[2].verdict.clone()));
         assert_eq!(message("error"), Some(report.outcomes[5].verdict.clone()));
     }
 
     #[test]
+    fn junit_suite_names_the_config_and_the_run_time() {
+        let mut run = run_info();
+        let xml = markup(&render(&sample_report(), &run));
+        let (root, suite) = (tags(&xml, "testsuites")[0], tags(&xml, "testsuite")[0]);
+        assert_eq!(
+            attr(suite, "file").as_deref(),
+            Some("configs/eval-config.yaml")
+        );
+        assert_eq!(
+            attr(suite, "timestamp").as_deref(),
+            Some("2026-11-30T16:38:55Z")
+        );
+        assert_eq!(attr(suite, "time").as_deref(), Some("12.345"));
+        assert_eq!(attr(root, "time").as_deref(), Some("12.345"));
+        assert!(
+            tags(&xml, "testcase")
+                .iter()
+                .all(|case| attr(case, "time").as_deref() == Some("0")),
+            "{xml}"
+        );
+        // A path with characters XML escapes stays one attribute value.
+        run.config = Some(PathBuf::from("a \"b\" <&>.yaml"));
+        let xml = render(&sample_report(), &run);
+        assert!(
+            xml.contains(" file=\"a &quot;b&quot; &lt;&amp;&gt;.yaml\">"),
+            "{xml}"
+        );
+        let suite = tags(&markup(&xml), "testsuite")[0].to_string();
+        assert_eq!(attr(&suite, "file").as_deref(), Some("a \"b\" <&>.yaml"));
+        run.config = None;
+        let xml = markup(&render(&sample_report(), &run));
+        assert_eq!(attr(tags(&xml, "testsuite")[0], "file"), None);
+    }
+
+    #[test]
+    fn run_clock_is_the_start_and_duration_or_source_date_epoch() {
+        let now = UNIX_EPOCH + StdDuration::from_millis(1_796_056_747_500);
+        let elapsed = StdDuration::from_millis(12_345);
+        let clock = RunClock::at(None, now, elapsed).unwrap();
+        // Started 12.345 s before now, whole seconds.
+        assert_eq!(clock.started.unix_timestamp(), 1_796_056_735);
+        assert_eq!(clock.started.nanosecond(), 0);
+        assert_eq!(clock.seconds(), "12.345");
+        let pinned = RunClock::at(Some("1700000000"), now, elapsed).unwrap();
+        assert_eq!(pinned.started.unix_timestamp(), 1_700_000_000);
+        assert_eq!(pinned.seconds(), "0");
+        for bad in ["", "soon", "-5", "1.5", "99999999999999999999"] {
+            let error = RunClock::at(Some(bad), now, elapsed)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.starts_with(&format!(
+                    "SOURCE_DATE_EPOCH is `{bad}`: expected whole seconds"
+                )),
+                "{error}"
+            );
+        }
+        let run = RunInfo::of_run(Path::new("eval-config.yaml"), Instant::now()).unwrap();
+        if std::env::var_os("SOURCE_DATE_EPOCH").is_none() {
+            assert!(run.clock.started.year() >= 2025, "{:?}", run.clock);
+        }
+        for (millis, text) in [(0, "0"), (7, "0.007"), (61_005, "61.005"), (1_000, "1.000")] {
+            let clock = RunClock { millis, ..clock };
+            assert_eq!(clock.seconds(), text);
+        }
+    }
+
+    #[test]
     fn junit_is_deterministic_and_well_formed() {
         let mut report = sample_report();
-        let xml = render(&report);
-        assert_eq!(xml, render(&report));
-        assert!(xml.contains("timestamp=\"1970-01-01T00:00:00Z\""), "{xml}");
-        let times = markup(&xml);
-        assert!(
-            times
-                .split(" time=\"")
-                .skip(1)
-                .all(|t| t.starts_with("0\""))
-        );
+        let xml = render(&report, &run_info());
+        assert_eq!(xml, render(&report, &run_info()));
+        assert!(!xml.contains("1970"), "{xml}");
         assert!(!xml.contains("NaN"));
         report.outcomes[2].worst[0].query = Some("a ]]> b \u{1}".to_string());
-        let xml = render(&report);
+        let xml = render(&report, &run_info());
         assert!(xml.contains("a ]]]]><![CDATA[> b \u{FFFD}"), "{xml}");
         assert!(
             !markup(&xml).contains("b \u{FFFD}"),
@@ -306,16 +532,27 @@ mod tests {
     #[test]
     fn junit_setup_error_is_one_error_testcase() {
         let message = "no baseline: run `ragate baseline accept`";
-        let xml = markup(&render_setup_error("smoke", message));
+        let xml = markup(&render_setup_error("smoke", message, &run_info()));
         let (suite, cases) = (tags(&xml, "testsuite")[0], tags(&xml, "testcase"));
         assert_eq!(attr(suite, "name").as_deref(), Some("ragate.smoke"));
         assert_eq!(
             (attr(suite, "tests"), attr(suite, "errors")),
             (Some("1".into()), Some("1".into()))
         );
+        assert_eq!(
+            attr(suite, "file").as_deref(),
+            Some("configs/eval-config.yaml")
+        );
+        assert_eq!(
+            attr(suite, "timestamp").as_deref(),
+            Some("2026-11-30T16:38:55Z")
+        );
         assert_eq!(cases.len(), 1);
         assert_eq!(attr(cases[0], "name").as_deref(), Some("setup"));
-        assert_eq!(attr(cases[0], "classname").as_deref(), Some("ragate.smoke"));
+        assert_eq!(
+            attr(cases[0], "classname").as_deref(),
+            Some("ragate.smoke.setup")
+        );
         assert_eq!(
             attr(tags(&xml, "error")[0], "message").as_deref(),
             Some(message)
@@ -325,7 +562,7 @@ mod tests {
     #[test]
     fn junit_snapshot() {
         assert_snapshot(
-            &render(&sample_report()),
+            &render(&sample_report(), &run_info()),
             include_str!("../../tests/fixtures/snapshots/junit.xml"),
             "tests/fixtures/snapshots/junit.xml",
         );

@@ -9,6 +9,7 @@ mod json_schema;
 mod judge_cache;
 mod judge_change;
 mod judges;
+mod junit_schema;
 mod llm_extras;
 mod openai_judge;
 mod pipeline;

@@ -5,7 +5,10 @@
 use std::path::Path;
 
 use crate::gate_flow::setup;
-use crate::{accept_baseline, ragate_in};
+use crate::{accept_baseline, ragate_env, ragate_in};
+
+/// junit.xml carries the run's start and duration unless `SOURCE_DATE_EPOCH` pins them.
+const REPRODUCIBLE: &[(&str, &str)] = &[("SOURCE_DATE_EPOCH", "1796056735")];
 
 fn accept_base_run(dir: &Path) {
     let first = ragate_in(
@@ -34,7 +37,7 @@ fn merged_shards_give_the_unsharded_outputs() {
     let dir = dir.path();
     setup(dir);
     accept_base_run(dir);
-    let whole = ragate_in(
+    let whole = ragate_env(
         dir,
         &[
             "gate",
@@ -45,6 +48,7 @@ fn merged_shards_give_the_unsharded_outputs() {
             "--out",
             "whole",
         ],
+        REPRODUCIBLE,
     );
     assert_eq!(whole.code, 1, "the regressed run fails: {}", whole.stderr);
 
@@ -84,7 +88,7 @@ fn merged_shards_give_the_unsharded_outputs() {
     assert_eq!(sizes.iter().sum::<usize>(), 120, "{sizes:?}");
     assert!(sizes.iter().all(|&n| n > 20), "roughly balanced: {sizes:?}");
 
-    let merged = ragate_in(
+    let merged = ragate_env(
         dir,
         &[
             "merge",
@@ -96,6 +100,7 @@ fn merged_shards_give_the_unsharded_outputs() {
             "shard1",
             "shard2",
         ],
+        REPRODUCIBLE,
     );
     assert_eq!(merged.code, whole.code, "{}", merged.stderr);
     for file in ["results.json", "junit.xml", "summary.md", "trace.jsonl"] {
