@@ -77,6 +77,10 @@ pub struct CompareArgs {
 pub struct ValidateArgs {
     #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
     pub config: PathBuf,
+    /// What to print on stdout: the findings as lines, or one JSON object
+    /// `{"config", "tiers", "errors", "warnings"}`.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
 }
 
 #[derive(Debug, Args)]
@@ -172,6 +176,10 @@ pub struct ShowArgs {
     pub tier: String,
     #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
     pub config: PathBuf,
+    /// What to print on stdout: provenance and summary as lines, or one JSON object
+    /// `{"tier", "path", "queries", "provenance", "summary"}`.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
 }
 
 #[derive(Debug, Args)]

@@ -3,12 +3,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde_json::json;
 use similar::TextDiff;
 
 use crate::app::write_stdout;
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
-use crate::cli::{AcceptArgs, ShowArgs};
+use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
@@ -123,6 +124,17 @@ pub fn show(args: ShowArgs) -> Result<i32> {
         tier.name
     );
     let baseline = store::read(&tier.baseline, &hint)?;
+    if args.format == GateFormat::Json {
+        let document = json!({
+            "tier": tier.name,
+            "path": tier.baseline.display().to_string(),
+            "queries": baseline.queries.len(),
+            "provenance": baseline.provenance,
+            "summary": baseline.summary,
+        });
+        write_stdout(&format!("{document:#}\n"))?;
+        return Ok(exit_code::SUCCESS);
+    }
     let provenance = &baseline.provenance;
     let mut out = format!(
         "baseline of tier `{}` ({}): {} queries\nragate {}, qrels sha256 {}, config hash {}, commit {}, accepted {}\n\n",

@@ -101,12 +101,71 @@ fn judged_metrics(config: &Config) -> Vec<String> {
 /// provenance's judging identities.
 pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -> Result<Results> {
     let config = with.config;
+    let run = rebuilt_run(baseline, with)?;
+    let names = judged_metrics(config);
+    let mut rejudged = baseline.clone();
+    rejudged.provenance.judges = current.judges.clone();
+    rejudged.provenance.embeddings = current.embeddings.clone();
+    if run.is_empty() || names.is_empty() {
+        return Ok(rejudged);
+    }
+    let clients = Clients::build(config);
+    let options = EvalOptions {
+        judge_repeat: 1,
+        metrics: config
+            .metrics
+            .iter()
+            .filter(|spec| names.contains(&spec.metric.to_string()))
+            .cloned()
+            .collect(),
+        judges: clients.judges,
+        corpus: with.corpus,
+        cache: with.cache,
+        embeddings: clients.embeddings.as_ref(),
+        // The stored ids are documents already.
+        chunk_separator: None,
+        threads: 1,
+        keep_ranked: 0,
+    };
+    let evaluation = evaluate_run(with.qrels, with.source, run, &options)?;
+    let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
+    for scores in &evaluation.per_query {
+        let Some(record) = rejudged.queries.get_mut(&scores.qid) else {
+            continue;
+        };
+        if record.answer.is_none() {
+            continue;
+        }
+        for (name, value) in metric_names.iter().zip(&scores.values) {
+            match value {
+                Some(value) => record.metrics.insert(name.clone(), *value),
+                None => record.metrics.remove(name),
+            };
+        }
+        record.claims = scores
+            .claims
+            .iter()
+            .map(|c| StoredClaim {
+                claim: c.claim.clone(),
+                grade: c.grade,
+            })
+            .collect();
+        record.answer_relevance_embedding = scores.relevance;
+    }
+    rejudged.summary = summarise(&rejudged.metrics, &rejudged.queries);
+    Ok(rejudged)
+}
+
+/// The baseline's stored answers and ranked doc ids as a native run, after checking that their
+/// contexts can be rebuilt from the corpus (faithfulness judges answers against them).
+fn rebuilt_run(baseline: &Results, with: &Rejudging<'_>) -> Result<Vec<RunQuery>> {
     let cannot = |message: String| {
         Error::Usage(format!(
             "--allow-judge-change: the baseline's answers cannot be re-judged: {message}"
         ))
     };
-    let contexts_k = config
+    let contexts_k = with
+        .config
         .metrics
         .iter()
         .filter(|spec| {
@@ -163,56 +222,5 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
             line: 0,
         });
     }
-    let names = judged_metrics(config);
-    let mut rejudged = baseline.clone();
-    rejudged.provenance.judges = current.judges.clone();
-    rejudged.provenance.embeddings = current.embeddings.clone();
-    if run.is_empty() || names.is_empty() {
-        return Ok(rejudged);
-    }
-    let clients = Clients::build(config);
-    let options = EvalOptions {
-        judge_repeat: 1,
-        metrics: config
-            .metrics
-            .iter()
-            .filter(|spec| names.contains(&spec.metric.to_string()))
-            .cloned()
-            .collect(),
-        judges: clients.judges,
-        corpus: with.corpus,
-        cache: with.cache,
-        embeddings: clients.embeddings.as_ref(),
-        // The stored ids are documents already.
-        chunk_separator: None,
-        threads: 1,
-        keep_ranked: 0,
-    };
-    let evaluation = evaluate_run(with.qrels, with.source, run, &options)?;
-    let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
-    for scores in &evaluation.per_query {
-        let Some(record) = rejudged.queries.get_mut(&scores.qid) else {
-            continue;
-        };
-        if record.answer.is_none() {
-            continue;
-        }
-        for (name, value) in metric_names.iter().zip(&scores.values) {
-            match value {
-                Some(value) => record.metrics.insert(name.clone(), *value),
-                None => record.metrics.remove(name),
-            };
-        }
-        record.claims = scores
-            .claims
-            .iter()
-            .map(|c| StoredClaim {
-                claim: c.claim.clone(),
-                grade: c.grade,
-            })
-            .collect();
-        record.answer_relevance_embedding = scores.relevance;
-    }
-    rejudged.summary = summarise(&rejudged.metrics, &rejudged.queries);
-    Ok(rejudged)
+    Ok(run)
 }

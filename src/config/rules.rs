@@ -151,35 +151,49 @@ fn validate_rule(
     }
     let slice = match &raw.slice {
         None => None,
-        Some(text) => {
-            let (field, value) = text
-                .split_once('=')
-                .filter(|(f, v)| !f.is_empty() && !v.is_empty())
-                .ok_or_else(|| {
-                    keys.error(
-                        format!("{key}.slice"),
-                        format!("`{text}`: expected `field=value`, e.g. class=paraphrased"),
-                    )
-                })?;
-            if !slices.iter().any(|s| s == field) {
-                return Err(keys.error(
-                    format!("{key}.slice"),
-                    suggest::did_you_mean(
-                        format!(
-                            "`{field}` is not a slice field: expected one of the slices list ({})",
-                            slices.join(", ")
-                        ),
-                        field,
-                        slices.iter().map(String::as_str),
-                    ),
-                ));
-            }
-            Some(SliceValue {
-                field: field.to_string(),
-                value: value.to_string(),
-            })
-        }
+        Some(text) => Some(parse_slice(keys, key, text, slices)?),
     };
+    Ok(Rule {
+        metric,
+        slice,
+        limits: validate_limits(keys, key, raw, metric)?,
+    })
+}
+
+/// A rule's `slice: field=value`, whose field must be one of the config's slice fields.
+fn parse_slice(keys: &Keys<'_>, key: &str, text: &str, slices: &[String]) -> Result<SliceValue> {
+    let (field, value) = text
+        .split_once('=')
+        .filter(|(f, v)| !f.is_empty() && !v.is_empty())
+        .ok_or_else(|| {
+            keys.error(
+                format!("{key}.slice"),
+                format!("`{text}`: expected `field=value`, e.g. class=paraphrased"),
+            )
+        })?;
+    if !slices.iter().any(|s| s == field) {
+        return Err(keys.error(
+            format!("{key}.slice"),
+            suggest::did_you_mean(
+                format!(
+                    "`{field}` is not a slice field: expected one of the slices list ({})",
+                    slices.join(", ")
+                ),
+                field,
+                slices.iter().map(String::as_str),
+            ),
+        ));
+    }
+    Ok(SliceValue {
+        field: field.to_string(),
+        value: value.to_string(),
+    })
+}
+
+/// The limits of a rule on `metric`: at least one, each in the metric's direction (`max_drop`
+/// and friends for higher-is-better, `max_increase` and friends for lower-is-better), finite,
+/// and non-negative except the absolute `min` and `max`.
+fn validate_limits(keys: &Keys<'_>, key: &str, raw: &RawRule, metric: Metric) -> Result<Limits> {
     let limits = Limits {
         max_drop: raw.max_drop,
         max_drop_pct: raw.max_drop_pct,
@@ -233,11 +247,7 @@ fn validate_rule(
             format!("no limit: expected at least one of {}", allowed.join(", ")),
         ));
     }
-    Ok(Rule {
-        metric,
-        slice,
-        limits,
-    })
+    Ok(limits)
 }
 
 /// A rule on a calibrated estimate: its base metric must be computed, and only `min` applies

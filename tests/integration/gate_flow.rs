@@ -257,6 +257,16 @@ fn compare_and_validate() {
     setup(dir);
     let before = ragate_in(dir, &["validate"]);
     assert_eq!(before.code, 2, "no baseline yet: {}", before.stdout);
+    let before_json = ragate_in(dir, &["validate", "--format", "json"]);
+    assert_eq!(before_json.code, 2);
+    let findings: serde_json::Value = serde_json::from_str(&before_json.stdout).unwrap();
+    assert!(
+        findings["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("tier `regression`"),
+        "{findings:#}"
+    );
     assert!(
         before.stdout.contains("error: tier `regression`"),
         "{}",
@@ -267,6 +277,32 @@ fn compare_and_validate() {
     accept_baseline(dir, "regression", "base.json", &[]);
     let after = ragate_in(dir, &["validate"]);
     assert_eq!(after.code, 0, "{}", after.stdout);
+    let as_json = ragate_in(dir, &["validate", "--format", "json"]);
+    let findings: serde_json::Value = serde_json::from_str(&as_json.stdout).unwrap();
+    assert_eq!(
+        findings["errors"],
+        serde_json::json!([]),
+        "{}",
+        as_json.stdout
+    );
+    assert_eq!(findings["tiers"], serde_json::json!(["regression"]));
+    let shown = ragate_in(
+        dir,
+        &[
+            "baseline",
+            "show",
+            "--tier",
+            "regression",
+            "--format",
+            "json",
+        ],
+    );
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(shown["queries"], 3 * QUERIES_PER_CLASS);
+    assert!(
+        shown["summary"]["all"]["recall@5"]["mean"].is_number(),
+        "{shown:#}"
+    );
     assert!(
         after.stdout.ends_with("1 tiers, 0 errors, 0 warnings\n"),
         "{}",
