@@ -21,6 +21,11 @@
 #                first 2,000 lines of each file is made before the timed runs.
 #   GEN_ARGS     extra generator flags when DATA_DIR must be generated,
 #                e.g. GEN_ARGS="--queries 200 --docs 100"
+#   METRICS      cutoff (default: P@5,10 recall@5,100 MRR nDCG@10, as most RAG gates use) or full
+#                (full-depth: ragate map ndcg ndcg_linear recall@1000 r_precision; trec_eval map
+#                ndcg recall.1000 Rprec; pytrec_eval and ranx do not take this set: use TOOLS)
+#   THREADS      worker threads for ragate (default: all cores); THREADS=1 compares with the
+#                single-threaded C floor on equal terms
 #   SHARED_DIR   where bench/floor_split.c lives (default: ../shared next to the repo)
 #   KEEP_OUTPUT  =1 writes each tool's stdout to target/bench/out/TOOL.stdout instead of
 #                /dev/null (the last run's output is kept)
@@ -106,17 +111,31 @@ if has_tool floor_split || has_tool floor_split_strtod; then
     gcc -O2 -o "$BENCH_DIR/floor_split" "$src"
 fi
 
+METRICS=${METRICS:-cutoff}
+case $METRICS in
+    cutoff)
+        ragate_metrics=(-m precision@5 -m precision@10 -m recall@5 -m recall@100 -m mrr -m ndcg@10)
+        trec_metrics=(-m P.5,10 -m recall.5,100 -m recip_rank -m ndcg_cut.10) ;;
+    full)
+        ragate_metrics=(-m map -m ndcg -m ndcg_linear -m recall@1000 -m r_precision)
+        trec_metrics=(-m map -m ndcg -m recall.1000 -m Rprec)
+        for t in "${selected[@]}"; do
+            [[ $t == pytrec_eval || $t == ranx ]] && die "METRICS=full: $t computes the cut-off set only; leave it out of TOOLS"
+        done ;;
+    *) die "METRICS must be cutoff or full, got '$METRICS'" ;;
+esac
+ragate_threads=()
+[[ -n ${THREADS:-} ]] && ragate_threads=(--threads "$THREADS")
+
 tool_cmd() {
     case $1 in
         ragate) cmd=("$TARGET/release/ragate" eval --qrels "$QRELS" --run "$RUN"
-                     -m precision@5 -m precision@10 -m recall@5 -m recall@100 -m mrr -m ndcg@10
-                     --format json) ;;
+                     "${ragate_metrics[@]}" "${ragate_threads[@]}" --format json) ;;
         floor_split) cmd=("$BENCH_DIR/floor_split" "$RUN") ;;
         floor_split_strtod) cmd=("$BENCH_DIR/floor_split" "$RUN" strtod) ;;
         pytrec_eval) cmd=(python3 "$ROOT/bench/pytrec_eval_bench.py" "$QRELS" "$RUN") ;;
         ranx) cmd=(python3 "$ROOT/bench/ranx_bench.py" "$QRELS" "$RUN") ;;
-        trec_eval) cmd=("$TREC_EVAL" -c -m P.5,10 -m recall.5,100 -m recip_rank -m ndcg_cut.10
-                        "$QRELS" "$RUN") ;;
+        trec_eval) cmd=("$TREC_EVAL" -c "${trec_metrics[@]}" "$QRELS" "$RUN") ;;
     esac
 }
 
@@ -168,7 +187,7 @@ ref_median=$(median "${walls[$ref]}")
 lines=$(wc -l < "$RUN")
 size_mb=$(awk -v b="$(stat -c %s "$RUN")" 'BEGIN { printf "%.1f", b / 1e6 }')
 echo
-echo "Data: $RUN ($lines lines, ${size_mb} MB), $QRELS ($(wc -l < "$QRELS") lines); $RUNS runs per tool, warm page cache, $(nproc) cores."
+echo "Data: $RUN ($lines lines, ${size_mb} MB), $QRELS ($(wc -l < "$QRELS") lines); $RUNS runs per tool, warm page cache, $(nproc) cores; METRICS=$METRICS, ragate threads ${THREADS:-all}."
 echo
 echo "| tool | median wall (s) | min (s) | max (s) | median max RSS (MiB) | median vs $ref |"
 echo "|---|---:|---:|---:|---:|---:|"

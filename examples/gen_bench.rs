@@ -12,8 +12,10 @@
 //!   other ranks hold unjudged doc ids from a pool of 1,000,000 (`D0000000`..`D0999999`), never
 //!   repeated within a query. Qids are `q00000`, `q00001`, ...
 //!
-//! `--ungrouped` writes the same run lines in a seeded random order. It holds the whole run in
-//! memory, so use it on small sizes only (e.g. `--queries 200 --docs 100`).
+//! `--shuffled` keeps each query's lines together but writes them in a seeded random order
+//! (ranks and scores stay on their lines), as a run concatenated from unsorted shards is.
+//! `--ungrouped` writes the same run lines in a seeded random order over the whole file. It holds
+//! the whole run in memory, so use it on small sizes only (e.g. `--queries 200 --docs 100`).
 //!
 //! The same arguments give byte-identical files. With the defaults (10,000 queries x 1,000
 //! docs, tag `rgate`) the run has 10M lines of about 37.5 bytes, 375 MB, and the qrels
@@ -56,8 +58,11 @@ struct Args {
     #[arg(long, default_value = "rgate", value_parser = parse_tag)]
     tag: String,
     /// Write the run lines in a seeded random order (holds the run in memory: small sizes only).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "shuffled")]
     ungrouped: bool,
+    /// Write each query's lines in a seeded random order (queries stay grouped).
+    #[arg(long)]
+    shuffled: bool,
 }
 
 fn parse_tag(tag: &str) -> Result<String, &'static str> {
@@ -190,6 +195,9 @@ fn generate(args: &Args) -> io::Result<()> {
     let mut line = Vec::with_capacity(64);
     let mut shuffled: Vec<Vec<u8>> = Vec::new();
     let mut qrels_lines = 0;
+    // Separate random streams, so the lines are exactly those of the grouped file.
+    let mut within = ChaCha8Rng::seed_from_u64(args.seed ^ 0x5851_F42D_4C95_7F2D);
+    let mut query_lines: Vec<Vec<u8>> = Vec::new();
 
     for qid in 0..args.queries {
         let q = generator.next_query(args.docs as usize);
@@ -207,13 +215,18 @@ fn generate(args: &Args) -> io::Result<()> {
             )?;
             if args.ungrouped {
                 shuffled.push(line.clone());
+            } else if args.shuffled {
+                query_lines.push(line.clone());
             } else {
                 run.write_all(&line)?;
             }
         }
+        if args.shuffled {
+            query_lines.shuffle(&mut within);
+            query_lines.drain(..).try_for_each(|l| run.write_all(&l))?;
+        }
     }
     if args.ungrouped {
-        // A separate random stream, so the lines are exactly those of the grouped file.
         let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ 0x9E37_79B9_7F4A_7C15);
         shuffled.shuffle(&mut rng);
         shuffled.iter().try_for_each(|l| run.write_all(l))?;
