@@ -2,7 +2,7 @@
 //! the PR comment), built to be read in five seconds at PR-comment width:
 //! 1. one headline: `❌ 3 of 25 checks failed: worst ndcg@10 [class=literal] -0.62 (limit -0.05)`
 //!    or `✅ 25 of 25 checks passed`, with the tier;
-//! 2. only the failing, inconclusive and improved checks, as `check | baseline → current | delta
+//! 2. only the failing (furthest beyond their limit first), inconclusive and improved checks, as `check | baseline → current | delta
 //!    (%) | limit`, with the statistics (p, bound, adjusted alpha, n) in one line per check when
 //!    the decision used them; the checks that could not be evaluated;
 //! 3. the diagnosis lines and the warnings;
@@ -17,9 +17,10 @@ use crate::baseline::results::RunStatus;
 use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
-use crate::report::annotations::failing_by_severity;
 use crate::report::answer_diff;
-use crate::report::gate_table::{bound, count, one_line, optional, signed, value};
+use crate::report::gate_table::{
+    bound, count, higher_is_better, one_line, optional, signed, value,
+};
 use crate::report::summary_text::{
     Counts, bounded_interval, delta_with_percent, display_range, is_diagnosis, normalized, p_cell,
     p_text, signed_limit,
@@ -68,10 +69,45 @@ fn verdict(o: &CheckOutcome) -> String {
     inline(&normalized(&o.verdict, &o.metric), TEXT_CHARS)
 }
 
+/// How many times its limit a check's worsening is (the worsening itself without a limit; a
+/// missing number counts as least), so metrics of different scales compare: a 0.62 drop against
+/// a 0.05 limit is worse than 19 more words against a limit of 13.
+fn excess(o: &CheckOutcome) -> f64 {
+    let worsening = if higher_is_better(&o.metric) {
+        -o.delta
+    } else {
+        o.delta
+    };
+    let excess = match o.limit {
+        Some(limit) if limit > 0.0 => worsening / limit,
+        _ => worsening,
+    };
+    if excess.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        excess
+    }
+}
+
+/// The failing checks, the furthest beyond their limit first (ties by name).
+fn failing_by_excess(report: &GateReport) -> Vec<&CheckOutcome> {
+    let mut failing: Vec<&CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Fail)
+        .collect();
+    failing.sort_by(|a, b| {
+        excess(b)
+            .total_cmp(&excess(a))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    failing
+}
+
 /// The checks a reviewer must see: failing (most severe first), inconclusive, improved.
 fn notable(report: &GateReport) -> Vec<&CheckOutcome> {
     let with = |status| report.outcomes.iter().filter(move |o| o.status == status);
-    failing_by_severity(report)
+    failing_by_excess(report)
         .into_iter()
         .chain(with(CheckStatus::Inconclusive))
         .chain(with(CheckStatus::Improved))
@@ -106,7 +142,7 @@ fn headline(report: &GateReport) -> String {
             format!(
                 "{} of {total} checks failed: {}",
                 counts.failed,
-                failing_by_severity(report)
+                failing_by_excess(report)
                     .first()
                     .map_or(String::new(), |o| worst_of(o))
             ),
@@ -180,7 +216,7 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
             .map_or(String::new(), |t| format!(" vs adjusted α {t:.4}"));
         parts.push(format!("{}{alpha}", p_text(p)));
         if let Some(b) = o.bound.filter(|b| b.delta.is_finite()) {
-            let worsening = if crate::report::gate_table::higher_is_better(&o.metric) {
+            let worsening = if higher_is_better(&o.metric) {
                 -b.delta
             } else {
                 b.delta
@@ -330,7 +366,7 @@ fn failing_section(o: &CheckOutcome) -> String {
 
 /// The regressed queries of every failing check, folded.
 fn push_regressed_queries(out: &mut String, report: &GateReport) {
-    let failing = failing_by_severity(report);
+    let failing = failing_by_excess(report);
     if failing.is_empty() {
         return;
     }

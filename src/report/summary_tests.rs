@@ -320,3 +320,46 @@ fn summary_stays_bounded_with_200_failing_checks_of_long_queries() {
     assert!(text.len() < 1024 * 1024, "{} bytes", text.len());
     assert!(text.contains("more checks not shown (size limit)"));
 }
+
+#[test]
+fn the_worst_check_is_the_one_furthest_beyond_its_limit_whatever_its_scale() {
+    let mut report = failing_report();
+    let template = report.outcomes[0].clone();
+    let check = |name: &str, metric: &str, means: [f64; 3], limit: f64| {
+        let mut o = template.clone();
+        (o.name, o.metric) = (name.to_string(), metric.to_string());
+        (o.baseline_mean, o.current_mean, o.delta) = (means[0], means[1], means[2]);
+        o.limit = Some(limit);
+        o
+    };
+    report.outcomes = vec![
+        check(
+            "answer_length [class=literal]",
+            "answer_length",
+            [25.75, 44.5, 18.75],
+            12.875,
+        ),
+        check(
+            "ndcg@10 [class=literal]",
+            "ndcg@10",
+            [0.9574, 0.3385, -0.6189],
+            0.0479,
+        ),
+    ];
+    let text = render(&report);
+    assert!(
+        text.starts_with(
+            "**❌ 2 of 2 checks failed: worst ndcg@10 [class=literal] -0.6189 (limit -0.0479)**"
+        ),
+        "{text}"
+    );
+    let ndcg = text.find("| ❌ ndcg@10").expect("the ndcg row");
+    assert!(
+        ndcg < text
+            .find("| ❌ answer_length")
+            .expect("the answer_length row")
+    );
+    assert!(text.contains(
+        "| ❌ answer_length [class=literal] | 25.7500 → 44.5000 | +18.7500 (+72.8%) | +12.8750 |"
+    ));
+}
