@@ -127,7 +127,8 @@ fn worst_of(o: &CheckOutcome) -> String {
     )
 }
 
-/// The one headline line.
+/// The one headline line (no-break spaces inside `tier smoke` and `2 improved`, so a narrow
+/// comment wraps it between its parts).
 fn headline(report: &GateReport) -> String {
     let counts = Counts::of(report);
     let total = counts.total;
@@ -172,7 +173,7 @@ fn headline(report: &GateReport) -> String {
     };
     let extras = counts.extras(shown);
     format!(
-        "**{mark} {text}**{extras} · tier {}\n\n",
+        "**{mark} {text}**{extras} · tier\u{a0}{}\n\n",
         inline(&report.tier, TEXT_CHARS)
     )
 }

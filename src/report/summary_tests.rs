@@ -161,18 +161,20 @@ fn the_headline_comes_first_and_says_the_status_the_worst_check_and_the_tier() {
     assert!(
         failing.starts_with(
             "**❌ 2 of 7 checks failed: worst recall@5 [class=paraphrased] -0.2000 (limit \
-             -0.0200)** · 2 inconclusive · 1 improved · 1 skipped · tier smoke\n"
+             -0.0200)** · 2\u{a0}inconclusive · 1\u{a0}improved · 1\u{a0}skipped · tier\u{a0}smoke\n"
         ),
         "{failing}"
     );
     let passing = render(&passing_report());
     assert!(
-        passing.starts_with("**✅ 2 of 3 checks passed** · 1 improved · 1 skipped · tier smoke\n"),
+        passing.starts_with(
+            "**✅ 2 of 3 checks passed** · 1\u{a0}improved · 1\u{a0}skipped · tier\u{a0}smoke\n"
+        ),
         "{passing}"
     );
     assert!(
         render(&sample_report())
-            .starts_with("**⚠️ 1 of 6 checks could not be evaluated** · 1 failed"),
+            .starts_with("**⚠️ 1 of 6 checks could not be evaluated** · 1\u{a0}failed"),
     );
 }
 
@@ -277,7 +279,7 @@ fn a_passing_run_fits_in_a_few_lines_before_its_details() {
     let text = render(&report);
     let unfolded = text.split("<details>").next().unwrap_or_default();
     assert_eq!(
-        unfolded, "**✅ 1 of 1 checks passed** · tier smoke\n\n",
+        unfolded, "**✅ 1 of 1 checks passed** · tier\u{a0}smoke\n\n",
         "{text}"
     );
 }

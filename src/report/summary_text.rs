@@ -167,7 +167,7 @@ impl Counts {
         }
     }
 
-    /// ` · 2 improved · 1 inconclusive` for the statuses besides `shown` that occurred.
+    /// ` · 2 improved · 1 inconclusive` (no-break spaces within each part) for the statuses besides `shown` that occurred.
     pub fn extras(&self, shown: CheckStatus) -> String {
         [
             (CheckStatus::Fail, self.failed, "failed"),
@@ -178,7 +178,7 @@ impl Counts {
         ]
         .iter()
         .filter(|(status, n, _)| *status != shown && *n > 0)
-        .map(|(_, n, word)| format!(" · {n} {word}"))
+        .map(|(_, n, word)| format!(" · {n}\u{a0}{word}"))
         .collect()
     }
 }
