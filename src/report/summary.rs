@@ -66,7 +66,13 @@ fn cell(text: &str, max_chars: usize) -> String {
 
 /// A check's verdict as the summary shows it (p and intervals in the summary's forms).
 fn verdict(o: &CheckOutcome) -> String {
-    inline(&normalized(&o.verdict, &o.metric), TEXT_CHARS)
+    arrows(&inline(&normalized(&o.verdict, &o.metric), TEXT_CHARS))
+}
+
+/// ` -> ` as ` → ` and ` >= ` as ` ≥ ` (as the summary's own lines write them): one glyph, so a
+/// narrow page never breaks a line inside an arrow (`1.0000 -`, `> 0.8000`).
+fn arrows(text: &str) -> String {
+    text.replace(" -> ", " → ").replace(" >= ", " ≥ ")
 }
 
 /// How many times its limit a check's worsening is (the worsening itself without a limit; a
@@ -293,19 +299,14 @@ fn push_diagnosis_and_warnings(out: &mut String, report: &GateReport) {
         .notes
         .iter()
         .filter(|note| is_diagnosis(note))
-        .map(|note| {
-            format!(
-                "- {}\n",
-                inline(note, TEXT_CHARS).replacen(" -> ", " → ", 1)
-            )
-        })
+        .map(|note| format!("- {}\n", arrows(&inline(note, TEXT_CHARS))))
         .collect();
     push_list(out, "**Likely causes**", diagnoses);
     let mut warnings: Vec<String> = report
         .warnings
         .iter()
         .take(MAX_WARNINGS)
-        .map(|w| format!("- ⚠️ {}\n", inline(w, TEXT_CHARS)))
+        .map(|w| format!("- ⚠️ {}\n", arrows(&inline(w, TEXT_CHARS))))
         .collect();
     if report.warnings.len() > MAX_WARNINGS {
         warnings.push(format!(
