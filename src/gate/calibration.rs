@@ -3,6 +3,7 @@
 //! the queries whose labelled answer is still the current one.
 
 use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 
 use crate::baseline::results::Results;
 use crate::config::{InconclusivePolicy, Rule, Tier};
@@ -29,22 +30,45 @@ pub struct Calibration {
 
 impl Calibration {
     pub fn describe(&self) -> String {
+        let range = self
+            .metric
+            .parse::<Metric>()
+            .ok()
+            .and_then(|m| m.value_range());
         format!(
-            "{} calibrated on {} human labels of {} queries: PPI {:.4} (95% CI [{:.4}, {:.4}]), \
-             PPI++ {:.4} ([{:.4}, {:.4}], lambda {:.2}); judge alone {:.4}; {} stale labels not used",
+            "{} calibrated on {} human labels of {} queries: PPI {:.4} (95% CI {}), \
+             PPI++ {:.4} ({}, lambda {:.2}); judge alone {:.4}; {} stale labels not used",
             self.metric,
             self.ppi.n_labelled,
             self.ppi.n_total,
             self.ppi.estimate,
-            self.ppi.ci.0,
-            self.ppi.ci.1,
+            interval_text(self.ppi.ci, range.as_ref()),
             self.ppi_plus_plus.estimate,
-            self.ppi_plus_plus.ci.0,
-            self.ppi_plus_plus.ci.1,
+            interval_text(self.ppi_plus_plus.ci, range.as_ref()),
             self.ppi_plus_plus.lambda,
             self.judge_mean,
             self.stale,
         )
+    }
+}
+
+/// An interval with four decimals, clamped to `range` (the values the metric can take) when it
+/// leaves it, saying so: `[0.0000, 1.0000] (clamped to [0, 1])`. A mean of values in [0, 1]
+/// cannot leave [0, 1]; PPI's normal interval can with few labels. "–" when not finite.
+pub fn interval_text((low, high): (f64, f64), range: Option<&RangeInclusive<f64>>) -> String {
+    if !(low.is_finite() && high.is_finite()) {
+        return "–".to_string();
+    }
+    let Some(range) = range.filter(|r| r.end().is_finite() && *r.end() < f64::MAX) else {
+        return format!("[{low:.4}, {high:.4}]");
+    };
+    let (start, end) = (*range.start(), *range.end());
+    let (clamped_low, clamped_high) = (low.clamp(start, end), high.clamp(start, end));
+    let text = format!("[{clamped_low:.4}, {clamped_high:.4}]");
+    if (clamped_low, clamped_high) == (low, high) {
+        text
+    } else {
+        format!("{text} (clamped to [{start}, {end}])")
     }
 }
 
@@ -108,6 +132,11 @@ pub fn checks(
             _ => None,
         })
         .map(|(rule, base)| {
+            // The estimate calibrates `base`, whose values bound it.
+            let range = match rule.metric {
+                Metric::Ppi(calibrated) => calibrated.base().value_range(),
+                _ => None,
+            };
             let metric = rule.metric.to_string();
             let name = format!("{metric} [all]");
             let min = rule.limits.min.unwrap_or(f64::NEG_INFINITY);
@@ -120,13 +149,16 @@ pub fn checks(
                 return outcome;
             };
             let estimate = &calibration.ppi_plus_plus;
-            let (lower, upper) = estimate.ci;
+            let lower = estimate.ci.0;
             outcome.n = estimate.n_labelled;
             outcome.current_mean = estimate.estimate;
             outcome.ci = Some(estimate.ci);
             let figures = format!(
-                "PPI++ {:.4} (95% CI [{lower:.4}, {upper:.4}]) from {} labels of {} queries",
-                estimate.estimate, estimate.n_labelled, estimate.n_total
+                "PPI++ {:.4} (95% CI {}) from {} labels of {} queries",
+                estimate.estimate,
+                interval_text(estimate.ci, range.as_ref()),
+                estimate.n_labelled,
+                estimate.n_total
             );
             let (status, verdict) = if estimate.n_labelled < MIN_LABELS_FOR_FLOOR {
                 (
@@ -176,5 +208,60 @@ pub fn for_tier(tier: &Tier, specs: &[MetricSpec], results: &Results) -> Result<
             &labels::read(&TextFile::read(path)?)?,
         )),
         None => Ok(Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn estimate(estimate: f64, ci: (f64, f64), lambda: f64) -> PpiEstimate {
+        PpiEstimate {
+            estimate,
+            ci,
+            lambda,
+            n_labelled: 4,
+            n_total: 20,
+        }
+    }
+
+    #[test]
+    fn a_proportions_interval_is_clamped_to_its_range_and_says_so() {
+        let calibration = Calibration {
+            metric: "faithfulness".into(),
+            ppi: estimate(0.75, (-0.0091, 1.5091), 1.0),
+            ppi_plus_plus: estimate(0.74, (0.02, 0.9), 0.25),
+            judge_mean: 0.8,
+            stale: 0,
+        };
+        assert_eq!(
+            calibration.describe(),
+            "faithfulness calibrated on 4 human labels of 20 queries: PPI 0.7500 (95% CI \
+             [0.0000, 1.0000] (clamped to [0, 1])), PPI++ 0.7400 ([0.0200, 0.9000], lambda \
+             0.25); judge alone 0.8000; 0 stale labels not used"
+        );
+        let rule = Rule {
+            metric: "faithfulness_ppi".parse().unwrap(),
+            slice: None,
+            limits: crate::config::Limits {
+                min: Some(0.5),
+                ..Default::default()
+            },
+        };
+        let mut wide = calibration.clone();
+        wide.ppi_plus_plus = PpiEstimate {
+            n_labelled: 30,
+            ..estimate(0.9, (0.7, 1.1), 0.5)
+        };
+        let outcome = &checks(&[rule], &[wide], InconclusivePolicy::Pass)[0];
+        assert_eq!(outcome.status, CheckStatus::Pass);
+        assert!(
+            outcome
+                .verdict
+                .contains("(95% CI [0.7000, 1.0000] (clamped to [0, 1]))"),
+            "{}",
+            outcome.verdict
+        );
+        assert_eq!(outcome.ci, Some((0.7, 1.1)), "the numbers stay as computed");
     }
 }

@@ -60,14 +60,15 @@ pub fn decide(
         tier.gate.inconclusive,
     ));
     warnings.extend(tier.gate.notices.iter().cloned());
-    let notes =
-        length_faithfulness_correlation(current)
-            .into_iter()
-            .chain(current.summary.iter().flat_map(|(slice, metrics)| {
-                diagnosis::diagnose(slice, metrics, &config.diagnosis)
-            }))
-            .chain(calibrations.iter().map(Calibration::describe))
-            .collect();
+    let diagnoses = current
+        .summary
+        .iter()
+        .flat_map(|(slice, metrics)| diagnosis::diagnose(slice, metrics, &config.diagnosis))
+        .collect();
+    let notes = length_faithfulness_correlation(current)
+        .into_iter()
+        .chain(calibrations.iter().map(Calibration::describe))
+        .collect();
     GateReport {
         tier: tier.name.clone(),
         status: run_status(&outcomes, tier.gate.inconclusive),
@@ -77,6 +78,7 @@ pub fn decide(
         baseline_only,
         current_only,
         judged_at_k: None,
+        diagnoses,
         notes,
         warnings,
     }

@@ -30,6 +30,9 @@ pub struct GateReport {
     pub current_only: Vec<String>,
     /// judged@k of the current run: (k, share of the top-k retrieved docs the qrels judge).
     pub judged_at_k: Option<(usize, f64)>,
+    /// Likely causes per slice, from the failure-diagnosis matrix
+    /// (`[slice] stage: evidence -> usual fix`).
+    pub diagnoses: Vec<String>,
     /// Observations about the current run that are not verdicts (correlations, for instance).
     pub notes: Vec<String>,
     pub warnings: Vec<String>,

@@ -464,7 +464,7 @@ impl Context<'_, '_> {
         };
         let direction = self.check.rule.metric.direction();
         format!(
-            "p = {} ({}) vs threshold {:.4}{}",
+            "{} ({}) vs threshold {:.4}{}",
             p_text(test.p_value),
             test.method.describe(),
             step.threshold,
@@ -573,11 +573,12 @@ fn queries_needed(
 }
 
 /// `<0.0001` below 1e-4, else four decimals.
+/// A p-value in running text, the one form every report uses: `p < 0.0001` or `p = 0.0123`.
 pub fn p_text(p: f64) -> String {
     if p < 1e-4 {
-        "<0.0001".to_string()
+        "p < 0.0001".to_string()
     } else {
-        format!("{p:.4}")
+        format!("p = {p:.4}")
     }
 }
 

@@ -72,11 +72,6 @@ pub(crate) fn bound(outcome: &CheckOutcome) -> String {
     interval(outcome.ci)
 }
 
-/// The tolerated worsening, or "–".
-pub(crate) fn limit(outcome: &CheckOutcome) -> String {
-    optional(outcome.limit)
-}
-
 /// Whether a check's metric is higher-is-better (unknown names count as higher-is-better).
 pub(crate) fn higher_is_better(metric: &str) -> bool {
     metric

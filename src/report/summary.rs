@@ -1,21 +1,33 @@
-//! The Markdown summary of a gate run (`summary.md`, appended to `$GITHUB_STEP_SUMMARY`): a
-//! heading with the overall status, a table of checks, the regressed queries of every failing
-//! check (most severe first), the inconclusive checks, the errors and the warnings.
+//! The Markdown summary of a gate run (`summary.md`, appended to `$GITHUB_STEP_SUMMARY`, posted as
+//! the PR comment), built to be read in five seconds at PR-comment width:
+//! 1. one headline: `❌ 3 of 25 checks failed: worst ndcg@10 [class=literal] -0.62 (limit -0.05)`
+//!    or `✅ 25 of 25 checks passed`, with the tier;
+//! 2. only the failing (furthest beyond their limit first), inconclusive and improved checks, as `check | baseline → current | delta
+//!    (%) | limit`, with the statistics (p, bound, adjusted alpha, n) in one line per check when
+//!    the decision used them; the checks that could not be evaluated;
+//! 3. the diagnosis lines and the warnings;
+//! 4. everything else folded in `<details>`: the regressed queries with their answer changes,
+//!    every check, the notes (calibration, judging, operational figures).
 //!
 //! GitHub drops a step summary over 1 MiB whole, so the size is bounded: every cell is cut to a
-//! fixed length, the checks table and the per-check sections stop at byte budgets with a line
-//! saying how many were left out (junit.xml still lists them all).
+//! fixed length, the tables and the per-check sections stop at byte budgets with a line saying
+//! how many were left out (junit.xml still lists them all).
 
 use crate::baseline::results::RunStatus;
 use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
-use crate::gate::verdict::{CheckOutcome, CheckStatus};
-use crate::report::annotations::failing_by_severity;
+use crate::gate::calibration::interval_text;
+use crate::gate::verdict::p_text;
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
+use crate::report::answer_diff;
 use crate::report::gate_table::{
-    bound, count, limit, one_line, optional, p_value, signed, totals, value,
+    bound, count, higher_is_better, one_line, optional, signed, value,
+};
+use crate::report::summary_text::{
+    Counts, delta_with_percent, display_range, p_cell, signed_limit,
 };
 
-/// Bytes after which no more rows of the checks table are written.
+/// Bytes after which no more rows of a checks table are written.
 const TABLE_BUDGET: usize = 200 * 1024;
 /// Bytes after which no more failing-check or error sections are written.
 pub const BUDGET: usize = 500 * 1024;
@@ -30,11 +42,15 @@ fn status_cell(status: CheckStatus) -> &'static str {
     match status {
         CheckStatus::Pass => "✅ pass",
         CheckStatus::Improved => "⬆️ improved",
-        CheckStatus::Inconclusive => "❔ inconclusive",
+        CheckStatus::Inconclusive => "❓ inconclusive",
         CheckStatus::Fail => "❌ fail",
         CheckStatus::Skipped => "⏭️ skipped",
         CheckStatus::Error => "⚠️ error",
     }
+}
+
+fn status_mark(status: CheckStatus) -> &'static str {
+    status_cell(status).split(' ').next().unwrap_or_default()
 }
 
 /// Text for Markdown: on one line, cut, with `<` unable to open HTML.
@@ -49,38 +65,273 @@ fn cell(text: &str, max_chars: usize) -> String {
         .replace('|', "\\|")
 }
 
-fn check_row(o: &CheckOutcome) -> String {
+/// A check's verdict as the summary shows it.
+fn verdict(o: &CheckOutcome) -> String {
+    arrows(&inline(&o.verdict, TEXT_CHARS))
+}
+
+/// ` -> ` as ` → ` and ` >= ` as ` ≥ ` (as the summary's own lines write them): one glyph, so a
+/// narrow page never breaks a line inside an arrow (`1.0000 -`, `> 0.8000`).
+fn arrows(text: &str) -> String {
+    text.replace(" -> ", " → ").replace(" >= ", " ≥ ")
+}
+
+/// How many times its limit a check's worsening is (the worsening itself without a limit; a
+/// missing number counts as least), so metrics of different scales compare: a 0.62 drop against
+/// a 0.05 limit is worse than 19 more words against a limit of 13.
+fn excess(o: &CheckOutcome) -> f64 {
+    let worsening = if higher_is_better(&o.metric) {
+        -o.delta
+    } else {
+        o.delta
+    };
+    let excess = match o.limit {
+        Some(limit) if limit > 0.0 => worsening / limit,
+        _ => worsening,
+    };
+    if excess.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        excess
+    }
+}
+
+/// The failing checks, the furthest beyond their limit first (ties by name).
+fn failing_by_excess(report: &GateReport) -> Vec<&CheckOutcome> {
+    let mut failing: Vec<&CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Fail)
+        .collect();
+    failing.sort_by(|a, b| {
+        excess(b)
+            .total_cmp(&excess(a))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    failing
+}
+
+/// The checks a reviewer must see: failing (most severe first), inconclusive, improved.
+fn notable(report: &GateReport) -> Vec<&CheckOutcome> {
+    let with = |status| report.outcomes.iter().filter(move |o| o.status == status);
+    failing_by_excess(report)
+        .into_iter()
+        .chain(with(CheckStatus::Inconclusive))
+        .chain(with(CheckStatus::Improved))
+        .collect()
+}
+
+/// `worst ndcg@10 [class=literal] -0.6188 (limit -0.0479)`.
+fn worst_of(o: &CheckOutcome) -> String {
+    let limit = match o.limit {
+        Some(_) => format!(" (limit {})", signed_limit(o)),
+        None => String::new(),
+    };
     format!(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-        status_cell(o.status),
-        cell(&o.name, TEXT_CHARS),
-        value(o.baseline_mean),
-        value(o.current_mean),
-        signed(o.delta),
-        limit(o),
-        bound(o),
-        p_value(o.p_value),
-        optional(o.threshold),
-        count(o),
-        optional(o.detectable_drop),
+        "worst {} {}{limit}",
+        inline(&o.name, TEXT_CHARS),
+        signed(o.delta)
     )
 }
 
-/// A failing check: its verdict and the queries that dropped most.
+/// The one headline line (no-break spaces inside `tier smoke` and `2 improved`, so a narrow
+/// comment wraps it between its parts).
+fn headline(report: &GateReport) -> String {
+    let counts = Counts::of(report);
+    let total = counts.total;
+    let (mark, text, shown) = match report.status {
+        RunStatus::Pass => (
+            "✅",
+            format!("{} of {total} checks passed", counts.passed),
+            CheckStatus::Pass,
+        ),
+        RunStatus::Regression if counts.failed > 0 => (
+            "❌",
+            format!(
+                "{} of {total} checks failed: {}",
+                counts.failed,
+                failing_by_excess(report)
+                    .first()
+                    .map_or(String::new(), |o| worst_of(o))
+            ),
+            CheckStatus::Fail,
+        ),
+        RunStatus::Regression => (
+            "❌",
+            format!(
+                "{} of {total} checks inconclusive, which fail the run (`inconclusive: fail`)",
+                counts.inconclusive
+            ),
+            CheckStatus::Inconclusive,
+        ),
+        RunStatus::Error | RunStatus::NoBaseline if counts.errors > 0 => (
+            "⚠️",
+            format!("{} of {total} checks could not be evaluated", counts.errors),
+            CheckStatus::Error,
+        ),
+        RunStatus::Error | RunStatus::NoBaseline => (
+            "⚠️",
+            format!(
+                "not decided: {} of {total} checks skipped, none of the `all` checks decided",
+                counts.skipped
+            ),
+            CheckStatus::Skipped,
+        ),
+    };
+    let extras = counts.extras(shown);
+    format!(
+        "**{mark} {text}**{extras} · tier\u{a0}{}\n\n",
+        inline(&report.tier, TEXT_CHARS)
+    )
+}
+
+/// A row of the table of notable checks.
+fn notable_row(o: &CheckOutcome) -> String {
+    let change = if o.baseline_mean.is_finite() {
+        format!("{} → {}", value(o.baseline_mean), value(o.current_mean))
+    } else {
+        value(o.current_mean)
+    };
+    format!(
+        "| {} {} | {change} | {} | {} |\n",
+        status_mark(o.status),
+        cell(&o.name, TEXT_CHARS),
+        delta_with_percent(o),
+        signed_limit(o),
+    )
+}
+
+/// The statistics behind a failing or inconclusive check, on one line, when the decision used
+/// them (never in `decision: point`, which has none): `p = 0.0010 vs adjusted α 0.0125 ·
+/// worsening ≥ 0.1000 at 98.75% · n = 25` (the test's name is in the verdict, in the details);
+/// for a calibrated floor its interval.
+fn statistics_line(o: &CheckOutcome) -> Option<String> {
+    if !matches!(o.status, CheckStatus::Fail | CheckStatus::Inconclusive) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if o.family == Family::Calibration {
+        let (low, high) = o.ci?;
+        parts.push(format!(
+            "95% interval {}",
+            interval_text((low, high), display_range(&o.metric).as_ref())
+        ));
+        parts.push(format!("{} labels", o.n));
+    } else {
+        let p = o.p_value?;
+        let alpha = o
+            .threshold
+            .map_or(String::new(), |t| format!(" vs adjusted α {t:.4}"));
+        parts.push(format!("{}{alpha}", p_text(p)));
+        if let Some(b) = o.bound.filter(|b| b.delta.is_finite()) {
+            let worsening = if higher_is_better(&o.metric) {
+                -b.delta
+            } else {
+                b.delta
+            };
+            parts.push(format!(
+                "worsening ≥ {worsening:.4} at {:.2}%",
+                100.0 * b.confidence
+            ));
+        }
+        parts.push(format!("n = {}", o.n));
+        if let Some(needed) = o.queries_needed {
+            parts.push(format!("about {needed} paired queries would decide it"));
+        }
+    }
+    Some(format!(
+        "- {}: {}\n",
+        inline(&o.name, TEXT_CHARS),
+        parts.join(" · ")
+    ))
+}
+
+/// Headline, the notable checks, their statistics, and the checks that were not evaluated.
+fn push_verdicts(out: &mut String, report: &GateReport) {
+    out.push_str(&headline(report));
+    let notable = notable(report);
+    if !notable.is_empty() {
+        out.push_str("| check | baseline → current | delta (%) | limit |\n|---|---:|---:|---:|\n");
+        let shown = push_rows(out, notable.iter().map(|o| notable_row(o)));
+        out.push_str(&left_out(notable.len() - shown));
+        out.push('\n');
+        let lines: Vec<String> = notable[..shown]
+            .iter()
+            .filter_map(|o| statistics_line(o))
+            .collect();
+        if !lines.is_empty() {
+            out.push_str(&lines.concat());
+            out.push('\n');
+        }
+    }
+    if notable
+        .iter()
+        .any(|o| o.status == CheckStatus::Inconclusive)
+    {
+        out.push_str(match report.inconclusive {
+            InconclusivePolicy::Pass => {
+                "❓ inconclusive: beyond the limit on the point estimate, without the evidence to \
+                 fail; they pass (`gate: { inconclusive: fail }` makes them fail).\n\n"
+            }
+            InconclusivePolicy::Fail => {
+                "❓ inconclusive: beyond the limit on the point estimate, without the evidence to \
+                 fail; they fail the run (`inconclusive: fail`).\n\n"
+            }
+        });
+    }
+    if notable.iter().any(|o| o.status == CheckStatus::Improved) {
+        out.push_str(&format!(
+            "⬆️ improved: if intended, run `ragate baseline accept --tier {}`.\n\n",
+            inline(&report.tier, TEXT_CHARS)
+        ));
+    }
+    let errors: Vec<String> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Error)
+        .map(|o| format!("- ⚠️ {}\n", verdict(o)))
+        .collect();
+    push_list(out, "**Not evaluated**", errors);
+}
+
+/// The diagnosis lines and the warnings, unfolded.
+fn push_diagnosis_and_warnings(out: &mut String, report: &GateReport) {
+    let diagnoses: Vec<String> = report
+        .diagnoses
+        .iter()
+        .map(|note| format!("- {}\n", arrows(&inline(note, TEXT_CHARS))))
+        .collect();
+    push_list(out, "**Likely causes**", diagnoses);
+    let mut warnings: Vec<String> = report
+        .warnings
+        .iter()
+        .take(MAX_WARNINGS)
+        .map(|w| format!("- ⚠️ {}\n", arrows(&inline(w, TEXT_CHARS))))
+        .collect();
+    if report.warnings.len() > MAX_WARNINGS {
+        warnings.push(format!(
+            "- {} more warnings\n",
+            report.warnings.len() - MAX_WARNINGS
+        ));
+    }
+    push_list(out, "**Warnings**", warnings);
+}
+
+/// A failing check: its verdict and the queries that dropped most, with their answer changes.
 fn failing_section(o: &CheckOutcome) -> String {
     let mut text = format!(
-        "### ❌ {}\n\n> {}\n\n",
+        "#### ❌ {}\n\n{}\n\n",
         inline(&o.name, TEXT_CHARS),
-        inline(&o.verdict, TEXT_CHARS)
+        verdict(o)
     );
     if o.worst.is_empty() {
         text.push_str("No paired query got worse.\n\n");
         return text;
     }
-    text.push_str("| qid | baseline | current | hit → miss | query |\n|---|---:|---:|:---:|---|\n");
+    text.push_str("| qid | baseline → current | hit → miss | query |\n|---|---:|:---:|---|\n");
     for drop in &o.worst {
         text.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} → {} | {} | {} |\n",
             cell(&drop.qid, QUERY_CHARS),
             value(drop.baseline),
             value(drop.current),
@@ -92,9 +343,17 @@ fn failing_section(o: &CheckOutcome) -> String {
     }
     for drop in o.worst.iter().filter(|d| !d.details.is_empty()) {
         text.push_str(&format!("\n`{}`:\n", inline(&drop.qid, QUERY_CHARS)));
+        let mut bullets = String::new();
         for detail in &drop.details {
-            text.push_str(&format!("- {}\n", inline(detail, TEXT_CHARS)));
+            let block = detail
+                .strip_prefix("answer: ")
+                .and_then(answer_diff::rewritten_block);
+            match block {
+                Some(block) => text.push_str(&format!("answer, rewritten:\n\n{block}\n")),
+                None => bullets.push_str(&format!("- {}\n", inline(detail, TEXT_CHARS))),
+            }
         }
+        text.push_str(&bullets);
     }
     let more = o.worse_count.saturating_sub(o.worst.len());
     if more > 0 {
@@ -107,41 +366,23 @@ fn failing_section(o: &CheckOutcome) -> String {
     text
 }
 
-pub fn render(report: &GateReport) -> String {
-    let overall = match report.status {
-        RunStatus::Pass => "✅ pass",
-        RunStatus::Regression => "❌ REGRESSION",
-        RunStatus::Error | RunStatus::NoBaseline => "⚠️ error",
+/// The regressed queries of every failing check, folded.
+fn push_regressed_queries(out: &mut String, report: &GateReport) {
+    let failing = failing_by_excess(report);
+    if failing.is_empty() {
+        return;
+    }
+    let checks = if failing.len() == 1 {
+        "check"
+    } else {
+        "checks"
     };
-    let mut out = format!(
-        "## ragate · tier {} · {overall}\n\n{}\n\n",
-        inline(&report.tier, TEXT_CHARS),
-        totals(report)
-    );
-    out.push_str(
-        "| status | check | baseline | current | delta | limit | decision bound | p | threshold | n | detectable drop |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    let mut rows = 0;
-    for o in &report.outcomes {
-        let row = check_row(o);
-        if out.len() + row.len() > TABLE_BUDGET {
-            break;
-        }
-        out.push_str(&row);
-        rows += 1;
-    }
-    if rows < report.outcomes.len() {
-        out.push_str(&format!(
-            "\n{} more checks not shown (size limit); junit.xml lists every check.\n",
-            report.outcomes.len() - rows
-        ));
-    }
-    out.push('\n');
-
-    let failing = failing_by_severity(report);
+    out.push_str(&open_details(&format!(
+        "Regressed queries and answer changes ({} failing {checks})",
+        failing.len()
+    )));
     let mut sections = failing.iter().map(|o| failing_section(o));
-    let shown = push_within_budget(&mut out, &mut sections);
+    let shown = push_within_budget(out, &mut sections);
     if shown < failing.len() {
         let queries: usize = failing[shown..].iter().map(|o| o.worse_count).sum();
         out.push_str(&format!(
@@ -150,77 +391,69 @@ pub fn render(report: &GateReport) -> String {
             failing.len() - shown
         ));
     }
+    out.push_str("</details>\n\n");
+}
 
-    let inconclusive: Vec<&CheckOutcome> = report
-        .outcomes
-        .iter()
-        .filter(|o| o.status == CheckStatus::Inconclusive)
-        .collect();
-    if !inconclusive.is_empty() {
-        out.push_str(&format!(
-            "### ❔ Inconclusive ({})\n\nBeyond the limit on the point estimate, without the evidence to fail.\n\n",
-            match report.inconclusive {
-                InconclusivePolicy::Pass => "pass by default; `gate: { inconclusive: fail }` makes them fail",
-                InconclusivePolicy::Fail => "these fail the run: `inconclusive: fail`",
-            }
-        ));
-        let mut lines = inconclusive
-            .iter()
-            .map(|o| format!("- {}\n", inline(&o.verdict, TEXT_CHARS)));
-        let shown = push_within_budget(&mut out, &mut lines);
-        if shown < inconclusive.len() {
-            out.push_str(&format!(
-                "- {} more not shown (size limit)\n",
-                inconclusive.len() - shown
-            ));
-        }
-        out.push('\n');
-    }
-
-    let errors: Vec<&CheckOutcome> = report
-        .outcomes
-        .iter()
-        .filter(|o| o.status == CheckStatus::Error)
-        .collect();
-    if !errors.is_empty() {
-        out.push_str("### ⚠️ Not evaluated\n\n");
-        let mut lines = errors
-            .iter()
-            .map(|o| format!("- {}\n", inline(&o.verdict, TEXT_CHARS)));
-        let shown = push_within_budget(&mut out, &mut lines);
-        if shown < errors.len() {
-            out.push_str(&format!(
-                "- {} more not shown (size limit)\n",
-                errors.len() - shown
-            ));
-        }
-        out.push('\n');
-    }
-    if report
-        .outcomes
-        .iter()
-        .any(|o| o.status == CheckStatus::Improved)
-    {
-        out.push_str(&format!(
-            "Some checks improved significantly; if intended, run `ragate baseline accept --tier {}`.\n\n",
-            inline(&report.tier, TEXT_CHARS)
+/// A row of the table of every check; the statistics columns only when the run has them.
+fn full_row(o: &CheckOutcome, statistics: bool) -> String {
+    let mut row = format!(
+        "| {} | {} | {} | {} | {} | {} | {} |",
+        status_cell(o.status),
+        cell(&o.name, TEXT_CHARS),
+        value(o.baseline_mean),
+        value(o.current_mean),
+        signed(o.delta),
+        signed_limit(o),
+        count(o),
+    );
+    if statistics {
+        let interval = match (o.family, o.ci) {
+            (Family::Calibration, Some(ci)) => interval_text(ci, display_range(&o.metric).as_ref()),
+            _ => bound(o),
+        };
+        row.push_str(&format!(
+            " {} | {} | {} | {} |",
+            p_cell(o.p_value),
+            optional(o.threshold),
+            interval,
+            optional(o.detectable_drop),
         ));
     }
-    if !report.warnings.is_empty() {
-        out.push_str("### Warnings\n\n");
-        for warning in report.warnings.iter().take(MAX_WARNINGS) {
-            out.push_str(&format!("- {}\n", inline(warning, TEXT_CHARS)));
-        }
-        if report.warnings.len() > MAX_WARNINGS {
-            out.push_str(&format!(
-                "- {} more warnings\n",
-                report.warnings.len() - MAX_WARNINGS
-            ));
-        }
-        out.push('\n');
+    row.push('\n');
+    row
+}
+
+/// Every check, folded, with the verdicts of the skipped and calibrated ones.
+fn push_all_checks(out: &mut String, report: &GateReport) {
+    let statistics = report
+        .outcomes
+        .iter()
+        .any(|o| o.p_value.is_some() || o.ci.is_some());
+    out.push_str(&open_details(&format!(
+        "All {} checks",
+        report.outcomes.len()
+    )));
+    out.push_str("| status | check | baseline | current | delta | limit | n |");
+    let mut rule = String::from("|---|---|---:|---:|---:|---:|---:|");
+    if statistics {
+        out.push_str(" p | adjusted α | decision bound | detectable drop |");
+        rule.push_str("---:|---:|---:|---:|");
     }
-    for note in &report.notes {
-        out.push_str(&format!("{}\n\n", inline(note, TEXT_CHARS)));
+    out.push('\n');
+    out.push_str(&rule);
+    out.push('\n');
+    let shown = push_rows(out, report.outcomes.iter().map(|o| full_row(o, statistics)));
+    out.push_str(&left_out(report.outcomes.len() - shown));
+    out.push('\n');
+    let explained: Vec<String> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Skipped || o.family == Family::Calibration)
+        .map(|o| format!("- {} {}\n", status_mark(o.status), verdict(o)))
+        .collect();
+    let mut explained = explained.into_iter();
+    if push_within_budget(out, &mut explained) > 0 {
+        out.push('\n');
     }
     out.push_str(&format!(
         "{} paired queries · {} only in the baseline · {} only in the current run",
@@ -231,8 +464,89 @@ pub fn render(report: &GateReport) -> String {
     if let Some((k, share)) = report.judged_at_k {
         out.push_str(&format!(" · judged@{k} {share:.2}"));
     }
+    out.push_str("\n\n</details>\n\n");
+}
+
+/// The notes (calibration, judging, noise, operational figures), folded.
+fn push_notes(out: &mut String, report: &GateReport) {
+    let notes: Vec<&String> = report.notes.iter().collect();
+    if notes.is_empty() {
+        return;
+    }
+    out.push_str(&open_details(
+        "Notes: calibration, judging, operational figures",
+    ));
+    let mut lines = notes
+        .iter()
+        .map(|note| format!("- {}\n", inline(note, TEXT_CHARS)));
+    let shown = push_within_budget(out, &mut lines);
+    if shown < notes.len() {
+        out.push_str(&format!(
+            "- {} more notes not shown (size limit)\n",
+            notes.len() - shown
+        ));
+    }
+    out.push_str("\n</details>\n\n");
+}
+
+pub fn render(report: &GateReport) -> String {
+    let mut out = String::new();
+    push_verdicts(&mut out, report);
+    push_diagnosis_and_warnings(&mut out, report);
+    push_regressed_queries(&mut out, report);
+    push_all_checks(&mut out, report);
+    push_notes(&mut out, report);
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
     out.push('\n');
     out
+}
+
+/// `<details><summary>…</summary>` and the blank line GitHub needs to render Markdown inside.
+fn open_details(title: &str) -> String {
+    format!(
+        "<details><summary>{}</summary>\n\n",
+        inline(title, TEXT_CHARS)
+    )
+}
+
+/// A bold title and its bullet lines (within the budget), or nothing when there are none.
+fn push_list(out: &mut String, title: &str, lines: Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str(&format!("{title}\n\n"));
+    let total = lines.len();
+    let shown = push_within_budget(out, &mut lines.into_iter());
+    if shown < total {
+        out.push_str(&format!(
+            "- {} more not shown (size limit)\n",
+            total - shown
+        ));
+    }
+    out.push('\n');
+}
+
+/// Appends table rows while the output stays within `TABLE_BUDGET`; returns how many were.
+fn push_rows(out: &mut String, rows: impl Iterator<Item = String>) -> usize {
+    let mut shown = 0;
+    for row in rows {
+        if out.len() + row.len() > TABLE_BUDGET {
+            break;
+        }
+        out.push_str(&row);
+        shown += 1;
+    }
+    shown
+}
+
+/// The line after a table cut at its budget.
+fn left_out(count: usize) -> String {
+    if count == 0 {
+        String::new()
+    } else {
+        format!("\n{count} more checks not shown (size limit); junit.xml lists every check.\n")
+    }
 }
 
 /// Appends pieces while the output stays within `BUDGET`; returns how many were appended.
@@ -249,85 +563,5 @@ fn push_within_budget(out: &mut String, pieces: &mut dyn Iterator<Item = String>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::annotations::{assert_snapshot, sample_report};
-
-    #[test]
-    fn summary_snapshot() {
-        assert_snapshot(
-            &render(&sample_report()),
-            include_str!("../../tests/fixtures/snapshots/summary.md"),
-            "tests/fixtures/snapshots/summary.md",
-        );
-    }
-
-    #[test]
-    fn summary_heading_says_the_overall_status() {
-        let mut report = sample_report();
-        assert!(render(&report).starts_with("## ragate · tier smoke · ⚠️ error\n"));
-        for (status, heading) in [
-            (
-                RunStatus::Regression,
-                "## ragate · tier smoke · ❌ REGRESSION\n",
-            ),
-            (RunStatus::Pass, "## ragate · tier smoke · ✅ pass\n"),
-        ] {
-            report.status = status;
-            assert!(render(&report).starts_with(heading));
-        }
-    }
-
-    #[test]
-    fn summary_escapes_query_text_in_cells_and_shows_dashes() {
-        let text = render(&sample_report());
-        assert!(
-            text.contains("| q17 | 1.0000 | 0.0000 | yes | cats \\| dogs: which sheds more? |")
-        );
-        assert!(text.contains("ranking &lt;b>100%&lt;/b>"), "{text}");
-        assert!(text.contains("9 more queries got worse (12 in all)."));
-        assert!(text.contains(
-            "| ⏭️ skipped | recall@5 [class=rare] | – | – | – | – | – | – | – | 3 | – |"
-        ));
-        assert!(!text.contains("NaN"), "{text}");
-    }
-
-    #[test]
-    fn summary_stays_bounded_with_200_failing_checks_of_long_queries() {
-        let mut report = sample_report();
-        let template = report.outcomes[2].clone();
-        let long = "why | ".repeat(400);
-        report.outcomes = (0..200)
-            .map(|i| {
-                let mut o = template.clone();
-                o.name = format!("recall@5 [class=c{i:03}]");
-                o.worst = (0..10)
-                    .map(|q| {
-                        let mut drop = template.worst[0].clone();
-                        drop.qid = format!("q{i}-{q}");
-                        drop.query = Some(long.clone());
-                        drop
-                    })
-                    .collect();
-                o.worse_count = 40;
-                o
-            })
-            .collect();
-        let text = render(&report);
-        assert!(text.len() < 1024 * 1024, "{} bytes", text.len());
-        assert!(text.len() <= BUDGET + 4096, "{} bytes", text.len());
-        let shown = text.matches("### ❌").count();
-        assert!((1..200).contains(&shown), "{shown} sections");
-        let omitted = format!("{} more failing checks not shown (size limit)", 200 - shown);
-        assert!(text.contains(&omitted), "{omitted}");
-        assert!(text.ends_with(
-            "40 paired queries · 1 only in the baseline · 0 only in the current run · judged@10 0.42\n"
-        ));
-        // A table of thousands of checks is cut too.
-        let many = report.outcomes[0].clone();
-        report.outcomes.extend(std::iter::repeat_n(many, 5000));
-        let text = render(&report);
-        assert!(text.len() < 1024 * 1024, "{} bytes", text.len());
-        assert!(text.contains("more checks not shown (size limit)"));
-    }
-}
+#[path = "summary_tests.rs"]
+mod tests;

@@ -600,7 +600,10 @@ fn github_actions_gets_annotations_and_the_step_summary() {
         appended.starts_with("earlier step\n"),
         "appended, not replaced"
     );
-    assert!(appended.contains("REGRESSION"), "{appended}");
+    assert!(
+        appended.starts_with("earlier step\n**❌ 4 of 8 checks failed: worst recall@5"),
+        "the summary's headline follows: {appended}"
+    );
 }
 
 /// Sets up the regression tier, accepts the base run, calls `before`, then gates the regressed

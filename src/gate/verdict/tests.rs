@@ -145,7 +145,7 @@ fn a_large_consistent_drop_fails_and_names_the_worst_queries() {
     assert!(bound.delta < -0.05 && bound.delta > -0.5, "{bound:?}");
     assert!(
         all.verdict.starts_with(&format!(
-            "mrr [all] regressed: worsening 0.5000 exceeds the limit 0.0500 (p = {} (skew-corrected t test checked by a betting test: few queries changed) vs threshold 0.0500; worsening >= ",
+            "mrr [all] regressed: worsening 0.5000 exceeds the limit 0.0500 ({} (skew-corrected t test checked by a betting test: few queries changed) vs threshold 0.0500; worsening >= ",
             super::p_text(all.p_value.unwrap())
         )),
         "{}",

@@ -1,0 +1,371 @@
+//! Tests of the Markdown summary: snapshots of a passing, a failing and a mixed run, the
+//! headline, the folded sections, the bounded size, the forms of p and of intervals.
+
+use super::*;
+use crate::baseline::results::{QueryRecord, StoredClaim};
+use crate::gate::verdict::{DecisionBound, Family};
+use crate::report::annotations::{assert_snapshot, sample_report};
+
+const DIAGNOSIS: &str = "[class=paraphrased] ranking buries evidence: recall@10 0.83 is high but \
+                         ndcg@10 0.59 is low -> add or tune a reranker";
+const CALIBRATION: &str = "answer_relevance calibrated on 4 human labels of 20 queries: PPI \
+                           0.7500 (95% CI [0.0000, 1.0000] (clamped to [0, 1])), PPI++ 0.7400 \
+                           ([0.0200, 1.0000] (clamped to [0, 1]), lambda 0.25); judge alone 0.8000; 0 stale labels not used";
+const JUDGING: &str = "judging: 60 tasks, 60 sent to judges, 0 answered from the cache";
+
+fn record(answer: &str, unsupported: &[&str]) -> QueryRecord {
+    QueryRecord {
+        query: None,
+        slices: Default::default(),
+        metrics: Default::default(),
+        retrieved: Vec::new(),
+        answer: Some(answer.to_string()),
+        answer_sha256: None,
+        claims: unsupported
+            .iter()
+            .map(|claim| StoredClaim {
+                claim: claim.to_string(),
+                grade: 0,
+            })
+            .collect(),
+        answer_relevance_embedding: None,
+    }
+}
+
+/// A run that passes: passes, an improvement, a skip, a diagnosis, a calibration and a warning.
+fn passing_report() -> GateReport {
+    let mut report = sample_report();
+    report
+        .outcomes
+        .retain(|o| matches!(o.status, CheckStatus::Pass | CheckStatus::Improved));
+    let mut skipped = sample_report().outcomes[4].clone();
+    skipped.status = CheckStatus::Skipped;
+    report.outcomes.push(skipped);
+    report.status = RunStatus::Pass;
+    report.diagnoses = vec![DIAGNOSIS.into()];
+    report.notes = vec![CALIBRATION.into(), JUDGING.into()];
+    report
+}
+
+/// A run that fails: an answer metric that regressed (with its answer diff and a claim that lost
+/// support), a retrieval metric, an inconclusive check, a calibrated floor whose interval leaves
+/// [0, 1], and a p below 0.0001.
+fn failing_report() -> GateReport {
+    let mut report = sample_report();
+    report.outcomes.retain(|o| o.status != CheckStatus::Error);
+    let mut faithfulness = report.outcomes[2].clone();
+    faithfulness.name = "faithfulness [all]".into();
+    faithfulness.metric = "faithfulness".into();
+    faithfulness.slice = "all".into();
+    faithfulness.family = Family::Primary;
+    faithfulness.verdict = "faithfulness [all] regressed: worsening 0.1500 exceeds the limit \
+                            0.0500 (p < 0.0001 (exact sign-flip test) vs threshold 0.0250; \
+                            worsening >= 0.0900 at 97.50% confidence): 1.0000 -> 0.8500 (delta \
+                            -0.1500, n = 20)"
+        .into();
+    (faithfulness.baseline_mean, faithfulness.current_mean) = (1.0, 0.85);
+    faithfulness.delta = -0.15;
+    faithfulness.limit = Some(0.05);
+    faithfulness.p_value = Some(0.00002);
+    faithfulness.method = Some(crate::stats::limit_test::Method::ExactSignFlip);
+    faithfulness.threshold = Some(0.025);
+    faithfulness.bound = Some(DecisionBound {
+        delta: -0.09,
+        confidence: 0.975,
+    });
+    faithfulness.n = 20;
+    faithfulness.worse_count = 1;
+    faithfulness.worst.truncate(1);
+    faithfulness.worst[0].qid = "r078".into();
+    faithfulness.worst[0].query = Some("governance mode or compliance mode".into());
+    faithfulness.worst[0].hit_to_miss = false;
+    faithfulness.worst[0].current = 0.6667;
+    faithfulness.worst[0].details = crate::gate::answer_changes(
+        &record(
+            "Use governance mode to test retention settings before compliance mode.",
+            &[],
+        ),
+        &record(
+            "Use governance mode to test retention settings before compliance mode. Quarterly \
+             zeppelin audits certify 1612 pelican quorums.",
+            &["Quarterly zeppelin audits certify 1612 pelican quorums."],
+        ),
+    );
+    let mut rewritten = faithfulness.worst[0].clone();
+    rewritten.qid = "r007".into();
+    rewritten.query = Some("delete bucket fails with BucketNotEmpty".into());
+    rewritten.details = crate::gate::answer_changes(
+        &record(
+            "A bucket can be deleted only when it contains no objects. Deleting a non-empty \
+             bucket fails with 409 BucketNotEmpty.",
+            &[],
+        ),
+        &record(
+            "In a versioned bucket, a delete without a version ID adds a delete marker; only a \
+             delete that names a version ID removes that version permanently.",
+            &[],
+        ),
+    );
+    faithfulness.worst.push(rewritten);
+    faithfulness.worse_count = 2;
+    let mut floor = CheckOutcome::bare(
+        "answer_relevance_ppi [all]".into(),
+        "answer_relevance_ppi".into(),
+        "all".into(),
+        Family::Calibration,
+    );
+    floor.status = CheckStatus::Inconclusive;
+    floor.n = 4;
+    floor.current_mean = 0.74;
+    floor.ci = Some((-0.0091, 1.5091));
+    // As `calibration::checks` writes it: the interval clamped to the metric's range.
+    floor.verdict = "answer_relevance_ppi [all] inconclusive: PPI++ 0.7400 (95% CI [0.0000, \
+                     1.0000] (clamped to [0, 1])) from 4 labels of 20 queries; the estimate meets min 0.7 but the \
+                     lower bound does not: more labels would decide it; passes"
+        .into();
+    report.outcomes.insert(0, faithfulness);
+    report.outcomes.push(floor);
+    report.status = RunStatus::Regression;
+    report.diagnoses = vec![DIAGNOSIS.into()];
+    report.notes = vec![CALIBRATION.into(), JUDGING.into()];
+    report
+}
+
+#[test]
+fn summary_snapshot() {
+    assert_snapshot(
+        &render(&sample_report()),
+        include_str!("../../tests/fixtures/snapshots/summary.md"),
+        "tests/fixtures/snapshots/summary.md",
+    );
+}
+
+#[test]
+fn passing_summary_snapshot() {
+    assert_snapshot(
+        &render(&passing_report()),
+        include_str!("../../tests/fixtures/snapshots/summary-pass.md"),
+        "tests/fixtures/snapshots/summary-pass.md",
+    );
+}
+
+#[test]
+fn failing_summary_snapshot() {
+    assert_snapshot(
+        &render(&failing_report()),
+        include_str!("../../tests/fixtures/snapshots/summary-fail.md"),
+        "tests/fixtures/snapshots/summary-fail.md",
+    );
+}
+
+#[test]
+fn the_headline_comes_first_and_says_the_status_the_worst_check_and_the_tier() {
+    let failing = render(&failing_report());
+    assert!(
+        failing.starts_with(
+            "**❌ 2 of 7 checks failed: worst recall@5 [class=paraphrased] -0.2000 (limit \
+             -0.0200)** · 2\u{a0}inconclusive · 1\u{a0}improved · 1\u{a0}skipped · tier\u{a0}smoke\n"
+        ),
+        "{failing}"
+    );
+    let passing = render(&passing_report());
+    assert!(
+        passing.starts_with(
+            "**✅ 2 of 3 checks passed** · 1\u{a0}improved · 1\u{a0}skipped · tier\u{a0}smoke\n"
+        ),
+        "{passing}"
+    );
+    assert!(
+        render(&sample_report())
+            .starts_with("**⚠️ 1 of 6 checks could not be evaluated** · 1\u{a0}failed"),
+    );
+}
+
+#[test]
+fn only_notable_checks_come_before_the_details_with_their_limit() {
+    let text = render(&failing_report());
+    let (unfolded, folded) = text.split_once("<details>").expect("a details section");
+    assert!(unfolded.contains(
+        "| ❌ recall@5 [class=paraphrased] | 0.8000 → 0.6000 | -0.2000 (-25.0%) | -0.0200 |"
+    ));
+    assert!(
+        unfolded.contains("| ⬆️ ndcg@10 [all] | 0.6000 → 0.6600 | +0.0600 (+10.0%) | -0.0200 |")
+    );
+    assert!(
+        !unfolded.contains("recall@5 [all]"),
+        "a passing check: {unfolded}"
+    );
+    assert!(
+        !unfolded.contains("class=rare"),
+        "a skipped check: {unfolded}"
+    );
+    assert!(folded.contains("| ✅ pass | recall@5 [all] |"), "{folded}");
+    let diagnosis = unfolded
+        .find("ranking buries evidence")
+        .expect("the diagnosis");
+    assert!(diagnosis > unfolded.find("| check |").unwrap());
+    assert!(!unfolded.contains("judging:") && folded.contains("judging: 60 tasks"));
+    assert!(folded.contains("**Quarterly zeppelin") || folded.contains("{+Quarterly"));
+}
+
+#[test]
+fn statistics_are_shown_in_one_form_and_only_where_the_decision_used_them() {
+    let text = render(&failing_report());
+    assert!(text.contains(
+        "- faithfulness [all]: p < 0.0001 vs adjusted α 0.0250 · \
+         worsening ≥ 0.0900 at 97.50% · n = 20\n"
+    ));
+    assert!(text.contains("| < 0.0001 |"), "the same form in the table");
+    assert!(
+        !text.contains("<0.0001") && !text.contains("p = &lt;"),
+        "{text}"
+    );
+    assert!(text.contains(
+        "- answer_relevance_ppi [all]: 95% interval [0.0000, 1.0000] (clamped to [0, 1]) · 4 labels"
+    ));
+    assert!(
+        !text.contains("-0.0091") && !text.contains("1.5091"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("1.2000"),
+        "the note's PPI++ interval too: {text}"
+    );
+    // `decision: point`: no p, no threshold, no bound, so no statistics and no such columns.
+    let mut point = failing_report();
+    for o in &mut point.outcomes {
+        (o.p_value, o.threshold, o.bound, o.detectable_drop, o.ci) = (None, None, None, None, None);
+    }
+    let text = render(&point);
+    assert!(
+        !text.contains("adjusted α") && !text.contains("| p |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn answer_changes_show_merged_word_runs() {
+    let before = record("A quick answer here.", &[]);
+    let now = record("In a slow answer here.", &[]);
+    let mut report = failing_report();
+    report.outcomes[0].worst[0].details = crate::gate::answer_changes(&before, &now);
+    let text = render(&report);
+    assert!(
+        text.contains("- answer: [-A quick-]{+In a slow+} answer here.\n"),
+        "{text}"
+    );
+    assert!(!text.contains("{+ +}"), "no bracket per space: {text}");
+}
+
+#[test]
+fn summary_escapes_query_text_in_cells_and_shows_dashes() {
+    let text = render(&sample_report());
+    assert!(
+        text.contains("| q17 | 1.0000 → 0.0000 | yes | cats \\| dogs: which sheds more? |"),
+        "{text}"
+    );
+    assert!(text.contains("ranking &lt;b>100%&lt;/b>"), "{text}");
+    assert!(text.contains("9 more queries got worse (12 in all)."));
+    assert!(
+        text.contains("| ⏭️ skipped | recall@5 [class=rare] | – | – | – | – | 3 | – | – | – | – |"),
+        "{text}"
+    );
+    assert!(!text.contains("NaN"), "{text}");
+}
+
+#[test]
+fn a_passing_run_fits_in_a_few_lines_before_its_details() {
+    let mut report = passing_report();
+    report.outcomes.retain(|o| o.status == CheckStatus::Pass);
+    report.warnings.clear();
+    report.diagnoses.clear();
+    report.notes = vec![JUDGING.into()];
+    let text = render(&report);
+    let unfolded = text.split("<details>").next().unwrap_or_default();
+    assert_eq!(
+        unfolded, "**✅ 1 of 1 checks passed** · tier\u{a0}smoke\n\n",
+        "{text}"
+    );
+}
+
+#[test]
+fn summary_stays_bounded_with_200_failing_checks_of_long_queries() {
+    let mut report = sample_report();
+    let template = report.outcomes[2].clone();
+    let long = "why | ".repeat(400);
+    report.outcomes = (0..200)
+        .map(|i| {
+            let mut o = template.clone();
+            o.name = format!("recall@5 [class=c{i:03}]");
+            o.worst = (0..10)
+                .map(|q| {
+                    let mut drop = template.worst[0].clone();
+                    drop.qid = format!("q{i}-{q}");
+                    drop.query = Some(long.clone());
+                    drop
+                })
+                .collect();
+            o.worse_count = 40;
+            o
+        })
+        .collect();
+    let text = render(&report);
+    assert!(text.len() < 1024 * 1024, "{} bytes", text.len());
+    assert!(text.len() <= BUDGET + 4096, "{} bytes", text.len());
+    let shown = text.matches("#### ❌").count();
+    assert!((1..200).contains(&shown), "{shown} sections");
+    let omitted = format!("{} more failing checks not shown (size limit)", 200 - shown);
+    assert!(text.contains(&omitted), "{omitted}");
+    assert!(text.contains(
+        "40 paired queries · 1 only in the baseline · 0 only in the current run · judged@10 0.42\n"
+    ));
+    // A table of thousands of checks is cut too.
+    let many = report.outcomes[0].clone();
+    report.outcomes.extend(std::iter::repeat_n(many, 5000));
+    let text = render(&report);
+    assert!(text.len() < 1024 * 1024, "{} bytes", text.len());
+    assert!(text.contains("more checks not shown (size limit)"));
+}
+
+#[test]
+fn the_worst_check_is_the_one_furthest_beyond_its_limit_whatever_its_scale() {
+    let mut report = failing_report();
+    let template = report.outcomes[0].clone();
+    let check = |name: &str, metric: &str, means: [f64; 3], limit: f64| {
+        let mut o = template.clone();
+        (o.name, o.metric) = (name.to_string(), metric.to_string());
+        (o.baseline_mean, o.current_mean, o.delta) = (means[0], means[1], means[2]);
+        o.limit = Some(limit);
+        o
+    };
+    report.outcomes = vec![
+        check(
+            "answer_length [class=literal]",
+            "answer_length",
+            [25.75, 44.5, 18.75],
+            12.875,
+        ),
+        check(
+            "ndcg@10 [class=literal]",
+            "ndcg@10",
+            [0.9574, 0.3385, -0.6189],
+            0.0479,
+        ),
+    ];
+    let text = render(&report);
+    assert!(
+        text.starts_with(
+            "**❌ 2 of 2 checks failed: worst ndcg@10 [class=literal] -0.6189 (limit -0.0479)**"
+        ),
+        "{text}"
+    );
+    let ndcg = text.find("| ❌ ndcg@10").expect("the ndcg row");
+    assert!(
+        ndcg < text
+            .find("| ❌ answer_length")
+            .expect("the answer_length row")
+    );
+    assert!(text.contains(
+        "| ❌ answer_length [class=literal] | 25.7500 → 44.5000 | +18.7500 (+72.8%) | +12.8750 |"
+    ));
+}
