@@ -50,6 +50,11 @@ pub fn decide(
             drop.query = now.query.clone();
             if answer_metric {
                 drop.details = answer_changes(before, now);
+                drop.answers = before
+                    .answer
+                    .clone()
+                    .zip(now.answer.clone())
+                    .filter(|(old, new)| old != new);
             }
         }
     }

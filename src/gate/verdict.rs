@@ -75,6 +75,8 @@ pub struct QueryDrop {
     pub hit_to_miss: bool,
     /// For answer metrics: how the answer changed, and the claims that lost support.
     pub details: Vec<String>,
+    /// For answer metrics: the answer before and now, when it changed.
+    pub answers: Option<(String, String)>,
 }
 
 /// Everything a report shows about one check.

@@ -179,6 +179,7 @@ pub(crate) fn sample_report() -> GateReport {
         current,
         hit_to_miss,
         details: Vec::new(),
+        answers: None,
     };
     let pass = outcome(
         "recall@5 [all]",

@@ -6,43 +6,12 @@
 
 use similar::{ChangeTag, TextDiff};
 
-/// Below this similarity (similar's ratio of the word diff) an answer counts as rewritten.
+/// Below this similarity (similar's ratio of the diff of the words) an answer counts as rewritten.
 const REWRITTEN_BELOW: f32 = 0.5;
 /// Longest line in a diff block, in characters (about a PR comment's width in a monospace font).
 const WIDTH: usize = 86;
 /// Longest answer side shown, in characters.
 const ANSWER_CHARS: usize = 1000;
-
-/// The answer before and after, read back from the gate's marked word diff; None when the marks
-/// do not pair up (an answer that itself contains `[-` or `{+`, for instance).
-fn sides(marked: &str) -> Option<(String, String)> {
-    let (mut old, mut new) = (String::new(), String::new());
-    let mut rest = marked;
-    loop {
-        let next = [rest.find("[-"), rest.find("{+")]
-            .into_iter()
-            .flatten()
-            .min();
-        let Some(start) = next else {
-            old.push_str(rest);
-            new.push_str(rest);
-            break;
-        };
-        old.push_str(&rest[..start]);
-        new.push_str(&rest[..start]);
-        let (close, side) = if rest[start..].starts_with("[-") {
-            ("-]", &mut old)
-        } else {
-            ("+}", &mut new)
-        };
-        let body = &rest[start + 2..];
-        let end = body.find(close)?;
-        side.push_str(&body[..end]);
-        rest = &body[end + 2..];
-    }
-    let tidy = |s: String| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    Some((tidy(old), tidy(new)))
-}
 
 /// Sentences: split after `.`, `?`, `!` or `;` followed by a space.
 fn sentences(text: &str) -> Vec<String> {
@@ -84,16 +53,19 @@ fn cut(text: &str) -> String {
 }
 
 /// A `diff` block of the answer's sentences, or None when the answer was edited rather than
-/// rewritten (or cannot be read back, or holds a code fence).
-pub(crate) fn rewritten_block(marked: &str) -> Option<String> {
-    let (old, new) = sides(marked)?;
+/// rewritten (or holds a code fence).
+pub(crate) fn rewritten_block(old: &str, new: &str) -> Option<String> {
     if old.contains("```") || new.contains("```") {
         return None;
     }
-    if TextDiff::from_words(old.as_str(), new.as_str()).ratio() >= REWRITTEN_BELOW {
+    // Similarity of the words alone: the whitespace between them would make any two texts of
+    // the same length look half alike.
+    let old_words: Vec<&str> = old.split_whitespace().collect();
+    let new_words: Vec<&str> = new.split_whitespace().collect();
+    if TextDiff::from_slices(&old_words, &new_words).ratio() >= REWRITTEN_BELOW {
         return None;
     }
-    let (old, new) = (sentences(&cut(&old)), sentences(&cut(&new)));
+    let (old, new) = (sentences(&cut(old)), sentences(&cut(new)));
     let old: Vec<&str> = old.iter().map(String::as_str).collect();
     let new: Vec<&str> = new.iter().map(String::as_str).collect();
     let mut block = String::from("```diff\n");
@@ -114,24 +86,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn marked_diffs_read_back_into_both_answers() {
-        assert_eq!(
-            sides("The [-cat sat-]{+dog lay+} on the mat. {+New.+}"),
-            Some((
-                "The cat sat on the mat.".to_string(),
-                "The dog lay on the mat. New.".to_string()
-            ))
-        );
-        assert_eq!(sides("an [-unclosed mark"), None);
-    }
-
-    #[test]
     fn a_rewritten_answer_becomes_a_block_of_sentences_and_an_edit_stays_inline() {
-        let rewritten = "[-A bucket can be deleted-]{+In a versioned bucket, a delete adds a \
-                         marker;+} only [-when it is empty.-]{+a delete that names a version \
-                         removes it.+}";
+        let (old, new) = (
+            "A bucket can be deleted only when it is empty.",
+            "In a versioned bucket, a delete adds a marker; only a delete that names a version \
+             removes it.",
+        );
         assert_eq!(
-            rewritten_block(rewritten).as_deref(),
+            rewritten_block(old, new).as_deref(),
             Some(
                 "```diff\n- A bucket can be deleted only when it is empty.\n+ In a versioned \
                  bucket, a delete adds a marker;\n+ only a delete that names a version \
@@ -139,16 +101,12 @@ mod tests {
             )
         );
         assert_eq!(
-            rewritten_block("Kept for 11 days. {+Printed in Lisbon.+}"),
+            rewritten_block("Kept for 11 days.", "Kept for 11 days. Printed in Lisbon."),
             None,
             "an appended sentence reads well inline"
         );
-        let long = format!(
-            "[-{}-]{{+{}+}}",
-            "alpha beta ".repeat(30),
-            "gamma delta ".repeat(30)
-        );
-        let block = rewritten_block(&long).expect("a rewrite");
+        let (old, new) = ("alpha beta ".repeat(30), "gamma delta ".repeat(30));
+        let block = rewritten_block(&old, &new).expect("a rewrite");
         assert!(block.lines().all(|l| l.chars().count() <= WIDTH), "{block}");
         assert!(
             block.lines().filter(|l| l.starts_with("+ ")).count() >= 3,

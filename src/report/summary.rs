@@ -345,9 +345,9 @@ fn failing_section(o: &CheckOutcome) -> String {
         text.push_str(&format!("\n`{}`:\n", inline(&drop.qid, QUERY_CHARS)));
         let mut bullets = String::new();
         for detail in &drop.details {
-            let block = detail
-                .strip_prefix("answer: ")
-                .and_then(answer_diff::rewritten_block);
+            let block = (drop.answers.as_ref())
+                .filter(|_| detail.starts_with("answer: "))
+                .and_then(|(old, new)| answer_diff::rewritten_block(old, new));
             match block {
                 Some(block) => text.push_str(&format!("answer, rewritten:\n\n{block}\n")),
                 None => bullets.push_str(&format!("- {}\n", inline(detail, TEXT_CHARS))),

@@ -13,6 +13,12 @@ const CALIBRATION: &str = "answer_relevance calibrated on 4 human labels of 20 q
                            ([0.0200, 1.0000] (clamped to [0, 1]), lambda 0.25); judge alone 0.8000; 0 stale labels not used";
 const JUDGING: &str = "judging: 60 tasks, 60 sent to judges, 0 answered from the cache";
 
+/// A dropped query whose answer changed from `before` to `now`, as `decision::decide` fills it.
+fn changed(drop: &mut crate::gate::verdict::QueryDrop, before: &QueryRecord, now: &QueryRecord) {
+    drop.details = crate::gate::answer_changes(before, now);
+    drop.answers = before.answer.clone().zip(now.answer.clone());
+}
+
 fn record(answer: &str, unsupported: &[&str]) -> QueryRecord {
     QueryRecord {
         query: None,
@@ -80,7 +86,8 @@ fn failing_report() -> GateReport {
     faithfulness.worst[0].query = Some("governance mode or compliance mode".into());
     faithfulness.worst[0].hit_to_miss = false;
     faithfulness.worst[0].current = 0.6667;
-    faithfulness.worst[0].details = crate::gate::answer_changes(
+    changed(
+        &mut faithfulness.worst[0],
         &record(
             "Use governance mode to test retention settings before compliance mode.",
             &[],
@@ -94,7 +101,8 @@ fn failing_report() -> GateReport {
     let mut rewritten = faithfulness.worst[0].clone();
     rewritten.qid = "r007".into();
     rewritten.query = Some("delete bucket fails with BucketNotEmpty".into());
-    rewritten.details = crate::gate::answer_changes(
+    changed(
+        &mut rewritten,
         &record(
             "A bucket can be deleted only when it contains no objects. Deleting a non-empty \
              bucket fails with 409 BucketNotEmpty.",

@@ -86,6 +86,7 @@ pub(super) fn worst_queries(paired: &Paired, direction: Direction) -> (Vec<Query
             baseline: paired.baseline[i],
             current: paired.current[i],
             details: Vec::new(),
+            answers: None,
             hit_to_miss: direction == Direction::HigherIsBetter
                 && paired.baseline[i] > 0.0
                 && paired.current[i] == 0.0,
