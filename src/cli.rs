@@ -4,10 +4,20 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::config::discover;
 use crate::input::{QrelsFormat, RunFormat};
 use crate::metrics::metric::Metric;
 use crate::report::eval_output::OutputFormat;
 use crate::shard::Shard;
+
+/// `eval-config.yaml` in the working directory or the nearest parent that has one (not above the
+/// repository root); the bare name when none does, so the error names the file looked for.
+fn default_config() -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|dir| discover::config_file(&dir))
+        .unwrap_or_else(|| PathBuf::from(discover::CONFIG_FILE))
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -43,7 +53,9 @@ pub enum Command {
 pub struct AgreementArgs {
     #[arg(long)]
     pub tier: String,
-    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     /// The two judges to compare, by name: A,B.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
@@ -59,7 +71,9 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// The results to judge against A.
     pub b: PathBuf,
-    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     /// Also write the JUnit XML here.
     #[arg(long, value_name = "FILE")]
@@ -75,7 +89,9 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     /// What to print on stdout: the findings as lines, or one JSON object
     /// `{"config", "tiers", "errors", "warnings"}`.
@@ -88,7 +104,9 @@ pub struct GateArgs {
     /// The tier to gate (smoke, regression, deep, ...).
     #[arg(long)]
     pub tier: String,
-    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     /// The run to evaluate (native JSONL or TREC).
     #[arg(long, value_name = "FILE")]
@@ -112,7 +130,9 @@ pub struct MergeArgs {
     /// The tier the shards evaluated.
     #[arg(long)]
     pub tier: String,
-    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     #[command(flatten)]
     pub report: ReportArgs,
@@ -159,7 +179,9 @@ pub enum BaselineCommand {
 pub struct AcceptArgs {
     #[arg(long)]
     pub tier: String,
-    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     /// The results to accept (default: .ragate/out/<tier>/results.json).
     #[arg(long, value_name = "FILE")]
@@ -174,7 +196,9 @@ pub struct AcceptArgs {
 pub struct ShowArgs {
     #[arg(long)]
     pub tier: String,
-    #[arg(long, default_value = "eval-config.yaml", value_name = "FILE")]
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     /// What to print on stdout: provenance and summary as lines, or one JSON object
     /// `{"tier", "path", "queries", "provenance", "summary"}`.

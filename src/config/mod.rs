@@ -1,6 +1,7 @@
 //! The gate's configuration (`eval-config.yaml`): parsed strictly, validated once, paths resolved
 //! relative to the config file. Unknown keys are errors with "did you mean".
 
+pub mod discover;
 mod embeddings;
 mod expand;
 mod hash;

@@ -277,6 +277,26 @@ fn compare_and_validate() {
     accept_baseline(dir, "regression", "base.json", &[]);
     let after = ragate_in(dir, &["validate"]);
     assert_eq!(after.code, 0, "{}", after.stdout);
+    // Found from a subdirectory (upward search), or named by RAGATE_CONFIG from anywhere.
+    let nested = dir.join("nested/deeper");
+    std::fs::create_dir_all(&nested).unwrap();
+    let from_below = ragate_in(&nested, &["validate"]);
+    assert_eq!(from_below.code, 0, "{}", from_below.stdout);
+    assert!(
+        from_below
+            .stdout
+            .starts_with("../../eval-config.yaml: 1 tiers"),
+        "{}",
+        from_below.stdout
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config = dir.join("eval-config.yaml");
+    let named = ragate_env(
+        elsewhere.path(),
+        &["validate"],
+        &[("RAGATE_CONFIG", path_str(&config))],
+    );
+    assert_eq!(named.code, 0, "{}", named.stdout);
     let as_json = ragate_in(dir, &["validate", "--format", "json"]);
     let findings: serde_json::Value = serde_json::from_str(&as_json.stdout).unwrap();
     assert_eq!(
