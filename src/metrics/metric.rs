@@ -67,9 +67,54 @@ pub fn valid_names() -> String {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown metric `{name}`: expected one of {}", valid_names())]
+#[error(
+    "unknown metric `{name}`{}: expected one of {}",
+    suggestion(name),
+    valid_names()
+)]
 pub struct UnknownMetric {
     pub name: String,
+}
+
+/// Every metric name without its `@K`.
+const BASE_NAMES: [&str; 22] = [
+    "precision",
+    "recall",
+    "hit_rate",
+    "mrr",
+    "ndcg",
+    "ndcg_linear",
+    "map",
+    "r_precision",
+    "faithfulness",
+    "faithfulness_graded",
+    "answer_relevance",
+    "context_precision",
+    "answer_contains",
+    "answer_f1",
+    "answer_exact",
+    "answer_length",
+    "latency_ms",
+    "tokens",
+    "cost",
+    "faithfulness_ppi",
+    "faithfulness_graded_ppi",
+    "answer_relevance_ppi",
+];
+
+/// ` (did you mean `recall@5`?)` for `recal@5`: the closest name, with the cut-off given.
+fn suggestion(name: &str) -> String {
+    let (base, cut) = match name.split_once('@') {
+        Some((base, cut)) => (base, Some(cut)),
+        None => (name, None),
+    };
+    match crate::suggest::closest(base, BASE_NAMES) {
+        Some(closest) => {
+            let cut = cut.map_or(String::new(), |k| format!("@{k}"));
+            format!(" (did you mean `{closest}{cut}`?)")
+        }
+        None => String::new(),
+    }
 }
 
 impl FromStr for Metric {
@@ -275,11 +320,26 @@ mod tests {
         assert_eq!(Metric::Faithfulness.direction(), Direction::HigherIsBetter);
         let err = "faithfulnes".parse::<Metric>().unwrap_err().to_string();
         assert!(
-            err.starts_with("unknown metric `faithfulnes`: expected one of precision@K"),
+            err.starts_with("unknown metric `faithfulnes` (did you mean `faithfulness`?): expected one of precision@K"),
             "{err}"
         );
         assert!(err.ends_with("answer_exact, answer_length, latency_ms, tokens, cost; in rules also faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi"), "{err}");
         assert!("context_precision@0".parse::<Metric>().is_err());
+    }
+
+    #[test]
+    fn an_unknown_metric_name_gets_the_closest_name_with_its_cut_off() {
+        let message = |name: &str| name.parse::<Metric>().unwrap_err().to_string();
+        assert!(
+            message("recal@5").starts_with(
+                "unknown metric `recal@5` (did you mean `recall@5`?): expected one of "
+            ),
+            "{}",
+            message("recal@5")
+        );
+        assert!(message("faithfullness").contains("(did you mean `faithfulness`?)"));
+        assert!(message("ndcg_lineer@10").contains("(did you mean `ndcg_linear@10`?)"));
+        assert!(!message("zzzzzzzzzzzz").contains("did you mean"));
     }
 
     #[test]

@@ -160,7 +160,7 @@ fn usage_errors_exit_2() {
     );
     assert_error(
         &out,
-        "unknown metric `recal@5`: expected one of precision@K, recall@K",
+        "unknown metric `recal@5` (did you mean `recall@5`?): expected one of precision@K, recall@K",
     );
     let missing = ragate(&["eval", "--qrels", "/nonexistent/qrels.txt", "--run", "x"]);
     assert_error(
