@@ -7,7 +7,7 @@ mod hash;
 mod judges;
 mod metrics;
 mod pipeline;
-pub mod raw;
+pub(crate) mod raw;
 mod raw_judges;
 mod rules;
 
