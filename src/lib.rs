@@ -68,6 +68,7 @@ pub(crate) mod digest;
 pub mod error;
 pub mod evaluate;
 pub mod exit_code;
+pub(crate) mod features;
 pub mod gate;
 pub(crate) mod http;
 pub mod input;

@@ -52,6 +52,14 @@ pub fn validate(
     written: &serde_yaml::Value,
 ) -> Result<Option<EmbeddingsSpec>> {
     let Some(raw) = raw else { return Ok(None) };
+    if !cfg!(feature = "llm") {
+        let message = crate::features::missing(
+            "llm",
+            "an embeddings endpoint",
+            "or remove `embeddings:` (answer_relevance is then judged)",
+        );
+        return Err(keys.error("embeddings", message));
+    }
     let shown_base_url =
         expand::shown_if_expanded(written, &["embeddings", "base_url"], "embeddings.base_url");
     let base_url = raw

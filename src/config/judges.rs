@@ -112,6 +112,14 @@ pub fn validate_judges(
                 })
             }
             RawJudge::Openai(judge) => {
+                if !cfg!(feature = "llm") {
+                    let message = crate::features::missing(
+                        "llm",
+                        "an `openai` judge",
+                        "or use a `lexical` or `command` judge",
+                    );
+                    return Err(keys.error(format!("{key}.kind"), message));
+                }
                 let url_key = format!("{key}.base_url");
                 let shown =
                     expand::shown_if_expanded(written, &["judges", name, "base_url"], &url_key);
