@@ -16,6 +16,7 @@ pub struct EmbeddingsSpec {
     /// How messages name `base_url` when it was not written literally in the config (it came
     /// from `${VAR}`), e.g. `embeddings.base_url (from ${VAR})`; None: the URL is shown as it is.
     pub shown_base_url: Option<String>,
+    /// The embedding model name sent with each request.
     pub model: String,
     /// The environment variable holding the API key, if any.
     pub api_key_env: Option<String>,

@@ -251,7 +251,9 @@ pub enum Decision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Correction {
+    /// Holm's step-down: family-wise error at most alpha.
     Holm,
+    /// No correction: each check at alpha.
     None,
 }
 
@@ -263,6 +265,7 @@ pub enum SliceCorrection {
     Holm,
     /// Benjamini-Hochberg: false-discovery rate at most alpha.
     Bh,
+    /// No correction: each slice check at alpha.
     None,
 }
 

@@ -57,6 +57,8 @@ struct KeyParts<'a> {
 }
 
 impl CacheKey {
+    /// The key of a verdict: the sha256 of the judge's kind, model, endpoint, prompt version,
+    /// parameters and inputs (JSON objects with sorted keys).
     pub fn new(
         judge_kind: &str,
         model: &str,
@@ -78,6 +80,7 @@ impl CacheKey {
         CacheKey(sha256_hex(&canonical))
     }
 
+    /// The key as 64 lowercase hex digits.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -104,8 +107,11 @@ fn sorted(value: &Value) -> Value {
 /// Counts since the cache was opened: lookups that hit, lookups that missed, values written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CacheStats {
+    /// Lookups that found a value.
     pub hits: u64,
+    /// Lookups that found none.
     pub misses: u64,
+    /// Values written.
     pub writes: u64,
 }
 
@@ -142,10 +148,12 @@ impl JudgeCache {
         })
     }
 
+    /// The cache file.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Whether a miss is an error (mode `replay`).
     pub fn is_replay(&self) -> bool {
         self.mode == CacheMode::Replay
     }
@@ -194,6 +202,7 @@ impl JudgeCache {
         Ok(())
     }
 
+    /// The counts since the cache was opened.
     pub fn stats(&self) -> CacheStats {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         CacheStats {

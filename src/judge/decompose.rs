@@ -31,7 +31,9 @@ pub const CLAIMS_PROMPT_VERSION: &str = "claims-1";
 /// One answer to decompose.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ClaimsTask {
+    /// The question asked.
     pub question: String,
+    /// The answer to split into claims.
     pub answer: String,
 }
 

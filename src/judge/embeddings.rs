@@ -35,8 +35,11 @@ pub const BATCH: usize = 64;
 /// Requests, retries and tokens an [`EmbeddingClient`] (and its clones) used in this run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EmbeddingUsage {
+    /// Successful requests.
     pub calls: u64,
+    /// Requests retried (429, 5xx, timeouts).
     pub retries: u64,
+    /// Prompt tokens the endpoint reported.
     pub prompt_tokens: u64,
 }
 

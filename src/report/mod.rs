@@ -7,4 +7,7 @@ pub mod gate_table;
 pub mod junit;
 pub mod measured;
 pub mod operational;
+// summary.rs is being reworked on another branch; its `render` gets its doc line there (then
+// this allowance goes).
+#[allow(missing_docs)]
 pub mod summary;

@@ -30,16 +30,20 @@ const EXPECTED_FIELDS: &str = "6 whitespace-separated fields `qid Q0 doc_id rank
 /// checked that the file is UTF-8, and only the ids that metrics look up need to become `str`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEntry<'a> {
+    /// The document id, as the file spells it.
     pub doc_id: &'a [u8],
+    /// The run's score of the document.
     pub score: f64,
 }
 
 /// The processed result of one query's lines.
 #[derive(Debug)]
 pub struct QueryOutput<R> {
+    /// The query's id.
     pub qid: Box<str>,
     /// The 1-based line number of the query's first line.
     pub first_line: u64,
+    /// What the caller's function computed from the query's entries.
     pub value: R,
 }
 
@@ -66,8 +70,11 @@ fn join_in_file_order<R>(
 /// The first query found not contiguous: its first line and the line where it reappeared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repeat {
+    /// The query's id.
     pub qid: Box<str>,
+    /// The 1-based line of its first entry.
     pub first_line: u64,
+    /// The 1-based line where it appeared again after other queries.
     pub later_line: u64,
 }
 
