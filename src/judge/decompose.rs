@@ -88,7 +88,7 @@ fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, String> {
 }
 
 impl crate::judge::cache::Cached for Vec<String> {
-    /// Claims as a judge's reply gives them after [`checked`]: trimmed, none blank.
+    /// Claims as a judge's reply gives them after `checked`: trimmed, none blank.
     fn check(&self) -> std::result::Result<(), String> {
         match self
             .iter()

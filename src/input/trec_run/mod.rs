@@ -1,16 +1,16 @@
 //! Streaming, parallel reader of TREC runs (`qid Q0 doc_id rank score tag`).
 //!
-//! [`pipeline`] reads the file in blocks of about 4 MiB that end on a query boundary while worker
+//! `pipeline` reads the file in blocks of about 4 MiB that end on a query boundary while worker
 //! threads parse and process whole queries; the caller receives per-query outputs in file order.
 //! Memory is bounded by the blocks in flight, never by the file size. Nothing is allocated per
 //! line: entries borrow the block.
 //!
 //! A run whose queries are not contiguous (a qid reappears after other queries) is detected on
 //! the way and read a second time, so that every query is still processed once with all its
-//! lines: gathered by query in memory ([`memory`]) when the run's compact form (about three
+//! lines: gathered by query in memory (`memory`) when the run's compact form (about three
 //! quarters of its text for a shuffled run) fits [`ReadOptions::memory_budget`] (320 MiB by
 //! default: a shuffled run of about 440 MB), else sorted by query through temporary files
-//! ([`spill`]); both in bounded memory.
+//! (`spill`); both in bounded memory.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -131,8 +131,8 @@ impl ReadOptions {
 /// Parses the run at `path` on `options.threads` workers and calls `process(qid, entries)` once
 /// per query with all of its lines, entries in file order (`process` may reorder them). A run
 /// grouped by query is read once; an ungrouped one is detected and read again, gathered by query
-/// in memory (see [`memory`]) or, beyond the memory budget, through temporary files (see
-/// [`spill`]), with the same outputs in the same order.
+/// in memory (see `memory`) or, beyond the memory budget, through temporary files (see
+/// `spill`), with the same outputs in the same order.
 pub fn for_each_query<R, F>(path: &Path, options: &ReadOptions, process: F) -> Result<Queries<R>>
 where
     R: Send,
