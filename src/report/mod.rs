@@ -1,11 +1,11 @@
 //! Renderers of results for people and machines; they only format, never decide.
 
-pub mod annotations;
+pub(crate) mod annotations;
 pub mod eval_output;
 pub mod gate_json;
 pub mod gate_table;
 pub mod junit;
-pub mod measured;
+pub(crate) mod measured;
 pub mod operational;
 // summary.rs is being reworked on another branch; its `render` gets its doc line there (then
 // this allowance goes).
