@@ -6,12 +6,16 @@ use std::path::{Path, PathBuf};
 /// Where in an input file a problem was found (`path:line` or `path:line:column`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
+    /// The file.
     pub path: PathBuf,
+    /// The 1-based line number.
     pub line: u64,
+    /// The 1-based column, when known.
     pub column: Option<u64>,
 }
 
 impl Location {
+    /// Line `line` of the file at `path`.
     pub fn new(path: &Path, line: u64) -> Self {
         Location {
             path: path.to_path_buf(),
@@ -20,6 +24,7 @@ impl Location {
         }
     }
 
+    /// The same place, at column `column`.
     pub fn with_column(mut self, column: u64) -> Self {
         self.column = Some(column);
         self
@@ -36,52 +41,87 @@ impl fmt::Display for Location {
     }
 }
 
+/// Every error ragate reports; each names where it happened and ends with what to do next.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The file could not be opened or read.
     #[error("cannot read {}", path.display())]
     Io {
+        /// The file that could not be read.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
     /// An output could not be written; `named_by` is the option or setting that named it.
     #[error("cannot write {}{}", path.display(), named_by.as_deref().map_or(String::new(), |n| format!(" (named by {n})")))]
     Write {
+        /// The output that could not be written.
         path: PathBuf,
+        /// The option or setting that named the output, when known.
         named_by: Option<String>,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
     /// One line of an input file is malformed.
     #[error("{location}: {message}")]
-    Parse { location: Location, message: String },
+    Parse {
+        /// The file and line (and column, when known).
+        location: Location,
+        /// What is wrong and what was expected.
+        message: String,
+    },
     /// A file that does not exist (a baseline not accepted yet, say), as opposed to one that
     /// exists but cannot be read or parsed: callers may treat this one as "nothing yet".
     #[error("{}: {message}", path.display())]
-    Missing { path: PathBuf, message: String },
+    Missing {
+        /// The file that does not exist.
+        path: PathBuf,
+        /// What it should be and how to make it.
+        message: String,
+    },
     /// A problem with a whole input file (empty, unknown format, nothing matches).
     #[error("{}: {message}", path.display())]
-    Input { path: PathBuf, message: String },
+    Input {
+        /// The file (or folder).
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// A config value that parses but is not valid, with its key path (`gate.rules[2].metric`).
     #[error("{}: {key}: {message}", path.display())]
     Config {
+        /// The config file.
         path: PathBuf,
+        /// The key path of the value (`gate.rules[2].metric`).
         key: String,
+        /// What is wrong and what to do.
         message: String,
     },
     /// A judge failed (crashed, timed out, answered out of contract).
     #[error("judge `{judge}`: {message}")]
-    Judge { judge: String, message: String },
+    Judge {
+        /// The judge's name in the config.
+        judge: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// The pipeline under test failed (crashed, timed out, answered out of protocol).
     #[error("pipeline ({adapter}): {message}")]
-    Pipeline { adapter: String, message: String },
+    Pipeline {
+        /// The adapter that failed (`command`, `http`).
+        adapter: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// Command-line arguments that parse but make no sense (an unknown metric name, say).
     #[error("{0}")]
     Usage(String),
 }
 
 impl Error {
+    /// A file that could not be read.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
             path: path.to_path_buf(),
@@ -110,6 +150,7 @@ impl Error {
         }
     }
 
+    /// A malformed line `line` (1-based) of the file at `path`.
     pub fn parse(path: &Path, line: u64, message: impl Into<String>) -> Self {
         Error::Parse {
             location: Location::new(path, line),
@@ -117,6 +158,7 @@ impl Error {
         }
     }
 
+    /// An invalid config value at `key` (a key path) of the config at `path`.
     pub fn config(path: &Path, key: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Config {
             path: path.to_path_buf(),
@@ -125,6 +167,7 @@ impl Error {
         }
     }
 
+    /// A file that does not exist (yet), as opposed to one that cannot be read.
     pub fn missing(path: &Path, message: impl Into<String>) -> Self {
         Error::Missing {
             path: path.to_path_buf(),
@@ -137,6 +180,7 @@ impl Error {
         matches!(self, Error::Missing { .. })
     }
 
+    /// A problem with the whole file at `path`.
     pub fn input(path: &Path, message: impl Into<String>) -> Self {
         Error::Input {
             path: path.to_path_buf(),
@@ -145,6 +189,7 @@ impl Error {
     }
 }
 
+/// ragate's results: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The most characters of an echoed value (an id, a line, a hash) that a message shows.

@@ -12,6 +12,15 @@
 //! reported is the first failed request in request order, so messages are deterministic, and a
 //! failed batch never returns partial replies.
 
+// Without the `llm` feature nothing is ever sent, so the helpers of replies go unused.
+#![cfg_attr(not(feature = "llm"), allow(dead_code))]
+
+#[cfg(not(feature = "llm"))]
+#[path = "http/no_transport.rs"]
+mod transport;
+#[cfg(feature = "llm")]
+mod transport;
+
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -154,13 +163,7 @@ where
     if requests.is_empty() {
         return Ok(Vec::new());
     }
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(policy.timeout))
-        .http_status_as_error(false)
-        .max_idle_connections_per_host(policy.concurrency.max(1))
-        .max_idle_connections(policy.concurrency.max(1))
-        .build()
-        .into();
+    let agent = transport::Agent::new(policy)?;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let results: Mutex<Vec<Option<Result<T, String>>>> =
@@ -176,7 +179,8 @@ where
                     };
                     let attempt = || {
                         let started = Instant::now();
-                        send_once(&agent, endpoint, shown, authorization, &request.body)
+                        agent
+                            .send_once(endpoint, shown, authorization, &request.body)
                             .and_then(|body| parse(index, &body, started.elapsed()))
                     };
                     let outcome = with_retries(policy, index, &stop, &before_attempt, attempt)
@@ -243,64 +247,6 @@ fn with_retries<T>(
         let wait = retry_after.unwrap_or_else(|| policy.backoff(index, attempt));
         std::thread::sleep(wait);
         attempt += 1;
-    }
-}
-
-/// One POST of `body`: the body of a 2xx reply, or why not (naming the endpoint as `shown`).
-fn send_once(
-    agent: &ureq::Agent,
-    endpoint: &str,
-    shown: &str,
-    authorization: Option<&str>,
-    body: &str,
-) -> Result<String, Failure> {
-    let mut request = agent.post(endpoint).content_type("application/json");
-    if let Some(value) = authorization {
-        request = request.header("Authorization", value);
-    }
-    let transport = |error| transport_failure(error, endpoint, shown);
-    let mut response = request.send(body).map_err(transport)?;
-    let status = response.status().as_u16();
-    let wait = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| retry_after(v, SystemTime::now()));
-    let text = response.body_mut().read_to_string().map_err(transport)?;
-    if status == 429 || status >= 500 {
-        return Err(Failure::Transient {
-            reason: format!("HTTP {status}: {}", snippet(&text)),
-            retry_after: wait,
-        });
-    }
-    if !(200..300).contains(&status) {
-        return Err(Failure::Fatal(format!(
-            "HTTP {status} from {shown}: {}",
-            snippet(&text)
-        )));
-    }
-    Ok(text)
-}
-
-/// Classifies a transport error: timeouts and connection trouble are worth retrying. Should the
-/// error's text quote the endpoint, it is shown as `shown`.
-fn transport_failure(error: ureq::Error, endpoint: &str, shown: &str) -> Failure {
-    let transient = matches!(
-        error,
-        ureq::Error::Timeout(_)
-            | ureq::Error::Io(_)
-            | ureq::Error::ConnectionFailed
-            | ureq::Error::Protocol(_)
-            | ureq::Error::BodyStalled
-    );
-    let reason = hide_endpoint(&error.to_string(), endpoint, shown);
-    if transient {
-        Failure::Transient {
-            reason,
-            retry_after: None,
-        }
-    } else {
-        Failure::Fatal(reason)
     }
 }
 

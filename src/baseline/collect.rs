@@ -11,10 +11,15 @@ use crate::input::qrels::Qrels;
 
 /// What besides the evaluation goes into results.
 pub struct RunContext<'a> {
+    /// The tier the results belong to.
     pub tier: &'a str,
+    /// The slice fields of the config (each query's values of them are recorded).
     pub slices: &'a [String],
+    /// sha256 of the qrels file's bytes (lowercase hex), for the provenance.
     pub qrels_sha256: String,
+    /// sha256 of the tier's meaningful config ([`crate::config::Tier::config_hash`]).
     pub config_hash: String,
+    /// The commit the run was made from, when known (`GITHUB_SHA` or `git rev-parse HEAD`).
     pub git_commit: Option<String>,
     /// The judges the answer metrics used (name -> description).
     pub judges: BTreeMap<String, String>,

@@ -17,15 +17,21 @@ pub const FORMAT: &str = "ragate-results/1";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RunStatus {
+    /// Every check passed.
     Pass,
+    /// At least one check failed (exit code 1).
     Regression,
+    /// Something could not be evaluated (exit code 2).
     Error,
+    /// A first run: no baseline to compare with yet.
     NoBaseline,
 }
 
+/// Where a results file comes from: the ragate version, the hashes of its inputs, the judges.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Provenance {
+    /// The version of ragate that wrote the file (`CARGO_PKG_VERSION`).
     pub ragate_version: String,
     /// sha256 of the qrels file's bytes.
     pub qrels_sha256: String,
@@ -72,7 +78,9 @@ impl Provenance {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SliceSummary {
+    /// Mean of the metric over the slice's queries that have a value.
     pub mean: f64,
+    /// How many queries the mean is over.
     pub n: usize,
 }
 
@@ -80,12 +88,16 @@ pub struct SliceSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueryRecord {
+    /// The query text, when the qrels have one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub query: Option<String>,
+    /// The query's value of each slice field (field -> value).
     pub slices: BTreeMap<String, String>,
+    /// The query's value of each metric (name -> value); a metric without a value is absent.
     pub metrics: BTreeMap<String, f64>,
     /// Retrieved doc ids in rank order (empty when the query was missing from the run).
     pub retrieved: Vec<String>,
+    /// The answer text (tier option `store_text: true`, the default).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub answer: Option<String>,
     /// sha256 of the answer instead of its text (tier option `store_text: false`).
@@ -105,16 +117,24 @@ pub struct QueryRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoredClaim {
+    /// The claim's text.
     pub claim: String,
+    /// The judge's grade: 0 unsupported, 1 partly, 2 fully supported.
     pub grade: u8,
 }
 
+/// A results file (a baseline is an accepted one): per-slice aggregates and per-query values of one
+/// tier's run, with provenance; JSON, format [`FORMAT`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Results {
+    /// The file format, [`FORMAT`]; other values are rejected on reading.
     pub format: String,
+    /// The tier the run evaluated.
     pub tier: String,
+    /// What the gate concluded about the run.
     pub status: RunStatus,
+    /// The ragate version and the hashes of the inputs.
     pub provenance: Provenance,
     /// Metric names in config order.
     pub metrics: Vec<String>,

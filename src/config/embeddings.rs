@@ -16,6 +16,7 @@ pub struct EmbeddingsSpec {
     /// How messages name `base_url` when it was not written literally in the config (it came
     /// from `${VAR}`), e.g. `embeddings.base_url (from ${VAR})`; None: the URL is shown as it is.
     pub shown_base_url: Option<String>,
+    /// The embedding model name sent with each request.
     pub model: String,
     /// The environment variable holding the API key, if any.
     pub api_key_env: Option<String>,
@@ -52,6 +53,14 @@ pub fn validate(
     written: &serde_yaml::Value,
 ) -> Result<Option<EmbeddingsSpec>> {
     let Some(raw) = raw else { return Ok(None) };
+    if !cfg!(feature = "llm") {
+        let message = crate::features::missing(
+            "llm",
+            "an embeddings endpoint",
+            "or remove `embeddings:` (answer_relevance is then judged)",
+        );
+        return Err(keys.error("embeddings", message));
+    }
     let shown_base_url =
         expand::shown_if_expanded(written, &["embeddings", "base_url"], "embeddings.base_url");
     let base_url = raw

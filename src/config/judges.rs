@@ -11,8 +11,11 @@ use crate::error::Result;
 /// A judge as configured and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JudgeSpec {
+    /// The offline token-overlap judge (`kind: lexical`).
     Lexical(LexicalSpec),
+    /// An external program speaking JSON lines (`kind: command`).
     Command(CommandSpec),
+    /// An OpenAI-compatible chat endpoint (`kind: openai`; needs the `llm` feature).
     OpenAi(OpenAiSpec),
 }
 
@@ -38,7 +41,9 @@ impl Default for LexicalSpec {
 /// `kind: command`: the judge program (an argv list, no shell) and its time limit per run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandSpec {
+    /// The program and its arguments (run without a shell).
     pub command: Vec<String>,
+    /// How long one run of the program may take.
     pub timeout: Duration,
 }
 
@@ -50,6 +55,7 @@ pub struct OpenAiSpec {
     /// How messages name `base_url` when it was not written literally in the config (it came
     /// from `${VAR}`), e.g. `judges.j.base_url (from ${VAR})`; None: the URL is shown as it is.
     pub shown_base_url: Option<String>,
+    /// The model name sent with each request.
     pub model: String,
     /// The environment variable holding the API key, if any.
     pub api_key_env: Option<String>,
@@ -112,6 +118,14 @@ pub fn validate_judges(
                 })
             }
             RawJudge::Openai(judge) => {
+                if !cfg!(feature = "llm") {
+                    let message = crate::features::missing(
+                        "llm",
+                        "an `openai` judge",
+                        "or use a `lexical` or `command` judge",
+                    );
+                    return Err(keys.error(format!("{key}.kind"), message));
+                }
                 let url_key = format!("{key}.base_url");
                 let shown =
                     expand::shown_if_expanded(written, &["judges", name, "base_url"], &url_key);

@@ -8,7 +8,7 @@ mod hash;
 mod judges;
 mod metrics;
 mod pipeline;
-pub mod raw;
+pub(crate) mod raw;
 mod raw_judges;
 mod rules;
 
@@ -27,6 +27,7 @@ pub use raw::{Correction, Decision, InconclusivePolicy, SliceCorrection};
 use raw::{JudgeKind, RawConfig, RawTier};
 use rules::{merge_gate, validate_gate};
 
+/// The config `version:` this ragate reads.
 pub const SUPPORTED_VERSION: u32 = 1;
 /// The most runs of the pipeline a tier may ask for (`repeats:`).
 pub const MAX_REPEATS: usize = 100;
@@ -34,9 +35,13 @@ pub const MAX_REPEATS: usize = 100;
 /// A validated configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The config file; relative paths in it are resolved against its directory.
     pub path: PathBuf,
+    /// Document texts (`corpus.jsonl`), for contexts when runs carry none.
     pub corpus: Option<PathBuf>,
+    /// Retrieved ids `doc#chunk` count as `doc` with this separator (None: ids are documents).
     pub chunk_separator: Option<String>,
+    /// The metrics computed for every tier, in config order.
     pub metrics: Vec<MetricSpec>,
     /// The judge-verdict cache (default `.ragate/judge-cache.sqlite` beside the config, read-write).
     pub cache: CacheSettings,
@@ -50,13 +55,16 @@ pub struct Config {
     pub embeddings: Option<EmbeddingsSpec>,
     /// Query fields to slice by; the slice `all` is always present.
     pub slices: Vec<String>,
+    /// Tiers by name (`smoke`, `regression`, `deep`, ...).
     pub tiers: BTreeMap<String, Tier>,
 }
 
 /// Where judge verdicts are cached and how (`judge::cache` opens the cache from these).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheSettings {
+    /// The SQLite file, resolved against the config's directory.
     pub path: PathBuf,
+    /// How the cache is used.
     pub mode: CacheMode,
 }
 
@@ -65,28 +73,40 @@ pub struct CacheSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheMode {
+    /// Read cached verdicts and record new ones (creates the file).
     ReadWrite,
+    /// Read only; a verdict not in the cache is an error (offline, deterministic runs).
     Replay,
+    /// No cache: every verdict is asked of the judge, no file is touched.
     Off,
 }
 
 /// Where a tier's queries come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TierSource {
+    /// The queries of a qrels file (`qrels:`).
     Qrels(PathBuf),
     /// A seeded sample of `size` queries of a larger set, stratified by a field.
     Sample {
+        /// The larger qrels file sampled from.
         from: PathBuf,
+        /// How many queries to sample.
         size: usize,
+        /// The query field whose values keep their shares in the sample (None: no strata).
         stratify: Option<String>,
+        /// The seed of the sample (the same seed gives the same queries).
         seed: u64,
     },
 }
 
+/// A validated tier: its queries, its baseline and its gate settings.
 #[derive(Debug, Clone)]
 pub struct Tier {
+    /// The tier's name, as in the config.
     pub name: String,
+    /// Where the tier's queries come from.
     pub source: TierSource,
+    /// The baseline results file of the tier (written by `ragate baseline accept`).
     pub baseline: PathBuf,
     /// Human labels for judge calibration (JSONL `{qid, answer, <metric>: value}`).
     pub labels: Option<PathBuf>,
@@ -96,21 +116,30 @@ pub struct Tier {
     pub repeats: usize,
     /// How many times the judges are asked about the first run's answers (1: once).
     pub judge_repeats: usize,
+    /// How the tier's checks are decided.
     pub gate: GateSettings,
     /// sha256 of what gives the tier's numbers their meaning, as written in the file.
     pub config_hash: String,
 }
 
+/// How a tier's checks are decided: decision rule, significance level, corrections, rules.
 #[derive(Debug, Clone)]
 pub struct GateSettings {
+    /// Fail on evidence (`significant`) or on the point estimate (`point`).
     pub decision: Decision,
+    /// Significance level of a check, before correction (default 0.05).
     pub alpha: f64,
+    /// Multiple-comparison correction over the `all` checks.
     pub correction: Correction,
+    /// Multiple-comparison correction over the per-slice checks.
     pub slice_correction: SliceCorrection,
+    /// Whether an inconclusive check passes or fails the run.
     pub inconclusive: InconclusivePolicy,
+    /// Checks over fewer queries are skipped (underpowered), never passed.
     pub min_queries: usize,
     /// The default seed of sampled tiers.
     pub seed: u64,
+    /// The rules, tier-wide ones and per-slice ones (the latter override the former).
     pub rules: Vec<Rule>,
     /// Keys that are accepted but no longer do anything, with what to do.
     pub notices: Vec<String>,
@@ -119,7 +148,9 @@ pub struct GateSettings {
 /// A slice selector `field=value`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SliceValue {
+    /// The query field (e.g. `class`).
     pub field: String,
+    /// The field's value that selects the queries (e.g. `paraphrased`).
     pub value: String,
 }
 
@@ -132,19 +163,28 @@ impl fmt::Display for SliceValue {
 /// Limits of one rule; which ones apply depends on the metric's direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Limits {
+    /// Largest tolerated fall of a higher-is-better metric, absolute.
     pub max_drop: Option<f64>,
+    /// Largest tolerated fall, in percent of the baseline mean.
     pub max_drop_pct: Option<f64>,
+    /// Floor of a higher-is-better metric (applies to every non-skipped check).
     pub min: Option<f64>,
+    /// Largest tolerated rise of a lower-is-better metric (latency, cost), absolute.
     pub max_increase: Option<f64>,
+    /// Largest tolerated rise, in percent of the baseline mean.
     pub max_increase_pct: Option<f64>,
+    /// Ceiling of a lower-is-better metric.
     pub max: Option<f64>,
 }
 
+/// One gate rule: a metric, optionally one slice, and the limits of its change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
+    /// The gated metric.
     pub metric: Metric,
     /// None: the rule applies to `all` and to every slice value.
     pub slice: Option<SliceValue>,
+    /// What change the rule tolerates.
     pub limits: Limits,
 }
 
@@ -500,6 +540,7 @@ fn validate_source(
 pub struct DiagnosisThresholds {
     /// Recall below this is low; recall (or nDCG) at or above `high` is high.
     pub low: f64,
+    /// Recall (or nDCG) at or above this is high.
     pub high: f64,
     /// Faithfulness below this is low, at or above it high.
     pub faithfulness: f64,

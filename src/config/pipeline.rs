@@ -82,6 +82,14 @@ pub(crate) fn validate(
         })));
     }
     let http: &RawHttpPipeline = raw.http.as_ref().expect("one adapter is given");
+    if !cfg!(feature = "llm") {
+        let message = crate::features::missing(
+            "llm",
+            "the `http` pipeline adapter",
+            "or use a `command` or `run_file` pipeline",
+        );
+        return Err(keys.error("pipeline.http", message));
+    }
     let shown_url = as_written(written, &["http", "url"]).unwrap_or_else(|| "<url>".to_string());
     if !(http.url.starts_with("http://") || http.url.starts_with("https://")) {
         return Err(keys.error(

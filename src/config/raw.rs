@@ -179,7 +179,9 @@ pub enum RawJudge {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLexicalJudge {
-    /// The `kind` key, read before this struct (listed so that it is an accepted key).
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
     #[serde(rename = "kind", skip_serializing)]
     pub kind_key: IgnoredAny,
     pub threshold: Option<f64>,
@@ -190,7 +192,9 @@ pub struct RawLexicalJudge {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawOpenAiJudge {
-    /// The `kind` key, read before this struct (listed so that it is an accepted key).
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
     #[serde(rename = "kind", skip_serializing)]
     pub kind_key: IgnoredAny,
     pub base_url: Option<String>,
@@ -206,7 +210,9 @@ pub struct RawOpenAiJudge {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCommandJudge {
-    /// The `kind` key, read before this struct (listed so that it is an accepted key).
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
     #[serde(rename = "kind", skip_serializing)]
     pub kind_key: IgnoredAny,
     pub command: Option<Vec<String>>,
@@ -245,7 +251,9 @@ pub enum Decision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Correction {
+    /// Holm's step-down: family-wise error at most alpha.
     Holm,
+    /// No correction: each check at alpha.
     None,
 }
 
@@ -257,6 +265,7 @@ pub enum SliceCorrection {
     Holm,
     /// Benjamini-Hochberg: false-discovery rate at most alpha.
     Bh,
+    /// No correction: each slice check at alpha.
     None,
 }
 

@@ -34,6 +34,7 @@ use operational::Operational;
 /// What to compute and how to read retrieved ids.
 #[derive(Debug, Clone)]
 pub struct EvalOptions<'a> {
+    /// The metrics to compute, in output order.
     pub metrics: Vec<MetricSpec>,
     /// The judges answer metrics name (`default` at least, when any is judged).
     pub judges: BTreeMap<String, Judge>,
@@ -57,6 +58,7 @@ pub struct EvalOptions<'a> {
 /// One evaluated query's values, in the order of `Evaluation::metrics`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryScores {
+    /// The query's id.
     pub qid: String,
     /// None where a metric has no value for the query (an excluded empty answer, no reference).
     pub values: Vec<Option<f64>>,
@@ -75,6 +77,7 @@ pub struct QueryScores {
 /// The result of scoring a run.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
+    /// The metrics computed, in the order of `values`, `means` and `counts`.
     pub metrics: Vec<Metric>,
     /// Queries with at least one relevant doc, in qrels order; those missing from the run score 0.
     pub per_query: Vec<QueryScores>,
@@ -86,8 +89,11 @@ pub struct Evaluation {
     pub empty_answers_excluded: usize,
     /// How many judging tasks the answer metrics needed and how many went to a judge.
     pub judge_usage: JudgeUsage,
+    /// Queries of the qrels with no relevant document: left out of every mean, counted here.
     pub excluded_no_relevant: usize,
+    /// Queries of the qrels missing from the run: they score 0 (trec_eval `-c`).
     pub missing_from_run: usize,
+    /// Queries of the run that the qrels do not have: ignored, counted here.
     pub run_queries_not_in_qrels: usize,
     /// Things the user should know that did not stop the evaluation.
     pub warnings: Vec<String>,

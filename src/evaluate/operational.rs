@@ -13,10 +13,13 @@ use crate::metrics::metric::Metric;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Operational {
+    /// How long the pipeline took for the query, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub latency_ms: Option<f64>,
+    /// Prompt plus completion tokens.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub tokens: Option<u64>,
+    /// The cost the pipeline reported, in its own unit.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cost: Option<f64>,
 }

@@ -17,6 +17,7 @@ use crate::stats::ppi::{self, PpiEstimate};
 /// The calibration of one judged metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Calibration {
+    /// The judged metric's name.
     pub metric: String,
     /// Classic PPI: mean(judge, all) - mean(judge - human, labelled).
     pub ppi: PpiEstimate,
@@ -29,6 +30,8 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// One line for the report: both estimates with their 95% intervals, the judge's mean, stale
+    /// labels.
     pub fn describe(&self) -> String {
         let range = self
             .metric

@@ -9,7 +9,9 @@ use crate::metrics::metric::Metric;
 /// The queries a check looks at.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Slice {
+    /// Every query of the tier.
     All,
+    /// The queries whose slice field has this value.
     Value(SliceValue),
 }
 
@@ -35,7 +37,9 @@ impl Slice {
 /// One rule applied to one slice.
 #[derive(Debug, Clone)]
 pub struct Check<'a> {
+    /// The rule checked.
     pub rule: &'a Rule,
+    /// The queries it is checked on.
     pub slice: Slice,
 }
 

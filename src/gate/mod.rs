@@ -18,7 +18,9 @@ use verdict::CheckOutcome;
 /// Everything the reports render about one gate run.
 #[derive(Debug, Clone)]
 pub struct GateReport {
+    /// The tier gated.
     pub tier: String,
+    /// One outcome per check, in report order.
     pub outcomes: Vec<CheckOutcome>,
     /// The run's status, from the outcomes (`decision::run_status`).
     pub status: RunStatus,
@@ -26,7 +28,9 @@ pub struct GateReport {
     pub inconclusive: InconclusivePolicy,
     /// Queries compared (present in both results).
     pub paired_queries: usize,
+    /// Queries in the baseline only (dropped from the tier or the qrels).
     pub baseline_only: Vec<String>,
+    /// Queries in the current run only (new in the qrels).
     pub current_only: Vec<String>,
     /// judged@k of the current run: (k, share of the top-k retrieved docs the qrels judge).
     pub judged_at_k: Option<(usize, f64)>,
@@ -35,10 +39,12 @@ pub struct GateReport {
     pub diagnoses: Vec<String>,
     /// Observations about the current run that are not verdicts (correlations, for instance).
     pub notes: Vec<String>,
+    /// Things the user should know that did not decide the verdict.
     pub warnings: Vec<String>,
 }
 
 impl GateReport {
+    /// The process exit code of the run: 0 pass, 1 regression, 2 error ([`crate::exit_code`]).
     pub fn exit_code(&self) -> i32 {
         match self.status {
             RunStatus::Pass => exit_code::SUCCESS,

@@ -34,14 +34,20 @@ const POWER: f64 = 0.8;
 /// How many regressed queries a check lists.
 pub const WORST_QUERIES: usize = 10;
 
+/// The verdict of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckStatus {
+    /// Within the limit (or no evidence of a worsening beyond it).
     Pass,
+    /// Better than the baseline, with evidence.
     Improved,
     /// Beyond the limit on the point estimate, without the evidence to fail.
     Inconclusive,
+    /// Evidence that the worsening exceeds the limit, or a floor is crossed: a regression.
     Fail,
+    /// Too few queries to reach significance (underpowered): never shown as a pass.
     Skipped,
+    /// Could not be evaluated: fails the run closed (exit code 2).
     Error,
 }
 
@@ -60,16 +66,22 @@ pub enum Family {
 /// (`current - baseline`), at `confidence` (1 - the check's corrected level).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DecisionBound {
+    /// The bound, as `current - baseline`.
     pub delta: f64,
+    /// Its one-sided confidence level.
     pub confidence: f64,
 }
 
 /// A query that got worse, for the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryDrop {
+    /// The query's id.
     pub qid: String,
+    /// The query text, when the qrels have one.
     pub query: Option<String>,
+    /// The query's value in the baseline.
     pub baseline: f64,
+    /// The query's value now.
     pub current: f64,
     /// It had a positive value (a hit) and now has none.
     pub hit_to_miss: bool,
@@ -82,16 +94,25 @@ pub struct QueryDrop {
 /// Everything a report shows about one check.
 #[derive(Debug, Clone)]
 pub struct CheckOutcome {
+    /// The check's name, `metric` or `metric[slice]`.
     pub name: String,
+    /// The metric's name.
     pub metric: String,
+    /// The slice (`all` or `field=value`).
     pub slice: String,
+    /// Which family the check is corrected in.
     pub family: Family,
+    /// The verdict.
     pub status: CheckStatus,
     /// The one-line verdict.
     pub verdict: String,
+    /// Queries compared (present in both runs and the slice).
     pub n: usize,
+    /// The metric's mean over them in the baseline.
     pub baseline_mean: f64,
+    /// Its mean over them now.
     pub current_mean: f64,
+    /// `current_mean - baseline_mean`.
     pub delta: f64,
     /// The tolerated worsening (absolute, always >= 0), when the rule limits the change.
     pub limit: Option<f64>,
@@ -99,6 +120,7 @@ pub struct CheckOutcome {
     pub bound: Option<DecisionBound>,
     /// A two-sided 95% interval (calibrated estimates only).
     pub ci: Option<(f64, f64)>,
+    /// The p-value of the one-sided test against the limit, after correction.
     pub p_value: Option<f64>,
     /// How p was computed.
     pub method: Option<Method>,

@@ -31,6 +31,7 @@ pub fn read_qrels(folder: &Path, split: &str) -> Result<Qrels> {
     Ok(qrels)
 }
 
+/// The `corpus.jsonl` of a BEIR folder.
 pub fn read_corpus(folder: &Path) -> Result<Corpus> {
     corpus::read(&TextFile::read(&required_file(folder, "corpus.jsonl")?)?)
 }

@@ -7,23 +7,29 @@ use crate::error::Result;
 use crate::input::native_qrels::parse_json_line;
 use crate::input::text_file::{FirstLines, TextFile};
 
+/// One document of a corpus.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Document {
+    /// The document's id (BEIR's `_id` is accepted).
     #[serde(alias = "_id")]
     pub doc_id: String,
+    /// Its title (empty when absent).
     #[serde(default)]
     pub title: String,
+    /// Its text.
     pub text: String,
 }
 
 /// Documents in file order, indexed by id.
 #[derive(Debug, Default)]
 pub struct Corpus {
+    /// The documents in file order.
     pub documents: Vec<Document>,
     index: FxHashMap<String, usize>,
 }
 
 impl Corpus {
+    /// The document with id `doc_id`, if any.
     pub fn get(&self, doc_id: &str) -> Option<&Document> {
         self.index.get(doc_id).map(|&i| &self.documents[i])
     }
@@ -36,6 +42,7 @@ pub fn read_optional(path: Option<&std::path::Path>) -> Result<Option<Corpus>> {
     path.map(|path| read(&TextFile::read(path)?)).transpose()
 }
 
+/// Reads a corpus JSONL file: one `{doc_id, title, text}` object a line, ids unique.
 pub fn read(file: &TextFile) -> Result<Corpus> {
     file.require_data("corpus JSONL (one document object a line)")?;
     let mut corpus = Corpus::default();

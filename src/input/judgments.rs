@@ -79,6 +79,7 @@ impl Judgments {
         duplicate.map_or(Ok(()), Err)
     }
 
+    /// The judgment of `doc_id`, if the qrels judge it.
     pub fn get(&self, doc_id: &str) -> Option<Judgment> {
         debug_assert!(self.sealed, "seal() before get()");
         self.entries
@@ -94,10 +95,12 @@ impl Judgments {
             .map(|entry| (self.id(entry), entry.judgment))
     }
 
+    /// How many documents are judged.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no document is judged.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -28,6 +28,7 @@ use crate::suggest;
 /// One human label line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Label {
+    /// The labelled query.
     pub qid: String,
     /// The answer as written in the labels file (compare with [`normalise_answer`]).
     pub answer: String,

@@ -2,7 +2,7 @@
 
 pub mod beir;
 pub mod corpus;
-pub mod decimal;
+pub(crate) mod decimal;
 pub mod judgments;
 pub mod labels;
 pub mod native_qrels;
@@ -12,7 +12,7 @@ pub mod run;
 pub mod text_file;
 pub mod trec_qrels;
 pub mod trec_run;
-pub mod unique_keys;
+pub(crate) mod unique_keys;
 
 use std::io::Read;
 use std::path::Path;

@@ -55,6 +55,8 @@ pub(crate) fn attribute_value(value: &Value) -> Option<String> {
 const EXPECTED_LINE: &str =
     "a JSON object {\"qid\", \"query\", \"gold_doc_ids\" and/or \"graded_relevance\", ...}";
 
+/// Reads native qrels JSONL: one query object a line (`qid`, `query`, `gold_doc_ids` and/or
+/// `graded_relevance`, slice fields, ...).
 pub fn read(file: &TextFile) -> Result<Qrels> {
     file.require_data("native qrels JSONL (one query object a line)")?;
     let mut qrels = Qrels::new(file.path());

@@ -33,16 +33,22 @@ pub fn bounded_grade(grade: i64, doc: &str) -> Result<Grade, String> {
 /// One query of the qrels with its judgments and metadata.
 #[derive(Debug, Clone, Default)]
 pub struct QueryQrels {
+    /// The query's id.
     pub qid: String,
+    /// The query text, when the format carries one (or a queries file gave it).
     pub text: Option<String>,
+    /// The graded judgments of the query's documents.
     pub judgments: Judgments,
     /// Slice attributes such as `class: paraphrased`, in key order.
     pub attributes: BTreeMap<String, String>,
+    /// A text a good answer contains (metric `answer_contains`).
     pub gold_answer_substring: Option<String>,
+    /// A reference answer (metrics `answer_f1`, `answer_exact`).
     pub reference_answer: Option<String>,
 }
 
 impl QueryQrels {
+    /// A query `qid` with no judgments yet.
     pub fn new(qid: &str) -> Self {
         QueryQrels {
             qid: qid.to_string(),
@@ -50,6 +56,7 @@ impl QueryQrels {
         }
     }
 
+    /// How many judged documents count as relevant.
     pub fn num_relevant(&self) -> usize {
         self.judgments.iter().filter(|(_, j)| j.relevant).count()
     }
@@ -76,6 +83,7 @@ pub struct Qrels {
 }
 
 impl Qrels {
+    /// Empty qrels read from `path` (messages name it).
     pub fn new(path: &Path) -> Self {
         Qrels {
             path: path.to_path_buf(),
@@ -84,18 +92,22 @@ impl Qrels {
         }
     }
 
+    /// The file (or BEIR folder) the qrels were read from.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The queries, in file order.
     pub fn queries(&self) -> &[QueryQrels] {
         &self.queries
     }
 
+    /// How many queries.
     pub fn len(&self) -> usize {
         self.queries.len()
     }
 
+    /// Whether there is no query.
     pub fn is_empty(&self) -> bool {
         self.queries.is_empty()
     }
@@ -121,6 +133,7 @@ impl Qrels {
         }
     }
 
+    /// The query at `position` (as [`Qrels::queries`] orders them), to change it.
     pub fn query_mut(&mut self, position: usize) -> &mut QueryQrels {
         &mut self.queries[position]
     }
@@ -161,8 +174,15 @@ impl Qrels {
 /// Why qrels could not be finished.
 #[derive(Debug)]
 pub enum Unfinished {
+    /// No query has a judgment: the error to report.
     Empty(Error),
-    Duplicate { qid: String, doc: String },
+    /// A document is judged twice for one query.
+    Duplicate {
+        /// The query.
+        qid: String,
+        /// The document judged twice.
+        doc: String,
+    },
 }
 
 #[cfg(test)]

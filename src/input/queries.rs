@@ -12,8 +12,11 @@ use crate::input::text_file::{TextFile, check_id};
 /// One query's text and metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryText {
+    /// The query's id.
     pub qid: String,
+    /// The query text.
     pub text: String,
+    /// A reference answer, when the line has one.
     pub reference_answer: Option<String>,
     /// Other scalar fields of a JSONL line (slice attributes such as `class`).
     pub attributes: BTreeMap<String, String>,

@@ -10,8 +10,11 @@ use crate::input::text_file::{FirstLines, TextFile, check_id};
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Retrieved {
+    /// The retrieved document's (or chunk's) id.
     pub doc_id: String,
+    /// The retriever's score, when given (the order of `retrieved` is the ranking).
     pub score: Option<f64>,
+    /// The retrieved text, used as a context when the line has no `contexts`.
     pub text: Option<String>,
 }
 
@@ -19,9 +22,13 @@ pub struct Retrieved {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunQuery {
+    /// The query's id.
     pub qid: String,
+    /// The retrieved documents in rank order.
     pub retrieved: Vec<Retrieved>,
+    /// The generated answer, when the system answers.
     pub answer: Option<String>,
+    /// The texts the answer was generated from (default: the retrieved texts).
     pub contexts: Option<Vec<String>>,
     /// How long the pipeline took for the query, measured by an adapter or reported by the pipeline.
     pub latency_ms: Option<f64>,
@@ -29,6 +36,7 @@ pub struct RunQuery {
     pub usage: Option<Usage>,
     /// The query's cost in whatever unit the pipeline reports (dollars, say).
     pub cost: Option<f64>,
+    /// The 1-based line of the run file, for messages.
     #[serde(skip)]
     pub line: u64,
 }
@@ -37,7 +45,9 @@ pub struct RunQuery {
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Usage {
+    /// Tokens of the prompt.
     pub prompt_tokens: u64,
+    /// Tokens of the completion.
     pub completion_tokens: u64,
     /// Accepted as APIs send it; ragate uses prompt + completion.
     pub total_tokens: Option<u64>,

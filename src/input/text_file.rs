@@ -18,11 +18,14 @@ pub struct TextFile {
 /// One non-blank line: its 1-based number and its text without the line ending.
 #[derive(Debug, Clone, Copy)]
 pub struct Line<'a> {
+    /// The line's 1-based number.
     pub number: u64,
+    /// The line's text, without its ending.
     pub text: &'a str,
 }
 
 impl TextFile {
+    /// Reads the file at `path`: UTF-8 (a leading BOM dropped), else an error naming the file.
     pub fn read(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         Self::from_bytes(path, bytes)
@@ -57,6 +60,7 @@ impl TextFile {
         }
     }
 
+    /// The file's path, for messages.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -133,6 +137,7 @@ impl FirstLines {
         }
     }
 
+    /// The line where `id` was first seen, if it was.
     pub fn get(&self, id: &str) -> Option<u64> {
         self.0.get(id).copied()
     }

@@ -49,6 +49,7 @@ fn field_count(layout: Layout, text: &str) -> usize {
     }
 }
 
+/// Reads TREC (`qid iter doc_id grade`) or TSV (`qid<TAB>doc_id<TAB>grade`) qrels, per `layout`.
 pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
     let what = match layout {
         Layout::Trec => "TREC qrels lines `qid iter doc_id grade`",

@@ -12,6 +12,7 @@ use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 pub struct UniqueKeys<V>(pub BTreeMap<String, V>);
 
 impl<V> UniqueKeys<V> {
+    /// The entries, by key.
     pub fn into_inner(self) -> BTreeMap<String, V> {
         self.0
     }

@@ -15,17 +15,24 @@
 //! ([`JudgeCache::lookup`]), for offline, deterministic PR runs; `off` touches no file: every
 //! lookup misses and [`JudgeCache::put`] does nothing.
 
+#[cfg(feature = "cache")]
+mod sqlite;
+#[cfg(not(feature = "cache"))]
+mod without_sqlite;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 
 use crate::config::CacheMode;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
+#[cfg(feature = "cache")]
+use sqlite::Store;
+#[cfg(not(feature = "cache"))]
+use without_sqlite::Store;
 
 /// The only table of a cache file, exactly as SQLite records it in `sqlite_master`.
 pub const SCHEMA: &str = "CREATE TABLE verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
@@ -50,6 +57,8 @@ struct KeyParts<'a> {
 }
 
 impl CacheKey {
+    /// The key of a verdict: the sha256 of the judge's kind, model, endpoint, prompt version,
+    /// parameters and inputs (JSON objects with sorted keys).
     pub fn new(
         judge_kind: &str,
         model: &str,
@@ -71,6 +80,7 @@ impl CacheKey {
         CacheKey(sha256_hex(&canonical))
     }
 
+    /// The key as 64 lowercase hex digits.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -97,8 +107,11 @@ fn sorted(value: &Value) -> Value {
 /// Counts since the cache was opened: lookups that hit, lookups that missed, values written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CacheStats {
+    /// Lookups that found a value.
     pub hits: u64,
+    /// Lookups that found none.
     pub misses: u64,
+    /// Values written.
     pub writes: u64,
 }
 
@@ -109,7 +122,8 @@ pub struct CacheStats {
 pub struct JudgeCache {
     mode: CacheMode,
     path: PathBuf,
-    connection: Option<Mutex<Connection>>,
+    /// The open file; None in `off` mode.
+    store: Option<Store>,
     hits: AtomicU64,
     misses: AtomicU64,
     writes: AtomicU64,
@@ -118,30 +132,28 @@ pub struct JudgeCache {
 impl JudgeCache {
     /// Opens the cache at `path` (in `read-write` mode creating it); `off` touches nothing.
     pub fn open(path: &Path, mode: CacheMode) -> Result<JudgeCache> {
-        let connection = match mode {
+        let store = match mode {
             CacheMode::Off => None,
-            CacheMode::Replay if !path.is_file() => {
-                let message = "replay mode needs an existing cache: run once with mode read-write";
-                return Err(Error::input(path, message));
-            }
-            CacheMode::Replay | CacheMode::ReadWrite => Some(Mutex::new(connect(path, mode)?)),
+            CacheMode::Replay | CacheMode::ReadWrite => Some(Store::open(path, mode)?),
         };
         let path = path.to_path_buf();
         let (hits, misses, writes) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
         Ok(JudgeCache {
             mode,
             path,
-            connection,
+            store,
             hits,
             misses,
             writes,
         })
     }
 
+    /// The cache file.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Whether a miss is an error (mode `replay`).
     pub fn is_replay(&self) -> bool {
         self.mode == CacheMode::Replay
     }
@@ -150,12 +162,9 @@ impl JudgeCache {
     /// asks the judge and [`put`](Self::put)s its answer. In replay mode a miss is an error
     /// naming `what` (the request, e.g. `support of claim 3 of q7`) and the cache path.
     pub fn lookup(&self, key: &CacheKey, what: &str) -> Result<Option<String>> {
-        let found = match &self.connection {
+        let found = match &self.store {
             None => None,
-            Some(connection) => lock(connection)
-                .prepare_cached("SELECT value FROM verdicts WHERE key = ?1")
-                .and_then(|mut select| select.query_row([&key.0], |row| row.get(0)).optional())
-                .map_err(|e| failure(&self.path, "read", e))?,
+            Some(store) => store.get(&self.path, key)?,
         };
         let counter = if found.is_some() {
             &self.hits
@@ -181,34 +190,19 @@ impl JudgeCache {
     /// [`put`](Self::put) for every entry, in one transaction: one commit (and one sync) for a
     /// whole batch of new verdicts, and the write lock held once, briefly.
     pub fn put_all(&self, entries: &[(&CacheKey, String)]) -> Result<()> {
-        let Some(connection) = self.connection.as_ref().filter(|_| !self.is_replay()) else {
+        let Some(store) = self.store.as_ref().filter(|_| !self.is_replay()) else {
             return Ok(());
         };
         if entries.is_empty() {
             return Ok(());
         }
-        let mut connection = lock(connection);
-        let mut write = || -> rusqlite::Result<()> {
-            // IMMEDIATE takes the write lock up front, waiting in the busy handler; a deferred
-            // transaction upgrading a read lock could fail at once instead.
-            let transaction =
-                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            {
-                let mut insert = transaction.prepare_cached(
-                    "INSERT OR REPLACE INTO verdicts (key, value) VALUES (?1, ?2)",
-                )?;
-                for (key, value) in entries {
-                    insert.execute([key.as_str(), value.as_str()])?;
-                }
-            }
-            transaction.commit()
-        };
-        write().map_err(|e| failure(&self.path, "write", e))?;
+        store.put_all(&self.path, entries)?;
         self.writes
             .fetch_add(entries.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
+    /// The counts since the cache was opened.
     pub fn stats(&self) -> CacheStats {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         CacheStats {
@@ -301,122 +295,6 @@ where
     Ok((values, missing.len()))
 }
 
-/// A panic while the lock was held leaves the connection usable (SQLite rolls back itself).
-fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
-    connection.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A SQLite error during `what`, with what to do next.
-fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
-    let advice = match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            "another process kept the cache locked for over 60 s: retry, or set `cache.mode: off`"
-        }
-        _ => {
-            "if it is damaged or not a ragate judge cache, delete it or point `cache.path` elsewhere"
-        }
-    };
-    Error::input(path, format!("judge cache {what} failed: {e}; {advice}"))
-}
-
-/// Opens and checks the database; in `read-write` mode creates it, WAL mode and its table; in
-/// `replay` mode read-only (see [`open_read_only`]).
-fn connect(path: &Path, mode: CacheMode) -> Result<Connection> {
-    let create = mode == CacheMode::ReadWrite;
-    if let Some(parent) = path
-        .parent()
-        .filter(|p| create && !p.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    }
-    let failed = |e| failure(path, "open", e);
-    let connection = if create {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        Connection::open_with_flags(path, flags)
-    } else {
-        open_read_only(path)
-    }
-    .map_err(failed)?;
-    connection.busy_timeout(BUSY_TIMEOUT).map_err(failed)?;
-    // The first access to the file: a foreign file fails here, before anything is written.
-    let mut tables = tables(&connection).map_err(failed)?;
-    if create && tables.is_empty() {
-        // A new file. WAL mode persists in it, so this runs once per cache; two processes
-        // creating it at once may see SQLITE_BUSY without the busy handler (deadlock
-        // avoidance when upgrading a read lock), hence the retries.
-        let create_table = SCHEMA.replacen("TABLE", "TABLE IF NOT EXISTS", 1);
-        let started = Instant::now();
-        tables = loop {
-            let result = connection
-                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
-                .and_then(|_| connection.execute_batch(&create_table))
-                .and_then(|()| self::tables(&connection));
-            match result {
-                Err(e)
-                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
-                        && started.elapsed() < BUSY_TIMEOUT =>
-                {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                result => break result.map_err(failed)?,
-            }
-        };
-    }
-    if tables != [("verdicts".to_string(), SCHEMA.to_string())] {
-        let names: Vec<_> = tables.iter().map(|(name, _)| name).collect();
-        let message = format!(
-            "not a ragate judge cache: expected only the table `{SCHEMA}`, found tables \
-             {names:?}; delete the file or point `cache.path` elsewhere"
-        );
-        return Err(Error::input(path, message));
-    }
-    Ok(connection)
-}
-
-/// Opens the cache for reading only, creating no file. A WAL database opened read-only would
-/// still create its `-wal` and `-shm` files (and fail where it cannot, e.g. in a read-only
-/// directory), so a cache that was closed cleanly (no `-wal` file with content: all of it is in
-/// the database file) is opened `immutable`: SQLite reads the file without locks or side files.
-/// A cache whose `-wal` still holds verdicts (a writer is running, or was killed) is opened
-/// read-only as usual, so those verdicts are read too.
-fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let wal_has_content = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
-    match path.to_str().filter(|_| !wal_has_content) {
-        Some(text) => Connection::open_with_flags(
-            format!("file:{}?immutable=1", uri_escape(text)),
-            flags | OpenFlags::SQLITE_OPEN_URI,
-        ),
-        None => Connection::open_with_flags(path, flags),
-    }
-}
-
-/// `path` escaped for the path part of an SQLite `file:` URI.
-fn uri_escape(path: &str) -> String {
-    let mut escaped = String::with_capacity(path.len());
-    for c in path.chars() {
-        match c {
-            '%' => escaped.push_str("%25"),
-            '?' => escaped.push_str("%3f"),
-            '#' => escaped.push_str("%23"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
-}
-
-/// (name, CREATE statement) of each table of the database.
-fn tables(connection: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
-    let sql = "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name";
-    let mut select = connection.prepare(sql)?;
-    select
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect()
-}
-
-#[cfg(test)]
+// The tests open real SQLite files: they need the `cache` feature.
+#[cfg(all(test, feature = "cache"))]
 mod tests;

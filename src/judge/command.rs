@@ -32,7 +32,9 @@ enum Stopped {
 /// A judge run as a child process.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandJudge {
+    /// The program and its arguments (run without a shell).
     pub command: Vec<String>,
+    /// How long one run of the program may take.
     pub timeout: Duration,
 }
 

@@ -31,7 +31,9 @@ pub const CLAIMS_PROMPT_VERSION: &str = "claims-1";
 /// One answer to decompose.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ClaimsTask {
+    /// The question asked.
     pub question: String,
+    /// The answer to split into claims.
     pub answer: String,
 }
 
@@ -86,7 +88,7 @@ fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, String> {
 }
 
 impl crate::judge::cache::Cached for Vec<String> {
-    /// Claims as a judge's reply gives them after [`checked`]: trimmed, none blank.
+    /// Claims as a judge's reply gives them after `checked`: trimmed, none blank.
     fn check(&self) -> std::result::Result<(), String> {
         match self
             .iter()

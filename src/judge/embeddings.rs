@@ -9,7 +9,7 @@
 //! input (`index` is the input's position; other fields such as `object`, `model` and `usage` are
 //! allowed, `usage.prompt_tokens` is summed). Every embedding of a reply must be non-empty and
 //! finite as `f32`; a reply that is not so is retried, then an error naming the request. HTTP
-//! retries, backoff and `Retry-After` are the `openai` judge's ([`crate::http`]).
+//! retries, backoff and `Retry-After` are the `openai` judge's (`crate::http`).
 //!
 //! Embeddings are kept as `f32` and cached in the judge cache, one text a key: kind
 //! `embeddings`, the model, the endpoint, [`EMBEDDINGS_VERSION`] and the text. A re-run with the
@@ -35,8 +35,11 @@ pub const BATCH: usize = 64;
 /// Requests, retries and tokens an [`EmbeddingClient`] (and its clones) used in this run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EmbeddingUsage {
+    /// Successful requests.
     pub calls: u64,
+    /// Requests retried (429, 5xx, timeouts).
     pub retries: u64,
+    /// Prompt tokens the endpoint reported.
     pub prompt_tokens: u64,
 }
 
@@ -220,7 +223,7 @@ impl EmbeddingClient {
 }
 
 impl cache::Cached for Vec<f32> {
-    /// Non-empty and finite, as [`parse_entries`] accepts a reply (JSON numbers beyond `f32`
+    /// Non-empty and finite, as `parse_entries` accepts a reply (JSON numbers beyond `f32`
     /// read as infinite).
     fn check(&self) -> std::result::Result<(), String> {
         if self.is_empty() {

@@ -21,8 +21,11 @@ use openai::OpenAiJudge;
 /// A configured judge.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Judge {
+    /// The offline token-overlap judge.
     Lexical(LexicalJudge),
+    /// An external program speaking JSON lines.
     Command(CommandJudge),
+    /// An OpenAI-compatible chat endpoint (without the `llm` feature a config cannot name one).
     OpenAi(OpenAiJudge),
 }
 
@@ -44,6 +47,7 @@ pub fn build(spec: &JudgeSpec) -> Judge {
 pub struct Clients {
     /// By name, as in the config.
     pub judges: BTreeMap<String, Judge>,
+    /// The client of the embeddings endpoint, when one is configured.
     pub embeddings: Option<EmbeddingClient>,
 }
 
@@ -66,9 +70,19 @@ impl Clients {
 #[serde(tag = "task", rename_all = "lowercase")]
 pub enum Task {
     /// Is `claim` supported by `context`?
-    Support { claim: String, context: String },
+    Support {
+        /// One claim of an answer.
+        claim: String,
+        /// The contexts the answer was generated from, joined with blank lines.
+        context: String,
+    },
     /// Does `answer` address `question`?
-    Relevance { question: String, answer: String },
+    Relevance {
+        /// The query text.
+        question: String,
+        /// The system's answer.
+        answer: String,
+    },
 }
 
 impl Task {
@@ -211,6 +225,8 @@ impl Judge {
         }
     }
 
+    /// The judge's verdicts on `tasks`, in task order; `name` is the judge's config name, for
+    /// messages.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
         match self {
             Judge::Lexical(judge) => Ok(tasks.iter().map(|task| judge.verdict(task)).collect()),

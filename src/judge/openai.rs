@@ -24,7 +24,7 @@
 //!
 //! # Running the calls
 //!
-//! Calls go through [`crate::http::send_all`]: `concurrency` worker threads, a `timeout`
+//! Calls go through `crate::http::send_all`: `concurrency` worker threads, a `timeout`
 //! per HTTP request, 429, 5xx, timeouts, connection errors and unparseable replies retried up to
 //! `max_retries` times with exponential backoff and jitter or after the `Retry-After` (seconds or
 //! an HTTP date) the server asks for; other HTTP statuses (400, 401, 404, ...) fail at once.

@@ -31,8 +31,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmbeddedQuery {
+    /// The query's id.
     pub qid: String,
+    /// The embedding of the question.
     pub question: Vec<f32>,
+    /// The embedding of the answer.
     pub answer: Vec<f32>,
 }
 

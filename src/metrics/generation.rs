@@ -9,11 +9,13 @@ use crate::metrics::metric::Metric;
 /// One claim of an answer and the judge's verdict on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimVerdict {
+    /// The claim's text.
     pub claim: String,
     /// The judge's support score in [0, 1], when it has one.
     pub score: Option<f64>,
     /// 0 unsupported, 1 partly, 2 fully supported.
     pub grade: u8,
+    /// Whether the judge found the claim supported (what `faithfulness` counts).
     pub supported: bool,
 }
 
@@ -23,7 +25,9 @@ pub struct AnswerInputs<'a> {
     pub answer: &'a str,
     /// Per retrieved chunk in rank order: whether the qrels count it relevant.
     pub chunk_relevant: &'a [bool],
+    /// The query's `gold_answer_substring`, if any.
     pub gold_answer_substring: Option<&'a str>,
+    /// The query's `reference_answer`, if any.
     pub reference_answer: Option<&'a str>,
 }
 

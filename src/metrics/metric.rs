@@ -9,6 +9,7 @@ use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 /// A metric: retrieval quality from the ranking, or answer quality from the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
+    /// A metric of the ranking alone.
     Retrieval(RetrievalMetric),
     /// Share of the answer's claims that the judge finds supported by the contexts.
     Faithfulness,
@@ -40,8 +41,11 @@ pub enum Metric {
 /// A judged metric that human labels can calibrate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Calibrated {
+    /// Calibrates `faithfulness`.
     Faithfulness,
+    /// Calibrates `faithfulness_graded`.
     FaithfulnessGraded,
+    /// Calibrates `answer_relevance`.
     AnswerRelevance,
 }
 
@@ -66,6 +70,7 @@ pub fn valid_names() -> String {
     )
 }
 
+/// A metric name ragate does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown metric `{name}`{}: expected one of {}",
@@ -73,6 +78,7 @@ pub fn valid_names() -> String {
     valid_names()
 )]
 pub struct UnknownMetric {
+    /// The name as given.
     pub name: String,
 }
 
@@ -184,6 +190,7 @@ impl From<RetrievalMetric> for Metric {
 }
 
 impl Metric {
+    /// Whether higher values are better (quality) or worse (length, latency, tokens, cost).
     pub fn direction(self) -> Direction {
         match self {
             Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => {
@@ -202,6 +209,7 @@ impl Metric {
         }
     }
 
+    /// The retrieval metric, if it is one.
     pub fn as_retrieval(self) -> Option<RetrievalMetric> {
         match self {
             Metric::Retrieval(metric) => Some(metric),
@@ -256,11 +264,13 @@ pub enum EmptyAnswer {
 /// A metric with the options it is computed with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricSpec {
+    /// The metric.
     pub metric: Metric,
     /// The judge of judged metrics (a name of the config's `judges`).
     pub judge: String,
     /// How many retrieved docs' texts make the contexts when a run line has no `contexts`.
     pub contexts_k: usize,
+    /// What an empty answer scores.
     pub empty_answer: EmptyAnswer,
     /// context_precision: relevance from the judge instead of the qrels.
     pub judged: bool,

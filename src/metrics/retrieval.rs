@@ -21,20 +21,32 @@ use crate::input::qrels::{Grade, Judgment, QueryQrels};
 /// A retrieval metric with its cut-off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RetrievalMetric {
+    /// `precision@k`: relevant docs in the top k / k (k even when fewer are retrieved).
     Precision(usize),
+    /// `recall@k`: relevant docs in the top k / all relevant docs of the query.
     Recall(usize),
+    /// `hit_rate@k`: 1 when a relevant doc is in the top k, else 0.
     HitRate(usize),
+    /// `mrr` (`mrr@k`): 1 / rank of the first relevant doc (within the top k), 0 if none.
     Mrr(Option<usize>),
+    /// `ndcg` (`ndcg@k`): exponential gain (2^grade - 1) / log2(rank + 1), ideal from all judged
+    /// docs.
     Ndcg(Option<usize>),
+    /// `ndcg_linear` (`ndcg_linear@k`): linear gain, trec_eval's `ndcg_cut`.
     NdcgLinear(Option<usize>),
+    /// `map` (`map@k`): average precision (at the relevant ranks within the top k) over all
+    /// relevant docs.
     Map(Option<usize>),
+    /// `r_precision`: precision at R, the number of relevant docs.
     RPrecision,
 }
 
 /// Whether a larger value of a metric is better (retrieval quality) or worse (latency, cost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// Larger is better.
     HigherIsBetter,
+    /// Smaller is better.
     LowerIsBetter,
 }
 
@@ -51,9 +63,11 @@ pub const DEFAULT_METRICS: [RetrievalMetric; 5] = [
     RetrievalMetric::Ndcg(Some(10)),
 ];
 
+/// A retrieval metric name ragate does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown metric `{name}`: expected one of {VALID_NAMES}")]
 pub struct UnknownMetric {
+    /// The name as given.
     pub name: String,
 }
 
@@ -108,12 +122,14 @@ impl fmt::Display for RetrievalMetric {
 /// What the qrels say about one query, prepared once for all its metrics.
 #[derive(Debug, Clone)]
 pub struct QueryTruth {
+    /// How many judged docs count as relevant.
     pub num_relevant: usize,
     /// Positive gains of all judged docs, highest first.
     pub ideal_gains: Vec<Grade>,
 }
 
 impl QueryTruth {
+    /// The truth of `query`.
     pub fn new(query: &QueryQrels) -> Self {
         QueryTruth {
             num_relevant: query.num_relevant(),
@@ -132,6 +148,7 @@ pub struct Depth {
 }
 
 impl Depth {
+    /// The depth `metrics` need together.
     pub fn of(metrics: &[RetrievalMetric]) -> Self {
         let mut depth = Depth {
             cut: 0,

@@ -15,6 +15,7 @@ pub enum OutputFormat {
     Tsv,
 }
 
+/// `ragate eval`'s output of `evaluation` in `format`, with a row per query when `per_query`.
 pub fn render(evaluation: &Evaluation, format: OutputFormat, per_query: bool) -> String {
     match format {
         OutputFormat::Table => table(evaluation, per_query),

@@ -114,6 +114,7 @@ pub struct RunInfo {
     /// The config file the checks come from, as given on the command line (the suite's `file`;
     /// left out when unknown).
     pub config: Option<PathBuf>,
+    /// When the run started and how long it took.
     pub clock: RunClock,
 }
 

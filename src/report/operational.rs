@@ -13,9 +13,13 @@ use crate::evaluate::operational::Operational;
 /// One figure over one slice.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
+    /// Queries with the figure.
     pub n: usize,
+    /// Median (linear interpolation, as numpy).
     pub p50: f64,
+    /// 95th percentile (linear interpolation, as numpy).
     pub p95: f64,
+    /// Mean.
     pub mean: f64,
 }
 

@@ -489,6 +489,8 @@ fn push_notes(out: &mut String, report: &GateReport) {
     out.push_str("\n</details>\n\n");
 }
 
+/// The Markdown summary of a decided run (summary.md, the step summary, the PR comment): the
+/// headline, the notable checks, the likely causes, then everything else folded; bounded in size.
 pub fn render(report: &GateReport) -> String {
     let mut out = String::new();
     push_verdicts(&mut out, report);

@@ -234,7 +234,7 @@ fn a_shard_that_lost_queries_is_an_error() {
             .keys()
             .map(String::as_str)
             .collect();
-        let record = ragate::shard::ShardQueries::of(qids);
+        let record = shard_record(qids);
         shard["queries"] = serde_json::to_value(record).unwrap();
     });
     let merged = ragate_in(dir, &["merge", "--tier", "regression", "s1", "s2", "s3"]);
@@ -284,4 +284,14 @@ fn shard_counts_out_of_bounds_are_errors_not_panics() {
         "{}",
         huge.stderr
     );
+}
+
+/// The `queries` record of a shard holding exactly `qids`, as `shard.json` spells it: their
+/// count and the SHA-256 (lowercase hex) of the JSON array of them, sorted.
+fn shard_record(mut qids: Vec<&str>) -> serde_json::Value {
+    use sha2::Digest;
+    qids.sort_unstable();
+    let digest = sha2::Sha256::digest(serde_json::to_vec(&qids).unwrap());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    serde_json::json!({"count": qids.len(), "qids_sha256": hex})
 }

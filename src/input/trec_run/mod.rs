@@ -1,16 +1,16 @@
 //! Streaming, parallel reader of TREC runs (`qid Q0 doc_id rank score tag`).
 //!
-//! [`pipeline`] reads the file in blocks of about 4 MiB that end on a query boundary while worker
+//! `pipeline` reads the file in blocks of about 4 MiB that end on a query boundary while worker
 //! threads parse and process whole queries; the caller receives per-query outputs in file order.
 //! Memory is bounded by the blocks in flight, never by the file size. Nothing is allocated per
 //! line: entries borrow the block.
 //!
 //! A run whose queries are not contiguous (a qid reappears after other queries) is detected on
 //! the way and read a second time, so that every query is still processed once with all its
-//! lines: gathered by query in memory ([`memory`]) when the run's compact form (about three
+//! lines: gathered by query in memory (`memory`) when the run's compact form (about three
 //! quarters of its text for a shuffled run) fits [`ReadOptions::memory_budget`] (320 MiB by
 //! default: a shuffled run of about 440 MB), else sorted by query through temporary files
-//! ([`spill`]); both in bounded memory.
+//! (`spill`); both in bounded memory.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -30,16 +30,20 @@ const EXPECTED_FIELDS: &str = "6 whitespace-separated fields `qid Q0 doc_id rank
 /// checked that the file is UTF-8, and only the ids that metrics look up need to become `str`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunEntry<'a> {
+    /// The document id, as the file spells it.
     pub doc_id: &'a [u8],
+    /// The run's score of the document.
     pub score: f64,
 }
 
 /// The processed result of one query's lines.
 #[derive(Debug)]
 pub struct QueryOutput<R> {
+    /// The query's id.
     pub qid: Box<str>,
     /// The 1-based line number of the query's first line.
     pub first_line: u64,
+    /// What the caller's function computed from the query's entries.
     pub value: R,
 }
 
@@ -66,8 +70,11 @@ fn join_in_file_order<R>(
 /// The first query found not contiguous: its first line and the line where it reappeared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repeat {
+    /// The query's id.
     pub qid: Box<str>,
+    /// The 1-based line of its first entry.
     pub first_line: u64,
+    /// The 1-based line where it appeared again after other queries.
     pub later_line: u64,
 }
 
@@ -124,8 +131,8 @@ impl ReadOptions {
 /// Parses the run at `path` on `options.threads` workers and calls `process(qid, entries)` once
 /// per query with all of its lines, entries in file order (`process` may reorder them). A run
 /// grouped by query is read once; an ungrouped one is detected and read again, gathered by query
-/// in memory (see [`memory`]) or, beyond the memory budget, through temporary files (see
-/// [`spill`]), with the same outputs in the same order.
+/// in memory (see `memory`) or, beyond the memory budget, through temporary files (see
+/// `spill`), with the same outputs in the same order.
 pub fn for_each_query<R, F>(path: &Path, options: &ReadOptions, process: F) -> Result<Queries<R>>
 where
     R: Send,

@@ -131,7 +131,7 @@ fn replay_needs_an_existing_cache_and_fails_on_a_miss() {
 fn foreign_or_corrupt_files_are_errors_and_left_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let other = dir.path().join("other.sqlite");
-    Connection::open(&other)
+    rusqlite::Connection::open(&other)
         .unwrap()
         .execute_batch("CREATE TABLE t (x)")
         .unwrap();
@@ -305,7 +305,7 @@ fn new_values_of_a_batch_are_written_in_one_transaction() {
         (values.len(), fetched, cache.stats().writes),
         (300, 300, 300)
     );
-    let connection = lock(cache.connection.as_ref().unwrap());
+    let connection = cache.store.as_ref().unwrap().connection();
     // SQLite's count of changes made by the last INSERT/UPDATE/DELETE statements is no
     // measure of transactions; the WAL frame count is: one transaction of 300 small rows
     // writes a few pages, one transaction a row would append hundreds of frames.
@@ -377,7 +377,7 @@ fn replay_reads_verdicts_still_in_the_wal_of_a_running_writer() {
 #[test]
 fn uri_escaping_keeps_paths_with_special_characters() {
     assert_eq!(
-        uri_escape("/a b/c%d?e#f.sqlite"),
+        sqlite::uri_escape("/a b/c%d?e#f.sqlite"),
         "/a b/c%25d%3fe%23f.sqlite"
     );
     let dir = tempfile::tempdir().unwrap();
