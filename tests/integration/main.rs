@@ -1,5 +1,6 @@
 //! The one integration test binary: runs the real `ragate` executable on files.
 
+mod action_report;
 mod action_script;
 mod expected_values;
 mod fail_closed_inputs;
