@@ -114,11 +114,12 @@ download() {
     mkdir -p "$work/x" "$RAGATE_ROOT/bin"
     tar -xzf "$work/$asset" -C "$work/x" || die "$asset is not a readable tar.gz"
     [ -f "$work/x/$exe" ] || die "$asset holds no $exe at its top level"
-    install -m 0755 "$work/x/$exe" "$RAGATE_ROOT/bin/$exe"
+    chmod 0755 "$work/x/$exe"
     local reported
-    reported=$("$RAGATE_ROOT/bin/$exe" --version) || die "the downloaded $exe does not run on this machine"
+    reported=$("$work/x/$exe" --version) || die "the downloaded $exe does not run on this machine"
     [ "$reported" = "ragate $RAGATE_VERSION" ] ||
         die "the downloaded $exe reports '$reported', expected 'ragate $RAGATE_VERSION'"
+    install -m 0755 "$work/x/$exe" "$RAGATE_ROOT/bin/$exe"
     echo "ragate install: $asset (sha256 $got) into $RAGATE_ROOT/bin"
 }
 

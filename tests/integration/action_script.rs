@@ -224,3 +224,37 @@ fn the_action_outputs_come_from_the_real_gate_json() {
     );
     assert_eq!(output_value(&regressed, "comment"), Some("post"));
 }
+
+#[test]
+fn a_prebuilt_binary_input_is_put_on_path_under_its_own_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir_all(dir.join("ragate-bin")).unwrap();
+    // As an artifact download leaves it: not executable, and here under another name.
+    std::fs::write(
+        dir.join("ragate-bin/ragate-linux"),
+        "#!/usr/bin/env bash\necho 'ragate 0.1.0'\n",
+    )
+    .unwrap();
+    let github_path = dir.join("github-path");
+    let env = [
+        ("GITHUB_PATH", path_str(&github_path)),
+        ("RAGATE_BINARY", "ragate-bin/ragate-linux"),
+        ("RAGATE_ROOT", ""),
+    ];
+    let (code, stdout, stderr) = run_step(dir, "path", Path::new("/nonexistent"), &env);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "ragate 0.1.0\n");
+    let added = std::fs::read_to_string(&github_path).unwrap();
+    assert_eq!(added.trim(), path_str(&dir.join("ragate-bin").canonicalize().unwrap()));
+    assert!(dir.join("ragate-bin/ragate").exists());
+
+    let env = [
+        ("GITHUB_PATH", path_str(&github_path)),
+        ("RAGATE_BINARY", "missing/ragate"),
+        ("RAGATE_ROOT", ""),
+    ];
+    let (code, stdout, _) = run_step(dir, "path", Path::new("/nonexistent"), &env);
+    assert_eq!(code, 2);
+    assert!(stdout.contains("is not a file"), "{stdout}");
+}
