@@ -33,7 +33,11 @@ impl Bed {
         let dir = tempfile::tempdir().unwrap();
         let source = dir.path().join("source");
         std::fs::create_dir_all(source.join("src")).unwrap();
-        std::fs::write(source.join("Cargo.toml"), "[package]\nversion = \"0.1.0\"\n").unwrap();
+        std::fs::write(
+            source.join("Cargo.toml"),
+            "[package]\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
         std::fs::write(source.join("Cargo.lock"), "# lock\n").unwrap();
         std::fs::write(source.join("src/main.rs"), "fn main() {}\n").unwrap();
         write_executable(
@@ -70,7 +74,13 @@ impl Bed {
         std::fs::create_dir_all(&release).unwrap();
         let asset = format!("ragate-v{VERSION}-{TARGET}.tar.gz");
         let tar = Command::new("tar")
-            .args(["-czf", path_str(&release.join(&asset)), "-C", path_str(&staging), "ragate"])
+            .args([
+                "-czf",
+                path_str(&release.join(&asset)),
+                "-C",
+                path_str(&staging),
+                "ragate",
+            ])
             .status()
             .unwrap();
         assert!(tar.success());
@@ -144,7 +154,10 @@ fn a_checksum_mismatch_is_an_error_not_a_fallback() {
     let (code, log, cargo) = bed.install(&bed.file_url());
     assert_eq!(code, 2, "{log}");
     assert!(log.contains("refusing to install it"), "{log}");
-    assert_eq!(cargo, None, "an altered download never falls back to a build");
+    assert_eq!(
+        cargo, None,
+        "an altered download never falls back to a build"
+    );
     assert!(!bed.path("root/bin/ragate").exists());
 }
 

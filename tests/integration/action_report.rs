@@ -124,18 +124,29 @@ fn a_status_that_contradicts_the_exit_code_is_an_error() {
     assert_eq!(code, 0);
     assert_eq!(get(&pairs, "status"), "error");
     assert_eq!(get(&pairs, "comment"), "post");
-    assert!(stderr.contains("says 'pass' but ragate exited with 1"), "{stderr}");
+    assert!(
+        stderr.contains("says 'pass' but ragate exited with 1"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn untrusted_documents_fall_back_to_the_exit_code() {
     let bad_check = document("pass", 0, &["pass", "$(rm -rf /)"]);
     let (_, pairs, stderr) = report(Some(bad_check.as_bytes()), "0", "on-change", "false");
-    assert_eq!(get(&pairs, "status"), "error", "an unknown check status is not a pass");
+    assert_eq!(
+        get(&pairs, "status"),
+        "error",
+        "an unknown check status is not a pass"
+    );
     assert!(stderr.contains("no valid status"), "{stderr}");
 
     let (_, pairs, stderr) = report(None, "0", "on-change", "false");
-    assert_eq!(get(&pairs, "status"), "pass", "no document: the exit code decides");
+    assert_eq!(
+        get(&pairs, "status"),
+        "pass",
+        "no document: the exit code decides"
+    );
     assert_eq!(get(&pairs, "failed-checks"), "");
     assert!(stderr.contains("no gate JSON at"), "{stderr}");
 
@@ -161,4 +172,44 @@ fn a_bad_command_line_exits_2() {
     assert!(stderr.contains("--comment-mode must be one of"), "{stderr}");
     let (code, _, _) = report(Some(json.as_bytes()), "zero", "always", "false");
     assert_eq!(code, 2);
+}
+
+/// Runs `code` with node, `sticky` bound to `.github/scripts/sticky-comment.js`; returns stdout.
+fn node_sticky(code: &str) -> (bool, String, String) {
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/scripts/sticky-comment.js");
+    let program = format!(
+        "const sticky = require({});\n{code}",
+        serde_json::to_string(path_str(&module)).unwrap()
+    );
+    let output = Command::new("node")
+        .args(["-e", &program])
+        .output()
+        .expect("node runs");
+    (
+        output.status.success(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_comment_body_stays_under_the_limit_and_marks_its_tier() {
+    // 30,000 lines of a fenced block with multi-byte characters: cut at a line, fence closed.
+    let (ok, stdout, stderr) = node_sticky(
+        "const summary = '## ragate\\n```diff\\n' + '- ä→ö line\\n'.repeat(30000);\n\
+         const body = sticky.body({ tier: 'smoke', summary, runUrl: 'https://x', sha: 'abcdef123' });\n\
+         console.log(JSON.stringify({ bytes: Buffer.byteLength(body), head: body.split('\\n')[0],\n\
+           fences: (body.match(/^\\s*```/gm) || []).length, note: body.includes('Summary truncated') }));",
+    );
+    assert!(ok, "{stderr}");
+    let facts: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(facts["bytes"].as_u64().unwrap() <= 65536 - 512, "{facts}");
+    assert_eq!(facts["head"], "<!-- ragate-gate:smoke -->");
+    assert_eq!(facts["fences"].as_u64().unwrap() % 2, 0, "{facts}");
+    assert_eq!(facts["note"], true);
+
+    // A tier from an untrusted artifact cannot break out of the marker.
+    let (ok, _, stderr) = node_sticky("sticky.marker('smoke --> <img src=x>');");
+    assert!(!ok);
+    assert!(stderr.contains("is not a plain name"), "{stderr}");
 }

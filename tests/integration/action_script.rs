@@ -36,7 +36,14 @@ pub(crate) fn run_step(
         std::env::var("PATH").unwrap_or_default()
     );
     let output = Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &step_script(id)])
+        .args([
+            "--noprofile",
+            "--norc",
+            "-eo",
+            "pipefail",
+            "-c",
+            &step_script(id),
+        ])
         .env_clear()
         .env("PATH", path)
         .env("GITHUB_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
@@ -120,6 +127,16 @@ fn a_multi_line_args_input_keeps_every_line() {
         outputs.contains("summary-path=gate-out/summary.md\n"),
         "{outputs}"
     );
+    let absolute = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("gate-out/summary.md");
+    assert_eq!(
+        output_value(&outputs, "summary-file"),
+        Some(path_str(&absolute)),
+        "the comment step reads the summary by absolute path (any working-directory)"
+    );
 }
 
 #[test]
@@ -141,7 +158,10 @@ fn a_format_in_args_is_refused() {
     let mut inputs = INPUTS.to_vec();
     inputs.push(("RAGATE_ARGS", "--format table"));
     let (code, argv, _) = run_gate_step(dir.path(), &inputs);
-    assert_eq!(code, 2, "the action's own --format json must not be overridden");
+    assert_eq!(
+        code, 2,
+        "the action's own --format json must not be overridden"
+    );
     assert!(argv.is_empty(), "ragate did not run: {argv}");
 }
 
@@ -174,8 +194,12 @@ fn real_gate_then_report(dir: &Path, run: &str, mode: &str) -> String {
     let (code, _, stderr) = run_step(dir, "gate", &bin, &env);
     assert_eq!(code, 0, "{stderr}");
     let gate_outputs = std::fs::read_to_string(&outputs).unwrap();
-    let exit = output_value(&gate_outputs, "exit-code").unwrap().to_string();
-    let json = output_value(&gate_outputs, "json-path").unwrap().to_string();
+    let exit = output_value(&gate_outputs, "exit-code")
+        .unwrap()
+        .to_string();
+    let json = output_value(&gate_outputs, "json-path")
+        .unwrap()
+        .to_string();
     env.extend([
         ("RAGATE_EXIT", exit.as_str()),
         ("RAGATE_JSON", json.as_str()),
@@ -195,7 +219,11 @@ fn the_action_outputs_come_from_the_real_gate_json() {
 
     let first = real_gate_then_report(dir, "base.jsonl", "on-change");
     assert_eq!(output_value(&first, "exit-code"), Some("2"), "{first}");
-    assert_eq!(output_value(&first, "status"), Some("no-baseline"), "{first}");
+    assert_eq!(
+        output_value(&first, "status"),
+        Some("no-baseline"),
+        "{first}"
+    );
     assert_eq!(output_value(&first, "comment"), Some("post"), "{first}");
     assert_eq!(
         output_value(&first, "results-path"),
@@ -246,7 +274,10 @@ fn a_prebuilt_binary_input_is_put_on_path_under_its_own_name() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout, "ragate 0.1.0\n");
     let added = std::fs::read_to_string(&github_path).unwrap();
-    assert_eq!(added.trim(), path_str(&dir.join("ragate-bin").canonicalize().unwrap()));
+    assert_eq!(
+        added.trim(),
+        path_str(&dir.join("ragate-bin").canonicalize().unwrap())
+    );
     assert!(dir.join("ragate-bin/ragate").exists());
 
     let env = [
