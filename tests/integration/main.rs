@@ -1,5 +1,7 @@
 //! The one integration test binary: runs the real `ragate` executable on files.
 
+mod action_install;
+mod action_report;
 mod action_script;
 mod expected_values;
 mod fail_closed_inputs;

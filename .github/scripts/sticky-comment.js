@@ -1,0 +1,82 @@
+// ragate's sticky pull-request comment, shared by the action (action.yml) and the fork-safe
+// workflow_run workflow (.github/workflows/rag-gate-comment.yml); loaded by actions/github-script.
+//
+//   find({ github, context, prNumber, tier })                      -> ids of ragate comments
+//   upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing })
+//
+// One comment per pull request and tier, found again by the hidden marker on its first line and
+// edited in place. The summary is read as data (at most MAX_SUMMARY_BYTES; it may come from an
+// untrusted artifact) and the body is kept under GitHub's 65,536-character limit.
+'use strict';
+
+const fs = require('fs');
+
+const LIMIT_BYTES = 65536 - 512; // GitHub's cap, with room to spare
+const MAX_SUMMARY_BYTES = 1024 * 1024;
+const TIER = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function marker(tier) {
+  if (!TIER.test(tier)) throw new Error(`ragate: tier '${tier}' is not a plain name ([A-Za-z0-9_.-]{1,64})`);
+  return `<!-- ragate-gate:${tier} -->`;
+}
+
+async function find({ github, context, prNumber, tier }) {
+  const { owner, repo } = context.repo;
+  const comments = await github.paginate(github.rest.issues.listComments, {
+    owner, repo, issue_number: prNumber, per_page: 100,
+  });
+  const mark = marker(tier);
+  return comments.filter((c) => (c.body ?? '').startsWith(mark)).map((c) => c.id);
+}
+
+function readSummary(path, tier, runUrl) {
+  try {
+    const stat = fs.statSync(path);
+    if (stat.size > MAX_SUMMARY_BYTES) {
+      return `## ragate \`${tier}\`\n\nThe summary is over ${MAX_SUMMARY_BYTES} bytes; see the [workflow run](${runUrl}).\n`;
+    }
+    return fs.readFileSync(path, 'utf8');
+  } catch (err) {
+    return `## ragate \`${tier}\`: :warning: no summary\n\n` +
+      `ragate wrote no summary (${err.code ?? err.message}); see the [workflow run](${runUrl}).\n`;
+  }
+}
+
+function body({ tier, summary, runUrl, sha }) {
+  const head = `${marker(tier)}\n`;
+  const foot = `\n\n---\n<sub>Commit ${sha.slice(0, 7)}, [workflow run](${runUrl}); this comment is updated on every run.</sub>\n`;
+  const bytes = (s) => Buffer.byteLength(s, 'utf8');
+  let text = head + summary + foot;
+  if (bytes(text) > LIMIT_BYTES) {
+    const note = `\n\n> [!NOTE]\n> Summary truncated to stay under GitHub's 65,536-character comment limit; ` +
+      `the full summary is in the [job summary](${runUrl}).\n`;
+    const room = LIMIT_BYTES - bytes(head) - bytes(foot) - bytes(note) - 8;
+    // Cut on a byte boundary, drop a half character, then go back to the last full line.
+    let cut = Buffer.from(summary, 'utf8').subarray(0, room).toString('utf8').replace(/\uFFFD+$/, '');
+    const nl = cut.lastIndexOf('\n');
+    if (nl > 0) cut = cut.slice(0, nl);
+    // Close a code fence left open by the cut.
+    if (((cut.match(/^\s*```/gm) ?? []).length % 2) === 1) cut += '\n```';
+    text = head + cut + note + foot;
+  }
+  return text;
+}
+
+async function upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing }) {
+  const { owner, repo } = context.repo;
+  const text = body({ tier, summary: readSummary(summaryPath, tier, runUrl), runUrl, sha });
+  const ids = existing ?? await find({ github, context, prNumber, tier });
+  if (ids.length === 0) {
+    const { data } = await github.rest.issues.createComment({ owner, repo, issue_number: prNumber, body: text });
+    core.info(`ragate: created comment ${data.html_url}`);
+    return;
+  }
+  const { data } = await github.rest.issues.updateComment({ owner, repo, comment_id: ids[0], body: text });
+  core.info(`ragate: updated comment ${data.html_url}`);
+  // Two runs that raced may each have created one: keep the first.
+  for (const id of ids.slice(1)) {
+    await github.rest.issues.deleteComment({ owner, repo, comment_id: id });
+  }
+}
+
+module.exports = { find, upsert, body, marker };
