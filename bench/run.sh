@@ -26,6 +26,7 @@
 #                ndcg recall.1000 Rprec; pytrec_eval and ranx do not take this set: use TOOLS)
 #   THREADS      worker threads for ragate (default: all cores); THREADS=1 compares with the
 #                single-threaded C floor on equal terms
+#   SKIP_BUILD   =1 uses target/release/ragate as it is (no `cargo build --release` first)
 #   SHARED_DIR   where bench/floor_split.c lives (default: ../shared next to the repo)
 #   KEEP_OUTPUT  =1 writes each tool's stdout to target/bench/out/TOOL.stdout instead of
 #                /dev/null (the last run's output is kept)
@@ -98,7 +99,10 @@ fi
 
 # (b) ragate
 mkdir -p "$BENCH_DIR"
-if has_tool ragate; then
+if has_tool ragate && [[ ${SKIP_BUILD:-0} == 1 ]]; then
+    [[ -x $TARGET/release/ragate ]] || die "SKIP_BUILD=1 but $TARGET/release/ragate is missing"
+    echo "== using the built $TARGET/release/ragate (SKIP_BUILD=1): $("$TARGET/release/ragate" --version)" >&2
+elif has_tool ragate; then
     echo "== cargo build --release --bin ragate" >&2
     cargo build --release --bin ragate
     [[ -x $TARGET/release/ragate ]] || die "$TARGET/release/ragate was not built"
