@@ -63,6 +63,10 @@ pub struct AgreementArgs {
     /// The run whose answers are judged (native JSONL).
     #[arg(long, value_name = "FILE")]
     pub run: PathBuf,
+    /// What to print on stdout: the agreement as text, or one JSON object
+    /// `{"tier", "judges", "claims", "agreement", "kappa", "confusion", "disagreements"}`.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
 }
 
 #[derive(Debug, Args)]
@@ -190,6 +194,10 @@ pub struct AcceptArgs {
     /// (corrupt, or written by a newer ragate).
     #[arg(long)]
     pub force: bool,
+    /// What to print on stdout: the summary's diff, or one JSON object
+    /// `{"tier", "from", "baseline", "changed", "diff"}`.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
 }
 
 #[derive(Debug, Args)]

@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::json;
+
 use crate::app::{default_threads, write_stdout};
-use crate::cli::AgreementArgs;
+use crate::cli::{AgreementArgs, GateFormat};
 use crate::config::CacheMode;
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
@@ -121,6 +123,24 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
         ));
     };
     let [yy, yn, ny, nn] = result.confusion;
+    if args.format == GateFormat::Json {
+        let document = json!({
+            "tier": tier.name,
+            "judges": [first, second],
+            "claims": pairs.len(),
+            "agreement": result.observed,
+            "kappa": result.kappa,
+            "confusion": {
+                "both_supported": yy,
+                "first_only_supported": yn,
+                "second_only_supported": ny,
+                "both_unsupported": nn,
+            },
+            "disagreements": disagreements,
+        });
+        write_stdout(&format!("{document:#}\n"))?;
+        return Ok(exit_code::SUCCESS);
+    }
     let mut out = format!(
         "judges `{first}` and `{second}` on {} claims of tier `{}`\n\
          agreement {:.3}, Cohen's kappa {}\n\n\

@@ -95,6 +95,22 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     store::write_atomic(&tier.baseline, &results.to_json())?;
     let new = measured::table(&results);
     let diff = TextDiff::from_lines(&old, &new);
+    let unified = diff
+        .unified_diff()
+        .context_radius(0)
+        .header("old baseline", "new baseline")
+        .to_string();
+    if args.format == GateFormat::Json {
+        let document = json!({
+            "tier": tier.name,
+            "from": from.display().to_string(),
+            "baseline": tier.baseline.display().to_string(),
+            "changed": old != new,
+            "diff": unified,
+        });
+        write_stdout(&format!("{document:#}\n"))?;
+        return Ok(exit_code::SUCCESS);
+    }
     let mut out = format!(
         "accepted {} as the baseline of tier `{}` ({})\n",
         from.display(),
@@ -104,13 +120,7 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     if old == new {
         out.push_str("summary unchanged\n");
     } else {
-        out.push_str(
-            &diff
-                .unified_diff()
-                .context_radius(0)
-                .header("old baseline", "new baseline")
-                .to_string(),
-        );
+        out.push_str(&unified);
     }
     write_stdout(&out)?;
     Ok(exit_code::SUCCESS)

@@ -128,6 +128,26 @@ fn no_baseline_then_accept_then_pass_regress_and_noise() {
         accepted.stdout
     );
     assert!(dir.join("baselines/regression.json").is_file());
+    let again = ragate_in(
+        dir,
+        &[
+            "baseline",
+            "accept",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let document: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(
+        document["changed"], false,
+        "the same results again: {document:#}"
+    );
+    assert_eq!(document["tier"], "regression");
 
     let same = gate(dir, "base.jsonl");
     assert_eq!(

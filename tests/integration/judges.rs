@@ -147,6 +147,26 @@ fn judge_agreement_compares_two_judges_on_the_same_claims() {
     // 12 answers: 9 with one claim, 3 with two; both judges support the first claim and reject
     // "Backups are encrypted twice." (no context word), so they agree on all 15.
     assert!(out.stdout.starts_with("judges `default` and `ext` on 15 claims of tier `smoke`\nagreement 1.000, Cohen's kappa 1.000\n"), "{}", out.stdout);
+    let as_json = ragate_in(
+        dir.path(),
+        &[
+            "judge-agreement",
+            "--tier",
+            "smoke",
+            "--judges",
+            "default,ext",
+            "--run",
+            "run.jsonl",
+            "--format",
+            "json",
+        ],
+    );
+    let document: serde_json::Value = serde_json::from_str(&as_json.stdout).unwrap();
+    assert_eq!(document["claims"], 15);
+    assert_eq!(document["agreement"], 1.0);
+    assert_eq!(document["kappa"], 1.0);
+    assert_eq!(document["confusion"]["both_supported"], 12);
+    assert_eq!(document["confusion"]["both_unsupported"], 3);
     let unknown = ragate_in(
         dir.path(),
         &[
