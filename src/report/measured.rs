@@ -27,13 +27,14 @@ pub fn table(results: &Results) -> String {
 /// other slices folded, and the command that accepts the results as the baseline.
 pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &str) -> String {
     let first_run = results.status == RunStatus::NoBaseline;
+    // The headline in the form of the gate's summary: status first, the tier last.
     let mut out = if first_run {
         format!(
-            "## ragate · tier {tier} · ⚠️ no baseline yet\n\nNothing was gated (exit 2): this tier has no baseline to compare with. Measured on this run:\n\n"
+            "**⚠️ No baseline yet: nothing was gated** · tier\u{a0}{tier}\n\nThis tier has no baseline to compare with (exit 2). Measured on this run:\n\n"
         )
     } else {
         format!(
-            "## ragate · tier {tier} · ⚠️ error\n\nNothing was gated (exit 2): the baseline could not be read. Measured on this run:\n\n"
+            "**⚠️ The baseline could not be read: nothing was gated** · tier\u{a0}{tier}\n\nMeasured on this run (exit 2):\n\n"
         )
     };
     out.push_str(&metric_table(results, ALL));
@@ -53,10 +54,12 @@ pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &st
             "\nIf these numbers are what this tier should hold, accept them as its baseline and commit it:\n\n```sh\n{accept_command}\n```\n"
         ));
     }
-    out.push_str(&format!(
-        "\n```text\n{}\n```\n",
-        problem.replace("```", "'''")
-    ));
+    if !first_run {
+        out.push_str(&format!(
+            "\n```text\n{}\n```\n",
+            problem.replace("```", "'''")
+        ));
+    }
     out
 }
 
@@ -144,7 +147,7 @@ mod tests {
             "no baseline at baselines/smoke.json",
             "ragate baseline accept --tier smoke",
         );
-        assert!(text.starts_with("## ragate · tier smoke · ⚠️ no baseline yet"));
+        assert!(text.starts_with("**⚠️ No baseline yet: nothing was gated** · tier\u{a0}smoke\n"));
         assert!(
             text.contains(&format!("| {metric} | 0.2500 | 4 |")),
             "{text}"
@@ -158,7 +161,10 @@ mod tests {
             text.contains("```sh\nragate baseline accept --tier smoke\n```"),
             "{text}"
         );
-        assert!(text.contains("no baseline at baselines/smoke.json"));
+        assert!(
+            !text.contains("no baseline at baselines/smoke.json"),
+            "the accept command says it all"
+        );
     }
 
     #[test]
@@ -170,6 +176,10 @@ mod tests {
             "ragate baseline accept --tier smoke",
         );
         assert!(text.contains("could not be read"), "{text}");
+        assert!(
+            text.contains("```text\nbad json\n```"),
+            "the error itself: {text}"
+        );
         assert!(!text.contains("baseline accept"), "{text}");
     }
 

@@ -463,7 +463,7 @@ fn an_unusable_baseline_stops_the_gate_before_the_pipeline_runs() {
     );
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
     assert!(
-        summary.contains("no baseline yet")
+        summary.contains("No baseline yet: nothing was gated")
             && summary.contains("| recall@5 |")
             && summary.contains("ragate baseline accept --tier regression --from out/results.json"),
         "{summary}"
