@@ -44,11 +44,13 @@ impl fmt::Display for Location {
 /// Every error ragate reports; each names where it happened and ends with what to do next.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The file could not be opened or read.
-    #[error("cannot read {}", path.display())]
+    /// The file could not be opened or read; `named_by` is the setting that named it.
+    #[error("cannot read {}{}", path.display(), named_by.as_deref().map_or(String::new(), |n| format!(" (named by {n})")))]
     Io {
         /// The file that could not be read.
         path: PathBuf,
+        /// The option or config key that named the file, when known.
+        named_by: Option<String>,
         /// Why.
         #[source]
         source: std::io::Error,
@@ -125,6 +127,7 @@ impl Error {
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
             path: path.to_path_buf(),
+            named_by: None,
             source,
         }
     }
@@ -138,10 +141,15 @@ impl Error {
         }
     }
 
-    /// Says which option named the output this error failed to write.
+    /// Says which option or config key named the file this error failed to read or write.
     pub fn named_by(self, option: &str) -> Self {
         match self {
             Error::Write { path, source, .. } => Error::Write {
+                path,
+                named_by: Some(option.to_string()),
+                source,
+            },
+            Error::Io { path, source, .. } => Error::Io {
                 path,
                 named_by: Some(option.to_string()),
                 source,

@@ -15,16 +15,21 @@ pub struct TierQueries {
 }
 
 pub fn load(tier: &Tier) -> Result<TierQueries> {
-    let (path, sample) = match &tier.source {
-        TierSource::Qrels(path) => (path.as_path(), None),
+    let (path, sample, key) = match &tier.source {
+        TierSource::Qrels(path) => (path.as_path(), None, "qrels"),
         TierSource::Sample {
             from,
             size,
             stratify,
             seed,
-        } => (from.as_path(), Some((*size, stratify.as_deref(), *seed))),
+        } => (
+            from.as_path(),
+            Some((*size, stratify.as_deref(), *seed)),
+            "from",
+        ),
     };
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::io(path, e).named_by(&format!("tiers.{}.{key}", tier.name)))?;
     let qrels = input::load_qrels(path, None, "test", None)?;
     let qrels = match sample {
         None => qrels,

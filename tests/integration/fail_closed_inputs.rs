@@ -459,3 +459,19 @@ fn pipeline_errors_print_the_command_as_written_never_the_environment() {
         injected.stderr
     );
 }
+
+#[test]
+fn a_missing_qrels_file_names_the_tier_key_that_named_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        CONFIG.replace("qrels: qrels.jsonl", "qrels: qrel.jsonl"),
+    )
+    .unwrap();
+    assert_fails_with(
+        &gate(dir),
+        &["cannot read qrel.jsonl (named by tiers.smoke.qrels)"],
+    );
+}
