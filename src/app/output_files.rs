@@ -274,6 +274,7 @@ mod tests {
             "results.json",
             "junit.xml",
             "summary.md",
+            "embeddings.jsonl",
             "run.jsonl",
             "notes.txt",
         ] {

@@ -128,8 +128,6 @@ pub struct RunFigures<'a> {
 pub struct Outputs {
     /// Files to write, in order, with the option that names each (for errors).
     files: Vec<(PathBuf, String, &'static str)>,
-    /// Files of an earlier run that this run does not write and that would mislead.
-    stale: Vec<PathBuf>,
     /// Appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
     step_summary: Option<String>,
     warnings: Vec<String>,
@@ -140,14 +138,13 @@ pub struct Outputs {
 
 impl Outputs {
     /// The results files every finished run writes: results.json, trace.jsonl and, when
-    /// answer_relevance is embedding-based, embeddings.jsonl (else a stale one is removed).
+    /// answer_relevance is embedding-based, embeddings.jsonl (an earlier run's outputs are gone
+    /// already: `output_files::prepare` removed them before the run).
     fn results(current: &Results, evaluated: &Evaluated, out_dir: &Path) -> Outputs {
         let mut outputs = Outputs::default();
         outputs.file(out_dir.join("results.json"), current.to_json());
-        let sidecar = out_dir.join("embeddings.jsonl");
-        if evaluated.embeddings.is_empty() {
-            outputs.stale.push(sidecar);
-        } else {
+        if !evaluated.embeddings.is_empty() {
+            let sidecar = out_dir.join("embeddings.jsonl");
             outputs.file(sidecar, embeddings::to_jsonl(&evaluated.embeddings));
         }
         let trace: String = evaluated
@@ -166,11 +163,6 @@ impl Outputs {
     /// Writes the files, then the step summary, then prints warnings, annotations (stderr when
     /// stdout carries JSON) and stdout.
     pub fn write(self, options: &OutputOptions) -> Result<()> {
-        for path in &self.stale {
-            if path.is_file() {
-                std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
-            }
-        }
         for (path, text, named_by) in &self.files {
             write(path, text).map_err(|e| e.named_by(named_by))?;
         }

@@ -338,6 +338,19 @@ mod tests {
     }
 
     #[test]
+    fn the_suggested_names_are_the_valid_names() {
+        let listed: std::collections::BTreeSet<String> = valid_names()
+            .replace("; in rules also", ",")
+            .replace(" (K a positive integer)", "")
+            .split(", ")
+            .map(|name| name.trim().trim_end_matches("@K").to_string())
+            .collect();
+        let suggested: std::collections::BTreeSet<String> =
+            BASE_NAMES.iter().map(ToString::to_string).collect();
+        assert_eq!(listed, suggested);
+    }
+
+    #[test]
     fn an_unknown_metric_name_gets_the_closest_name_with_its_cut_off() {
         let message = |name: &str| name.parse::<Metric>().unwrap_err().to_string();
         assert!(

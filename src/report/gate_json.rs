@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::baseline::results::Results;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
+use crate::report::gate_table::status_word;
 
 /// The format tag of the document.
 pub const FORMAT: &str = "ragate-gate/1";
@@ -84,15 +85,9 @@ fn finite(value: f64) -> Option<f64> {
     value.is_finite().then_some(value)
 }
 
-fn status(status: CheckStatus) -> &'static str {
-    match status {
-        CheckStatus::Pass => "pass",
-        CheckStatus::Improved => "improved",
-        CheckStatus::Inconclusive => "inconclusive",
-        CheckStatus::Fail => "fail",
-        CheckStatus::Skipped => "skipped",
-        CheckStatus::Error => "error",
-    }
+/// The status word of the table, in lower case (`FAIL` there is `fail` here).
+fn status(status: CheckStatus) -> String {
+    status_word(status).to_ascii_lowercase()
 }
 
 #[cfg(test)]
