@@ -6,6 +6,7 @@ mod answers;
 mod assemble;
 pub mod operational;
 mod relevance;
+mod unsorted;
 
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
@@ -196,9 +197,21 @@ impl Scorer<'_> {
                 kept.push(String::from_utf8_lossy(doc).into_owned());
             }
         }
+        let mut scored = self.scored(position, &ranking, kept);
+        if let Outcome::Scored { scores, .. } = &mut scored {
+            scores.duplicates = duplicates;
+            scores.first_duplicate = first_duplicate;
+        }
+        scored
+    }
+
+    /// The outcome of the query at `position` from its judgments in rank order and the doc ids
+    /// kept for the report.
+    fn scored(&self, position: usize, ranking: &[Judgment], kept: Vec<String>) -> Outcome {
+        let truth = &self.truths[position];
         let mut values = vec![None; self.metric_count];
         for &(index, metric) in &self.metrics {
-            values[index] = Some(metric.value(&ranking, truth));
+            values[index] = Some(metric.value(ranking, truth));
         }
         Outcome::Scored {
             position,
@@ -210,8 +223,8 @@ impl Scorer<'_> {
                 operational: Operational::default(),
                 relevance: None,
                 empty_excluded: false,
-                duplicates,
-                first_duplicate,
+                duplicates: 0,
+                first_duplicate: None,
             },
         }
     }
@@ -480,7 +493,8 @@ fn score_trec(
     }
     let score_entries = |qid: &str, entries: &mut [RunEntry<'_>]| match qrels.position(qid) {
         None => Outcome::NotInQrels,
-        Some(position) => scorer.score(position, trec_run::in_trec_order(entries)),
+        Some(position) => unsorted::score(scorer, position, entries)
+            .unwrap_or_else(|| scorer.score(position, trec_run::in_trec_order(entries))),
     };
     let read = trec_run::ReadOptions::new(options.threads);
     let queries = trec_run::for_each_query(run_path, &read, score_entries)?;

@@ -1,8 +1,14 @@
 //! Judgments: what the qrels say about one document ([`Judgment`]), and the judged documents
-//! of one query ([`Judgments`]: ids packed in one string, entries sorted for lookup).
+//! of one query ([`Judgments`]: ids packed in one string, entries sorted by id, and a hash index
+//! for lookup).
 //!
 //! Qrels hold hundreds of thousands of judgments; one allocation per doc id would cost more to
-//! build and to free than the lookups they serve.
+//! build and to free than the lookups they serve. Every retrieved document is looked up, and
+//! most are not judged: the index answers such a miss without comparing any id.
+
+use std::hash::BuildHasher;
+
+use rustc_hash::FxBuildHasher;
 
 /// A relevance grade. Negative grades (trec_eval: pooled but not judged) are neither relevant
 /// nor gain.
@@ -44,7 +50,21 @@ struct Entry {
 pub struct Judgments {
     ids: String,
     entries: Vec<Entry>,
+    /// Open-addressing index of `entries`, built by `seal`: each slot holds the low 32 bits of
+    /// an id's hash and 1 + the entry's index (0: empty). At most half full, so a lookup of an
+    /// unjudged id usually stops at the first empty slot.
+    slots: Vec<u64>,
     sealed: bool,
+}
+
+fn id_hash(doc_id: &str) -> u64 {
+    FxBuildHasher.hash_one(doc_id)
+}
+
+/// The first slot to probe for `hash` in a table of `2^bits` slots: the hash's top bits, the
+/// best mixed ones of a multiplicative hash.
+fn home_slot(hash: u64, bits: u32) -> usize {
+    (hash >> (64 - bits)) as usize
 }
 
 impl Judgments {
@@ -64,7 +84,7 @@ impl Judgments {
         &self.ids[entry.start..entry.end]
     }
 
-    /// Sorts the entries by doc id; returns a doc id judged twice, if any.
+    /// Sorts the entries by doc id and indexes them; returns a doc id judged twice, if any.
     pub fn seal(&mut self) -> Result<(), String> {
         let mut entries = std::mem::take(&mut self.entries);
         entries.sort_unstable_by(|a, b| self.id(a).cmp(self.id(b)));
@@ -75,17 +95,52 @@ impl Judgments {
         self.entries = entries;
         self.entries.shrink_to_fit();
         self.ids.shrink_to_fit();
+        self.slots = self.index();
         self.sealed = true;
         duplicate.map_or(Ok(()), Err)
+    }
+
+    fn index(&self) -> Vec<u64> {
+        assert!(
+            self.entries.len() < u32::MAX as usize,
+            "more than 2^32 judgments for one query"
+        );
+        let size = (self.entries.len() * 2).next_power_of_two().max(2);
+        let bits = size.trailing_zeros();
+        let mut slots = vec![0u64; size];
+        for (index, entry) in self.entries.iter().enumerate() {
+            let hash = id_hash(self.id(entry));
+            let mut slot = home_slot(hash, bits);
+            while slots[slot] != 0 {
+                slot = (slot + 1) & (size - 1);
+            }
+            slots[slot] = (hash << 32) | (index as u64 + 1);
+        }
+        slots
     }
 
     /// The judgment of `doc_id`, if the qrels judge it.
     pub fn get(&self, doc_id: &str) -> Option<Judgment> {
         debug_assert!(self.sealed, "seal() before get()");
-        self.entries
-            .binary_search_by(|entry| self.id(entry).cmp(doc_id))
-            .ok()
-            .map(|index| self.entries[index].judgment)
+        if self.slots.is_empty() {
+            return None;
+        }
+        let hash = id_hash(doc_id);
+        let mask = self.slots.len() - 1;
+        let mut slot = home_slot(hash, self.slots.len().trailing_zeros());
+        loop {
+            let content = self.slots[slot];
+            if content == 0 {
+                return None;
+            }
+            if content >> 32 == hash & 0xFFFF_FFFF {
+                let entry = &self.entries[(content & 0xFFFF_FFFF) as usize - 1];
+                if self.id(entry) == doc_id {
+                    return Some(entry.judgment);
+                }
+            }
+            slot = (slot + 1) & mask;
+        }
     }
 
     /// (doc id, judgment) pairs, in doc id order once sealed.
@@ -124,5 +179,26 @@ mod tests {
         assert_eq!(ids, ["d1", "d10", "d2"]);
         judgments.push("d10", Judgment::from_grade(2));
         assert_eq!(judgments.seal(), Err("d10".to_string()));
+    }
+
+    #[test]
+    fn the_index_finds_every_judged_id_and_no_other() {
+        let mut judgments = Judgments::default();
+        let mut expected = std::collections::BTreeMap::new();
+        for n in 0..1000 {
+            let doc = format!("doc-{}", n * 7);
+            let judgment = Judgment::from_grade(n % 4 - 1);
+            judgments.push(&doc, judgment);
+            expected.insert(doc, judgment);
+        }
+        assert_eq!(judgments.seal(), Ok(()));
+        for n in 0..7000 {
+            let doc = format!("doc-{n}");
+            assert_eq!(judgments.get(&doc), expected.get(&doc).copied(), "{doc}");
+        }
+        assert_eq!(judgments.get(""), None);
+        let mut empty = Judgments::default();
+        assert_eq!(empty.seal(), Ok(()));
+        assert_eq!(empty.get("doc-0"), None);
     }
 }

@@ -175,6 +175,13 @@ impl Depth {
         depth
     }
 
+    /// Whether the metrics read all or most of a ranking of `len` entries (full-depth metrics, or
+    /// a cut-off of at least half of it): then ranking every entry costs less than ordering the
+    /// top ranks lazily.
+    pub fn reads_most_of(&self, len: usize) -> bool {
+        self.needs_all || self.cut.saturating_mul(2) >= len
+    }
+
     /// Whether a judged prefix of `judged` ranks is enough for every metric.
     pub fn is_satisfied(&self, judged: usize, found_relevant: bool, truth: &QueryTruth) -> bool {
         !self.needs_all
@@ -201,9 +208,12 @@ fn first_relevant_rank(ranking: &[Judgment], cut: Option<usize>) -> Option<usize
         .map(|i| i + 1)
 }
 
+/// Zero gains are skipped, not multiplied: adding 0.0 leaves the sum as it is, and most ranks of
+/// a long ranking are unjudged.
 fn dcg(gains: impl Iterator<Item = Grade>, exponential: bool) -> f64 {
     gains
         .enumerate()
+        .filter(|&(_, g)| g != 0)
         .map(|(i, g)| {
             let gain = if exponential {
                 2f64.powi(g) - 1.0

@@ -240,7 +240,7 @@ fn empty_run(path: &Path) -> Error {
 /// descending (byte order). Runs usually come sorted by score already; then only runs of equal
 /// scores are put in order, and nothing moves when those are in order too.
 pub fn sort_by_trec_order(entries: &mut [RunEntry<'_>]) {
-    if entries.windows(2).any(|w| w[0].score < w[1].score) {
+    if !is_in_score_order(entries) {
         entries.sort_by(trec_cmp);
         return;
     }
@@ -251,7 +251,14 @@ pub fn sort_by_trec_order(entries: &mut [RunEntry<'_>]) {
     }
 }
 
-fn trec_cmp(a: &RunEntry<'_>, b: &RunEntry<'_>) -> std::cmp::Ordering {
+/// Whether no entry scores higher than the one before it (ties may still need ordering).
+pub fn is_in_score_order(entries: &[RunEntry<'_>]) -> bool {
+    !entries.windows(2).any(|w| w[0].score < w[1].score)
+}
+
+/// trec_eval's order of two entries: `Less` when `a` ranks ahead of `b` (higher score, or the
+/// same score and the greater doc id in byte order).
+pub fn trec_cmp(a: &RunEntry<'_>, b: &RunEntry<'_>) -> std::cmp::Ordering {
     b.score
         .partial_cmp(&a.score)
         .unwrap_or(std::cmp::Ordering::Equal)
@@ -263,11 +270,11 @@ fn trec_cmp(a: &RunEntry<'_>, b: &RunEntry<'_>) -> std::cmp::Ordering {
 /// sorted, in chunks that double (a selection of the next chunk, then a sort of it), so a
 /// shuffled query of 1,000 lines scored to depth 100 is not sorted whole.
 pub fn in_trec_order<'e, 'a>(entries: &'e mut [RunEntry<'a>]) -> TrecOrder<'e, 'a> {
-    let sorted = if entries.windows(2).any(|w| w[0].score < w[1].score) {
-        0
-    } else {
+    let sorted = if is_in_score_order(entries) {
         sort_by_trec_order(entries);
         entries.len()
+    } else {
+        0
     };
     TrecOrder {
         entries,

@@ -1,0 +1,225 @@
+//! Full-depth scoring of a TREC query whose lines are not in score order, without sorting it:
+//! only the judged entries are sorted, and each one's rank is the number of entries ahead of it.
+
+use std::cmp::Ordering;
+
+use rustc_hash::FxHashSet;
+
+use super::{Outcome, Scorer, UNJUDGED};
+use crate::input::qrels::Judgment;
+use crate::input::trec_run::{self, RunEntry};
+
+/// Scores the query at `position` from `entries` in file order, when that is cheaper than
+/// ordering them: the entries are out of score order and the metrics read most of the ranking.
+/// `None` when the scorer must rank the entries itself: they are in score order already, the
+/// metrics read only a short prefix, retrieved ids are chunk ids (a later chunk of a document
+/// gives up its rank), or a doc id repeats (the repeat gives up its rank).
+///
+/// With the judged entries `j_0 … j_m` in trec_eval order, an entry with `p` judged entries
+/// strictly ahead of it ranks ahead of `j_p` (or is `j_p`), so the 0-based rank of `j_p` is
+/// the number of entries with at most `p` judged entries ahead, minus one.
+pub(super) fn score(
+    scorer: &Scorer<'_>,
+    position: usize,
+    entries: &mut [RunEntry<'_>],
+) -> Option<Outcome> {
+    if scorer.separator.is_some()
+        || !scorer.depth.reads_most_of(entries.len())
+        || trec_run::is_in_score_order(entries)
+    {
+        return None;
+    }
+    if scorer.truths[position].num_relevant == 0 {
+        return Some(Outcome::NoRelevant);
+    }
+    let judgments = &scorer.qrels.queries()[position].judgments;
+    let mut seen: FxHashSet<&[u8]> =
+        FxHashSet::with_capacity_and_hasher(entries.len(), Default::default());
+    let mut judged: Vec<(RunEntry<'_>, Judgment)> = Vec::new();
+    for entry in entries.iter() {
+        if !seen.insert(entry.doc_id) {
+            return None;
+        }
+        let judgment = std::str::from_utf8(entry.doc_id)
+            .ok()
+            .and_then(|doc| judgments.get(doc))
+            .unwrap_or(UNJUDGED);
+        if judgment != UNJUDGED {
+            judged.push((*entry, judgment));
+        }
+    }
+    judged.sort_unstable_by(|a, b| trec_run::trec_cmp(&a.0, &b.0));
+    // with_judged_ahead[p]: how many entries have exactly p judged entries ahead of them.
+    let mut with_judged_ahead = vec![0usize; judged.len() + 1];
+    for entry in entries.iter() {
+        let ahead = judged.partition_point(|(j, _)| trec_run::trec_cmp(j, entry) == Ordering::Less);
+        with_judged_ahead[ahead] += 1;
+    }
+    let mut ranking = vec![UNJUDGED; entries.len()];
+    let mut at_or_ahead = 0;
+    for ((_, judgment), count) in judged.iter().zip(&with_judged_ahead) {
+        at_or_ahead += count;
+        ranking[at_or_ahead - 1] = *judgment;
+    }
+    let kept = top_doc_ids(entries, scorer.keep_ranked);
+    Some(scorer.scored(position, &ranking, kept))
+}
+
+/// The first `count` doc ids in trec_eval order.
+fn top_doc_ids(entries: &mut [RunEntry<'_>], count: usize) -> Vec<String> {
+    let count = count.min(entries.len());
+    if count == 0 {
+        return Vec::new();
+    }
+    if count < entries.len() {
+        entries.select_nth_unstable_by(count - 1, trec_run::trec_cmp);
+    }
+    entries[..count].sort_unstable_by(trec_run::trec_cmp);
+    entries[..count]
+        .iter()
+        .map(|entry| String::from_utf8_lossy(entry.doc_id).into_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::input::qrels::{Qrels, QueryQrels};
+    use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
+
+    const FULL_DEPTH: [RetrievalMetric; 5] = [
+        RetrievalMetric::Map(None),
+        RetrievalMetric::Ndcg(None),
+        RetrievalMetric::NdcgLinear(None),
+        RetrievalMetric::Mrr(None),
+        RetrievalMetric::RPrecision,
+    ];
+
+    fn qrels(grades: &[(usize, i32)]) -> Qrels {
+        let mut query = QueryQrels::new("q");
+        for &(doc, grade) in grades {
+            query
+                .judgments
+                .push(&format!("d{doc}"), Judgment::from_grade(grade));
+        }
+        let mut qrels = Qrels::new(Path::new("qrels"));
+        qrels.push(query);
+        qrels.finish().expect("distinct judged docs")
+    }
+
+    fn scorer<'a>(
+        qrels: &'a Qrels,
+        metrics: &[RetrievalMetric],
+        separator: Option<&'a str>,
+        keep_ranked: usize,
+    ) -> Scorer<'a> {
+        Scorer {
+            qrels,
+            truths: qrels.queries().iter().map(QueryTruth::new).collect(),
+            metrics: metrics.iter().copied().enumerate().collect(),
+            metric_count: metrics.len(),
+            depth: Depth::of(metrics),
+            separator,
+            keep_ranked,
+        }
+    }
+
+    fn values_and_kept(outcome: Outcome) -> (Vec<Option<f64>>, Vec<String>) {
+        match outcome {
+            Outcome::Scored { scores, .. } => (scores.values, scores.ranked),
+            _ => panic!("expected a scored query"),
+        }
+    }
+
+    fn entries<'a>(ids: &'a [String], scores: &[f64]) -> Vec<RunEntry<'a>> {
+        ids.iter()
+            .zip(scores)
+            .map(|(id, &score)| RunEntry {
+                doc_id: id.as_bytes(),
+                score,
+            })
+            .collect()
+    }
+
+    /// A query: distinct doc ids in file order with scores drawn from few values (many ties),
+    /// the grades of some docs (relevant, graded, zero and negative), the cut-off of a metric
+    /// added to the full-depth ones, and how many ids to keep.
+    type Query = (Vec<usize>, Vec<f64>, Vec<(usize, i32)>, usize, usize);
+
+    fn query() -> impl Strategy<Value = Query> {
+        (1usize..40)
+            .prop_flat_map(|len| {
+                (
+                    Just((0..60).collect::<Vec<usize>>()).prop_shuffle(),
+                    proptest::collection::vec(0..6i32, len),
+                    proptest::collection::btree_map(0usize..60, -1..4i32, 1..20),
+                    1usize..50,
+                    0usize..6,
+                )
+                    .prop_map(move |(docs, scores, grades, cut, keep)| {
+                        let docs = docs[..len].to_vec();
+                        let scores = scores.into_iter().map(|s| f64::from(s) / 2.0).collect();
+                        (
+                            docs,
+                            scores,
+                            grades.into_iter().collect::<Vec<_>>(),
+                            cut,
+                            keep,
+                        )
+                    })
+            })
+            .prop_filter("a relevant doc", |(_, _, grades, _, _)| {
+                grades.iter().any(|&(_, g)| g > 0)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn ranks_from_the_judged_entries_score_as_the_full_order(
+            (docs, scores, grades, cut, keep) in query()
+        ) {
+            let qrels = qrels(&grades);
+            let mut metrics = FULL_DEPTH.to_vec();
+            metrics.extend([RetrievalMetric::Precision(cut), RetrievalMetric::Ndcg(Some(cut))]);
+            let scorer = scorer(&qrels, &metrics, None, keep);
+            let ids: Vec<String> = docs.iter().map(|d| format!("d{d}")).collect();
+            let mut file_order = entries(&ids, &scores);
+            let mut sorted = file_order.clone();
+            let expected = values_and_kept(scorer.score(0, trec_run::in_trec_order(&mut sorted)));
+            match score(&scorer, 0, &mut file_order) {
+                Some(outcome) => prop_assert_eq!(values_and_kept(outcome), expected),
+                // Only a query already in score order is left to the scorer here.
+                None => prop_assert!(trec_run::is_in_score_order(&file_order)),
+            }
+        }
+    }
+
+    fn shuffled_query(ids: &[String]) -> Vec<RunEntry<'_>> {
+        let scores: Vec<f64> = (0..ids.len()).map(|i| (i % 3) as f64).collect();
+        entries(ids, &scores)
+    }
+
+    #[test]
+    fn chunk_ids_repeats_sorted_queries_and_short_prefixes_are_left_to_the_scorer() {
+        let qrels = qrels(&[(1, 2)]);
+        let ids: Vec<String> = ["d1", "d2", "d3", "d4"].map(String::from).to_vec();
+        let full = scorer(&qrels, &FULL_DEPTH, None, 0);
+        assert!(score(&full, 0, &mut shuffled_query(&ids)).is_some());
+
+        let chunked = scorer(&qrels, &FULL_DEPTH, Some("#"), 0);
+        assert!(score(&chunked, 0, &mut shuffled_query(&ids)).is_none());
+
+        let repeated: Vec<String> = ["d1", "d2", "d1", "d4"].map(String::from).to_vec();
+        assert!(score(&full, 0, &mut shuffled_query(&repeated)).is_none());
+
+        let mut in_order = entries(&ids, &[3.0, 2.0, 2.0, 1.0]);
+        assert!(score(&full, 0, &mut in_order).is_none());
+
+        let top_one = scorer(&qrels, &[RetrievalMetric::Precision(1)], None, 0);
+        assert!(score(&top_one, 0, &mut shuffled_query(&ids)).is_none());
+    }
+}
