@@ -19,6 +19,7 @@ mod sharding;
 mod stale_outputs;
 mod statistics;
 mod statistics_real;
+mod tier_queries;
 mod trec_streaming;
 mod verdicts;
 
