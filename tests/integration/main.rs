@@ -15,6 +15,7 @@ mod junit_schema;
 mod llm_extras;
 mod openai_judge;
 mod pipeline;
+mod reported_metrics;
 mod sharding;
 mod stale_outputs;
 mod statistics;
