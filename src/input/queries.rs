@@ -14,6 +14,8 @@ use crate::input::text_file::{TextFile, check_id};
 pub struct QueryText {
     /// The query's id.
     pub qid: String,
+    /// The line of the file it was read from.
+    pub line: u64,
     /// The query text.
     pub text: String,
     /// A reference answer, when the line has one.
@@ -37,7 +39,8 @@ pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
         let query = if is_jsonl {
             let object: Map<String, Value> =
                 parse_json_line(file, line.number, line.text, JSONL_EXPECTED)?;
-            from_json(object).map_err(|msg| Error::parse(file.path(), line.number, msg))?
+            from_json(object, line.number)
+                .map_err(|msg| Error::parse(file.path(), line.number, msg))?
         } else {
             let (qid, text) = line.text.split_once('\t').ok_or_else(|| {
                 Error::parse(
@@ -48,6 +51,7 @@ pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
             })?;
             QueryText {
                 qid: qid.trim().to_string(),
+                line: line.number,
                 text: text.trim().to_string(),
                 reference_answer: None,
                 attributes: BTreeMap::new(),
@@ -82,7 +86,7 @@ fn take_string(object: &mut Map<String, Value>, keys: [&str; 2]) -> Result<Optio
     Ok(None)
 }
 
-fn from_json(mut object: Map<String, Value>) -> Result<QueryText, String> {
+fn from_json(mut object: Map<String, Value>, line: u64) -> Result<QueryText, String> {
     let qid = take_string(&mut object, ["qid", "_id"])?
         .ok_or_else(|| format!("no \"qid\" field: expected {JSONL_EXPECTED}"))?;
     let text = take_string(&mut object, ["query", "text"])?.ok_or_else(|| {
@@ -96,6 +100,7 @@ fn from_json(mut object: Map<String, Value>) -> Result<QueryText, String> {
         .collect();
     Ok(QueryText {
         qid,
+        line,
         text,
         reference_answer,
         attributes,
