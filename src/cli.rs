@@ -47,6 +47,48 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Two judges on the same claims: agreement, Cohen's kappa, disagreements.
     JudgeAgreement(AgreementArgs),
+    /// Turn TREC, TSV or BEIR qrels (and a queries file) into native qrels JSONL.
+    Convert(ConvertArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Relevance judgments: TREC `qid 0 doc_id grade`, TSV `qid<TAB>doc_id<TAB>grade` (header
+    /// optional), native JSONL, or a BEIR folder.
+    #[arg(long, value_name = "FILE")]
+    pub qrels: PathBuf,
+    /// Query texts: TSV `qid<TAB>text` or JSONL (`qid` or `_id`, `query` or `text`, other fields
+    /// for --keep). The output follows this file's order.
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
+    /// The qrels format (auto: detected from the path and the first line).
+    #[arg(long, value_enum, default_value_t = ConvertFormat::Auto)]
+    pub format: ConvertFormat,
+    /// A BEIR folder's split (`qrels/NAME.tsv`, default test); otherwise keep only the queries of
+    /// the queries file whose `split` field is NAME.
+    #[arg(long, value_name = "NAME")]
+    pub split: Option<String>,
+    /// A query field to write as a slice field (repeatable); every written query must have it.
+    #[arg(long, value_name = "FIELD")]
+    pub keep: Vec<String>,
+    /// The native qrels JSONL to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// The qrels formats `convert` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConvertFormat {
+    /// Detected from the path (a folder is BEIR) and the first line.
+    Auto,
+    /// `qid iter doc_id grade`.
+    Trec,
+    /// `qid<TAB>doc_id<TAB>grade`, header optional.
+    Tsv,
+    /// A BEIR folder (`queries.jsonl`, `qrels/<split>.tsv`).
+    Beir,
+    /// Native qrels JSONL (rewritten in canonical form).
+    Native,
 }
 
 #[derive(Debug, Args)]

@@ -3,42 +3,150 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::config::{Tier, TierSource};
-use crate::error::{Error, Result};
-use crate::input::{self, qrels::Qrels};
+use crate::config::{Config, Tier, TierSource};
+use crate::error::{Error, Result, shorten};
+use crate::input::text_file::TextFile;
+use crate::input::{self, QrelsFormat, qrels::Qrels, queries};
+use crate::pipeline::Pipeline;
 use crate::stats;
 
-/// The qrels of a tier and the sha256 of the file they come from.
+/// The qrels of a tier and the sha256 of the files they come from.
 pub struct TierQueries {
     pub qrels: Qrels,
     pub file_sha256: String,
+    /// Queries of the tier's `queries:` file that no judgment names: not evaluated.
+    pub unjudged: usize,
 }
 
+/// The tier's queries: its qrels (sampled when the tier is `from:` a larger file) with the texts
+/// of its `queries:` file.
 pub fn load(tier: &Tier) -> Result<TierQueries> {
-    let (path, sample, key) = match &tier.source {
-        TierSource::Qrels(path) => (path.as_path(), None, "qrels"),
-        TierSource::Sample {
-            from,
-            size,
-            stratify,
-            seed,
-        } => (
-            from.as_path(),
-            Some((*size, stratify.as_deref(), *seed)),
-            "from",
-        ),
-    };
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::io(path, e).named_by(&format!("tiers.{}.{key}", tier.name)))?;
-    let qrels = input::load_qrels(path, None, "test", None)?;
-    let qrels = match sample {
-        None => qrels,
-        Some((size, stratify, seed)) => sample_qrels(path, qrels, size, stratify, seed)?,
+    let whole = load_source(tier)?;
+    let TierSource::Sample {
+        from,
+        size,
+        stratify,
+        seed,
+    } = &tier.source
+    else {
+        return Ok(whole);
     };
     Ok(TierQueries {
-        qrels,
-        file_sha256: crate::digest::sha256_hex(&bytes),
+        qrels: sample_qrels(from, whole.qrels, *size, stratify.as_deref(), *seed)?,
+        ..whole
     })
+}
+
+/// The tier's whole qrels file (not sampled) in any format the readers know (native JSONL, TREC,
+/// TSV, a BEIR folder), with the texts of its `queries:` file joined by qid. The hash covers both
+/// files; an unreadable file names the config key that named it.
+pub fn load_source(tier: &Tier) -> Result<TierQueries> {
+    let (path, key) = match &tier.source {
+        TierSource::Qrels(path) => (path.as_path(), "qrels"),
+        TierSource::Sample { from, .. } => (from.as_path(), "from"),
+    };
+    let named_by = |e: Error, key: &str| e.named_by(&format!("tiers.{}.{key}", tier.name));
+    let (mut qrels, mut file_sha256) = if path.is_dir() {
+        let qrels = input::load_qrels(path, Some(QrelsFormat::Beir), BEIR_SPLIT, None)?;
+        let mut hashes = String::new();
+        for file in [
+            format!("qrels/{BEIR_SPLIT}.tsv"),
+            "queries.jsonl".to_string(),
+        ] {
+            let file = path.join(file);
+            let bytes = std::fs::read(&file).map_err(|e| named_by(Error::io(&file, e), key))?;
+            hashes.push_str(&crate::digest::sha256_hex(&bytes));
+        }
+        (qrels, crate::digest::sha256_hex(hashes.as_bytes()))
+    } else {
+        let bytes = std::fs::read(path).map_err(|e| named_by(Error::io(path, e), key))?;
+        let sha256 = crate::digest::sha256_hex(&bytes);
+        let file = TextFile::from_bytes(path, bytes)?;
+        (input::read_qrels_file(&file, None)?, sha256)
+    };
+    let mut unjudged = 0;
+    if let Some(queries_path) = &tier.queries {
+        let bytes = std::fs::read(queries_path)
+            .map_err(|e| named_by(Error::io(queries_path, e), "queries"))?;
+        let queries_sha256 = crate::digest::sha256_hex(&bytes);
+        let texts = queries::read(&TextFile::from_bytes(queries_path, bytes)?)?;
+        unjudged = queries::attach(&mut qrels, texts);
+        file_sha256 =
+            crate::digest::sha256_hex(format!("{file_sha256}{queries_sha256}").as_bytes());
+    }
+    Ok(TierQueries {
+        qrels,
+        file_sha256,
+        unjudged,
+    })
+}
+
+/// The split a tier reads from a BEIR folder.
+pub const BEIR_SPLIT: &str = "test";
+
+/// The most qids a message lists.
+const LISTED_QIDS: usize = 5;
+
+/// The adapter that sends every query's text to the system under test (`command`, `http`), or
+/// None when the run is read from a file.
+pub fn text_needed_by(config: &Config) -> Option<&'static str> {
+    match config.pipeline.as_ref()? {
+        Pipeline::RunFile(_) => None,
+        Pipeline::Command(_) => Some("command"),
+        Pipeline::Http(_) => Some("http"),
+    }
+}
+
+/// Every query must have a text when the `adapter` pipeline will be sent it: the error names the
+/// first few qids without one, the files and the config key that gives texts.
+pub fn require_texts(config: &Config, tier: &Tier, qrels: &Qrels, adapter: &str) -> Result<()> {
+    let missing: Vec<&str> = qrels
+        .queries()
+        .iter()
+        .filter(|q| q.text.as_deref().is_none_or(|t| t.trim().is_empty()))
+        .map(|q| q.qid.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut listed: Vec<String> = missing
+        .iter()
+        .take(LISTED_QIDS)
+        .map(|qid| format!("`{}`", shorten(qid)))
+        .collect();
+    if missing.len() > LISTED_QIDS {
+        listed.push(format!("and {} more", missing.len() - LISTED_QIDS));
+    }
+    let remedy = match &tier.queries {
+        Some(path) => format!(
+            "not in {} either: add a line for each (TSV `qid<TAB>text` or JSONL with qid and query)",
+            path.display()
+        ),
+        None => "give the texts with `queries: FILE` in the tier (TSV `qid<TAB>text` or JSONL \
+                 with qid and query), or a `query` field in every qrels line"
+            .to_string(),
+    };
+    Err(Error::config(
+        &config.path,
+        format!("tiers.{}.queries", tier.name),
+        format!(
+            "{} of {} queries of {} have no text, which the {adapter} pipeline is sent: {}; {remedy}",
+            missing.len(),
+            qrels.len(),
+            qrels.path().display(),
+            listed.join(", ")
+        ),
+    ))
+}
+
+/// The line saying how many queries of the tier's `queries:` file have no judgment (None: all do).
+pub fn unjudged_note(tier: &Tier, unjudged: usize) -> Option<String> {
+    let path = tier.queries.as_ref().filter(|_| unjudged > 0)?;
+    Some(format!(
+        "tier `{}`: {unjudged} queries of {} have no judgments in the qrels and are not evaluated",
+        tier.name,
+        path.display()
+    ))
 }
 
 /// Picks `size` queries: each stratum (value of the `stratify` field, `<none>` when absent) gets
@@ -105,7 +213,6 @@ fn sample_qrels(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::text_file::TextFile;
 
     fn qrels(n: usize) -> Qrels {
         let mut text = String::new();
@@ -157,4 +264,121 @@ mod tests {
         "q008", "q009", "q010", "q026", "q040", "q041", "q047", "q049", "q050", "q052", "q055",
         "q057", "q060", "q063", "q064", "q071", "q075", "q083", "q085", "q090",
     ];
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+
+    /// A config in `dir` whose tier `t` reads `tier` (YAML flow mapping entries) with `pipeline`.
+    fn config(dir: &Path, tier: &str, pipeline: &str) -> Config {
+        let text = format!(
+            "version: 1\nmetrics: [mrr]\ngate: {{ rules: [ {{ metric: mrr, max_drop: 0.1 }} ] }}\npipeline: {pipeline}\ntiers:\n  t: {{ {tier}, baseline: b.json }}\n"
+        );
+        std::fs::write(dir.join("eval-config.yaml"), text).unwrap();
+        crate::config::load(&dir.join("eval-config.yaml")).unwrap()
+    }
+
+    #[test]
+    fn tsv_qrels_take_their_texts_from_the_queries_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("qrels.tsv"), "1\td1\t1\n2\td2\t2\n").unwrap();
+        std::fs::write(
+            dir.path().join("queries.tsv"),
+            "2\tsecond\n1\tfirst\n3\tunjudged\n",
+        )
+        .unwrap();
+        let config = config(
+            dir.path(),
+            "qrels: qrels.tsv, queries: queries.tsv",
+            "{ command: [x] }",
+        );
+        let tier = &config.tiers["t"];
+        let loaded = load(tier).unwrap();
+        let texts: Vec<_> = loaded
+            .qrels
+            .queries()
+            .iter()
+            .map(|q| q.text.as_deref())
+            .collect();
+        assert_eq!(texts, [Some("first"), Some("second")]);
+        assert_eq!(loaded.unjudged, 1);
+        assert!(
+            unjudged_note(tier, loaded.unjudged)
+                .unwrap()
+                .ends_with("queries.tsv have no judgments in the qrels and are not evaluated")
+        );
+        require_texts(&config, tier, &loaded.qrels, "command").unwrap();
+        let qrels_only = load_source(&config.tiers["t"]).unwrap();
+        assert_ne!(
+            qrels_only.file_sha256,
+            crate::digest::sha256_hex(b"1\td1\t1\n2\td2\t2\n"),
+            "the hash covers the queries file too"
+        );
+    }
+
+    #[test]
+    fn a_query_without_text_is_named_with_the_files_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut qrels = String::new();
+        for qid in 1..=7 {
+            qrels.push_str(&format!("{qid} 0 d 1\n"));
+        }
+        std::fs::write(dir.path().join("qrels.txt"), qrels).unwrap();
+        std::fs::write(dir.path().join("queries.tsv"), "1\tone\n").unwrap();
+        let config = config(
+            dir.path(),
+            "qrels: qrels.txt, queries: queries.tsv",
+            "{ http: { url: \"http://127.0.0.1:9\" } }",
+        );
+        let tier = &config.tiers["t"];
+        let qrels = load(tier).unwrap().qrels;
+        let err = require_texts(&config, tier, &qrels, "http")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("eval-config.yaml: tiers.t.queries: 6 of 7 queries of "),
+            "{err}"
+        );
+        assert!(
+            err.contains("qrels.txt have no text, which the http pipeline is sent: `2`, `3`, `4`, `5`, `6`, and 1 more; not in "),
+            "{err}"
+        );
+        assert!(
+            err.contains("queries.tsv either: add a line for each"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_run_file_pipeline_needs_no_text_and_beir_folders_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("beir/qrels")).unwrap();
+        std::fs::write(dir.path().join("beir/qrels/test.tsv"), "q1\td1\t1\n").unwrap();
+        std::fs::write(
+            dir.path().join("beir/queries.jsonl"),
+            "{\"_id\":\"q1\",\"text\":\"hello\"}\n",
+        )
+        .unwrap();
+        let config = config(dir.path(), "qrels: beir", "{ run_file: r.jsonl }");
+        assert_eq!(text_needed_by(&config), None);
+        let loaded = load(&config.tiers["t"]).unwrap();
+        assert_eq!(loaded.qrels.queries()[0].text.as_deref(), Some("hello"));
+    }
+
+    #[test]
+    fn an_unreadable_queries_file_names_the_tier_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("qrels.tsv"), "1\td1\t1\n").unwrap();
+        let config = config(
+            dir.path(),
+            "qrels: qrels.tsv, queries: missing.tsv",
+            "{ command: [x] }",
+        );
+        let err = load(&config.tiers["t"]).err().unwrap().to_string();
+        assert!(
+            err.ends_with("missing.tsv (named by tiers.t.queries)"),
+            "{err}"
+        );
+    }
 }

@@ -453,8 +453,16 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     )?;
     let options = options.clone();
     let out_dir = options.out_dir.clone();
-    let TierQueries { qrels, file_sha256 } = tier::load(tier)?;
-    preflight::check(&config, tier, &qrels, args.shard.is_none())?;
+    let TierQueries {
+        qrels,
+        file_sha256,
+        unjudged,
+    } = tier::load(tier)?;
+    if let Some(note) = tier::unjudged_note(tier, unjudged) {
+        eprintln!("note: {note}");
+    }
+    let runs_pipeline = args.run.is_none();
+    preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
     let Some(shard) = args.shard else {
         let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
         return finish::finish(&config, tier, &qrels, evaluated, options);

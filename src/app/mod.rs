@@ -6,6 +6,7 @@ use std::path::Path;
 mod agreement;
 mod baseline;
 mod compare;
+mod convert;
 mod finish;
 mod gate;
 pub(crate) mod merge;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare::run(args),
         Command::Validate(args) => validate::run(args),
         Command::JudgeAgreement(args) => agreement::run(args),
+        Command::Convert(args) => convert::run(args),
     }
 }
 

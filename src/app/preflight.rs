@@ -1,5 +1,6 @@
 //! The checks a gate run makes before its pipeline runs (which may take hours): slice fields, the
-//! API keys of the judges it will call, the baseline and the labels. A job with a setup problem
+//! query texts the pipeline is sent, the API keys of the judges it will call, the baseline and the
+//! labels. A job with a setup problem
 //! fails in seconds, not after the whole run.
 
 use std::time::Instant;
@@ -14,10 +15,21 @@ use crate::input::labels;
 use crate::input::qrels::Qrels;
 use crate::input::text_file::TextFile;
 use crate::report::junit::RunClock;
+use crate::tier;
 
-/// Every check; the baseline's only when the run will be compared with it (not a shard).
-pub fn check(config: &Config, tier: &Tier, qrels: &Qrels, compared: bool) -> Result<()> {
+/// Every check; the baseline's only when the run will be compared with it (not a shard), the
+/// query texts only when the configured pipeline runs (no `--run`).
+pub fn check(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    compared: bool,
+    runs_pipeline: bool,
+) -> Result<()> {
     check_slice_fields(config, qrels)?;
+    if let Some(adapter) = tier::text_needed_by(config).filter(|_| runs_pipeline) {
+        tier::require_texts(config, tier, qrels, adapter)?;
+    }
     check_api_keys(config)?;
     if compared {
         check_baseline(tier)?;

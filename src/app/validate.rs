@@ -7,13 +7,14 @@ use serde_json::json;
 use crate::app::write_stdout;
 use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
-use crate::config::{self, Config, Tier, TierSource};
+use crate::config::{self, Config, Tier};
 use crate::error::Result;
 use crate::exit_code;
 use crate::gate::decision;
 use crate::input::corpus::{self, Corpus};
-use crate::input::{self, qrels::Qrels};
+use crate::input::qrels::Qrels;
 use crate::suggest;
+use crate::tier::{self, TierQueries};
 
 /// What validation found: errors (exit 2) and warnings.
 #[derive(Debug, Default)]
@@ -66,15 +67,22 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
     })
 }
 
-/// One tier: its qrels read, slice fields present, lints on the qrels, rules naming slice values
+/// One tier: its qrels read (with the texts of its `queries:` file), every query with a text when
+/// the pipeline is sent texts, slice fields present, lints on the qrels, rules naming slice values
 /// that exist, its baseline readable and of this tier, and the notices of its gate settings.
 fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &mut Findings) {
-    let qrels_path = match &tier.source {
-        TierSource::Qrels(path) => path,
-        TierSource::Sample { from, .. } => from,
-    };
-    match input::load_qrels(qrels_path, None, "test", None) {
-        Ok(qrels) => {
+    match tier::load_source(tier) {
+        Ok(TierQueries {
+            qrels, unjudged, ..
+        }) => {
+            if let Some(adapter) = tier::text_needed_by(config)
+                && let Err(error) = tier::require_texts(config, tier, &qrels, adapter)
+            {
+                findings
+                    .problems
+                    .push(format!("tier `{}`: {error}", tier.name));
+            }
+            findings.lints.extend(tier::unjudged_note(tier, unjudged));
             for field in &config.slices {
                 if !qrels
                     .queries()

@@ -106,6 +106,8 @@ pub struct Tier {
     pub name: String,
     /// Where the tier's queries come from.
     pub source: TierSource,
+    /// The query texts (`queries:`, TSV `qid<TAB>text` or JSONL), joined to the qrels by qid.
+    pub queries: Option<PathBuf>,
     /// The baseline results file of the tier (written by `ragate baseline accept`).
     pub baseline: PathBuf,
     /// Human labels for judge calibration (JSONL `{qid, answer, <metric>: value}`).
@@ -401,6 +403,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             Tier {
                 name: name.clone(),
                 source,
+                queries: tier.queries.as_deref().map(resolve),
                 baseline: resolve(&tier.baseline),
                 labels: tier.labels.as_deref().map(resolve),
                 store_text: tier.store_text.unwrap_or(true),

@@ -223,6 +223,8 @@ pub struct RawCommandJudge {
 #[serde(deny_unknown_fields)]
 pub struct RawTier {
     pub qrels: Option<String>,
+    /// Query texts (TSV `qid<TAB>text` or JSONL) for qrels that carry none.
+    pub queries: Option<String>,
     pub from: Option<String>,
     pub sample: Option<usize>,
     pub stratify: Option<String>,

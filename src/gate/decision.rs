@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 use crate::gate::calibration::{self, Calibration};
 use crate::gate::checks::{self, Check, Slice};
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family};
-use crate::gate::{GateReport, answer_changes, diagnosis, length_faithfulness_correlation, short};
+use crate::gate::{
+    GateReport, answer_changes, diagnosis, length_faithfulness_correlation, reported, short,
+};
 use crate::metrics::metric::Metric;
 use crate::suggest;
 
@@ -79,6 +81,7 @@ pub fn decide(
         status: run_status(&outcomes, tier.gate.inconclusive),
         inconclusive: tier.gate.inconclusive,
         outcomes,
+        reported: reported::ungated(config, tier, baseline, current),
         paired_queries: current.queries.len() - current_only.len(),
         baseline_only,
         current_only,

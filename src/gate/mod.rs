@@ -4,6 +4,7 @@ pub mod calibration;
 pub mod checks;
 pub mod decision;
 pub mod diagnosis;
+pub mod reported;
 pub mod verdict;
 
 use std::collections::BTreeSet;
@@ -22,6 +23,8 @@ pub struct GateReport {
     pub tier: String,
     /// One outcome per check, in report order.
     pub outcomes: Vec<CheckOutcome>,
+    /// The metrics of `metrics:` that no rule gates: shown, never deciding the status.
+    pub reported: Vec<reported::Reported>,
     /// The run's status, from the outcomes (`decision::run_status`).
     pub status: RunStatus,
     /// Whether inconclusive checks pass or fail the run.

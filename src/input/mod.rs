@@ -94,19 +94,27 @@ pub fn load_qrels(
     let mut qrels = if format == Some(QrelsFormat::Beir) || (format.is_none() && path.is_dir()) {
         beir::read_qrels(path, beir_split)?
     } else {
-        let file = TextFile::read(path)?;
-        match format.map_or_else(|| detect_qrels_format(&file), Ok)? {
-            QrelsFormat::Native => native_qrels::read(&file)?,
-            QrelsFormat::Trec => trec_qrels::read(&file, Layout::Trec)?,
-            QrelsFormat::Tsv => trec_qrels::read(&file, Layout::Tsv)?,
-            QrelsFormat::Beir => unreachable!("handled above"),
-        }
+        read_qrels_file(&TextFile::read(path)?, format)?
     };
     if let Some(queries_path) = queries {
         let texts = queries::read(&TextFile::read(queries_path)?)?;
         queries::attach(&mut qrels, texts);
     }
     Ok(qrels)
+}
+
+/// Reads a qrels file (not a BEIR folder) in `format`, or in the format detected from its path and
+/// first line.
+pub fn read_qrels_file(file: &TextFile, format: Option<QrelsFormat>) -> Result<Qrels> {
+    match format.map_or_else(|| detect_qrels_format(file), Ok)? {
+        QrelsFormat::Native => native_qrels::read(file),
+        QrelsFormat::Trec => trec_qrels::read(file, Layout::Trec),
+        QrelsFormat::Tsv => trec_qrels::read(file, Layout::Tsv),
+        QrelsFormat::Beir => Err(Error::input(
+            file.path(),
+            "not a folder: a BEIR qrels source is a folder with `queries.jsonl` and `qrels/<split>.tsv`",
+        )),
+    }
 }
 
 /// Detects a run's format from its extension or its first non-blank line (reading 64 KiB at most).

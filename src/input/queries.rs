@@ -1,10 +1,10 @@
 //! Reader of query texts (TSV `qid<TAB>text` or JSONL) for qrels formats that carry none.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, shorten};
 use crate::input::native_qrels::{attribute_value, parse_json_line};
 use crate::input::qrels::Qrels;
 use crate::input::text_file::{TextFile, check_id};
@@ -14,6 +14,8 @@ use crate::input::text_file::{TextFile, check_id};
 pub struct QueryText {
     /// The query's id.
     pub qid: String,
+    /// The line of the file it was read from.
+    pub line: u64,
     /// The query text.
     pub text: String,
     /// A reference answer, when the line has one.
@@ -32,11 +34,13 @@ pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
         .first_line()
         .is_some_and(|l| l.text.trim_start().starts_with('{'));
     let mut queries = Vec::new();
+    let mut lines_by_qid: HashMap<String, u64> = HashMap::new();
     for line in file.lines() {
         let query = if is_jsonl {
             let object: Map<String, Value> =
                 parse_json_line(file, line.number, line.text, JSONL_EXPECTED)?;
-            from_json(object).map_err(|msg| Error::parse(file.path(), line.number, msg))?
+            from_json(object, line.number)
+                .map_err(|msg| Error::parse(file.path(), line.number, msg))?
         } else {
             let (qid, text) = line.text.split_once('\t').ok_or_else(|| {
                 Error::parse(
@@ -47,12 +51,24 @@ pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
             })?;
             QueryText {
                 qid: qid.trim().to_string(),
+                line: line.number,
                 text: text.trim().to_string(),
                 reference_answer: None,
                 attributes: BTreeMap::new(),
             }
         };
         check_id("qid", &query.qid).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
+        if let Some(first) = lines_by_qid.insert(query.qid.clone(), line.number) {
+            return Err(Error::parse(
+                file.path(),
+                line.number,
+                format!(
+                    "query `{}` is given twice (lines {first} and {}): expected one text per qid",
+                    shorten(&query.qid),
+                    line.number
+                ),
+            ));
+        }
         queries.push(query);
     }
     Ok(queries)
@@ -70,7 +86,7 @@ fn take_string(object: &mut Map<String, Value>, keys: [&str; 2]) -> Result<Optio
     Ok(None)
 }
 
-fn from_json(mut object: Map<String, Value>) -> Result<QueryText, String> {
+fn from_json(mut object: Map<String, Value>, line: u64) -> Result<QueryText, String> {
     let qid = take_string(&mut object, ["qid", "_id"])?
         .ok_or_else(|| format!("no \"qid\" field: expected {JSONL_EXPECTED}"))?;
     let text = take_string(&mut object, ["query", "text"])?.ok_or_else(|| {
@@ -84,21 +100,25 @@ fn from_json(mut object: Map<String, Value>) -> Result<QueryText, String> {
         .collect();
     Ok(QueryText {
         qid,
+        line,
         text,
         reference_answer,
         attributes,
     })
 }
 
-/// Gives qrels queries their texts. Queries of the file that the qrels do not judge are ignored
-/// (a queries file usually covers more than one split); metadata already in the qrels wins.
-pub fn attach(qrels: &mut Qrels, queries: Vec<QueryText>) {
+/// Gives qrels queries their texts: the file's text replaces one the qrels carry; metadata already
+/// in the qrels wins. Queries of the file that the qrels do not judge are not evaluated (a queries
+/// file usually covers more than one split): returns how many, for the caller to say so.
+pub fn attach(qrels: &mut Qrels, queries: Vec<QueryText>) -> usize {
+    let mut unjudged = 0;
     for query in queries {
         let Some(position) = qrels.position(&query.qid) else {
+            unjudged += 1;
             continue;
         };
         let target = qrels.query_mut(position);
-        target.text.get_or_insert(query.text);
+        target.text = Some(query.text);
         if target.reference_answer.is_none() {
             target.reference_answer = query.reference_answer;
         }
@@ -106,6 +126,7 @@ pub fn attach(qrels: &mut Qrels, queries: Vec<QueryText>) {
             target.attributes.entry(key).or_insert(value);
         }
     }
+    unjudged
 }
 
 #[cfg(test)]
@@ -140,5 +161,30 @@ mod tests {
             read_str("{\"qid\":\"q1\"}").unwrap_err().to_string(),
             format!("queries:1: query `q1` has no \"query\" field: expected {JSONL_EXPECTED}")
         );
+        assert_eq!(
+            read_str("q1\ta\nq2\tb\nq1\tc\n").unwrap_err().to_string(),
+            "queries:3: query `q1` is given twice (lines 1 and 3): expected one text per qid"
+        );
+    }
+
+    #[test]
+    fn attach_replaces_texts_and_counts_the_unjudged() {
+        let file = TextFile::from_bytes(
+            "q.jsonl",
+            b"{\"qid\":\"q1\",\"query\":\"old\",\"gold_doc_ids\":[\"d\"],\"class\":\"a\"}\n"
+                .to_vec(),
+        )
+        .unwrap();
+        let mut qrels = crate::input::native_qrels::read(&file).unwrap();
+        let texts = read_str("{\"qid\":\"q1\",\"query\":\"new\",\"class\":\"b\"}\n{\"qid\":\"q9\",\"query\":\"x\"}\n")
+            .unwrap();
+        assert_eq!(attach(&mut qrels, texts), 1, "q9 has no judgments");
+        let q1 = &qrels.queries()[0];
+        assert_eq!(
+            q1.text.as_deref(),
+            Some("new"),
+            "the queries file's text wins"
+        );
+        assert_eq!(q1.attributes["class"], "a", "the qrels' metadata wins");
     }
 }

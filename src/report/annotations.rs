@@ -254,6 +254,7 @@ pub(crate) fn sample_report() -> GateReport {
         status: crate::gate::decision::run_status(&outcomes, InconclusivePolicy::Pass),
         inconclusive: InconclusivePolicy::Pass,
         outcomes,
+        reported: vec![],
         paired_queries: 40,
         baseline_only: vec!["q99".to_string()],
         current_only: Vec::new(),

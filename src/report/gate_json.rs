@@ -7,6 +7,7 @@ use crate::baseline::results::Results;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::report::gate_table::status_word;
+use crate::report::reported;
 
 /// The format tag of the document.
 pub const FORMAT: &str = "ragate-gate/1";
@@ -23,6 +24,7 @@ pub fn render(report: &GateReport, results: Option<&Results>) -> String {
         "exit_code": report.exit_code(),
         "paired_queries": report.paired_queries,
         "checks": report.outcomes.iter().map(check).collect::<Vec<_>>(),
+        "reported": reported::json(report),
         "warnings": report.warnings,
         "notes": report.notes,
         "results": results,
@@ -40,6 +42,7 @@ pub fn render_ungated(results: &Results) -> String {
         "exit_code": crate::exit_code::ERROR,
         "paired_queries": 0,
         "checks": [],
+        "reported": [],
         "warnings": [],
         "notes": [],
         "results": serde_json::from_str::<Value>(&results.to_json()).expect("results JSON"),

@@ -8,6 +8,7 @@ use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
+use crate::report::reported;
 
 /// What a report shows for a number that does not exist (skipped and erroneous checks).
 pub(crate) const MISSING: &str = "–";
@@ -147,6 +148,7 @@ pub fn render(report: &GateReport) -> String {
             count(o),
         ]);
     }
+    rows.extend(reported::table_rows(report));
     let mut widths = [0usize; 7];
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -191,6 +193,10 @@ pub fn render(report: &GateReport) -> String {
     out.push('\n');
     out.push_str(&totals(report));
     out.push('\n');
+    if let Some(line) = reported::totals(report) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
 }
 

@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::report::gate_table::{one_line, value};
+use crate::report::reported;
 
 /// Every testcase's duration: a check is arithmetic on stored values; the run's time is the suite's.
 const ZERO: Duration = Duration::ZERO;
@@ -135,6 +136,13 @@ pub fn render(report: &GateReport, run: &RunInfo) -> String {
     let inconclusive_fails = report.inconclusive == InconclusivePolicy::Fail;
     for outcome in &report.outcomes {
         builder.add_testcase(testcase(outcome, &suite, inconclusive_fails));
+    }
+    for metric in &report.reported {
+        let message = xml_text(&reported::junit_message(metric));
+        let mut case =
+            TestCaseBuilder::skipped_with_cause(&xml_text(&metric.name()), "reported", &message);
+        case.set_classname(&xml_text(&format!("{suite}.{}", metric.metric)));
+        builder.add_testcase(case.build());
     }
     builder.set_system_out(&cdata(&suite_output(report)));
     write(builder.build(), run)

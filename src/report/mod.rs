@@ -8,5 +8,6 @@ pub mod gate_table;
 pub mod junit;
 pub(crate) mod measured;
 pub mod operational;
+pub(crate) mod reported;
 pub mod summary;
 pub(crate) mod summary_text;

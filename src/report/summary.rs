@@ -23,6 +23,7 @@ use crate::report::answer_diff;
 use crate::report::gate_table::{
     bound, count, higher_is_better, one_line, optional, signed, value,
 };
+use crate::report::reported;
 use crate::report::summary_text::{
     Counts, delta_with_percent, display_range, p_cell, signed_limit,
 };
@@ -497,6 +498,7 @@ pub fn render(report: &GateReport) -> String {
     push_diagnosis_and_warnings(&mut out, report);
     push_regressed_queries(&mut out, report);
     push_all_checks(&mut out, report);
+    out.push_str(&reported::markdown(report));
     push_notes(&mut out, report);
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);

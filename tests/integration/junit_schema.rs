@@ -425,6 +425,23 @@ fn gate_outputs_validate_against_junit_10_xsd() {
     assert_eq!(pass.code, 0, "{}", pass.stderr);
     let passing = junit(dir);
     assert_valid(&passing, "a pass");
+    // ndcg@10 is listed without a rule: a skipped testcase, "reported, not gated", never a failure.
+    let reported = tags(&passing, "testcase")
+        .into_iter()
+        .find(|case| attr(case, "name").as_deref() == Some("ndcg@10 [all]"))
+        .unwrap_or_else(|| panic!("{passing}"));
+    assert_eq!(
+        attr(reported, "classname").as_deref(),
+        Some("ragate.regression.ndcg@10")
+    );
+    let skipped = tags(&passing, "skipped");
+    assert!(
+        skipped
+            .iter()
+            .any(|tag| attr(tag, "type").as_deref() == Some("reported")
+                && attr(tag, "message").is_some_and(|m| m.starts_with("reported, not gated: "))),
+        "{passing}"
+    );
     let results = std::fs::read(dir.join("out/results.json")).unwrap();
     std::fs::copy(dir.join("out/results.json"), dir.join("base-results.json")).unwrap();
 

@@ -3,6 +3,7 @@
 mod action_install;
 mod action_report;
 mod action_script;
+mod convert;
 mod expected_values;
 mod fail_closed_inputs;
 mod gate_flow;
@@ -15,10 +16,12 @@ mod junit_schema;
 mod llm_extras;
 mod openai_judge;
 mod pipeline;
+mod reported_metrics;
 mod sharding;
 mod stale_outputs;
 mod statistics;
 mod statistics_real;
+mod tier_queries;
 mod trec_streaming;
 mod verdicts;
 
