@@ -10,10 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/nfcorpus_pairs.sh OUTDIR}
 data=${RAGATE_REAL_DATA:-../shared/data}
-cargo build --release --locked --quiet --workspace --bins --example convert_qrels
+cargo build --release --locked --quiet --workspace --bins
 bin=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$out"
-"$bin/examples/convert_qrels" --queries "$data/nfcorpus/queries.jsonl" \
+"$bin/ragate" convert --queries "$data/nfcorpus/queries.jsonl" \
     --qrels "$data/nfcorpus/qrels.tsv" --split test --keep type --out "$out/nf.jsonl"
 for variant in bm25 rerank; do
     "$bin/pipeline" --variant "$variant" --corpus "$data/nfcorpus/corpus.jsonl" \
