@@ -92,6 +92,16 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// How `endpoint` is called, with `backoff_base` as the first backoff.
+    pub fn of(endpoint: &crate::config::HttpEndpoint, backoff_base: Duration) -> Self {
+        RetryPolicy {
+            concurrency: endpoint.concurrency,
+            timeout: endpoint.timeout,
+            max_retries: endpoint.max_retries,
+            backoff_base,
+        }
+    }
+
     /// Exponential backoff with a deterministic jitter in [50%, 100%] of the step.
     pub fn backoff(&self, index: usize, attempt: u32) -> Duration {
         let step = self

@@ -98,12 +98,16 @@ fn check_api_keys(config: &Config) -> Result<()> {
         judged_by_judges(config).filter_map(|spec| match &config.judges[&spec.judge] {
             JudgeSpec::OpenAi(openai) => Some((
                 format!("judges.{}", spec.judge),
-                openai.api_key_env.as_deref(),
+                openai.endpoint.api_key_env.as_deref(),
             )),
             _ => None,
         });
-    let embeddings_key = embeddings_called(config)
-        .map(|spec| ("embeddings".to_string(), spec.api_key_env.as_deref()));
+    let embeddings_key = embeddings_called(config).map(|spec| {
+        (
+            "embeddings".to_string(),
+            spec.endpoint.api_key_env.as_deref(),
+        )
+    });
     for (key, variable) in judge_keys.chain(embeddings_key) {
         if let Err(message) = http::authorization(variable) {
             return Err(Error::config(

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::config::raw::{RawJudge, RawOpenAiJudge};
 use crate::config::{Keys, expand};
 use crate::error::Result;
@@ -50,21 +51,8 @@ pub struct CommandSpec {
 /// `kind: openai`: an OpenAI-compatible chat completions endpoint and how it is called.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenAiSpec {
-    /// The API root, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended).
-    pub base_url: String,
-    /// How messages name `base_url` when it was not written literally in the config (it came
-    /// from `${VAR}`), e.g. `judges.j.base_url (from ${VAR})`; None: the URL is shown as it is.
-    pub shown_base_url: Option<String>,
-    /// The model name sent with each request.
-    pub model: String,
-    /// The environment variable holding the API key, if any.
-    pub api_key_env: Option<String>,
-    /// Requests in flight at most.
-    pub concurrency: usize,
-    /// Per HTTP request.
-    pub timeout: Duration,
-    /// Retries after the first attempt of a call.
-    pub max_retries: u32,
+    /// Where and how `/chat/completions` is called.
+    pub endpoint: HttpEndpoint,
     /// HTTP requests per run at most, retries included.
     pub max_calls: u64,
 }
@@ -74,13 +62,7 @@ impl OpenAiSpec {
     /// 20,000 calls a run, no API key.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAiSpec {
-            base_url: base_url.into(),
-            shown_base_url: None,
-            model: model.into(),
-            api_key_env: None,
-            concurrency: 8,
-            timeout: Duration::from_secs(60),
-            max_retries: 5,
+            endpoint: HttpEndpoint::new(base_url, model, 8),
             max_calls: 20_000,
         }
     }
@@ -148,62 +130,36 @@ pub fn validate_judges(
     Ok(judges)
 }
 
-/// An `openai` judge: `base_url` and `model` required, the rest defaulted; `shown_base_url`:
-/// how messages name a `base_url` that came from the environment.
+/// An `openai` judge: the endpoint, and `max_calls` (at least 1).
 fn validate_openai(
     keys: &Keys<'_>,
     key: &str,
     judge: &RawOpenAiJudge,
     shown_base_url: Option<String>,
 ) -> Result<OpenAiSpec> {
-    let base_url = judge
-        .base_url
-        .clone()
-        .filter(|url| !url.trim().is_empty())
-        .ok_or_else(|| {
-            keys.error(
-                key,
-                "an openai judge needs `base_url` (the API root, e.g. http://127.0.0.1:8000/v1)",
-            )
-        })?;
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(keys.error(
-            format!("{key}.base_url"),
-            format!(
-                "`{}`: expected an http:// or https:// URL",
-                shown_base_url.as_deref().unwrap_or(&base_url)
-            ),
-        ));
-    }
-    let model = judge
-        .model
-        .clone()
-        .filter(|model| !model.trim().is_empty())
-        .ok_or_else(|| keys.error(key, "an openai judge needs `model`"))?;
-    if let Some(var) = &judge.api_key_env
-        && (var.is_empty() || var.contains('=') || var.contains('\0'))
-    {
-        return Err(keys.error(
-            format!("{key}.api_key_env"),
-            "expected the name of an environment variable",
-        ));
-    }
-    let mut configured = OpenAiSpec::new(base_url, model);
-    configured.shown_base_url = shown_base_url;
-    configured.api_key_env = judge.api_key_env.clone();
-    configured.concurrency = judge.concurrency.unwrap_or(configured.concurrency);
-    if configured.concurrency == 0 {
-        return Err(keys.error(format!("{key}.concurrency"), "0: expected at least 1"));
-    }
-    configured.timeout = keys.timeout(
-        &format!("{key}.timeout_s"),
-        judge.timeout_s.map(|s| s as f64),
-        configured.timeout.as_secs_f64(),
+    let defaults = OpenAiSpec::new("", "");
+    let written = WrittenEndpoint {
+        base_url: judge.base_url.as_deref(),
+        model: judge.model.as_deref(),
+        api_key_env: judge.api_key_env.as_deref(),
+        concurrency: judge.concurrency,
+        timeout_s: judge.timeout_s,
+        max_retries: judge.max_retries,
+    };
+    let endpoint = endpoint::validate(
+        keys,
+        key,
+        "an openai judge",
+        written,
+        shown_base_url,
+        &defaults.endpoint,
     )?;
-    configured.max_retries = judge.max_retries.unwrap_or(configured.max_retries);
-    configured.max_calls = judge.max_calls.unwrap_or(configured.max_calls);
-    if configured.max_calls == 0 {
+    let max_calls = judge.max_calls.unwrap_or(defaults.max_calls);
+    if max_calls == 0 {
         return Err(keys.error(format!("{key}.max_calls"), "0: expected at least 1"));
     }
-    Ok(configured)
+    Ok(OpenAiSpec {
+        endpoint,
+        max_calls,
+    })
 }

@@ -3,6 +3,7 @@
 
 pub mod discover;
 mod embeddings;
+mod endpoint;
 mod expand;
 mod hash;
 mod judges;
@@ -22,6 +23,7 @@ use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
 pub use embeddings::EmbeddingsSpec;
+pub use endpoint::HttpEndpoint;
 pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, OpenAiSpec};
 pub use raw::{Correction, Decision, InconclusivePolicy, SliceCorrection};
 use raw::{JudgeKind, RawConfig, RawTier};

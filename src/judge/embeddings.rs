@@ -88,34 +88,25 @@ impl EmbeddingClient {
 
     /// What identifies the embeddings, for provenance.
     pub fn describe(&self) -> String {
-        format!(
-            "embeddings {} @ {} {EMBEDDINGS_VERSION}",
-            self.spec.model,
-            self.spec.base_url.trim_end_matches('/')
-        )
+        self.spec
+            .endpoint
+            .identity("embeddings", EMBEDDINGS_VERSION)
     }
 
     fn endpoint(&self) -> String {
-        format!("{}/embeddings", self.spec.base_url.trim_end_matches('/'))
+        self.spec.endpoint.url("/embeddings")
     }
 
-    /// The endpoint as messages name it (see [`Self::shown_base_url`]).
+    /// The endpoint as messages name it (an API root from the environment is not printed).
     fn shown_endpoint(&self) -> String {
-        match &self.spec.shown_base_url {
-            Some(shown) => format!("/embeddings at {shown}"),
-            None => self.endpoint(),
-        }
+        self.spec.endpoint.shown_url("/embeddings")
     }
 
-    /// [`Self::describe`] as messages print it: the endpoint as [`Self::shown_endpoint`] names it.
+    /// [`Self::describe`] as messages print it (see [`Self::shown_endpoint`]).
     fn shown_describe(&self) -> String {
-        match &self.spec.shown_base_url {
-            Some(shown) => format!(
-                "embeddings {} @ {} {EMBEDDINGS_VERSION}",
-                self.spec.model, shown
-            ),
-            None => self.describe(),
-        }
+        self.spec
+            .endpoint
+            .shown_identity("embeddings", EMBEDDINGS_VERSION)
     }
 
     /// Requests and tokens used so far by this client and its clones.
@@ -136,13 +127,13 @@ impl EmbeddingClient {
 
     /// The embedding of every text, in order, asking the endpoint in batches of [`BATCH`].
     pub fn embed_all(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        let authorization =
-            http::authorization(self.spec.api_key_env.as_deref()).map_err(|m| self.error(m))?;
+        let authorization = http::authorization(self.spec.endpoint.api_key_env.as_deref())
+            .map_err(|m| self.error(m))?;
         let batches: Vec<&[String]> = texts.chunks(BATCH).collect();
         let requests: Vec<Request> = batches
             .iter()
             .map(|batch| Request {
-                body: json!({"model": self.spec.model, "input": batch}).to_string(),
+                body: json!({"model": self.spec.endpoint.model, "input": batch}).to_string(),
                 what: format!(
                     "{} texts from \"{}\"",
                     batch.len(),
@@ -150,12 +141,7 @@ impl EmbeddingClient {
                 ),
             })
             .collect();
-        let policy = RetryPolicy {
-            concurrency: self.spec.concurrency,
-            timeout: self.spec.timeout,
-            max_retries: self.spec.max_retries,
-            backoff_base: self.backoff_base,
-        };
+        let policy = RetryPolicy::of(&self.spec.endpoint, self.backoff_base);
         let before_attempt = |attempt: u32| -> std::result::Result<(), String> {
             self.counters.calls.fetch_add(1, Ordering::Relaxed);
             if attempt > 0 {
@@ -203,7 +189,7 @@ impl EmbeddingClient {
             .map(|text| {
                 CacheKey::new(
                     "embeddings",
-                    &self.spec.model,
+                    &self.spec.endpoint.model,
                     &endpoint,
                     EMBEDDINGS_VERSION,
                     &serde_json::Value::Null,

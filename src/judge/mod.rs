@@ -241,7 +241,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::config::{CommandSpec, EmbeddingsSpec, LexicalSpec, OpenAiSpec};
+    use crate::config::{CommandSpec, EmbeddingsSpec, HttpEndpoint, LexicalSpec, OpenAiSpec};
 
     #[test]
     fn a_client_carries_every_setting_of_its_spec() {
@@ -268,13 +268,15 @@ mod tests {
             })
         );
         let spec = OpenAiSpec {
-            base_url: "http://h/v1".into(),
-            shown_base_url: Some("judges.j.base_url (from ${URL})".into()),
-            model: "m".into(),
-            api_key_env: Some("KEY".into()),
-            concurrency: 3,
-            timeout: Duration::from_secs(9),
-            max_retries: 1,
+            endpoint: HttpEndpoint {
+                base_url: "http://h/v1".into(),
+                shown_base_url: Some("judges.j.base_url (from ${URL})".into()),
+                model: "m".into(),
+                api_key_env: Some("KEY".into()),
+                concurrency: 3,
+                timeout: Duration::from_secs(9),
+                max_retries: 1,
+            },
             max_calls: 77,
         };
         let Judge::OpenAi(openai) = build(&JudgeSpec::OpenAi(spec.clone())) else {
@@ -283,13 +285,15 @@ mod tests {
         assert_eq!(openai.spec, spec, "the client carries every setting");
         assert_eq!(openai.usage(), Default::default(), "fresh counters");
         let spec = EmbeddingsSpec {
-            base_url: "http://e/v1".into(),
-            shown_base_url: None,
-            model: "e5".into(),
-            api_key_env: Some("EKEY".into()),
-            concurrency: 2,
-            timeout: Duration::from_secs(4),
-            max_retries: 0,
+            endpoint: HttpEndpoint {
+                base_url: "http://e/v1".into(),
+                shown_base_url: None,
+                model: "e5".into(),
+                api_key_env: Some("EKEY".into()),
+                concurrency: 2,
+                timeout: Duration::from_secs(4),
+                max_retries: 0,
+            },
         };
         let client = EmbeddingClient::from_spec(&spec);
         assert_eq!(client.spec, spec, "the client carries every setting");
@@ -306,6 +310,9 @@ mod tests {
             judge,
             OpenAiJudge::from_spec(&OpenAiSpec::new("http://h/v1", "m"))
         );
-        assert_eq!((judge.spec.concurrency, judge.spec.max_calls), (8, 20_000));
+        assert_eq!(
+            (judge.spec.endpoint.concurrency, judge.spec.max_calls),
+            (8, 20_000)
+        );
     }
 }

@@ -163,11 +163,9 @@ impl OpenAiJudge {
 
     /// What identifies the judge's verdicts, for provenance and cache keys.
     pub fn describe(&self) -> String {
-        format!(
-            "openai {} @ {} prompt {PROMPT_VERSION}",
-            self.spec.model,
-            self.spec.base_url.trim_end_matches('/')
-        )
+        self.spec
+            .endpoint
+            .identity("openai", &format!("prompt {PROMPT_VERSION}"))
     }
 
     /// Calls and tokens used so far by this judge and its clones.
@@ -188,29 +186,19 @@ impl OpenAiJudge {
     }
 
     fn endpoint(&self) -> String {
-        format!(
-            "{}/chat/completions",
-            self.spec.base_url.trim_end_matches('/')
-        )
+        self.spec.endpoint.url("/chat/completions")
     }
 
-    /// The endpoint as messages name it (see [`Self::shown_base_url`]).
+    /// The endpoint as messages name it (an API root from the environment is not printed).
     fn shown_endpoint(&self) -> String {
-        match &self.spec.shown_base_url {
-            Some(shown) => format!("/chat/completions at {shown}"),
-            None => self.endpoint(),
-        }
+        self.spec.endpoint.shown_url("/chat/completions")
     }
 
-    /// [`Self::describe`] as messages print it: the endpoint as [`Self::shown_endpoint`] names it.
+    /// [`Self::describe`] as messages print it (see [`Self::shown_endpoint`]).
     fn shown_describe(&self) -> String {
-        match &self.spec.shown_base_url {
-            Some(shown) => format!(
-                "openai {} @ {} prompt {PROMPT_VERSION}",
-                self.spec.model, shown
-            ),
-            None => self.describe(),
-        }
+        self.spec
+            .endpoint
+            .shown_identity("openai", &format!("prompt {PROMPT_VERSION}"))
     }
 
     /// The calls for `tasks`: consecutive support tasks with one context form one call.
@@ -264,7 +252,7 @@ impl OpenAiJudge {
 
     pub(crate) fn body(&self, instructions: &str, inputs: &serde_json::Value) -> String {
         json!({
-            "model": self.spec.model,
+            "model": self.spec.endpoint.model,
             "temperature": 0,
             "messages": [
                 {"role": "system", "content": SYSTEM_PROMPT},
@@ -289,12 +277,7 @@ impl OpenAiJudge {
 
     /// How requests are sent and retried.
     fn policy(&self) -> RetryPolicy {
-        RetryPolicy {
-            concurrency: self.spec.concurrency,
-            timeout: self.spec.timeout,
-            max_retries: self.spec.max_retries,
-            backoff_base: self.backoff_base,
-        }
+        RetryPolicy::of(&self.spec.endpoint, self.backoff_base)
     }
 
     /// Sends chat requests within the budget, counting calls, retries and tokens, and parses
@@ -312,7 +295,7 @@ impl OpenAiJudge {
         if requests.is_empty() {
             return Ok(Vec::new());
         }
-        let authorization = http::authorization(self.spec.api_key_env.as_deref())
+        let authorization = http::authorization(self.spec.endpoint.api_key_env.as_deref())
             .map_err(|m| self.error(name, m))?;
         let used = self.counters.calls.load(Ordering::Relaxed);
         let left = self.spec.max_calls.saturating_sub(used);

@@ -258,10 +258,10 @@ fn answer(body: &Value) -> String {
 
 fn judge(server: &Server) -> OpenAiJudge {
     let mut judge = OpenAiJudge::new(&server.url, "test-model");
-    judge.spec.timeout = Duration::from_millis(200);
+    judge.spec.endpoint.timeout = Duration::from_millis(200);
     judge.backoff_base = Duration::from_millis(5);
-    judge.spec.max_retries = 3;
-    judge.spec.concurrency = 4;
+    judge.spec.endpoint.max_retries = 3;
+    judge.spec.endpoint.concurrency = 4;
     judge
 }
 
@@ -346,7 +346,7 @@ fn the_api_key_is_sent_and_an_unset_variable_is_named() {
     // The variable name is unique to this test, so setting it cannot race with other tests.
     // SAFETY: no other thread reads or writes this variable.
     unsafe { std::env::set_var("RAGATE_TEST_OPENAI_KEY_SET", "sk-test-secret") };
-    judge.spec.api_key_env = Some("RAGATE_TEST_OPENAI_KEY_SET".into());
+    judge.spec.endpoint.api_key_env = Some("RAGATE_TEST_OPENAI_KEY_SET".into());
     judge.judge_all("llm", &one_claim()).unwrap();
     let headers = server.headers();
     assert!(
@@ -355,7 +355,7 @@ fn the_api_key_is_sent_and_an_unset_variable_is_named() {
             .any(|h| h.eq_ignore_ascii_case("authorization: Bearer sk-test-secret")),
         "{headers:?}"
     );
-    judge.spec.api_key_env = Some("RAGATE_TEST_OPENAI_KEY_UNSET".into());
+    judge.spec.endpoint.api_key_env = Some("RAGATE_TEST_OPENAI_KEY_UNSET".into());
     let error = judge
         .judge_all("llm", &one_claim())
         .unwrap_err()
@@ -679,8 +679,8 @@ fn openai_judge_configs_are_validated() {
 fn openai_judge_throughput() {
     let server = Server::start(vec![], Duration::from_millis(50));
     let mut judge = OpenAiJudge::new(&server.url, "bench-model");
-    judge.spec.concurrency = 16;
-    judge.spec.timeout = Duration::from_secs(5);
+    judge.spec.endpoint.concurrency = 16;
+    judge.spec.endpoint.timeout = Duration::from_secs(5);
     let calls = 1600;
     let tasks: Vec<Task> = (0..calls)
         .map(|i| {
