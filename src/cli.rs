@@ -47,6 +47,29 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Two judges on the same claims: agreement, Cohen's kappa, disagreements.
     JudgeAgreement(AgreementArgs),
+    /// Scaffold a config, sample qrels, a stand-in pipeline, baselines/ and a GitHub workflow
+    /// (overwrites nothing).
+    Init(InitArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// How the config's pipeline produces a run: the Python stand-in through the `command`
+    /// adapter, a generic `command` line, an `http` endpoint, or a precomputed `run-file`.
+    #[arg(long, value_enum, default_value_t = InitPipeline::Python)]
+    pub pipeline: InitPipeline,
+    /// The folder to scaffold in (created when missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+/// The pipeline adapter `ragate init` configures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitPipeline {
+    Python,
+    Command,
+    Http,
+    RunFile,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod baseline;
 mod compare;
 mod finish;
 mod gate;
+mod init;
 pub(crate) mod merge;
 mod output_files;
 mod outputs;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare::run(args),
         Command::Validate(args) => validate::run(args),
         Command::JudgeAgreement(args) => agreement::run(args),
+        Command::Init(args) => init::run(args),
     }
 }
 
