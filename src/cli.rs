@@ -49,6 +49,9 @@ pub enum Command {
     JudgeAgreement(AgreementArgs),
     /// Turn TREC, TSV or BEIR qrels (and a queries file) into native qrels JSONL.
     Convert(ConvertArgs),
+    /// Scaffold a config, sample qrels, a stand-in pipeline, baselines/ and a GitHub workflow
+    /// (overwrites nothing).
+    Init(InitArgs),
 }
 
 #[derive(Debug, Args)]
@@ -89,6 +92,26 @@ pub enum ConvertFormat {
     Beir,
     /// Native qrels JSONL (rewritten in canonical form).
     Native,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// How the config's pipeline produces a run: the Python stand-in through the `command`
+    /// adapter, a generic `command` line, an `http` endpoint, or a precomputed `run-file`.
+    #[arg(long, value_enum, default_value_t = InitPipeline::Python)]
+    pub pipeline: InitPipeline,
+    /// The folder to scaffold in (created when missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+/// The pipeline adapter `ragate init` configures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitPipeline {
+    Python,
+    Command,
+    Http,
+    RunFile,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ mod compare;
 mod convert;
 mod finish;
 mod gate;
+mod init;
 pub(crate) mod merge;
 mod output_files;
 mod outputs;
@@ -40,6 +41,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Validate(args) => validate::run(args),
         Command::JudgeAgreement(args) => agreement::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Init(args) => init::run(args),
     }
 }
 

@@ -8,7 +8,7 @@ use crate::app::write_stdout;
 use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
 use crate::config::{self, Config, Tier};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::gate::decision;
 use crate::input::corpus::{self, Corpus};
@@ -110,10 +110,19 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
         ),
     )
     .and_then(|baseline| decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline));
-    if let Err(error) = baseline {
-        findings
+    match baseline {
+        Ok(_) => {}
+        // A tier not accepted yet (right after `ragate init`, say) is a valid config: its gate
+        // measures and exits 2 until a baseline is accepted, so fail-closed holds there.
+        Err(Error::Missing { path, .. }) => findings.lints.push(format!(
+            "tier `{0}`: no baseline yet ({1}): `ragate gate --tier {0}` exits 2 until \
+             `ragate baseline accept --tier {0}`",
+            tier.name,
+            path.display()
+        )),
+        Err(error) => findings
             .problems
-            .push(format!("tier `{}`: {error}", tier.name));
+            .push(format!("tier `{}`: {error}", tier.name)),
     }
     for notice in &tier.gate.notices {
         if !findings.lints.contains(notice) {
