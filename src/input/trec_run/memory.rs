@@ -15,8 +15,8 @@
 //! [`ReadOptions::memory_budget`] the read stops, what was kept is dropped and the caller sorts
 //! the run through temporary files instead ([`super::spill`]), so memory stays bounded by the
 //! budget plus the blocks in flight, whatever the run's size. Processing adds per worker one
-//! partition's lines twice (56 bytes a line), in buffers reused from partition to partition. The
-//! outputs are exactly the grouped reader's, in the order of the queries' first lines.
+//! partition's lines three times (about 80 bytes a line) and their doc ids once. The outputs
+//! are exactly the grouped reader's, in the order of the queries' first lines.
 
 use std::ops::ControlFlow;
 use std::path::Path;
