@@ -108,8 +108,36 @@ const BASE_NAMES: [&str; 22] = [
     "answer_relevance_ppi",
 ];
 
-/// ` (did you mean `recall@5`?)` for `recal@5`: the closest name, with the cut-off given.
+/// The name of a trec_eval measure in ragate (`P_5` and `P@5`: `precision@5`; `ndcg_cut.10`:
+/// `ndcg_linear@10`; `recip_rank`: `mrr`), when `name` is one.
+fn from_trec_eval(name: &str) -> Option<String> {
+    match name {
+        "recip_rank" => return Some("mrr".into()),
+        "Rprec" => return Some("r_precision".into()),
+        _ => {}
+    }
+    let split = name.rfind(['_', '.', '@'])?;
+    let (base, cut) = (&name[..split], &name[split + 1..]);
+    if cut.is_empty() || !cut.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ours = match base {
+        "P" => "precision",
+        "recall" => "recall",
+        "ndcg_cut" => "ndcg_linear",
+        "map_cut" => "map",
+        "success" => "hit_rate",
+        _ => return None,
+    };
+    Some(format!("{ours}@{cut}"))
+}
+
+/// ` (did you mean `recall@5`?)` for `recal@5`: the closest name, with the cut-off given; the
+/// ragate name of a trec_eval measure (`P_5`).
 fn suggestion(name: &str) -> String {
+    if let Some(ours) = from_trec_eval(name) {
+        return format!(" (did you mean `{ours}`?)");
+    }
     let (base, cut) = match name.split_once('@') {
         Some((base, cut)) => (base, Some(cut)),
         None => (name, None),
@@ -363,6 +391,22 @@ mod tests {
         assert!(message("faithfullness").contains("(did you mean `faithfulness`?)"));
         assert!(message("ndcg_lineer@10").contains("(did you mean `ndcg_linear@10`?)"));
         assert!(!message("zzzzzzzzzzzz").contains("did you mean"));
+        for (trec_eval, ours) in [
+            ("P_5", "precision@5"),
+            ("P@10", "precision@10"),
+            ("recall.1000", "recall@1000"),
+            ("ndcg_cut_10", "ndcg_linear@10"),
+            ("map_cut.100", "map@100"),
+            ("success_1", "hit_rate@1"),
+            ("recip_rank", "mrr"),
+            ("Rprec", "r_precision"),
+        ] {
+            let expected = format!("(did you mean `{ours}`?)");
+            assert!(message(trec_eval).contains(&expected), "{trec_eval}");
+            assert!(ours.parse::<Metric>().is_ok(), "{ours} is a metric");
+        }
+        assert_eq!(from_trec_eval("P_x"), None);
+        assert_eq!(from_trec_eval("bpref_5"), None);
     }
 
     #[test]
