@@ -1,6 +1,6 @@
 //! Retrieval metrics per query, with trec_eval's conventions where trec_eval has the metric.
 //!
-//! Conventions (see also README "Metric conventions"):
+//! Conventions (see also docs/metrics.md "Metric conventions"):
 //! - "relevant" is binary (gold); graded metrics use the grade as gain, negative grades as 0.
 //! - `precision@k` = relevant in top k / k, also when fewer than k docs were retrieved (trec_eval `P_k`).
 //! - `recall@k` = relevant in top k / relevant judged (trec_eval `recall_k`).
