@@ -219,7 +219,7 @@ where
     match first_error {
         Some(message) => Err(message),
         None => {
-            debug_assert_eq!(replies.len(), requests.len(), "every request ran");
+            assert_eq!(replies.len(), requests.len(), "every request ran");
             Ok(replies)
         }
     }
