@@ -22,7 +22,8 @@ fn default_config() -> PathBuf {
 #[derive(Debug, Parser)]
 #[command(
     name = "ragate",
-    version,
+    // `0.1.0 (abc123def456)` when built from git (build.rs), else `0.1.0`.
+    version = env!("RAGATE_VERSION"),
     about = "A CI regression gate for retrieval-augmented generation"
 )]
 pub struct Cli {

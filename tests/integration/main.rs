@@ -3,6 +3,7 @@
 mod action_install;
 mod action_report;
 mod action_script;
+mod cli;
 mod convert;
 mod expected_values;
 mod fail_closed_inputs;
