@@ -9,6 +9,7 @@ use crate::input::{QrelsFormat, RunFormat};
 use crate::metrics::metric::Metric;
 use crate::report::eval_output::OutputFormat;
 use crate::shard::Shard;
+use crate::term::ColorWhen;
 
 /// `eval-config.yaml` in the working directory or the nearest parent that has one (not above the
 /// repository root); the bare name when none does, so the error names the file looked for.
@@ -29,6 +30,21 @@ fn default_config() -> PathBuf {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[command(flatten)]
+    pub terminal: TerminalArgs,
+}
+
+/// How ragate talks to the terminal (global: accepted before or after the subcommand).
+#[derive(Debug, Args)]
+pub struct TerminalArgs {
+    /// When to colour the output: auto colours a terminal, unless NO_COLOR is set (FORCE_COLOR
+    /// colours a pipe too); always and never override both.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+    /// Print only errors: nothing on stdout but what `--format json` (or tsv) asks for, no
+    /// warnings, notes or progress on stderr. Exit codes are unchanged.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]

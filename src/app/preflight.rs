@@ -15,6 +15,7 @@ use crate::input::labels;
 use crate::input::qrels::Qrels;
 use crate::input::text_file::TextFile;
 use crate::report::junit::RunClock;
+use crate::term;
 use crate::tier;
 
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
@@ -48,11 +49,11 @@ fn check_baseline(tier: &Tier) -> Result<()> {
     ) {
         Ok(baseline) => decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline),
         Err(error) if error.is_missing() => {
-            eprintln!(
-                "note: tier `{}` has no baseline yet ({}): this run is measured but not gated",
+            term::note(format!(
+                "tier `{}` has no baseline yet ({}): this run is measured but not gated",
                 tier.name,
                 tier.baseline.display()
-            );
+            ));
             Ok(())
         }
         Err(error) => Err(error),

@@ -68,6 +68,10 @@ pub fn ragate_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
             command.env_remove(key);
         }
     }
+    // Colour follows the test, not the shell: no NO_COLOR, FORCE_COLOR or CLICOLOR* from it.
+    for key in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+        command.env_remove(key);
+    }
     let output = command
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")
