@@ -69,6 +69,27 @@ pub enum Command {
     /// Scaffold a config, sample qrels, a stand-in pipeline, baselines/ and a GitHub workflow
     /// (overwrites nothing).
     Init(InitArgs),
+    /// Print a shell completion script on stdout (e.g. `ragate completions bash >
+    /// ~/.local/share/bash-completion/completions/ragate`).
+    Completions(CompletionsArgs),
+    /// Print the man page ragate.1 on stdout, or write it and one page per subcommand
+    /// (ragate-gate.1, ...) into a folder.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write ragate.1 and a page per subcommand into this folder (created when missing) instead
+    /// of printing ragate.1.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ mod convert;
 mod finish;
 mod gate;
 mod init;
+mod manual;
 pub(crate) mod merge;
 mod output_files;
 mod outputs;
@@ -42,6 +43,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::JudgeAgreement(args) => agreement::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Init(args) => init::run(args),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
     }
 }
 

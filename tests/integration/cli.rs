@@ -98,7 +98,11 @@ fn color_always_colours_the_verdict_words_and_never_the_files() {
 }
 
 /// Flags before the subcommand, environment, whether stdout is coloured.
-type Case = (&'static [&'static str], &'static [(&'static str, &'static str)], bool);
+type Case = (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    bool,
+);
 
 #[test]
 fn no_colour_on_a_pipe_with_never_or_with_no_color_and_force_color_colours_a_pipe() {
@@ -242,4 +246,134 @@ fn quiet_eval_and_validate_print_only_json_and_errors() {
         quiet.stderr
     );
     assert!(!quiet.stderr.contains("warning:"), "{}", quiet.stderr);
+}
+
+/// The subcommands `ragate --help` lists (without `help`).
+fn subcommands() -> Vec<String> {
+    let help = ragate(&["--help"]);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let names: Vec<String> = help
+        .stdout
+        .lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect();
+    assert!(names.len() >= 10, "{}", help.stdout);
+    names
+}
+
+#[test]
+fn bash_completion_parses_and_every_script_names_the_subcommands() {
+    let names = subcommands();
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let outcome = ragate(&["completions", shell]);
+        assert_eq!(outcome.code, 0, "{shell}: {}", outcome.stderr);
+        for name in &names {
+            assert!(
+                outcome.stdout.contains(name.as_str()),
+                "{shell} lacks {name}"
+            );
+        }
+        let script = dir.path().join(format!("ragate.{shell}"));
+        std::fs::write(&script, &outcome.stdout).unwrap();
+        // bash must be there; zsh and fish are checked when the machine has them.
+        let checker = match shell {
+            "bash" | "zsh" => Some(vec![shell, "-n"]),
+            "fish" => Some(vec!["fish", "--no-execute"]),
+            _ => None,
+        };
+        let Some(checker) = checker else { continue };
+        match std::process::Command::new(checker[0])
+            .args(&checker[1..])
+            .arg(&script)
+            .output()
+        {
+            Ok(output) => assert!(
+                output.status.success(),
+                "{shell} rejects its completion script: {}",
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(error) => assert_ne!(shell, "bash", "bash must run: {error}"),
+        }
+    }
+    let unknown = ragate(&["completions", "tcsh"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("possible values"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+/// roff with the `\-` escapes undone, as a reader sees the names.
+fn unescaped(page: &str) -> String {
+    page.replace("\\-", "-")
+}
+
+/// The page opens with its `.TH` title (after roff's two-line apostrophe preamble, `.ie`/`.el`).
+fn title_line(page: &str) -> &str {
+    let mut lines = page
+        .lines()
+        .skip_while(|l| l.starts_with(".ie ") || l.starts_with(".el "));
+    let first = lines.next().unwrap_or_default();
+    assert!(first.starts_with(".TH "), "{page}");
+    first
+}
+
+#[test]
+fn man_prints_ragate_1_naming_every_subcommand() {
+    let outcome = ragate(&["man"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let title = title_line(&outcome.stdout);
+    assert!(title.starts_with(".TH ragate 1 "), "{title}");
+    let page = unescaped(&outcome.stdout);
+    for name in subcommands() {
+        assert!(
+            page.contains(&format!("ragate-{name}(1)")),
+            "ragate.1 lacks {name}"
+        );
+    }
+}
+
+#[test]
+fn man_out_writes_a_page_per_subcommand_and_names_the_option_it_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man/man1");
+    let outcome = ragate(&["man", "--out", crate::path_str(&out)]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let main = std::fs::read_to_string(out.join("ragate.1")).unwrap();
+    assert_eq!(
+        main,
+        ragate(&["man"]).stdout,
+        "the printed page is the written one"
+    );
+    for name in subcommands() {
+        let file = out.join(format!("ragate-{name}.1"));
+        let page =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let title = unescaped(title_line(&page));
+        assert!(
+            title.starts_with(&format!(".TH ragate-{name} 1 ")),
+            "{title}"
+        );
+    }
+    for nested in ["ragate-baseline-accept.1", "ragate-baseline-show.1"] {
+        assert!(out.join(nested).is_file(), "{nested}");
+    }
+    assert!(!out.join("ragate-help.1").exists());
+
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let outcome = ragate(&["man", "--out", crate::path_str(&blocker)]);
+    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("(named by --out)"),
+        "{}",
+        outcome.stderr
+    );
 }
