@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::app::{write_human, write_stdout};
+use crate::app::{preflight, write_human, write_stdout};
 use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
 use crate::config::{self, Config, Tier};
@@ -89,17 +89,10 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
                     .push(format!("tier `{}`: {error}", tier.name));
             }
             findings.lints.extend(tier::unjudged_note(tier, unjudged));
-            for field in &config.slices {
-                if !qrels
-                    .queries()
-                    .iter()
-                    .any(|q| q.attributes.contains_key(field))
-                {
-                    findings.problems.push(format!(
-                        "tier `{}`: no query has the slice field `{field}`",
-                        tier.name
-                    ));
-                }
+            for error in preflight::slice_field_errors(config, &qrels) {
+                findings
+                    .problems
+                    .push(format!("tier `{}`: {error}", tier.name));
             }
             lint_qrels(tier, &qrels, corpus, &mut findings.lints);
             check_slices(config, tier, &qrels, findings);

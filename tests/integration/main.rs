@@ -4,6 +4,7 @@ mod action_install;
 mod action_report;
 mod action_script;
 mod cli;
+mod config_positions;
 mod convert;
 mod expected_values;
 mod fail_closed_inputs;
