@@ -9,6 +9,7 @@ use crate::input::{QrelsFormat, RunFormat};
 use crate::metrics::metric::Metric;
 use crate::report::eval_output::OutputFormat;
 use crate::shard::Shard;
+use crate::term::ColorWhen;
 
 /// `eval-config.yaml` in the working directory or the nearest parent that has one (not above the
 /// repository root); the bare name when none does, so the error names the file looked for.
@@ -22,12 +23,28 @@ fn default_config() -> PathBuf {
 #[derive(Debug, Parser)]
 #[command(
     name = "ragate",
-    version,
+    // `0.1.0 (abc123def456)` when built from git (build.rs), else `0.1.0`.
+    version = env!("RAGATE_VERSION"),
     about = "A CI regression gate for retrieval-augmented generation"
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[command(flatten)]
+    pub terminal: TerminalArgs,
+}
+
+/// How ragate talks to the terminal (global: accepted before or after the subcommand).
+#[derive(Debug, Args)]
+pub struct TerminalArgs {
+    /// When to colour the output: auto colours a terminal, unless NO_COLOR is set (FORCE_COLOR
+    /// colours a pipe too); always and never override both.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+    /// Print only errors: nothing on stdout but what `--format json` (or tsv) asks for, no
+    /// warnings, notes or progress on stderr. Exit codes are unchanged.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -52,6 +69,27 @@ pub enum Command {
     /// Scaffold a config, sample qrels, a stand-in pipeline, baselines/ and a GitHub workflow
     /// (overwrites nothing).
     Init(InitArgs),
+    /// Print a shell completion script on stdout (e.g. `ragate completions bash >
+    /// ~/.local/share/bash-completion/completions/ragate`).
+    Completions(CompletionsArgs),
+    /// Print the man page ragate.1 on stdout, or write it and one page per subcommand
+    /// (ragate-gate.1, ...) into a folder.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write ragate.1 and a page per subcommand into this folder (created when missing) instead
+    /// of printing ragate.1.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

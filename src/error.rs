@@ -91,8 +91,9 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
-    /// A config value that parses but is not valid, with its key path (`gate.rules[2].metric`).
-    #[error("{}: {key}: {message}", path.display())]
+    /// A config value that parses but is not valid, with its key path (`gate.rules[2].metric`)
+    /// and, when found in the file, its line and column.
+    #[error("{}{}: {key}: {message}", path.display(), line_column.map_or(String::new(), |(line, column)| format!(":{line}:{column}")))]
     Config {
         /// The config file.
         path: PathBuf,
@@ -100,6 +101,8 @@ pub enum Error {
         key: String,
         /// What is wrong and what to do.
         message: String,
+        /// The 1-based line and column of the value in the file, when known.
+        line_column: Option<(u64, u64)>,
     },
     /// A judge failed (crashed, timed out, answered out of contract).
     #[error("judge `{judge}`: {message}")]
@@ -172,6 +175,7 @@ impl Error {
             path: path.to_path_buf(),
             key: key.into(),
             message: message.into(),
+            line_column: None,
         }
     }
 

@@ -86,6 +86,7 @@ pub(crate) mod shard;
 pub mod stats;
 pub(crate) mod subprocess;
 pub(crate) mod suggest;
+pub(crate) mod term;
 pub(crate) mod tier;
 
 /// Runs the `ragate` command line on the process's arguments and returns its exit code (0 pass,
@@ -94,16 +95,13 @@ pub(crate) mod tier;
 pub fn run_cli() -> std::process::ExitCode {
     use clap::Parser;
 
+    term::init_from_env();
     let cli = cli::Cli::parse();
+    term::init(cli.terminal.color, cli.terminal.quiet);
     match app::run(cli) {
         Ok(code) => std::process::ExitCode::from(code as u8),
         Err(error) => {
-            eprintln!("error: {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
+            term::error(&error);
             std::process::ExitCode::from(exit_code::ERROR as u8)
         }
     }

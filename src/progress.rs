@@ -23,6 +23,9 @@ pub struct Progress {
 impl Progress {
     /// Progress of `total` items described by `label` ("pipeline: queries").
     pub fn new(label: &str, total: usize) -> Self {
+        if crate::term::quiet() {
+            return Progress::hidden();
+        }
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(total as u64);
             bar.set_style(

@@ -2,7 +2,8 @@
 # Installs the ragate CLI for the composite action (action.yml) and the release-less fallback.
 #
 #   install-ragate.sh hash SOURCE_DIR      prints the 16-hex hash of SOURCE_DIR's Cargo.toml,
-#                                          Cargo.lock and src/ (file names and contents, fixed order)
+#                                          Cargo.lock, build.rs and src/ (file names and contents,
+#                                          fixed order)
 #   install-ragate.sh install              installs into $RAGATE_ROOT/bin (see below)
 #
 # `install` downloads the release binary for ragate $RAGATE_VERSION when the release exists and was
@@ -40,7 +41,9 @@ source_hash() { # source_hash DIR
         cd "$1"
         local sha=(sha256sum)
         command -v sha256sum > /dev/null || sha=(shasum -a 256)
-        find Cargo.toml Cargo.lock src -type f | LC_ALL=C sort |
+        local inputs=(Cargo.toml Cargo.lock src)
+        [ -f build.rs ] && inputs+=(build.rs)
+        find "${inputs[@]}" -type f | LC_ALL=C sort |
             while IFS= read -r f; do
                 printf '%s\0' "$f"
                 cat "$f"
@@ -117,8 +120,10 @@ download() {
     chmod 0755 "$work/x/$exe"
     local reported
     reported=$("$work/x/$exe" --version) || die "the downloaded $exe does not run on this machine"
-    [ "$reported" = "ragate $RAGATE_VERSION" ] ||
-        die "the downloaded $exe reports '$reported', expected 'ragate $RAGATE_VERSION'"
+    case "$reported" in
+        "ragate $RAGATE_VERSION" | "ragate $RAGATE_VERSION ("*")") ;; # a build from git adds the commit
+        *) die "the downloaded $exe reports '$reported', expected 'ragate $RAGATE_VERSION'" ;;
+    esac
     install -m 0755 "$work/x/$exe" "$RAGATE_ROOT/bin/$exe"
     echo "ragate install: $asset (sha256 $got) into $RAGATE_ROOT/bin"
 }

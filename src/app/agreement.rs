@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::app::{default_threads, write_stdout};
+use crate::app::{default_threads, write_human, write_stdout};
 use crate::cli::{AgreementArgs, GateFormat};
 use crate::config::CacheMode;
 use crate::config::{self, Config};
@@ -166,6 +166,6 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
             out.push_str(&format!("- ... and {} more\n", disagreements.len() - SHOWN));
         }
     }
-    write_stdout(&out)?;
+    write_human(&out)?;
     Ok(exit_code::SUCCESS)
 }

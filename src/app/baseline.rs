@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use similar::TextDiff;
 
-use crate::app::write_stdout;
+use crate::app::{write_human, write_stdout};
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
@@ -14,6 +14,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::report::measured;
+use crate::term;
 
 /// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
 fn accepted_utc() -> Result<String> {
@@ -68,7 +69,9 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
         Ok(old) => measured::table(&old),
         Err(error) if error.is_missing() => String::new(),
         Err(error) if args.force => {
-            eprintln!("warning: overwriting a baseline that cannot be read (--force): {error}");
+            term::warning(format!(
+                "overwriting a baseline that cannot be read (--force): {error}"
+            ));
             String::new()
         }
         Err(error) => {
@@ -87,10 +90,10 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     // Temporary files of an earlier accept that was killed before it renamed its file.
     let stale = store::remove_stale_temps(&tier.baseline)?;
     if stale > 0 {
-        eprintln!(
+        term::info(format!(
             "removed {stale} temporary file(s) an interrupted accept left beside {}",
             tier.baseline.display()
-        );
+        ));
     }
     store::write_atomic(&tier.baseline, &results.to_json())?;
     let new = measured::table(&results);
@@ -122,7 +125,7 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     } else {
         out.push_str(&unified);
     }
-    write_stdout(&out)?;
+    write_human(&out)?;
     Ok(exit_code::SUCCESS)
 }
 
@@ -158,6 +161,6 @@ pub fn show(args: ShowArgs) -> Result<i32> {
         provenance.accepted_utc.as_deref().unwrap_or("unknown"),
     );
     out.push_str(&measured::table(&baseline));
-    write_stdout(&out)?;
+    write_human(&out)?;
     Ok(exit_code::SUCCESS)
 }

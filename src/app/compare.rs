@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use crate::app::gate::{embeddings_used, judges_used};
 use crate::app::rejudge::{self, Identities, Rejudging};
-use crate::app::write_stdout;
+use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
 use crate::baseline::store;
 use crate::cli::{CompareArgs, GateFormat};
@@ -15,6 +15,7 @@ use crate::gate::{calibration, decision};
 use crate::input::corpus;
 use crate::judge::cache::JudgeCache;
 use crate::report::{gate_json, gate_table, junit};
+use crate::term::{self, Paint};
 use crate::tier;
 
 pub fn run(args: CompareArgs) -> Result<i32> {
@@ -51,20 +52,20 @@ pub fn run(args: CompareArgs) -> Result<i32> {
             args.b.display(),
             changes.join("; ")
         );
-        eprintln!("note: {note}");
+        term::note(&note);
         report.notes.push(note);
     }
     for warning in &report.warnings {
-        eprintln!("warning: {warning}");
+        term::warning(warning);
     }
     if let Some(path) = &args.junit {
         let run = junit::RunInfo::of_run(&args.config, started)?;
         store::write_atomic(path, &junit::render(&report, &run))?;
     }
-    write_stdout(&match args.format {
-        GateFormat::Table => gate_table::render(&report),
-        GateFormat::Json => gate_json::render(&report, None),
-    })?;
+    match args.format {
+        GateFormat::Table => write_human(&gate_table::render_painted(&report, Paint::stdout()))?,
+        GateFormat::Json => write_stdout(&gate_json::render(&report, None))?,
+    }
     Ok(report.exit_code())
 }
 

@@ -20,6 +20,7 @@ use crate::input::qrels::{Qrels, QueryQrels};
 use crate::input::queries::{self, QueryText};
 use crate::input::text_file::TextFile;
 use crate::input::{self, QrelsFormat, beir};
+use crate::term;
 
 /// The BEIR split read when `--split` names none.
 const DEFAULT_BEIR_SPLIT: &str = "test";
@@ -78,12 +79,12 @@ pub fn run(args: ConvertArgs) -> Result<i32> {
         ));
     }
     outputs::write(&args.out, &lines.text).map_err(|e| e.named_by("--out"))?;
-    eprintln!(
+    term::info(format!(
         "ragate convert: {} queries written to {}{report}{}",
         order.len(),
         args.out.display(),
         lines.not_kept
-    );
+    ));
     Ok(exit_code::SUCCESS)
 }
 

@@ -32,6 +32,7 @@ use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::{Pipeline, Request};
 use crate::progress::Progress;
 use crate::shard::{Shard, ShardQueries};
+use crate::term;
 use crate::tier::{self, TierQueries};
 
 /// How many ranked doc ids results keep per query when no metric reads deeper.
@@ -330,7 +331,7 @@ fn evaluate_tier(
     let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
     let evaluation_seconds = evaluated_at.elapsed().as_secs_f64();
     for warning in &evaluation.warnings {
-        eprintln!("warning: {warning}");
+        term::warning(warning);
     }
     let results = collect::collect(&evaluation, qrels, run_context(config, tier, qrels_sha256));
     Ok(Evaluated {
@@ -459,7 +460,7 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
         unjudged,
     } = tier::load(tier)?;
     if let Some(note) = tier::unjudged_note(tier, unjudged) {
-        eprintln!("note: {note}");
+        term::note(note);
     }
     let runs_pipeline = args.run.is_none();
     preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
@@ -476,12 +477,12 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     };
     let queries = evaluated.results.queries.len();
     write_shard(&out_dir, shard, expected, evaluated)?;
-    eprintln!(
+    term::info(format!(
         "ragate: shard {shard} of tier `{}`: {queries} queries evaluated into {}; combine the shards with `ragate merge --tier {}`",
         tier.name,
         out_dir.display(),
         tier.name
-    );
+    ));
     Ok(exit_code::SUCCESS)
 }
 

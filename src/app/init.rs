@@ -72,7 +72,7 @@ pub fn run(args: InitArgs) -> Result<i32> {
     let files = scaffold(args.pipeline);
     refuse_existing(&args.dir, &files)?;
     write_all(&args.dir, &files)?;
-    super::write_stdout(&report(&args.dir, &files, args.pipeline))?;
+    super::write_human(&report(&args.dir, &files, args.pipeline))?;
     Ok(exit_code::SUCCESS)
 }
 

@@ -1,6 +1,5 @@
 //! Runs a parsed command and returns its exit code; `main` only prints errors.
 
-use std::io::Write;
 use std::path::Path;
 
 mod agreement;
@@ -10,6 +9,7 @@ mod convert;
 mod finish;
 mod gate;
 mod init;
+mod manual;
 pub(crate) mod merge;
 mod output_files;
 mod outputs;
@@ -28,7 +28,8 @@ use crate::input::corpus;
 use crate::judge::{Judge, lexical::LexicalJudge};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
-use crate::report::eval_output;
+use crate::report::eval_output::{self, OutputFormat};
+use crate::term;
 
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
@@ -42,6 +43,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::JudgeAgreement(args) => agreement::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Init(args) => init::run(args),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
     }
 }
 
@@ -92,19 +95,26 @@ fn eval(args: EvalArgs) -> Result<i32> {
     };
     let evaluation = evaluate(&qrels, &args.run, run_format, &options)?;
     for warning in &evaluation.warnings {
-        eprintln!("warning: {warning}");
+        term::warning(warning);
     }
-    write_stdout(&eval_output::render(
-        &evaluation,
-        args.format,
-        args.per_query,
-    ))?;
+    let text = eval_output::render(&evaluation, args.format, args.per_query);
+    match args.format {
+        OutputFormat::Table => write_human(&text)?,
+        OutputFormat::Json | OutputFormat::Tsv => write_stdout(&text)?,
+    }
     Ok(exit_code::SUCCESS)
 }
 
+/// Prints what a command was asked to produce for machines (`--format json`, tsv, completions),
+/// also under `--quiet`.
 pub(crate) fn write_stdout(text: &str) -> Result<()> {
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| Error::io(Path::new("<stdout>"), e))
+    term::write_stdout(text).map_err(|e| Error::io(Path::new("<stdout>"), e))
+}
+
+/// Prints a report for people (a table, a summary, lines of findings); nothing under `--quiet`.
+pub(crate) fn write_human(text: &str) -> Result<()> {
+    if term::quiet() {
+        return Ok(());
+    }
+    write_stdout(text)
 }

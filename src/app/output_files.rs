@@ -12,6 +12,7 @@ use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result};
 use crate::report::annotations;
 use crate::report::junit::{self, RunClock, RunInfo};
+use crate::term;
 
 /// Every file name a run may write into its output directory.
 const OUTPUT_NAMES: [&str; 8] = [
@@ -162,7 +163,7 @@ pub fn bare_inputs(config: &Path, run: Option<&Path>) -> Vec<Input> {
 /// problem doing so is reported, not raised (the run's own error is what matters).
 pub fn discard(options: &OutputOptions, inputs: &[Input]) {
     if let Err(error) = prepare(options, inputs) {
-        eprintln!("warning: the previous outputs were left in place: {error}");
+        term::warning(format!("the previous outputs were left in place: {error}"));
     }
 }
 
@@ -173,7 +174,7 @@ pub fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error:
         eprintln!("{}", annotations::setup_error(tier, &error.to_string()));
     }
     if let Err(problem) = write_failure(options, config, tier, error) {
-        eprintln!("warning: {problem}");
+        term::warning(problem);
     }
 }
 

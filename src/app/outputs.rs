@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::app::repeats::{JudgeConsistency, RunNoise};
-use crate::app::write_stdout;
+use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
 use crate::baseline::{embeddings, store};
 use crate::cli::{GateFormat, ReportArgs};
@@ -22,6 +22,7 @@ use crate::metrics::embedding_relevance::EmbeddedQuery;
 use crate::report::junit::RunInfo;
 use crate::report::operational::Figures;
 use crate::report::{annotations, gate_json, gate_table, junit, measured, summary};
+use crate::term::{self, Paint};
 
 /// HTTP calls and tokens of one LLM judge.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,18 +171,22 @@ impl Outputs {
             append_step_summary(summary)?;
         }
         for warning in &self.warnings {
-            eprintln!("warning: {warning}");
+            term::warning(warning);
         }
         if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
             for line in &self.annotations {
                 match options.format {
-                    GateFormat::Table => println!("{line}"),
-                    // stdout is one JSON document; the runner reads workflow commands on stderr too.
-                    GateFormat::Json => eprintln!("{line}"),
+                    GateFormat::Table if !term::quiet() => println!("{line}"),
+                    // stdout is one JSON document (or nothing, --quiet); the runner reads
+                    // workflow commands on stderr too.
+                    GateFormat::Table | GateFormat::Json => eprintln!("{line}"),
                 }
             }
         }
-        write_stdout(&self.stdout)
+        match options.format {
+            GateFormat::Table => write_human(&self.stdout),
+            GateFormat::Json => write_stdout(&self.stdout),
+        }
     }
 }
 
@@ -212,7 +217,7 @@ pub fn render(
     outputs.warnings = report.warnings.clone();
     outputs.annotations = annotations::render(report);
     outputs.stdout = match options.format {
-        GateFormat::Table => gate_table::render(report),
+        GateFormat::Table => gate_table::render_painted(report, Paint::stdout()),
         GateFormat::Json => gate_json::render(report, Some(current)),
     };
     outputs

@@ -3,11 +3,12 @@
 //! labels. A job with a setup problem
 //! fails in seconds, not after the whole run.
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use crate::app::gate::{embeddings_called, judged_by_judges};
 use crate::baseline::store;
-use crate::config::{CacheMode, Config, JudgeSpec, Tier};
+use crate::config::{CacheMode, Config, JudgeSpec, Tier, locate};
 use crate::error::{Error, Result};
 use crate::gate::decision;
 use crate::http;
@@ -15,6 +16,8 @@ use crate::input::labels;
 use crate::input::qrels::Qrels;
 use crate::input::text_file::TextFile;
 use crate::report::junit::RunClock;
+use crate::suggest;
+use crate::term;
 use crate::tier;
 
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
@@ -48,11 +51,11 @@ fn check_baseline(tier: &Tier) -> Result<()> {
     ) {
         Ok(baseline) => decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline),
         Err(error) if error.is_missing() => {
-            eprintln!(
-                "note: tier `{}` has no baseline yet ({}): this run is measured but not gated",
+            term::note(format!(
+                "tier `{}` has no baseline yet ({}): this run is measured but not gated",
                 tier.name,
                 tier.baseline.display()
-            );
+            ));
             Ok(())
         }
         Err(error) => Err(error),
@@ -68,23 +71,38 @@ fn check_labels(tier: &Tier) -> Result<()> {
 }
 
 fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
-    for (index, field) in config.slices.iter().enumerate() {
-        if !qrels
-            .queries()
-            .iter()
-            .any(|q| q.attributes.contains_key(field))
-        {
-            return Err(Error::config(
+    match slice_field_errors(config, qrels).into_iter().next() {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// A config error for every slice field that no query of `qrels` has, at its line and column in
+/// the config, with the closest field the queries do have.
+pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
+    let fields: BTreeSet<&str> = qrels
+        .queries()
+        .iter()
+        .flat_map(|q| q.attributes.keys().map(String::as_str))
+        .collect();
+    config
+        .slices
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !fields.contains(field.as_str()))
+        .map(|(index, field)| {
+            let message = format!(
+                "no query of {} has a `{field}` field: expected a field the qrels carry",
+                qrels.path().display()
+            );
+            let error = Error::config(
                 &config.path,
                 format!("slices[{index}]"),
-                format!(
-                    "no query of {} has a `{field}` field: expected a field the qrels carry",
-                    qrels.path().display()
-                ),
-            ));
-        }
-    }
-    Ok(())
+                suggest::did_you_mean(message, field, fields.iter().copied()),
+            );
+            locate::locate_in_file(error, &config.path)
+        })
+        .collect()
 }
 
 /// Before the pipeline runs (which may take hours), the API key of every judge and embeddings

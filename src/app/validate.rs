@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::app::write_stdout;
+use crate::app::{preflight, write_human, write_stdout};
 use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
 use crate::config::{self, Config, Tier};
@@ -14,6 +14,7 @@ use crate::gate::decision;
 use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
 use crate::suggest;
+use crate::term::{self, Paint};
 use crate::tier::{self, TierQueries};
 
 /// What validation found: errors (exit 2) and warnings.
@@ -31,14 +32,20 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
         check_tier(&config, tier, corpus.as_ref(), &mut findings);
     }
     let Findings { problems, lints } = findings;
-    let text = match args.format {
+    match args.format {
+        // Errors only, on stderr.
+        GateFormat::Table if term::quiet() => problems.iter().for_each(term::error_message),
         GateFormat::Table => {
+            let paint = Paint::stdout();
             let mut out = String::new();
             for lint in &lints {
-                out.push_str(&format!("warning: {lint}\n"));
+                out.push_str(&format!(
+                    "{} {lint}\n",
+                    paint.paint(term::DOUBTFUL, "warning:")
+                ));
             }
             for problem in &problems {
-                out.push_str(&format!("error: {problem}\n"));
+                out.push_str(&format!("{} {problem}\n", paint.paint(term::BAD, "error:")));
             }
             out.push_str(&format!(
                 "{}: {} tiers, {} errors, {} warnings\n",
@@ -47,7 +54,7 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
                 problems.len(),
                 lints.len()
             ));
-            out
+            write_human(&out)?;
         }
         GateFormat::Json => {
             let document = json!({
@@ -56,10 +63,9 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
                 "errors": problems,
                 "warnings": lints,
             });
-            format!("{document:#}\n")
+            write_stdout(&format!("{document:#}\n"))?;
         }
-    };
-    write_stdout(&text)?;
+    }
     Ok(if problems.is_empty() {
         exit_code::SUCCESS
     } else {
@@ -83,17 +89,10 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
                     .push(format!("tier `{}`: {error}", tier.name));
             }
             findings.lints.extend(tier::unjudged_note(tier, unjudged));
-            for field in &config.slices {
-                if !qrels
-                    .queries()
-                    .iter()
-                    .any(|q| q.attributes.contains_key(field))
-                {
-                    findings.problems.push(format!(
-                        "tier `{}`: no query has the slice field `{field}`",
-                        tier.name
-                    ));
-                }
+            for error in preflight::slice_field_errors(config, &qrels) {
+                findings
+                    .problems
+                    .push(format!("tier `{}`: {error}", tier.name));
             }
             lint_qrels(tier, &qrels, corpus, &mut findings.lints);
             check_slices(config, tier, &qrels, findings);

@@ -7,6 +7,7 @@ mod endpoint;
 mod expand;
 mod hash;
 mod judges;
+pub(crate) mod locate;
 mod metrics;
 mod pipeline;
 pub(crate) mod raw;
@@ -236,7 +237,7 @@ pub fn load(path: &Path) -> Result<Config> {
         )
     })?;
     expand::check_same_shape(path, &written, &as_expanded)?;
-    validate(path, raw, &written)
+    validate(path, raw, &written).map_err(|error| locate::locate(error, text))
 }
 
 /// The config as written, typed. Judges are read kind first ([`raw_judges`]): the kinds come

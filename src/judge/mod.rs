@@ -219,9 +219,9 @@ impl Judge {
     /// did not answer.
     fn announce(&self, name: &str, asked: usize, total: usize) {
         if asked > 0 && !matches!(self, Judge::Lexical(_)) {
-            eprintln!(
+            crate::term::info(format!(
                 "ragate: judge `{name}`: asking about {asked} of {total} tasks (the rest are cached)"
-            );
+            ));
         }
     }
 

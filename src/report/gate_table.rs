@@ -1,5 +1,6 @@
 //! The compact table `ragate gate` prints on stdout: one aligned row per check, then the verdict
-//! of every failing, erroneous or improved check, then the totals. Plain text, no colour.
+//! of every failing, erroneous or improved check, then the totals. Plain text; on a terminal
+//! that shows colour, the verdict words are coloured (fail red, pass green, inconclusive yellow).
 //!
 //! Also home of the number and text formatting the other gate reports share, so a missing
 //! number reads "–" everywhere and never "NaN".
@@ -9,6 +10,7 @@ use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
 use crate::report::reported;
+use crate::term::{self, Paint};
 
 /// What a report shows for a number that does not exist (skipped and erroneous checks).
 pub(crate) const MISSING: &str = "–";
@@ -99,6 +101,17 @@ pub(crate) fn status_word(status: CheckStatus) -> &'static str {
     }
 }
 
+/// A verdict word in its colour: failing and erroneous checks red, passing and improved ones
+/// green, inconclusive ones yellow, skipped ones plain.
+fn painted_status(status: CheckStatus, text: &str, paint: Paint) -> String {
+    match status {
+        CheckStatus::Fail | CheckStatus::Error => paint.paint(term::BAD, text),
+        CheckStatus::Pass | CheckStatus::Improved => paint.paint(term::GOOD, text),
+        CheckStatus::Inconclusive => paint.paint(term::DOUBTFUL, text),
+        CheckStatus::Skipped => text.to_string(),
+    }
+}
+
 /// Text on one line (line breaks become spaces), cut to `max_chars` characters with "…".
 pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max_chars * 4));
@@ -133,10 +146,17 @@ pub(crate) fn totals(report: &GateReport) -> String {
     )
 }
 
-/// The terminal table of a gate run.
+/// The terminal table of a gate run, without colour.
 pub fn render(report: &GateReport) -> String {
+    render_painted(report, Paint::plain())
+}
+
+/// The terminal table of a gate run, its verdict words coloured by `paint`.
+pub(crate) fn render_painted(report: &GateReport, paint: Paint) -> String {
     let mut rows: Vec<[String; 7]> =
         vec![["status", "check", "baseline", "current", "delta", "p", "n"].map(String::from)];
+    // The status of each row below the header, to colour its (padded) first cell.
+    let statuses: Vec<CheckStatus> = report.outcomes.iter().map(|o| o.status).collect();
     for o in &report.outcomes {
         rows.push([
             status_word(o.status).to_string(),
@@ -156,13 +176,15 @@ pub fn render(report: &GateReport) -> String {
         }
     }
     let mut out = String::new();
-    for row in &rows {
+    for (index, row) in rows.iter().enumerate() {
+        let status = index.checked_sub(1).and_then(|i| statuses.get(i)).copied();
         let cells: Vec<String> = row
             .iter()
             .zip(widths)
             .enumerate()
-            .map(|(column, (cell, width))| match column {
-                0 | 1 => format!("{cell:<width$}"),
+            .map(|(column, (cell, width))| match (column, status) {
+                (0, Some(status)) => painted_status(status, &format!("{cell:<width$}"), paint),
+                (0 | 1, _) => format!("{cell:<width$}"),
                 _ => format!("{cell:>width$}"),
             })
             .collect();
@@ -186,7 +208,7 @@ pub fn render(report: &GateReport) -> String {
     for o in verdicts {
         out.push_str(&format!(
             "{}: {}\n",
-            status_word(o.status),
+            painted_status(o.status, status_word(o.status), paint),
             one_line(&o.verdict, 2000)
         ));
     }
@@ -228,6 +250,35 @@ mod tests {
             Some("6 checks: 2 passed, 1 failed, 1 inconclusive, 1 skipped, 1 errors")
         );
         assert!(!text.contains("NaN"), "{text}");
+    }
+
+    #[test]
+    fn painted_table_colours_the_verdict_words_and_keeps_the_plain_text() {
+        let report = sample_report();
+        let plain = render(&report);
+        let painted = render_painted(&report, Paint::enabled_for_tests());
+        assert!(!plain.contains('\u{1b}'), "{plain}");
+        let fail = Paint::enabled_for_tests().paint(term::BAD, "FAIL        ");
+        let pass = Paint::enabled_for_tests().paint(term::GOOD, "pass        ");
+        let inconclusive = Paint::enabled_for_tests().paint(term::DOUBTFUL, "inconclusive");
+        assert!(
+            painted.contains(&format!("{fail}  recall@5 [class=paraphrased]")),
+            "{painted}"
+        );
+        assert!(
+            painted.contains(&format!("{pass}  recall@5 [all]")),
+            "{painted}"
+        );
+        assert!(
+            painted.contains(&format!("{inconclusive}  mrr")),
+            "{painted}"
+        );
+        // The header and the skipped row stay plain; without the codes the text is the plain table.
+        assert!(painted.starts_with("status  "), "{painted}");
+        let stripped = regex_lite::Regex::new("\u{1b}\\[[0-9;]*m")
+            .unwrap()
+            .replace_all(&painted, "");
+        assert_eq!(stripped, plain);
     }
 
     #[test]

@@ -161,6 +161,32 @@ fn a_checksum_mismatch_is_an_error_not_a_fallback() {
     assert!(!bed.path("root/bin/ragate").exists());
 }
 
+/// A release binary built from git reports its commit after the version (build.rs).
+#[test]
+fn a_release_reporting_its_commit_after_the_version_is_installed() {
+    let bed = Bed::new();
+    bed.publish("ragate 0.1.0 (0123456789ab)", &bed.source_hash(), None);
+    let (code, log, cargo) = bed.install(&bed.file_url());
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(cargo, None, "no cargo install: {log}");
+    assert_eq!(
+        bed.installed_version().as_deref(),
+        Some("ragate 0.1.0 (0123456789ab)")
+    );
+}
+
+/// build.rs is part of what the binary is built from: changing it changes the source hash.
+#[test]
+fn the_source_hash_covers_build_rs() {
+    let bed = Bed::new();
+    let without = bed.source_hash();
+    std::fs::write(bed.path("source/build.rs"), "fn main() {}\n").unwrap();
+    let with = bed.source_hash();
+    assert_ne!(without, with);
+    std::fs::write(bed.path("source/build.rs"), "fn main() { }\n").unwrap();
+    assert_ne!(bed.source_hash(), with);
+}
+
 #[test]
 fn a_binary_reporting_another_version_is_an_error() {
     let bed = Bed::new();

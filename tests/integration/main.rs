@@ -3,6 +3,8 @@
 mod action_install;
 mod action_report;
 mod action_script;
+mod cli;
+mod config_positions;
 mod convert;
 mod expected_values;
 mod fail_closed_inputs;
@@ -66,6 +68,10 @@ pub fn ragate_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
         if key.to_string_lossy().starts_with("RAGATE_") {
             command.env_remove(key);
         }
+    }
+    // Colour follows the test, not the shell: no NO_COLOR, FORCE_COLOR or CLICOLOR* from it.
+    for key in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+        command.env_remove(key);
     }
     let output = command
         .env_remove("CI")

@@ -1,0 +1,111 @@
+//! `ragate completions SHELL` (clap_complete) and `ragate man [--out DIR]` (clap_mangen): the
+//! shell completion scripts and the man pages, generated from the command line's definition.
+
+use std::path::PathBuf;
+
+use clap::CommandFactory;
+
+use crate::app::outputs;
+use crate::app::write_stdout;
+use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::term;
+
+/// The name the scripts complete and the pages document.
+const BIN: &str = "ragate";
+
+/// Prints the completion script for `args.shell` on stdout.
+pub fn completions(args: CompletionsArgs) -> Result<i32> {
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), BIN, &mut script);
+    let script = String::from_utf8(script).map_err(|e| {
+        Error::Usage(format!(
+            "the {} completion script is not UTF-8 ({e}): report this as a bug",
+            args.shell
+        ))
+    })?;
+    write_stdout(&script)?;
+    Ok(exit_code::SUCCESS)
+}
+
+/// Prints ragate.1 on stdout, or writes ragate.1 and one page per subcommand into `--out`.
+pub fn man(args: ManArgs) -> Result<i32> {
+    let pages = pages()?;
+    let Some(dir) = args.out else {
+        write_stdout(&pages[0].1)?;
+        return Ok(exit_code::SUCCESS);
+    };
+    for (name, text) in &pages {
+        outputs::write(&dir.join(name), text).map_err(|e| e.named_by("--out"))?;
+    }
+    term::info(format!(
+        "ragate man: {} pages written to {} (read one with `man {}`)",
+        pages.len(),
+        dir.display(),
+        dir.join("ragate.1").display()
+    ));
+    Ok(exit_code::SUCCESS)
+}
+
+/// Every page as (file name, roff text): ragate.1 first, then `ragate-gate.1`,
+/// `ragate-baseline-accept.1`, ... in the order of the command line's definition.
+fn pages() -> Result<Vec<(String, String)>> {
+    // No `help` subcommand page (as clap_mangen::generate_to); building sets the subcommands'
+    // display names (`ragate-baseline-accept`).
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build();
+    let mut pages = Vec::new();
+    add_pages(command, &mut pages)?;
+    Ok(pages)
+}
+
+fn add_pages(command: clap::Command, pages: &mut Vec<(String, String)>) -> Result<()> {
+    let man = clap_mangen::Man::new(command.clone());
+    let name = man.get_filename();
+    let mut text = Vec::new();
+    man.render(&mut text)
+        .map_err(|e| Error::write(&PathBuf::from(&name), e))?;
+    let text = String::from_utf8(text).map_err(|e| {
+        Error::Usage(format!(
+            "the man page {name} is not UTF-8 ({e}): report this as a bug"
+        ))
+    })?;
+    pages.push((name, text));
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        add_pages(sub.clone(), pages)?;
+    }
+    Ok(())
+}
+
+/// The page file names, for tests and messages.
+#[cfg(test)]
+fn page_names() -> Vec<String> {
+    pages().unwrap().into_iter().map(|(name, _)| name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_page_per_command_with_the_full_names() {
+        let names = page_names();
+        assert_eq!(names[0], "ragate.1");
+        for expected in [
+            "ragate-gate.1",
+            "ragate-eval.1",
+            "ragate-baseline.1",
+            "ragate-baseline-accept.1",
+            "ragate-baseline-show.1",
+            "ragate-completions.1",
+            "ragate-man.1",
+        ] {
+            assert!(
+                names.iter().any(|n| n == expected),
+                "{expected} in {names:?}"
+            );
+        }
+        assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
+    }
+}

@@ -1,0 +1,230 @@
+//! The line and column of a config value from its key path (`gate.rules[0].metric`), so that
+//! a value that parses but is not valid (an unknown metric, judge or slice field) is reported at
+//! `eval-config.yaml:LINE:COLUMN`, as serde reports unknown keys. The YAML is read again by
+//! serde_yaml with a visitor that stops at that value: the position is the one serde_yaml gives
+//! its own errors.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::error::Error;
+
+/// What the visitor raises at the value it looks for (never shown: it becomes a position).
+const FOUND: &str = "ragate: the located value";
+
+/// One step of a key path: a map key or a list index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// `gate.rules[0].metric` as steps; `None` for a path this syntax cannot express.
+fn steps(key: &str) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    for part in key.split('.') {
+        let (name, mut indices) = match part.find('[') {
+            Some(at) => (&part[..at], &part[at..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            steps.push(Step::Key(name.to_string()));
+        }
+        while let Some(rest) = indices.strip_prefix('[') {
+            let (index, after) = rest.split_once(']')?;
+            steps.push(Step::Index(index.parse().ok()?));
+            indices = after;
+        }
+        if !indices.is_empty() || (name.is_empty() && part.is_empty()) {
+            return None;
+        }
+    }
+    (!steps.is_empty()).then_some(steps)
+}
+
+/// The 1-based (line, column) of the value at `key` in the YAML `text`, when it is there.
+pub(crate) fn position(text: &str, key: &str) -> Option<(u64, u64)> {
+    let steps = steps(key)?;
+    let error = Walk(&steps)
+        .deserialize(serde_yaml::Deserializer::from_str(text))
+        .err()?;
+    // serde_yaml puts its own path before the message.
+    if !error.to_string().contains(FOUND) {
+        return None;
+    }
+    let location = error.location()?;
+    Some((location.line() as u64, location.column() as u64))
+}
+
+/// `error` with the line and column of its key in `text` when it is a config error found there
+/// (and has none yet); any other error unchanged.
+pub(crate) fn locate(error: Error, text: &str) -> Error {
+    match error {
+        Error::Config {
+            path,
+            key,
+            message,
+            line_column: None,
+        } => Error::Config {
+            line_column: position(text, &key),
+            path,
+            key,
+            message,
+        },
+        other => other,
+    }
+}
+
+/// [`locate`] with the text read again from the config file (after loading, when a check of
+/// the data finds a config value wrong); a file that cannot be read leaves the error as it is.
+pub(crate) fn locate_in_file(error: Error, config: &Path) -> Error {
+    match std::fs::read_to_string(config) {
+        Ok(text) => locate(error, text.strip_prefix('\u{feff}').unwrap_or(&text)),
+        Err(_) => error,
+    }
+}
+
+/// Walks down `steps`, skipping every other value; raises [`FOUND`] at the last step's value.
+struct Walk<'a>(&'a [Step]);
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.scalar()
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.scalar()
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.scalar()
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.scalar()
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        self.scalar()
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.scalar()
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.scalar()
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let (first, rest) = match self.0.split_first() {
+            None => return Err(de::Error::custom(FOUND)),
+            Some(split) => split,
+        };
+        let mut index = 0;
+        loop {
+            let found = if *first == Step::Index(index) {
+                seq.next_element_seed(Walk(rest))?
+            } else {
+                seq.next_element::<IgnoredAny>()?.map(|_| ())
+            };
+            if found.is_none() {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (first, rest) = match self.0.split_first() {
+            None => return Err(de::Error::custom(FOUND)),
+            Some(split) => split,
+        };
+        while let Some(key) = map.next_key::<serde_yaml::Value>()? {
+            let matches = match (&key, first) {
+                (serde_yaml::Value::String(key), Step::Key(wanted)) => key == wanted,
+                _ => false,
+            };
+            if matches {
+                map.next_value_seed(Walk(rest))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Walk<'_> {
+    /// A scalar: the value looked for when no step is left, else not on the path.
+    fn scalar<E: de::Error>(self) -> Result<(), E> {
+        if self.0.is_empty() {
+            Err(E::custom(FOUND))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "version: 1
+metrics:
+  - recall@5
+  - { name: faithfulness, judge: lexcal }
+gate:
+  rules:
+    - { metric: recall@5, max_drop: 0.02 }
+    - metric: mrr
+      slice: klass=a
+tiers:
+  smoke: { qrels: q.jsonl }
+";
+
+    #[test]
+    fn key_paths_become_steps() {
+        assert_eq!(
+            steps("gate.rules[1].slice"),
+            Some(vec![
+                Step::Key("gate".into()),
+                Step::Key("rules".into()),
+                Step::Index(1),
+                Step::Key("slice".into()),
+            ])
+        );
+        assert_eq!(steps("slices[0]").map(|s| s.len()), Some(2));
+        assert_eq!(steps("a[x]"), None);
+        assert_eq!(steps(""), None);
+    }
+
+    #[test]
+    fn values_are_found_in_block_and_flow_style() {
+        assert_eq!(position(TEXT, "metrics[1].judge"), Some((4, 34)));
+        assert_eq!(position(TEXT, "gate.rules[1].slice"), Some((9, 14)));
+        assert_eq!(position(TEXT, "gate.rules[0].metric"), Some((7, 17)));
+        assert_eq!(position(TEXT, "metrics[0]"), Some((3, 5)));
+        assert_eq!(position(TEXT, "tiers.smoke.qrels"), Some((11, 19)));
+        // A map or list value is found at its start.
+        assert_eq!(position(TEXT, "gate.rules"), Some((7, 5)));
+    }
+
+    #[test]
+    fn absent_values_and_broken_yaml_have_no_position() {
+        assert_eq!(position(TEXT, "gate.rules[5].metric"), None);
+        assert_eq!(position(TEXT, "judges.strict"), None);
+        assert_eq!(position(TEXT, "version.x"), None);
+        assert_eq!(position(TEXT, "metrics.name"), None);
+    }
+}

@@ -1,0 +1,223 @@
+//! The terminal: whether to colour stdout and stderr (`--color`, `NO_COLOR`, `FORCE_COLOR`),
+//! `--quiet`, and the prefixed messages for people on stderr (`error:`, `warning:`, `note:`).
+//!
+//! Colour goes only to a stream that shows it: renderers get a [`Paint`] for the stream they are
+//! printed on, and files are rendered with [`Paint::plain`], so summary.md, junit.xml and the JSON
+//! documents never hold escape codes.
+
+use std::ffi::OsStr;
+use std::fmt::Display;
+use std::io::Write;
+use std::sync::OnceLock;
+
+use anstream::{AutoStream, ColorChoice};
+use anstyle::{AnsiColor, Style};
+
+/// When to colour (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set (non-empty); also off a terminal when FORCE_COLOR is.
+    #[default]
+    Auto,
+    /// Always, whatever the environment says.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// A failing or erroneous check, and the `error:` prefix.
+pub(crate) const BAD: Style = AnsiColor::Red.on_default().bold();
+/// A passing or improved check.
+pub(crate) const GOOD: Style = AnsiColor::Green.on_default();
+/// An inconclusive check, and the `warning:` prefix.
+pub(crate) const DOUBTFUL: Style = AnsiColor::Yellow.on_default().bold();
+
+/// `--quiet`, once the command line is parsed.
+static QUIET: OnceLock<bool> = OnceLock::new();
+
+/// The colour choice `--color` makes with the environment: `always` and `never` decide alone;
+/// `auto` is off when `NO_COLOR` is non-empty, else on when `FORCE_COLOR` is non-empty (both as
+/// Python 3.13 reads them), else up to each stream (a terminal, `TERM` not `dumb`, `CLICOLOR`).
+pub(crate) fn resolve(
+    flag: ColorWhen,
+    no_color: Option<&OsStr>,
+    force_color: Option<&OsStr>,
+) -> ColorChoice {
+    let set = |value: Option<&OsStr>| value.is_some_and(|v| !v.is_empty());
+    match flag {
+        ColorWhen::Always => ColorChoice::Always,
+        ColorWhen::Never => ColorChoice::Never,
+        ColorWhen::Auto if set(no_color) => ColorChoice::Never,
+        ColorWhen::Auto if set(force_color) => ColorChoice::Always,
+        ColorWhen::Auto => ColorChoice::Auto,
+    }
+}
+
+/// Applies `NO_COLOR`/`FORCE_COLOR` before the command line is parsed, so that clap's own help
+/// and usage errors follow them too.
+pub(crate) fn init_from_env() {
+    init_color(ColorWhen::Auto);
+}
+
+/// Applies `--color` (with the environment) and `--quiet` for the rest of the process.
+pub(crate) fn init(color: ColorWhen, quiet: bool) {
+    init_color(color);
+    let _ = QUIET.set(quiet);
+}
+
+fn init_color(flag: ColorWhen) {
+    let choice = resolve(
+        flag,
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::env::var_os("FORCE_COLOR").as_deref(),
+    );
+    choice.write_global();
+}
+
+/// Whether `--quiet` asked for errors only.
+pub(crate) fn quiet() -> bool {
+    QUIET.get().copied().unwrap_or(false)
+}
+
+/// Styles text for one stream, or leaves it plain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Paint {
+    enabled: bool,
+}
+
+impl Paint {
+    /// No colour: for files and anything that is not a terminal stream.
+    pub(crate) const fn plain() -> Self {
+        Paint { enabled: false }
+    }
+
+    /// Colour when stdout shows it.
+    pub(crate) fn stdout() -> Self {
+        Paint {
+            enabled: AutoStream::choice(&std::io::stdout()) != ColorChoice::Never,
+        }
+    }
+
+    /// Colour when stderr shows it.
+    pub(crate) fn stderr() -> Self {
+        Paint {
+            enabled: AutoStream::choice(&std::io::stderr()) != ColorChoice::Never,
+        }
+    }
+
+    /// A paint that colours, whatever the streams are.
+    #[cfg(test)]
+    pub(crate) const fn enabled_for_tests() -> Self {
+        Paint { enabled: true }
+    }
+
+    /// Whether this paint adds escape codes.
+    pub(crate) fn enabled(self) -> bool {
+        self.enabled
+    }
+
+    /// `text` in `style`, or `text` itself.
+    pub(crate) fn paint(self, style: Style, text: &str) -> String {
+        if self.enabled {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// Writes `text` to stdout (through anstream when it is coloured, so that a Windows console
+/// renders the codes).
+pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
+    let stdout = std::io::stdout().lock();
+    if Paint::stdout().enabled() {
+        AutoStream::always(stdout).write_all(text.as_bytes())
+    } else {
+        let mut stdout = stdout;
+        stdout.write_all(text.as_bytes())
+    }
+}
+
+/// Writes `text` to stderr (as [`write_stdout`]); a stderr that cannot be written is ignored,
+/// as `eprintln!` would panic on it.
+fn write_stderr(text: &str) {
+    let stderr = std::io::stderr().lock();
+    let _ = if Paint::stderr().enabled() {
+        AutoStream::always(stderr).write_all(text.as_bytes())
+    } else {
+        let mut stderr = stderr;
+        stderr.write_all(text.as_bytes())
+    };
+}
+
+/// `error: MESSAGE` and its `caused by:` lines on stderr, also under `--quiet`.
+pub(crate) fn error(error: &dyn std::error::Error) {
+    let mut text = format!("{} {error}\n", Paint::stderr().paint(BAD, "error:"));
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!("  caused by: {cause}\n"));
+        source = cause.source();
+    }
+    write_stderr(&text);
+}
+
+/// `error: MESSAGE` on stderr, also under `--quiet` (a finding that is not a Rust error).
+pub(crate) fn error_message(message: impl Display) {
+    write_stderr(&format!(
+        "{} {message}\n",
+        Paint::stderr().paint(BAD, "error:")
+    ));
+}
+
+/// `warning: MESSAGE` on stderr, unless `--quiet`.
+pub(crate) fn warning(message: impl Display) {
+    if !quiet() {
+        write_stderr(&format!(
+            "{} {message}\n",
+            Paint::stderr().paint(DOUBTFUL, "warning:")
+        ));
+    }
+}
+
+/// `note: MESSAGE` on stderr, unless `--quiet`.
+pub(crate) fn note(message: impl Display) {
+    if !quiet() {
+        write_stderr(&format!("note: {message}\n"));
+    }
+}
+
+/// A line of progress or of what was done (`ragate convert: 12 queries written ...`) on stderr,
+/// unless `--quiet`.
+pub(crate) fn info(message: impl Display) {
+    if !quiet() {
+        write_stderr(&format!("{message}\n"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_overrides_the_environment_and_no_color_beats_force_color() {
+        let on = Some(OsStr::new("1"));
+        let empty = Some(OsStr::new(""));
+        assert_eq!(resolve(ColorWhen::Auto, None, None), ColorChoice::Auto);
+        assert_eq!(resolve(ColorWhen::Auto, on, None), ColorChoice::Never);
+        assert_eq!(resolve(ColorWhen::Auto, None, on), ColorChoice::Always);
+        assert_eq!(resolve(ColorWhen::Auto, on, on), ColorChoice::Never);
+        // An empty value is not set.
+        assert_eq!(resolve(ColorWhen::Auto, empty, None), ColorChoice::Auto);
+        assert_eq!(resolve(ColorWhen::Auto, empty, on), ColorChoice::Always);
+        assert_eq!(resolve(ColorWhen::Auto, None, empty), ColorChoice::Auto);
+        assert_eq!(resolve(ColorWhen::Always, on, None), ColorChoice::Always);
+        assert_eq!(resolve(ColorWhen::Never, None, on), ColorChoice::Never);
+    }
+
+    #[test]
+    fn plain_paint_adds_nothing_and_enabled_paint_wraps_in_escape_codes() {
+        assert_eq!(Paint::plain().paint(BAD, "FAIL"), "FAIL");
+        let painted = Paint { enabled: true }.paint(BAD, "FAIL");
+        assert_eq!(painted, "\u{1b}[1m\u{1b}[31mFAIL\u{1b}[0m");
+    }
+}
