@@ -10,11 +10,26 @@ const ALL: &str = "all";
 /// The summary as lines `slice  metric  mean  (n = N)`, the form `baseline show` and diffs print.
 pub fn table(results: &Results) -> String {
     let mut out = String::new();
+    // Columns as wide as their longest entry (at least the usual widths), so values line up.
+    let slice_width = results
+        .summary
+        .keys()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(28);
+    let metric_width = results
+        .metrics
+        .iter()
+        .map(|m| m.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     for (slice, metrics) in &results.summary {
         for metric in &results.metrics {
             if let Some(s) = metrics.get(metric) {
                 out.push_str(&format!(
-                    "{slice:<28} {metric:<16} {:.4}  (n = {})\n",
+                    "{slice:<slice_width$} {metric:<metric_width$} {:.4}  (n = {})\n",
                     s.mean, s.n
                 ));
             }
@@ -189,6 +204,20 @@ mod tests {
         let metric = &results.metrics[0];
         let table = table(&results);
         assert_eq!(table.lines().count(), 2);
-        assert!(table.starts_with(&format!("{:<28} {metric:<16} 0.2500  (n = 4)\n", "all")));
+        let first: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(first, ["all", metric.as_str(), "0.2500", "(n", "=", "4)"]);
+    }
+
+    #[test]
+    fn long_metric_names_keep_the_values_in_one_column() {
+        let mut results = results(RunStatus::NoBaseline);
+        let long = "context_precision@10".to_string();
+        results.metrics.push(long.clone());
+        let all = results.summary.get_mut(ALL).unwrap();
+        all.insert(long, SliceSummary { mean: 0.75, n: 4 });
+        let table = table(&results);
+        let columns: Vec<usize> = table.lines().map(|line| line.find("0.").unwrap()).collect();
+        assert_eq!(columns.len(), 3, "{table}");
+        assert!(columns.iter().all(|&c| c == columns[0]), "{table}");
     }
 }
