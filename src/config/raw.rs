@@ -24,6 +24,7 @@ pub struct RawConfig {
     pub tiers: BTreeMap<String, RawTier>,
     #[serde(default)]
     pub gate: RawGate,
+    pub history: Option<RawHistory>,
 }
 
 /// How a tier's run is obtained: exactly one of `run_file`, `command`, `http`.
@@ -281,10 +282,30 @@ pub enum InconclusivePolicy {
     Fail,
 }
 
+/// What a drift across runs (`--history`) does to the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriftPolicy {
+    /// Shown as a warning, never fails (the default).
+    #[default]
+    Warn,
+    /// Fails the run like a regression.
+    Fail,
+}
+
+/// `history:`: where `ragate history` keeps its records.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHistory {
+    /// The history directory, relative to the config file.
+    pub dir: String,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGate {
     pub decision: Option<Decision>,
+    pub drift: Option<DriftPolicy>,
     pub alpha: Option<f64>,
     pub correction: Option<Correction>,
     pub slice_correction: Option<SliceCorrection>,
