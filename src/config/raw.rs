@@ -305,7 +305,6 @@ pub struct RawHistory {
 #[serde(deny_unknown_fields)]
 pub struct RawGate {
     pub decision: Option<Decision>,
-    pub drift: Option<DriftPolicy>,
     pub alpha: Option<f64>,
     pub correction: Option<Correction>,
     pub slice_correction: Option<SliceCorrection>,
@@ -316,6 +315,8 @@ pub struct RawGate {
     /// The default seed of sampled tiers (nothing in a verdict is random).
     pub seed: Option<u64>,
     pub rules: Option<Vec<RawRule>>,
+    /// What a drift across runs (`gate --history`) does: warn (default) or fail.
+    pub drift: Option<DriftPolicy>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
