@@ -66,6 +66,9 @@ pub enum Command {
     JudgeAgreement(AgreementArgs),
     /// Turn TREC, TSV or BEIR qrels (and a queries file) into native qrels JSONL.
     Convert(ConvertArgs),
+    /// Keep a tier's run history (one compact record per run) and show it.
+    #[command(subcommand)]
+    History(HistoryCommand),
     /// Scaffold a config, sample qrels, a stand-in pipeline, baselines/ and a GitHub workflow
     /// (overwrites nothing).
     Init(InitArgs),
@@ -265,6 +268,57 @@ pub struct ReportArgs {
     /// answers with the current judge (contexts rebuilt from the corpus) instead of failing.
     #[arg(long)]
     pub allow_judge_change: bool,
+    /// The run history (`ragate history add` writes it): adds a `drift` check per `all` check
+    /// and the trends (sparklines) to the summary.
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Store one record of a gate run (its results.json) in the history directory.
+    Add(HistoryAddArgs),
+    /// List a tier's recorded runs, with the series breaks (config or judge changes).
+    Show(HistoryShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryAddArgs {
+    #[arg(long)]
+    pub tier: String,
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The results to record (default: .ragate/out/<tier>/results.json).
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// The history directory (default: the config's `history: { dir }`).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Also keep every query's metric values (larger records).
+    #[arg(long)]
+    pub with_queries: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryShowArgs {
+    #[arg(long)]
+    pub tier: String,
+    /// The config, read only for its `history: { dir }` when --dir is not given [default:
+    /// $RAGATE_CONFIG, else eval-config.yaml in this directory or the nearest parent up to the
+    /// repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The history directory (default: the config's `history: { dir }`).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Only the last N runs.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    /// What to print on stdout: a table, or one JSON object `{"tier", "earlier_runs_not_shown", "runs"}`.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
 }
 
 /// What `ragate gate` prints on stdout.

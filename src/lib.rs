@@ -70,6 +70,7 @@ pub mod evaluate;
 pub mod exit_code;
 pub(crate) mod features;
 pub mod gate;
+pub mod history;
 pub(crate) mod http;
 pub mod input;
 pub mod judge;

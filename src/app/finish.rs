@@ -2,6 +2,7 @@
 //! baseline, make it comparable (re-judged when the judges changed), decide, render every
 //! report, write.
 
+use crate::app::history;
 use crate::app::outputs::{self, Evaluated, OutputOptions, RunFigures};
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::repeats;
@@ -60,12 +61,17 @@ pub fn finish(
              so recall and nDCG look worse than they are; judge more docs"
         ));
     }
+    let trends = match &options.history {
+        Some(dir) => history::apply_to_gate(dir, tier, &current, &mut report)?,
+        None => Vec::new(),
+    };
     current.status = report.status;
     let junit = RunInfo::of_run(&config.path, options.started)?;
     let run = RunFigures {
         calibrations: &calibrations,
         operational: &figures,
         junit: &junit,
+        trends: &trends,
     };
     outputs::render(tier, &current, &evaluated, &report, run, &options).write(&options)?;
     Ok(report.exit_code())

@@ -8,6 +8,7 @@ mod compare;
 mod convert;
 mod finish;
 mod gate;
+mod history;
 mod init;
 mod manual;
 pub(crate) mod merge;
@@ -18,7 +19,7 @@ mod rejudge;
 mod repeats;
 mod validate;
 
-use crate::cli::{BaselineCommand, Cli, Command, EvalArgs};
+use crate::cli::{BaselineCommand, Cli, Command, EvalArgs, HistoryCommand};
 use crate::config::DEFAULT_JUDGE;
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
@@ -42,6 +43,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Validate(args) => validate::run(args),
         Command::JudgeAgreement(args) => agreement::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::History(HistoryCommand::Add(args)) => history::add(args),
+        Command::History(HistoryCommand::Show(args)) => history::show(args),
         Command::Init(args) => init::run(args),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),

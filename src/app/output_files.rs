@@ -231,6 +231,7 @@ mod tests {
             format: GateFormat::Table,
             allow_judge_change: false,
             started: Instant::now(),
+            history: None,
         }
     }
 

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
+use crate::history::sparkline::{self, Trend};
 use crate::metrics::embedding_relevance::EmbeddedQuery;
 use crate::report::junit::RunInfo;
 use crate::report::operational::Figures;
@@ -77,6 +78,8 @@ pub struct OutputOptions {
     pub format: GateFormat,
     pub allow_judge_change: bool,
     pub started: Instant,
+    /// `--history DIR`: drift checks and trends from the run history.
+    pub history: Option<PathBuf>,
 }
 
 impl OutputOptions {
@@ -88,6 +91,7 @@ impl OutputOptions {
             format: report.format,
             allow_judge_change: report.allow_judge_change,
             started,
+            history: report.history.clone(),
         }
     }
 }
@@ -122,6 +126,8 @@ pub struct RunFigures<'a> {
     pub operational: &'a Figures,
     /// The config and the run's clock, which junit.xml names.
     pub junit: &'a RunInfo,
+    /// The trends summary.md shows (`--history`; empty without).
+    pub trends: &'a [Trend],
 }
 
 /// Every output of a finished run, rendered before anything is written.
@@ -209,7 +215,14 @@ pub fn render(
             .push((path.clone(), junit_text.clone(), "--junit"));
     }
     outputs.file(out_dir.join("junit.xml"), junit_text);
-    let summary_text = summary::render(report);
+    let mut summary_text = summary::render(report);
+    if !run.trends.is_empty() {
+        summary_text.push('\n');
+        summary_text.push_str(&sparkline::markdown(run.trends));
+        let trimmed = summary_text.trim_end().len();
+        summary_text.truncate(trimmed);
+        summary_text.push('\n');
+    }
     outputs.file(out_dir.join("summary.md"), summary_text.clone());
     outputs.step_summary = Some(summary_text);
     let stats = run_stats(tier, current, evaluated, report, run, options);

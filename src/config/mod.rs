@@ -26,7 +26,7 @@ use crate::suggest;
 pub use embeddings::EmbeddingsSpec;
 pub use endpoint::HttpEndpoint;
 pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, OpenAiSpec};
-pub use raw::{Correction, Decision, InconclusivePolicy, SliceCorrection};
+pub use raw::{Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
 use raw::{JudgeKind, RawConfig, RawTier};
 use rules::{merge_gate, validate_gate};
 
@@ -60,6 +60,8 @@ pub struct Config {
     pub slices: Vec<String>,
     /// Tiers by name (`smoke`, `regression`, `deep`, ...).
     pub tiers: BTreeMap<String, Tier>,
+    /// The run history directory (`history: { dir }`, resolved against the config's folder).
+    pub history_dir: Option<PathBuf>,
 }
 
 /// Where judge verdicts are cached and how (`judge::cache` opens the cache from these).
@@ -125,6 +127,8 @@ pub struct Tier {
     pub gate: GateSettings,
     /// sha256 of what gives the tier's numbers their meaning, as written in the file.
     pub config_hash: String,
+    /// What a drift across runs (`gate --history`) does: warn (default) or fail.
+    pub drift: DriftPolicy,
 }
 
 /// How a tier's checks are decided: decision rule, significance level, corrections, rules.
@@ -414,6 +418,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
                 judge_repeats,
                 gate: settings,
                 config_hash: hash::tier_hash(written, name),
+                drift: gate.drift.unwrap_or_default(),
             },
         );
     }
@@ -441,6 +446,16 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
         embeddings,
         slices: raw.slices,
         tiers,
+        history_dir: match &raw.history {
+            Some(history) if history.dir.trim().is_empty() => {
+                return Err(keys.error(
+                    "history.dir",
+                    "empty: expected a directory for the run history, e.g. .ragate/history",
+                ));
+            }
+            Some(history) => Some(resolve(&history.dir)),
+            None => None,
+        },
     })
 }
 

@@ -24,6 +24,7 @@ pub struct RawConfig {
     pub tiers: BTreeMap<String, RawTier>,
     #[serde(default)]
     pub gate: RawGate,
+    pub history: Option<RawHistory>,
 }
 
 /// How a tier's run is obtained: exactly one of `run_file`, `command`, `http`.
@@ -281,6 +282,25 @@ pub enum InconclusivePolicy {
     Fail,
 }
 
+/// What a drift across runs (`--history`) does to the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriftPolicy {
+    /// Shown as a warning, never fails (the default).
+    #[default]
+    Warn,
+    /// Fails the run like a regression.
+    Fail,
+}
+
+/// `history:`: where `ragate history` keeps its records.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHistory {
+    /// The history directory, relative to the config file.
+    pub dir: String,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGate {
@@ -295,6 +315,8 @@ pub struct RawGate {
     /// The default seed of sampled tiers (nothing in a verdict is random).
     pub seed: Option<u64>,
     pub rules: Option<Vec<RawRule>>,
+    /// What a drift across runs (`gate --history`) does: warn (default) or fail.
+    pub drift: Option<DriftPolicy>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -15,6 +15,7 @@ pub(crate) fn merge_gate(top: &RawGate, tier: Option<&RawGate>) -> RawGate {
     let Some(tier) = tier else { return top.clone() };
     RawGate {
         decision: tier.decision.or(top.decision),
+        drift: tier.drift.or(top.drift),
         alpha: tier.alpha.or(top.alpha),
         correction: tier.correction.or(top.correction),
         slice_correction: tier.slice_correction.or(top.slice_correction),

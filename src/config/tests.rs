@@ -107,7 +107,7 @@ fn bad_configs_name_the_key_path() {
     let cases = [
         (
             replace("  alpha: 0.05", "  alpah: 0.05"),
-            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules` (did you mean `alpha`?)",
+            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules`, `drift` (did you mean `alpha`?)",
         ),
         (
             replace("decision: significant", "decision: signficant"),
@@ -490,4 +490,61 @@ fn judges_of_every_kind_are_read_whatever_the_key_order() {
         config.judges["default"],
         JudgeSpec::Lexical(LexicalSpec::default())
     );
+}
+
+#[test]
+fn drift_policy_and_history_dir_are_read_and_checked() {
+    let config = load_str(VALID).unwrap();
+    assert_eq!(
+        config.tiers["regression"].drift,
+        DriftPolicy::Warn,
+        "the default"
+    );
+    assert_eq!(config.history_dir, None);
+    let text = VALID
+        .replace(
+            "  decision: significant\n",
+            "  decision: significant\n  drift: fail\n",
+        )
+        .replace(
+            "gate: { decision: point }",
+            "gate: { decision: point, drift: warn }",
+        )
+        + "history: { dir: ../hist }\n";
+    let config = load_str(&text).unwrap();
+    assert_eq!(config.tiers["regression"].drift, DriftPolicy::Fail);
+    assert_eq!(
+        config.tiers["smoke"].drift,
+        DriftPolicy::Warn,
+        "a tier's gate block overrides"
+    );
+    assert_eq!(config.history_dir, Some(PathBuf::from("conf/../hist")));
+    // The drift policy is not part of the config hash: changing it does not break the series.
+    assert_eq!(
+        config.tiers["regression"].config_hash,
+        load_str(VALID).unwrap().tiers["regression"].config_hash
+    );
+    for (bad, expected) in [
+        (
+            VALID.replace(
+                "  decision: significant\n",
+                "  decision: significant\n  drift: maybe\n",
+            ),
+            "gate.drift: unknown variant `maybe`, expected `warn` or `fail`",
+        ),
+        (
+            format!("{VALID}history: {{ dir: \"\" }}\n"),
+            "history.dir: empty: expected a directory",
+        ),
+        (
+            format!("{VALID}history: {{ folder: h }}\n"),
+            "unknown field `folder`",
+        ),
+    ] {
+        let message = load_str(&bad).unwrap_err().to_string();
+        assert!(
+            message.contains(expected),
+            "expected `{expected}` in `{message}`"
+        );
+    }
 }

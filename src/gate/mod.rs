@@ -4,6 +4,7 @@ pub mod calibration;
 pub mod checks;
 pub mod decision;
 pub mod diagnosis;
+pub mod drift;
 pub mod reported;
 pub mod verdict;
 

@@ -49,6 +49,9 @@ pub enum CheckStatus {
     Skipped,
     /// Could not be evaluated: fails the run closed (exit code 2).
     Error,
+    /// A finding shown without failing the run: a drift under `gate: { drift: warn }` (the
+    /// default).
+    Warn,
 }
 
 /// Which family of tests a check belongs to (each family is corrected on its own).
@@ -60,6 +63,8 @@ pub enum Family {
     Slices,
     /// Floors on judge estimates calibrated by human labels (no multiplicity correction).
     Calibration,
+    /// Sequential tests over the run history (`--history`): slow drift against the baseline.
+    Drift,
 }
 
 /// The one-sided bound a verdict used: the least worsening the data support, as a delta
@@ -136,6 +141,9 @@ pub struct CheckOutcome {
     pub worst: Vec<QueryDrop>,
     /// How many paired queries got worse in all.
     pub worse_count: usize,
+    /// The standard error of the mean paired worsening (sd / sqrt(n)), when there were pairs:
+    /// the history records it, and the drift check standardises deltas by it.
+    pub se: Option<f64>,
 }
 
 impl CheckOutcome {
@@ -162,6 +170,7 @@ impl CheckOutcome {
             queries_needed: None,
             worst: Vec::new(),
             worse_count: 0,
+            se: None,
         }
     }
 }
@@ -338,7 +347,7 @@ fn correction(family: Family, settings: &GateSettings) -> Multiplicity {
             SliceCorrection::Bh => Multiplicity::BenjaminiHochberg,
             SliceCorrection::None => Multiplicity::None,
         },
-        Family::Primary | Family::Calibration => match settings.correction {
+        Family::Primary | Family::Calibration | Family::Drift => match settings.correction {
             Correction::Holm => Multiplicity::Holm,
             Correction::None => Multiplicity::None,
         },
@@ -395,6 +404,7 @@ impl Context<'_, '_> {
         outcome.limit = candidate.limit;
         outcome.method = candidate.test.map(|t| t.method);
         outcome.p_value = candidate.test.map(|t| t.p_value);
+        outcome.se = (summary.n > 0).then(|| summary.sd / (summary.n as f64).sqrt());
         (outcome.worst, outcome.worse_count) =
             worst_queries(&candidate.paired, self.check.rule.metric.direction());
         outcome

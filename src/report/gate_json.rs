@@ -59,6 +59,7 @@ fn check(outcome: &CheckOutcome) -> Value {
             Family::Primary => "primary",
             Family::Slices => "slices",
             Family::Calibration => "calibration",
+            Family::Drift => "drift",
         },
         "status": status(outcome.status),
         "verdict": outcome.verdict,

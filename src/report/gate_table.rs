@@ -98,6 +98,7 @@ pub(crate) fn status_word(status: CheckStatus) -> &'static str {
         CheckStatus::Fail => "FAIL",
         CheckStatus::Skipped => "skipped",
         CheckStatus::Error => "ERROR",
+        CheckStatus::Warn => "warn",
     }
 }
 
@@ -138,7 +139,7 @@ pub(crate) fn totals(report: &GateReport) -> String {
     format!(
         "{} checks: {} passed, {} failed, {} inconclusive, {} skipped, {} errors",
         report.outcomes.len(),
-        count(&[CheckStatus::Pass, CheckStatus::Improved]),
+        count(&[CheckStatus::Pass, CheckStatus::Improved, CheckStatus::Warn]),
         count(&[CheckStatus::Fail]),
         count(&[CheckStatus::Inconclusive]),
         count(&[CheckStatus::Skipped]),

@@ -172,7 +172,9 @@ fn testcase(outcome: &CheckOutcome, suite: &str, inconclusive_fails: bool) -> Te
     let name = xml_text(&outcome.name);
     let verdict = xml_text(&outcome.verdict);
     let mut case = match outcome.status {
-        CheckStatus::Pass | CheckStatus::Improved => TestCaseBuilder::success(&name, ZERO),
+        CheckStatus::Pass | CheckStatus::Improved | CheckStatus::Warn => {
+            TestCaseBuilder::success(&name, ZERO)
+        }
         CheckStatus::Inconclusive if inconclusive_fails => {
             TestCaseBuilder::failure(&name, ZERO, "inconclusive", &verdict)
         }
@@ -184,7 +186,7 @@ fn testcase(outcome: &CheckOutcome, suite: &str, inconclusive_fails: bool) -> Te
         }
     };
     match outcome.status {
-        CheckStatus::Improved | CheckStatus::Inconclusive => {
+        CheckStatus::Improved | CheckStatus::Inconclusive | CheckStatus::Warn => {
             case.set_system_out(&cdata(&outcome.verdict))
         }
         CheckStatus::Fail => case.set_trace(&cdata(&regressed_queries(outcome))),

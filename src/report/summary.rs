@@ -47,6 +47,7 @@ fn status_cell(status: CheckStatus) -> &'static str {
         CheckStatus::Fail => "❌ fail",
         CheckStatus::Skipped => "⏭️ skipped",
         CheckStatus::Error => "⚠️ error",
+        CheckStatus::Warn => "⚠️ warn",
     }
 }
 
@@ -118,6 +119,7 @@ fn notable(report: &GateReport) -> Vec<&CheckOutcome> {
     failing_by_excess(report)
         .into_iter()
         .chain(with(CheckStatus::Inconclusive))
+        .chain(with(CheckStatus::Warn))
         .chain(with(CheckStatus::Improved))
         .collect()
 }
@@ -449,7 +451,10 @@ fn push_all_checks(out: &mut String, report: &GateReport) {
     let explained: Vec<String> = report
         .outcomes
         .iter()
-        .filter(|o| o.status == CheckStatus::Skipped || o.family == Family::Calibration)
+        .filter(|o| {
+            o.status == CheckStatus::Skipped
+                || matches!(o.family, Family::Calibration | Family::Drift)
+        })
         .map(|o| format!("- {} {}\n", status_mark(o.status), verdict(o)))
         .collect();
     let mut explained = explained.into_iter();

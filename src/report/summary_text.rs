@@ -65,6 +65,8 @@ pub(crate) struct Counts {
     pub inconclusive: usize,
     pub skipped: usize,
     pub errors: usize,
+    /// Checks that warn without failing (drift under `drift: warn`); counted in `passed` too.
+    pub warned: usize,
 }
 
 impl Counts {
@@ -78,12 +80,15 @@ impl Counts {
         };
         Counts {
             total: report.outcomes.len(),
-            passed: count(CheckStatus::Pass) + count(CheckStatus::Improved),
+            passed: count(CheckStatus::Pass)
+                + count(CheckStatus::Improved)
+                + count(CheckStatus::Warn),
             improved: count(CheckStatus::Improved),
             failed: count(CheckStatus::Fail),
             inconclusive: count(CheckStatus::Inconclusive),
             skipped: count(CheckStatus::Skipped),
             errors: count(CheckStatus::Error),
+            warned: count(CheckStatus::Warn),
         }
     }
 
@@ -93,6 +98,7 @@ impl Counts {
             (CheckStatus::Fail, self.failed, "failed"),
             (CheckStatus::Inconclusive, self.inconclusive, "inconclusive"),
             (CheckStatus::Improved, self.improved, "improved"),
+            (CheckStatus::Warn, self.warned, "warned"),
             (CheckStatus::Skipped, self.skipped, "skipped"),
             (CheckStatus::Error, self.errors, "not evaluated"),
         ]

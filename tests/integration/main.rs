@@ -9,6 +9,7 @@ mod convert;
 mod expected_values;
 mod fail_closed_inputs;
 mod gate_flow;
+mod history;
 mod init;
 mod input_errors;
 mod json_schema;

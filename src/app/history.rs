@@ -1,0 +1,207 @@
+//! `ragate history add` and `ragate history show`, and what `gate --history DIR` adds to a run:
+//! the drift checks and the trends.
+
+use std::path::{Path, PathBuf};
+
+use crate::app::rejudge::{self, Identities};
+use crate::app::write_stdout;
+use crate::baseline::results::Results;
+use crate::baseline::store as results_store;
+use crate::cli::{GateFormat, HistoryAddArgs, HistoryShowArgs};
+use crate::config::{self, Config, Tier};
+use crate::digest::sha256_hex;
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::gate::verdict::CheckOutcome;
+use crate::gate::{GateReport, calibration, decision, drift};
+use crate::history::record::{Record, RecordInputs};
+use crate::history::sparkline::Trend;
+use crate::history::{store, table};
+use crate::metrics::metric::Metric;
+
+/// The gated metrics of `tier` (those its rules name, calibrated estimates aside), in rule order.
+fn gated_metrics(tier: &Tier) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for rule in &tier.gate.rules {
+        let name = rule.metric.to_string();
+        if !matches!(rule.metric, Metric::Ppi(_)) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// `--dir`, else the config's `history: { dir }`, else an error saying how to give one.
+fn history_dir(
+    given: Option<&Path>,
+    config: Option<&Config>,
+    config_path: &Path,
+) -> Result<PathBuf> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    config.and_then(|c| c.history_dir.clone()).ok_or_else(|| {
+        Error::Usage(format!(
+            "no history directory: pass --dir DIR, or set `history: {{ dir: ... }}` in {}",
+            config_path.display()
+        ))
+    })
+}
+
+/// The history directory must exist (a mistyped path must not read as an empty history).
+fn existing_dir(dir: &Path, next_step: &str) -> Result<()> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(Error::missing(
+            dir,
+            format!("no history directory here: {next_step}"),
+        ))
+    }
+}
+
+pub fn add(args: HistoryAddArgs) -> Result<i32> {
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let dir = history_dir(args.dir.as_deref(), Some(&config), &args.config)?;
+    let from = args.from.unwrap_or_else(|| {
+        PathBuf::from(".ragate/out")
+            .join(&tier.name)
+            .join("results.json")
+    });
+    let results = results_store::read(
+        &from,
+        &format!("run `ragate gate --tier {}` first", tier.name),
+    )?;
+    if results.tier != tier.name {
+        return Err(Error::input(
+            &from,
+            format!(
+                "these are results of tier `{}`: expected tier `{}`",
+                results.tier, tier.name
+            ),
+        ));
+    }
+    if results.provenance.config_hash != tier.config_hash {
+        return Err(Error::input(
+            &from,
+            format!(
+                "these results were made with another config (config hash {}, {} has {}): the \
+                 checks cannot be decided again with it; record with the config the gate ran with",
+                crate::gate::short(&results.provenance.config_hash),
+                config.path.display(),
+                crate::gate::short(&tier.config_hash)
+            ),
+        ));
+    }
+    let (checks, baseline_sha256) = checks_against_baseline(&config, tier, &results)?;
+    let source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok();
+    let time = store::record_time(
+        source_date_epoch.as_deref(),
+        results.provenance.accepted_utc.as_deref(),
+    )?;
+    let record = Record::of(
+        &results,
+        RecordInputs {
+            gated: &gated_metrics(tier),
+            time,
+            baseline_sha256,
+            checks: &checks,
+            with_queries: args.with_queries,
+        },
+    );
+    let path = store::add(&dir, &record)?;
+    write_stdout(&format!("recorded {}\n", path.display()))?;
+    Ok(exit_code::SUCCESS)
+}
+
+/// The run's checks decided against the tier's baseline as it is now, and the baseline file's
+/// sha256; none without a baseline, or when the baseline was judged by other judges (a warning
+/// says so).
+fn checks_against_baseline(
+    config: &Config,
+    tier: &Tier,
+    results: &Results,
+) -> Result<(Vec<CheckOutcome>, Option<String>)> {
+    let baseline = match results_store::read(&tier.baseline, "") {
+        Ok(baseline) => baseline,
+        Err(error) if error.is_missing() => {
+            eprintln!(
+                "warning: tier `{}` has no baseline ({}): the record holds means, not checks",
+                tier.name,
+                tier.baseline.display()
+            );
+            return Ok((Vec::new(), None));
+        }
+        Err(error) => return Err(error),
+    };
+    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
+    let changes = rejudge::differences(&Identities::of(&baseline), &Identities::of(results));
+    if !changes.is_empty() {
+        eprintln!(
+            "warning: the baseline was judged by other judges than these results ({}): the record \
+             holds means, not checks",
+            changes.join("; ")
+        );
+        return Ok((Vec::new(), None));
+    }
+    let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;
+    let calibrations = calibration::for_tier(tier, &config.metrics, results)?;
+    let report = decision::decide(config, tier, &baseline, results, &calibrations);
+    Ok((report.outcomes, Some(sha256_hex(&bytes))))
+}
+
+pub fn show(args: HistoryShowArgs) -> Result<i32> {
+    let config = match &args.dir {
+        Some(_) => None,
+        None => Some(config::load(&args.config)?),
+    };
+    let dir = history_dir(args.dir.as_deref(), config.as_ref(), &args.config)?;
+    existing_dir(
+        &dir,
+        "pass the directory `ragate history add` writes to (--dir, or `history: { dir }`)",
+    )?;
+    let records = store::read_tier(&dir, &args.tier)?;
+    write_stdout(&match args.format {
+        GateFormat::Table => table::render_table(&args.tier, &records, args.last),
+        GateFormat::Json => table::render_json(&args.tier, &records, args.last),
+    })?;
+    Ok(exit_code::SUCCESS)
+}
+
+/// What `--history DIR` adds to a decided gate run: a drift check per `all` check (the run's
+/// status decided again with them) and the trends for the summary.
+pub fn apply_to_gate(
+    dir: &Path,
+    tier: &Tier,
+    current: &Results,
+    report: &mut GateReport,
+) -> Result<Vec<Trend>> {
+    existing_dir(
+        dir,
+        "create it (an empty directory starts the history), or pass the directory `ragate history add` writes to",
+    )
+    .map_err(|e| e.named_by("--history"))?;
+    let records = store::read_tier(dir, &tier.name)?;
+    let (series, after_break) = drift::series_of(&records, current);
+    let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;
+    let inputs = drift::DriftInputs {
+        series,
+        baseline_sha256: &sha256_hex(&bytes),
+        policy: tier.drift,
+    };
+    let drift_checks = drift::checks(&report.outcomes, &inputs);
+    report.outcomes.extend(drift_checks);
+    report.status = decision::run_status(&report.outcomes, report.inconclusive);
+    let now = Record::of(
+        current,
+        RecordInputs {
+            gated: &gated_metrics(tier),
+            time: String::new(),
+            baseline_sha256: None,
+            checks: &[],
+            with_queries: false,
+        },
+    );
+    Ok(drift::trends(&report.outcomes, series, after_break, &now))
+}

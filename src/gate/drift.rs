@@ -1,0 +1,307 @@
+//! The `drift` checks of a gate run given `--history DIR`: per `all` check, a one-sided CUSUM
+//! ([`crate::history::drift`]) over the deltas against the baseline of the runs of the current
+//! series (same config hash and judges, the same baseline file) and of this run, and the trends
+//! (sparkline values) the summary shows. A drift fails the run only under `gate: { drift: fail }`;
+//! by default it is a warning.
+
+use crate::baseline::results::Results;
+use crate::config::DriftPolicy;
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
+use crate::history::drift::{self, RunDelta, THRESHOLD};
+use crate::history::record::Record;
+use crate::history::sparkline::{RUNS, Trend};
+use crate::metrics::metric::Metric;
+use crate::metrics::retrieval::Direction;
+
+/// The runs of the history that belong to the current run's series: the latest records back to
+/// the first whose config hash, judges or embeddings differ from the current run's; and whether
+/// older records were left out for that reason (a break).
+pub fn series_of<'a>(records: &'a [Record], current: &Results) -> (&'a [Record], bool) {
+    let same = |r: &Record| {
+        r.config_hash == current.provenance.config_hash
+            && r.judges == current.provenance.judges
+            && r.embeddings == current.provenance.embeddings
+    };
+    let start = records
+        .iter()
+        .rposition(|r| !same(r))
+        .map_or(0, |last_other| last_other + 1);
+    (&records[start..], start > 0)
+}
+
+/// What the drift checks need besides the report's outcomes.
+pub struct DriftInputs<'a> {
+    /// The records of the current series, oldest first.
+    pub series: &'a [Record],
+    /// sha256 of the baseline file this run was compared with.
+    pub baseline_sha256: &'a str,
+    /// What a drift does to the run (`gate: { drift }`).
+    pub policy: DriftPolicy,
+}
+
+/// The worsening of `delta` (`current - baseline`) for `metric`: positive when worse.
+fn worsening(metric: &str, delta: f64) -> f64 {
+    match metric.parse::<Metric>().map(Metric::direction) {
+        Ok(Direction::LowerIsBetter) => delta,
+        _ => -delta,
+    }
+}
+
+/// One drift check per `all` metric check of `outcomes`.
+pub fn checks(outcomes: &[CheckOutcome], inputs: &DriftInputs<'_>) -> Vec<CheckOutcome> {
+    outcomes
+        .iter()
+        .filter(|o| o.family == Family::Primary)
+        .map(|o| check(o, inputs))
+        .collect()
+}
+
+fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>) -> CheckOutcome {
+    let name = format!("drift {}", outcome.name);
+    let mut drift_outcome = CheckOutcome::bare(
+        name.clone(),
+        outcome.metric.clone(),
+        outcome.slice.clone(),
+        Family::Drift,
+    );
+    drift_outcome.baseline_mean = outcome.baseline_mean;
+    drift_outcome.current_mean = outcome.current_mean;
+    drift_outcome.delta = outcome.delta;
+    drift_outcome.limit = outcome.limit;
+    drift_outcome.se = outcome.se;
+    let (Some(se), true) = (outcome.se, outcome.delta.is_finite()) else {
+        drift_outcome.status = CheckStatus::Skipped;
+        drift_outcome.verdict = format!(
+            "{name}: skipped: this run's check has no paired values ({}), so there is no delta to add to the series",
+            outcome.verdict
+        );
+        return drift_outcome;
+    };
+    let same_baseline = |r: &&Record| r.baseline_sha256.as_deref() == Some(inputs.baseline_sha256);
+    let mut runs = Vec::new();
+    let mut other_baseline = 0;
+    let mut without_value = 0;
+    for record in inputs.series {
+        if !same_baseline(&record) {
+            other_baseline += 1;
+            continue;
+        }
+        match record
+            .check_of(&outcome.metric, &outcome.slice)
+            .and_then(|c| c.delta.zip(c.se))
+        {
+            Some((delta, se)) => runs.push(RunDelta {
+                worsening: worsening(&outcome.metric, delta),
+                se,
+            }),
+            None => without_value += 1,
+        }
+    }
+    runs.push(RunDelta {
+        worsening: worsening(&outcome.metric, outcome.delta),
+        se,
+    });
+    let result = drift::cusum(&runs, outcome.limit);
+    drift_outcome.n = runs.len();
+    let mean_delta = -runs.iter().map(|r| r.worsening).sum::<f64>() / runs.len() as f64;
+    let shown_delta = match outcome.metric.parse::<Metric>().map(Metric::direction) {
+        Ok(Direction::LowerIsBetter) => -mean_delta,
+        _ => mean_delta,
+    };
+    let mut left_out = Vec::new();
+    if other_baseline > 0 {
+        left_out.push(format!("{other_baseline} against another baseline"));
+    }
+    if without_value > 0 {
+        left_out.push(format!("{without_value} without a value for this check"));
+    }
+    let left_out = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} runs of the series left out: {})",
+            other_baseline + without_value,
+            left_out.join(", ")
+        )
+    };
+    let window = format!(
+        "CUSUM {:.2} (threshold {THRESHOLD}) over {} runs against this baseline, this one included, mean delta {:+.4}{left_out}",
+        result.last,
+        runs.len(),
+        shown_delta
+    );
+    if result.fires() {
+        drift_outcome.status = match inputs.policy {
+            DriftPolicy::Fail => CheckStatus::Fail,
+            DriftPolicy::Warn => CheckStatus::Warn,
+        };
+        let consequence = match inputs.policy {
+            DriftPolicy::Fail => "fails the run (`gate: { drift: fail }`)",
+            DriftPolicy::Warn => "a warning (`gate: { drift: fail }` makes it fail the run)",
+        };
+        drift_outcome.verdict = format!(
+            "{name}: drifting: the runs since run {} of {} worsen steadily against the baseline, \
+             which no single run shows beyond its limit; {window}; {consequence}; \
+             `ragate history show` lists the runs",
+            result.since + 1,
+            runs.len(),
+        );
+    } else {
+        drift_outcome.status = CheckStatus::Pass;
+        drift_outcome.verdict = format!("{name}: no drift: {window}");
+    }
+    drift_outcome
+}
+
+/// The trends the summary shows: each `all` check and each failing slice check, over the last
+/// [`RUNS`] runs of the series (the current run last), with the current run's means.
+pub fn trends(
+    outcomes: &[CheckOutcome],
+    series: &[Record],
+    after_break: bool,
+    current: &Record,
+) -> Vec<Trend> {
+    outcomes
+        .iter()
+        .filter(|o| {
+            o.family == Family::Primary
+                || (o.family == Family::Slices && o.status == CheckStatus::Fail)
+        })
+        .filter_map(|o| {
+            let mean = |r: &Record| Some(r.metrics.get(&o.metric)?.get(&o.slice)?.mean);
+            let now = mean(current)?;
+            let skip = series.len().saturating_sub(RUNS - 1);
+            let mut values: Vec<f64> = series[skip..].iter().filter_map(mean).collect();
+            values.push(now);
+            Some(Trend {
+                name: o.name.clone(),
+                values,
+                after_break,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::results::{Provenance, RunStatus};
+    use crate::history::record::RecordedCheck;
+
+    fn record(config_hash: &str, delta: f64, baseline: &str) -> Record {
+        Record {
+            format: crate::history::record::FORMAT.into(),
+            tier: "nightly".into(),
+            time: "2026-12-01T03:00:00Z".into(),
+            commit: None,
+            ragate_version: "0".into(),
+            config_hash: config_hash.into(),
+            judges: Default::default(),
+            embeddings: None,
+            status: RunStatus::Pass,
+            baseline_sha256: Some(baseline.into()),
+            metrics: Default::default(),
+            checks: vec![RecordedCheck {
+                name: "recall@10 [all]".into(),
+                metric: "recall@10".into(),
+                slice: "all".into(),
+                status: "pass".into(),
+                n: 200,
+                delta: Some(delta),
+                se: Some(0.005),
+                limit: Some(0.03),
+            }],
+            queries: None,
+        }
+    }
+
+    fn current_check(delta: f64) -> CheckOutcome {
+        let mut o = CheckOutcome::bare(
+            "recall@10 [all]".into(),
+            "recall@10".into(),
+            "all".into(),
+            Family::Primary,
+        );
+        o.status = CheckStatus::Pass;
+        (o.baseline_mean, o.current_mean, o.delta) = (0.8, 0.8 + delta, delta);
+        o.limit = Some(0.03);
+        o.se = Some(0.005);
+        o
+    }
+
+    #[test]
+    fn four_recorded_nights_and_this_one_at_minus_001_warn_or_fail_as_configured() {
+        let series: Vec<Record> = (0..4).map(|_| record("h", -0.01, "b")).collect();
+        let outcome = current_check(-0.01);
+        for (policy, status) in [
+            (DriftPolicy::Warn, CheckStatus::Warn),
+            (DriftPolicy::Fail, CheckStatus::Fail),
+        ] {
+            let inputs = DriftInputs {
+                series: &series,
+                baseline_sha256: "b",
+                policy,
+            };
+            let drift = checks(std::slice::from_ref(&outcome), &inputs);
+            assert_eq!(drift.len(), 1);
+            assert_eq!(drift[0].status, status, "{}", drift[0].verdict);
+            assert_eq!(drift[0].family, Family::Drift);
+            assert_eq!(drift[0].n, 5);
+            assert!(
+                drift[0].verdict.contains("drifting"),
+                "{}",
+                drift[0].verdict
+            );
+        }
+        // The same nights against another baseline are left out: this run alone does not drift.
+        let inputs = DriftInputs {
+            series: &series,
+            baseline_sha256: "other",
+            policy: DriftPolicy::Fail,
+        };
+        let drift = checks(std::slice::from_ref(&outcome), &inputs);
+        assert_eq!(drift[0].status, CheckStatus::Pass, "{}", drift[0].verdict);
+        assert!(
+            drift[0].verdict.contains("4 against another baseline"),
+            "{}",
+            drift[0].verdict
+        );
+    }
+
+    #[test]
+    fn a_series_starts_after_the_last_record_of_another_config_or_judge() {
+        let mut results_provenance = Provenance {
+            config_hash: "h".into(),
+            ..Provenance::default()
+        };
+        let records = vec![
+            record("h", 0.0, "b"),
+            record("old", 0.0, "b"),
+            record("h", 0.0, "b"),
+        ];
+        let current = Results {
+            format: String::new(),
+            tier: "nightly".into(),
+            status: RunStatus::Pass,
+            provenance: results_provenance.clone(),
+            metrics: vec![],
+            summary: Default::default(),
+            queries: Default::default(),
+        };
+        let (series, after_break) = series_of(&records, &current);
+        assert_eq!(series.len(), 1);
+        assert!(after_break);
+        results_provenance
+            .judges
+            .insert("default".into(), "lexical v2".into());
+        let current = Results {
+            provenance: results_provenance,
+            ..current
+        };
+        let (series, after_break) = series_of(&records, &current);
+        assert!(
+            series.is_empty() && after_break,
+            "a judge change breaks the series"
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! One run of a tier as the history keeps it: when and from what it ran (time, commit, config
+//! hash, judges), per gated metric and slice the mean with its 95% interval and n, and every
+//! check's status, delta and standard error against the baseline of the day. Compact: no
+//! per-query values unless asked (`--with-queries`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::baseline::results::{Results, RunStatus};
+use crate::gate::verdict::{CheckOutcome, CheckStatus};
+use crate::stats::{self, normal};
+
+/// The format tag of a history record.
+pub const FORMAT: &str = "ragate-history/1";
+
+/// A slice's mean of one metric, with its 95% interval (normal approximation over the queries:
+/// mean ± 1.96 sd / sqrt(n)) and n.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SliceMean {
+    /// The mean over the slice's queries that have a value.
+    pub mean: f64,
+    /// `[low, high]`; the mean twice when n < 2.
+    pub interval: [f64; 2],
+    /// How many queries the mean is over.
+    pub n: usize,
+}
+
+/// One check of the run, decided against the tier's baseline when the record was added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedCheck {
+    /// `metric [slice]`, as the gate names it.
+    pub name: String,
+    /// The metric's name.
+    pub metric: String,
+    /// `all` or `field=value`.
+    pub slice: String,
+    /// The gate's status word (`pass`, `fail`, `inconclusive`, `improved`, `skipped`, `error`).
+    pub status: String,
+    /// Paired queries.
+    pub n: usize,
+    /// `current - baseline` over the paired queries (absent when not evaluated).
+    pub delta: Option<f64>,
+    /// Standard error of the mean paired worsening (absent when not evaluated).
+    pub se: Option<f64>,
+    /// The tolerated worsening, when the rule limits the change.
+    pub limit: Option<f64>,
+}
+
+/// One run of a tier, as stored in `<dir>/<tier>/<time>-<commit>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// [`FORMAT`].
+    pub format: String,
+    /// The tier the run evaluated.
+    pub tier: String,
+    /// UTC, RFC 3339 in whole seconds (`2026-12-01T03:00:00Z`).
+    pub time: String,
+    /// The commit the run evaluated (full hash), when known.
+    pub commit: Option<String>,
+    /// The ragate version that ran the gate.
+    pub ragate_version: String,
+    /// The tier's config hash: a change starts a new series.
+    pub config_hash: String,
+    /// The judges behind the answer metrics (name -> identity): a change starts a new series.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub judges: BTreeMap<String, String>,
+    /// The embeddings endpoint behind answer_relevance, when any: a change starts a new series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<String>,
+    /// The run's status as the gate decided it.
+    pub status: RunStatus,
+    /// sha256 of the baseline file the checks were decided against (absent: no baseline).
+    pub baseline_sha256: Option<String>,
+    /// Gated metric -> slice (`all`, `class=literal`) -> mean, interval, n.
+    pub metrics: BTreeMap<String, BTreeMap<String, SliceMean>>,
+    /// The checks, in the gate's order.
+    pub checks: Vec<RecordedCheck>,
+    /// qid -> metric -> value (`--with-queries` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries: Option<BTreeMap<String, BTreeMap<String, f64>>>,
+}
+
+/// The status words a record may hold (the gate's, lower case).
+pub const STATUS_WORDS: [&str; 7] = [
+    "pass",
+    "improved",
+    "inconclusive",
+    "fail",
+    "skipped",
+    "error",
+    "warn",
+];
+
+/// The status word of a check as records store it.
+pub fn status_word(status: CheckStatus) -> &'static str {
+    match status {
+        CheckStatus::Pass => "pass",
+        CheckStatus::Improved => "improved",
+        CheckStatus::Inconclusive => "inconclusive",
+        CheckStatus::Fail => "fail",
+        CheckStatus::Skipped => "skipped",
+        CheckStatus::Error => "error",
+        CheckStatus::Warn => "warn",
+    }
+}
+
+/// The mean, 95% interval and n of `values`.
+pub fn slice_mean(values: &[f64]) -> SliceMean {
+    let mean = stats::mean(values);
+    let half = if values.len() < 2 {
+        0.0
+    } else {
+        normal::quantile(0.975) * stats::sample_sd(values) / (values.len() as f64).sqrt()
+    };
+    SliceMean {
+        mean,
+        interval: [mean - half, mean + half],
+        n: values.len(),
+    }
+}
+
+/// What a record is made of besides the results.
+pub struct RecordInputs<'a> {
+    /// The gated metrics, in config order.
+    pub gated: &'a [String],
+    /// When the run ran: UTC, RFC 3339 in whole seconds.
+    pub time: String,
+    /// sha256 of the baseline the checks were decided against.
+    pub baseline_sha256: Option<String>,
+    /// The run's checks against that baseline (none without one).
+    pub checks: &'a [CheckOutcome],
+    /// Keep every query's metric values.
+    pub with_queries: bool,
+}
+
+impl Record {
+    /// The record of `results`: means per slice of every gated metric, from the per-query values.
+    pub fn of(results: &Results, inputs: RecordInputs<'_>) -> Record {
+        let mut metrics: BTreeMap<String, BTreeMap<String, SliceMean>> = BTreeMap::new();
+        for metric in inputs.gated {
+            let mut slices: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for record in results.queries.values() {
+                let Some(&value) = record.metrics.get(metric) else {
+                    continue;
+                };
+                slices.entry("all".to_string()).or_default().push(value);
+                for (field, slice_value) in &record.slices {
+                    slices
+                        .entry(format!("{field}={slice_value}"))
+                        .or_default()
+                        .push(value);
+                }
+            }
+            let means = slices
+                .into_iter()
+                .map(|(slice, values)| (slice, slice_mean(&values)))
+                .collect();
+            metrics.insert(metric.clone(), means);
+        }
+        let finite = |value: f64| value.is_finite().then_some(value);
+        let checks = inputs
+            .checks
+            .iter()
+            .map(|o| RecordedCheck {
+                name: o.name.clone(),
+                metric: o.metric.clone(),
+                slice: o.slice.clone(),
+                status: status_word(o.status).to_string(),
+                n: o.n,
+                delta: finite(o.delta),
+                se: o.se.and_then(finite),
+                limit: o.limit,
+            })
+            .collect();
+        let queries = inputs.with_queries.then(|| {
+            results
+                .queries
+                .iter()
+                .map(|(qid, q)| (qid.clone(), q.metrics.clone()))
+                .collect()
+        });
+        Record {
+            format: FORMAT.to_string(),
+            tier: results.tier.clone(),
+            time: inputs.time,
+            commit: results.provenance.git_commit.clone(),
+            ragate_version: results.provenance.ragate_version.clone(),
+            config_hash: results.provenance.config_hash.clone(),
+            judges: results.provenance.judges.clone(),
+            embeddings: results.provenance.embeddings.clone(),
+            status: results.status,
+            baseline_sha256: inputs.baseline_sha256,
+            metrics,
+            checks,
+            queries,
+        }
+    }
+
+    /// Pretty JSON with a final newline: the bytes written.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("records serialise");
+        text.push('\n');
+        text
+    }
+
+    /// Checks what serde cannot: the format, the time, the status words, finite numbers.
+    pub fn check(&self) -> Result<(), String> {
+        if self.format != FORMAT {
+            return Err(format!(
+                "format `{}`: expected `{FORMAT}` (a record written by another ragate version, or \
+                 not a ragate history record)",
+                crate::error::shorten(&self.format)
+            ));
+        }
+        humantime::parse_rfc3339(&self.time).map_err(|e| {
+            format!(
+                "time `{}`: {e}: expected UTC RFC 3339 such as 2026-12-01T03:00:00Z",
+                crate::error::shorten(&self.time)
+            )
+        })?;
+        for (metric, slices) in &self.metrics {
+            for (slice, m) in slices {
+                if !(m.mean.is_finite() && m.interval.iter().all(|v| v.is_finite())) {
+                    return Err(format!("metrics.{metric}.{slice}: expected finite numbers"));
+                }
+            }
+        }
+        for check in &self.checks {
+            if !STATUS_WORDS.contains(&check.status.as_str()) {
+                return Err(format!(
+                    "check `{}` has status `{}`: expected one of {}",
+                    crate::error::shorten(&check.name),
+                    crate::error::shorten(&check.status),
+                    STATUS_WORDS.join(", ")
+                ));
+            }
+            let numbers = [check.delta, check.se, check.limit];
+            if numbers.iter().flatten().any(|v| !v.is_finite()) {
+                return Err(format!(
+                    "check `{}`: expected finite numbers",
+                    crate::error::shorten(&check.name)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `all` mean of `metric`, when the record has it.
+    pub fn mean_all(&self, metric: &str) -> Option<f64> {
+        Some(self.metrics.get(metric)?.get("all")?.mean)
+    }
+
+    /// The recorded check of `metric` on `slice`.
+    pub fn check_of(&self, metric: &str, slice: &str) -> Option<&RecordedCheck> {
+        self.checks
+            .iter()
+            .find(|c| c.metric == metric && c.slice == slice)
+    }
+
+    /// The first 8 characters of the commit, or `unknown`.
+    pub fn short_commit(&self) -> String {
+        self.commit
+            .as_deref()
+            .map_or("unknown".to_string(), |c| c.chars().take(8).collect())
+    }
+
+    /// What makes runs comparable: config hash, judges and embeddings. A change is a series
+    /// break; the text says what changed.
+    pub fn break_from(&self, previous: &Record) -> Option<String> {
+        let mut changes = Vec::new();
+        if self.config_hash != previous.config_hash {
+            changes.push(format!(
+                "config hash {} -> {}",
+                crate::gate::short(&previous.config_hash),
+                crate::gate::short(&self.config_hash)
+            ));
+        }
+        let names: std::collections::BTreeSet<&String> =
+            self.judges.keys().chain(previous.judges.keys()).collect();
+        for name in names {
+            let (before, now) = (previous.judges.get(name), self.judges.get(name));
+            if before != now {
+                changes.push(format!(
+                    "judge `{name}` {} -> {}",
+                    before.map_or("(none)", String::as_str),
+                    now.map_or("(none)", String::as_str)
+                ));
+            }
+        }
+        if self.embeddings != previous.embeddings {
+            changes.push(format!(
+                "embeddings {} -> {}",
+                previous.embeddings.as_deref().unwrap_or("(none)"),
+                self.embeddings.as_deref().unwrap_or("(none)")
+            ));
+        }
+        (!changes.is_empty()).then(|| changes.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slice_mean_gives_a_normal_interval_and_a_point_for_one_value() {
+        let m = slice_mean(&[0.0, 1.0, 0.0, 1.0]);
+        assert_eq!(m.n, 4);
+        assert!((m.mean - 0.5).abs() < 1e-12);
+        // sd = 0.57735, se = 0.288675, half-width 1.95996 * se = 0.565789
+        assert!((m.interval[0] - (0.5 - 0.565_789)).abs() < 1e-5, "{m:?}");
+        assert!((m.interval[1] - (0.5 + 0.565_789)).abs() < 1e-5, "{m:?}");
+        assert_eq!(slice_mean(&[0.3]).interval, [0.3, 0.3]);
+    }
+
+    #[test]
+    fn every_check_status_has_a_word_that_check_accepts() {
+        for status in [
+            CheckStatus::Pass,
+            CheckStatus::Improved,
+            CheckStatus::Inconclusive,
+            CheckStatus::Fail,
+            CheckStatus::Skipped,
+            CheckStatus::Error,
+            CheckStatus::Warn,
+        ] {
+            assert!(STATUS_WORDS.contains(&status_word(status)));
+        }
+    }
+}

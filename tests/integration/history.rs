@@ -1,0 +1,305 @@
+//! The run history: `history add` and `show` on real gate results (round trip, no overwrite,
+//! series breaks, corrupt and foreign files), and `gate --history` (a drift over nights that each
+//! pass, as a warning or a failure, and the trends in summary.md).
+
+use std::path::Path;
+
+use crate::gate_flow::{setup, write_run};
+use crate::{Outcome, accept_baseline, ragate_env};
+
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn gate(dir: &Path, run: &str, extra: &[&str]) -> Outcome {
+    let mut args = vec!["gate", "--tier", "regression", "--run", run, "--out", "out"];
+    args.extend_from_slice(extra);
+    ragate_env(dir, &args, &[("GITHUB_SHA", SHA)])
+}
+
+/// `history add` of out/results.json at `epoch` seconds.
+fn add(dir: &Path, epoch: u64) -> Outcome {
+    ragate_env(
+        dir,
+        &[
+            "history",
+            "add",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--dir",
+            "hist",
+        ],
+        &[("SOURCE_DATE_EPOCH", &epoch.to_string())],
+    )
+}
+
+fn show(dir: &Path, extra: &[&str]) -> Outcome {
+    let mut args = vec!["history", "show", "--tier", "regression", "--dir", "hist"];
+    args.extend_from_slice(extra);
+    ragate_env(dir, &args, &[])
+}
+
+/// A tier with an accepted baseline of `base.jsonl`.
+fn baselined(dir: &Path) {
+    setup(dir);
+    assert_eq!(gate(dir, "base.jsonl", &[]).code, 2, "no baseline yet");
+    accept_baseline(dir, "regression", "out/results.json", &[]);
+}
+
+#[test]
+fn records_round_trip_are_never_replaced_and_show_series_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    baselined(dir);
+    let run = gate(dir, "base.jsonl", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let first = add(dir, 86_400);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let name = "19700102T000000Z-0123456789ab.json";
+    let path = dir.join("hist/regression").join(name);
+    assert!(first.stdout.contains(name), "{}", first.stdout);
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(record["format"], "ragate-history/1");
+    assert_eq!(record["time"], "1970-01-02T00:00:00Z");
+    assert_eq!(record["commit"], SHA);
+    assert_eq!(record["status"], "pass");
+    let all = &record["metrics"]["recall@5"]["all"];
+    assert_eq!(all["mean"], 1.0);
+    assert_eq!(all["n"], 120);
+    assert_eq!(all["interval"], serde_json::json!([1.0, 1.0]));
+    assert_eq!(record["metrics"]["mrr"]["class=literal"]["n"], 40);
+    assert!(record["metrics"].get("ndcg@10").is_none(), "not gated");
+    let check = &record["checks"][0];
+    assert_eq!(check["name"], "recall@5 [all]");
+    assert_eq!(check["status"], "pass");
+    assert_eq!(check["delta"], 0.0);
+    assert!(
+        record.get("queries").is_none(),
+        "no per-query values unless asked"
+    );
+
+    // Same tier, time and commit: refused, naming the file; the record is unchanged.
+    let before = std::fs::read(&path).unwrap();
+    let again = add(dir, 86_400);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(again.stderr.contains(name), "{}", again.stderr);
+    assert!(again.stderr.contains("never replaced"), "{}", again.stderr);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+
+    let second = ragate_env(
+        dir,
+        &[
+            "history",
+            "add",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--dir",
+            "hist",
+            "--with-queries",
+        ],
+        &[("SOURCE_DATE_EPOCH", "172800")],
+    );
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let second_path = dir.join("hist/regression/19700103T000000Z-0123456789ab.json");
+    let text = std::fs::read_to_string(&second_path).unwrap();
+    assert!(text.contains("\"queries\""), "--with-queries keeps them");
+
+    // A third night under another config hash: a series break, shown, not mixed in.
+    let mut third: serde_json::Value = serde_json::from_str(&text).unwrap();
+    third["time"] = "1970-01-04T00:00:00Z".into();
+    third["config_hash"] = "f".repeat(64).into();
+    std::fs::write(
+        dir.join("hist/regression/19700104T000000Z-0123456789ab.json"),
+        serde_json::to_string_pretty(&third).unwrap(),
+    )
+    .unwrap();
+    let table = show(dir, &[]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert!(lines[0].starts_with("time"), "{}", table.stdout);
+    assert!(lines[0].contains("recall@5 [all]") && lines[0].contains("mrr [all]"));
+    assert!(
+        lines[1].starts_with("1970-01-02T00:00:00Z  01234567  pass"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        lines[3].starts_with("---- series break: config hash"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        lines[4].starts_with("1970-01-04T00:00:00Z"),
+        "{}",
+        table.stdout
+    );
+    assert_eq!(lines.len(), 5, "{}", table.stdout);
+
+    let last = show(dir, &["--last", "2", "--format", "json"]);
+    assert_eq!(last.code, 0, "{}", last.stderr);
+    let document: serde_json::Value = serde_json::from_str(&last.stdout).unwrap();
+    assert_eq!(document["earlier_runs_not_shown"], 1);
+    let runs = document["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs[0]["series_break"].is_null());
+    assert!(
+        runs[1]["series_break"]
+            .as_str()
+            .unwrap()
+            .starts_with("config hash"),
+        "{}",
+        last.stdout
+    );
+
+    // The default directory comes from the config (`history: { dir }`), relative to it.
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        format!("{config}history: {{ dir: hist }}\n"),
+    )
+    .unwrap();
+    let from_config = ragate_env(dir, &["history", "show", "--tier", "regression"], &[]);
+    assert_eq!(from_config.code, 0, "{}", from_config.stderr);
+    assert_eq!(from_config.stdout, table.stdout);
+}
+
+#[test]
+fn a_corrupt_or_foreign_file_in_the_history_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    baselined(dir);
+    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    assert_eq!(add(dir, 86_400).code, 0);
+    let folder = dir.join("hist/regression");
+    for (name, text) in [
+        (
+            "19700105T000000Z-0123456789ab.json",
+            "{\"format\": \"ragate-history/1\"",
+        ),
+        ("notes.txt", "a note"),
+        (
+            "19700106T000000Z-unknown.json",
+            "{\"format\": \"something-else/1\"}",
+        ),
+    ] {
+        std::fs::write(folder.join(name), text).unwrap();
+        let shown = show(dir, &[]);
+        assert_eq!(shown.code, 2, "{name}: {}", shown.stdout);
+        assert!(shown.stderr.contains(name), "{name}: {}", shown.stderr);
+        let gated = gate(dir, "base.jsonl", &["--history", "hist"]);
+        assert_eq!(gated.code, 2, "{name}: the gate fails closed too");
+        assert!(gated.stderr.contains(name), "{name}: {}", gated.stderr);
+        std::fs::remove_file(folder.join(name)).unwrap();
+    }
+    // A record under a name that is not its own time and commit.
+    let record =
+        std::fs::read_to_string(folder.join("19700102T000000Z-0123456789ab.json")).unwrap();
+    std::fs::write(folder.join("19700107T000000Z-0123456789ab.json"), record).unwrap();
+    let shown = show(dir, &[]);
+    assert_eq!(shown.code, 2);
+    assert!(
+        shown.stderr.contains("19700107T000000Z-0123456789ab.json"),
+        "{}",
+        shown.stderr
+    );
+    assert!(shown.stderr.contains("rename it"), "{}", shown.stderr);
+    // A history directory that does not exist is not an empty history.
+    let missing = gate(dir, "base.jsonl", &["--history", "no-such-dir"]);
+    assert_eq!(missing.code, 2, "{}", missing.stdout);
+    assert!(missing.stderr.contains("no-such-dir"), "{}", missing.stderr);
+}
+
+/// One query of each class (3 of 120) loses its second gold doc from the top 5: recall@5
+/// -0.0125 overall and in each slice, within the 0.02 limit, so each night passes on its own.
+fn write_slightly_worse(dir: &Path) {
+    write_run(&dir.join("slightly.jsonl"), |i, _| {
+        if i == 0 { [1, 7] } else { [1, 2 + i % 3] }
+    });
+}
+
+#[test]
+fn nights_that_each_pass_drift_as_a_warning_or_a_failure_with_trends_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    baselined(dir);
+    write_slightly_worse(dir);
+    std::fs::create_dir_all(dir.join("hist")).unwrap();
+
+    // An empty history: the drift checks see this run only, and pass.
+    let first = gate(dir, "slightly.jsonl", &["--history", "hist"]);
+    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+    assert!(
+        first.stdout.contains("drift recall@5 [all]"),
+        "{}",
+        first.stdout
+    );
+    for night in 1..=3 {
+        let run = gate(dir, "slightly.jsonl", &[]);
+        assert_eq!(
+            run.code, 0,
+            "night {night} passes on its own: {}",
+            run.stdout
+        );
+        assert_eq!(add(dir, night * 86_400).code, 0);
+    }
+    let fourth = gate(dir, "slightly.jsonl", &["--history", "hist"]);
+    assert_eq!(
+        fourth.code, 0,
+        "a drift warns by default: {}",
+        fourth.stdout
+    );
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(summary.contains("drift recall@5 [all]"), "{summary}");
+    assert!(summary.contains("⚠️ warn"), "{summary}");
+    assert!(summary.contains("drifting"), "{summary}");
+    assert!(summary.contains("### Trends"), "{summary}");
+    // Four equal nights: a flat line at recall@5 0.9875.
+    assert!(
+        summary.contains("| recall@5 [all] | `▄▄▄▄` | 0.9875 – 0.9875 | 0.9875 (highest of 4) |"),
+        "{summary}"
+    );
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
+    assert!(
+        junit.contains("<testcase name=\"drift recall@5 [all]\""),
+        "{junit}"
+    );
+    let json = gate(
+        dir,
+        "slightly.jsonl",
+        &["--history", "hist", "--format", "json"],
+    );
+    let document: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let drift = document["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "drift recall@5 [all]")
+        .expect("a drift check in the JSON");
+    assert_eq!(drift["status"], "warn");
+    assert_eq!(drift["family"], "drift");
+    assert_eq!(drift["n"], 4);
+
+    // `gate: { drift: fail }` (not part of the config hash: the series goes on) fails the run.
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace("gate:\n", "gate:\n  drift: fail\n"),
+    )
+    .unwrap();
+    let failing = gate(dir, "slightly.jsonl", &["--history", "hist"]);
+    assert_eq!(failing.code, 1, "{}\n{}", failing.stdout, failing.stderr);
+    let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
+    let case = &junit[junit
+        .find("<testcase name=\"drift recall@5 [all]\"")
+        .unwrap()..];
+    assert!(
+        case[..case.find("</testcase>").unwrap()].contains("<failure"),
+        "{junit}"
+    );
+    // Without --history there is no drift check: each night passes.
+    assert_eq!(gate(dir, "slightly.jsonl", &[]).code, 0);
+}
