@@ -103,12 +103,12 @@ pub(crate) fn status_word(status: CheckStatus) -> &'static str {
 }
 
 /// A verdict word in its colour: failing and erroneous checks red, passing and improved ones
-/// green, inconclusive ones yellow, skipped ones plain.
+/// green, inconclusive ones and warnings (a drift that does not fail) yellow, skipped ones plain.
 fn painted_status(status: CheckStatus, text: &str, paint: Paint) -> String {
     match status {
         CheckStatus::Fail | CheckStatus::Error => paint.paint(term::BAD, text),
         CheckStatus::Pass | CheckStatus::Improved => paint.paint(term::GOOD, text),
-        CheckStatus::Inconclusive => paint.paint(term::DOUBTFUL, text),
+        CheckStatus::Inconclusive | CheckStatus::Warn => paint.paint(term::DOUBTFUL, text),
         CheckStatus::Skipped => text.to_string(),
     }
 }
