@@ -25,7 +25,7 @@ use crate::baseline::results::Results;
 use crate::config::{Correction, Decision, GateSettings, Limits, SliceCorrection};
 use crate::gate::checks::{Check, Slice};
 use crate::metrics::retrieval::Direction;
-use crate::stats::limit_test::{self, LimitTest, Method};
+use crate::stats::limit_test::{self, LimitTest};
 use crate::stats::{self, holm, normal};
 use paired::{Paired, pair, worst_queries};
 
@@ -33,147 +33,6 @@ use paired::{Paired, pair, worst_queries};
 const POWER: f64 = 0.8;
 /// How many regressed queries a check lists.
 pub const WORST_QUERIES: usize = 10;
-
-/// The verdict of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckStatus {
-    /// Within the limit (or no evidence of a worsening beyond it).
-    Pass,
-    /// Better than the baseline, with evidence.
-    Improved,
-    /// Beyond the limit on the point estimate, without the evidence to fail.
-    Inconclusive,
-    /// Evidence that the worsening exceeds the limit, or a floor is crossed: a regression.
-    Fail,
-    /// Too few queries to reach significance (underpowered): never shown as a pass.
-    Skipped,
-    /// Could not be evaluated: fails the run closed (exit code 2).
-    Error,
-    /// A finding shown without failing the run: a drift under `gate: { drift: warn }` (the
-    /// default).
-    Warn,
-}
-
-/// Which family of tests a check belongs to (each family is corrected on its own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// The `all` checks.
-    Primary,
-    /// The per-slice checks (diagnostics).
-    Slices,
-    /// Floors on judge estimates calibrated by human labels (no multiplicity correction).
-    Calibration,
-    /// Sequential tests over the run history (`--history`): slow drift against the baseline.
-    Drift,
-}
-
-/// The one-sided bound a verdict used: the least worsening the data support, as a delta
-/// (`current - baseline`), at `confidence` (1 - the check's corrected level).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DecisionBound {
-    /// The bound, as `current - baseline`.
-    pub delta: f64,
-    /// Its one-sided confidence level.
-    pub confidence: f64,
-}
-
-/// A query that got worse, for the report.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueryDrop {
-    /// The query's id.
-    pub qid: String,
-    /// The query text, when the qrels have one.
-    pub query: Option<String>,
-    /// The query's value in the baseline.
-    pub baseline: f64,
-    /// The query's value now.
-    pub current: f64,
-    /// It had a positive value (a hit) and now has none.
-    pub hit_to_miss: bool,
-    /// For answer metrics: how the answer changed, and the claims that lost support.
-    pub details: Vec<String>,
-    /// For answer metrics: the answer before and now, when it changed.
-    pub answers: Option<(String, String)>,
-}
-
-/// Everything a report shows about one check.
-#[derive(Debug, Clone)]
-pub struct CheckOutcome {
-    /// The check's name, `metric` or `metric[slice]`.
-    pub name: String,
-    /// The metric's name.
-    pub metric: String,
-    /// The slice (`all` or `field=value`).
-    pub slice: String,
-    /// Which family the check is corrected in.
-    pub family: Family,
-    /// The verdict.
-    pub status: CheckStatus,
-    /// The one-line verdict.
-    pub verdict: String,
-    /// Queries compared (present in both runs and the slice).
-    pub n: usize,
-    /// The metric's mean over them in the baseline.
-    pub baseline_mean: f64,
-    /// Its mean over them now.
-    pub current_mean: f64,
-    /// `current_mean - baseline_mean`.
-    pub delta: f64,
-    /// The tolerated worsening (absolute, always >= 0), when the rule limits the change.
-    pub limit: Option<f64>,
-    /// The bound the decision used (metric checks tested against their limit).
-    pub bound: Option<DecisionBound>,
-    /// A two-sided 95% interval (calibrated estimates only).
-    pub ci: Option<(f64, f64)>,
-    /// The p-value of the one-sided test against the limit, after correction.
-    pub p_value: Option<f64>,
-    /// How p was computed.
-    pub method: Option<Method>,
-    /// The corrected significance threshold p was compared with.
-    pub threshold: Option<f64>,
-    /// The smallest mean worsening this check detects with 80% power (beyond its limit); `None`
-    /// when it cannot fail at this size.
-    pub detectable_drop: Option<f64>,
-    /// For an inconclusive check: about how many paired queries with this effect and spread
-    /// would decide it.
-    pub queries_needed: Option<usize>,
-    /// Queries that got worse, worst first (at most `WORST_QUERIES`).
-    pub worst: Vec<QueryDrop>,
-    /// How many paired queries got worse in all.
-    pub worse_count: usize,
-    /// The standard error of the mean paired worsening (sd / sqrt(n)), when there were pairs:
-    /// the history records it, and the drift check standardises deltas by it.
-    pub se: Option<f64>,
-}
-
-impl CheckOutcome {
-    /// An outcome with no numbers (an error, a skip, or a calibrated floor's starting point).
-    pub fn bare(name: String, metric: String, slice: String, family: Family) -> CheckOutcome {
-        CheckOutcome {
-            name,
-            metric,
-            slice,
-            family,
-            status: CheckStatus::Error,
-            verdict: String::new(),
-            n: 0,
-            baseline_mean: f64::NAN,
-            current_mean: f64::NAN,
-            delta: f64::NAN,
-            limit: None,
-            bound: None,
-            ci: None,
-            p_value: None,
-            method: None,
-            threshold: None,
-            detectable_drop: None,
-            queries_needed: None,
-            worst: Vec::new(),
-            worse_count: 0,
-            se: None,
-        }
-    }
-}
 
 fn family_of(check: &Check<'_>) -> Family {
     match check.slice {
@@ -616,6 +475,8 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
+mod outcome;
 mod paired;
+pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, QueryDrop};
 #[cfg(test)]
 mod tests;

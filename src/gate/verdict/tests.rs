@@ -9,6 +9,7 @@ use crate::config::{Rule, SliceCorrection, SliceValue};
 use crate::gate::checks::{self, Slice};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::RetrievalMetric;
+use crate::stats::limit_test::Method;
 
 /// Results with one metric, `mrr`, whose per-query values are `values`; every third query is
 /// in slice `part=b`, the rest in `part=a`.
