@@ -6,8 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use similar::TextDiff;
 
+use crate::app::outputs;
 use crate::app::{write_human, write_stdout};
-use crate::baseline::results::RunStatus;
+use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
 use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
 use crate::config;
@@ -32,6 +33,23 @@ fn accepted_utc() -> Result<String> {
     Ok(humantime::format_rfc3339_seconds(time).to_string())
 }
 
+/// The results of a gate run of `tier`: `from`, else the tier's default output directory's
+/// `results.json`; results of another tier are an error naming the file.
+pub(super) fn read_tier_results(tier: &str, from: Option<PathBuf>) -> Result<(PathBuf, Results)> {
+    let from = from.unwrap_or_else(|| outputs::default_out(tier).join("results.json"));
+    let results = store::read(&from, &format!("run `ragate gate --tier {tier}` first"))?;
+    if results.tier != tier {
+        return Err(Error::input(
+            &from,
+            format!(
+                "these are results of tier `{}`: expected tier `{tier}`",
+                results.tier
+            ),
+        ));
+    }
+    Ok((from, results))
+}
+
 pub fn accept(args: AcceptArgs) -> Result<i32> {
     if std::env::var("CI").as_deref() == Ok("true") && !args.force {
         return Err(Error::Usage(
@@ -41,24 +59,7 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     }
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
-    let from = args.from.unwrap_or_else(|| {
-        PathBuf::from(".ragate/out")
-            .join(&tier.name)
-            .join("results.json")
-    });
-    let mut results = store::read(
-        &from,
-        &format!("run `ragate gate --tier {}` first", tier.name),
-    )?;
-    if results.tier != tier.name {
-        return Err(Error::input(
-            &from,
-            format!(
-                "these are results of tier `{}`: expected tier `{}`",
-                results.tier, tier.name
-            ),
-        ));
-    }
+    let (from, mut results) = read_tier_results(&tier.name, args.from)?;
     if results.status == RunStatus::Error {
         return Err(Error::input(
             &from,

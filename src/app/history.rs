@@ -64,24 +64,7 @@ pub fn add(args: HistoryAddArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
     let dir = history_dir(args.dir.as_deref(), Some(&config), &args.config)?;
-    let from = args.from.unwrap_or_else(|| {
-        PathBuf::from(".ragate/out")
-            .join(&tier.name)
-            .join("results.json")
-    });
-    let results = results_store::read(
-        &from,
-        &format!("run `ragate gate --tier {}` first", tier.name),
-    )?;
-    if results.tier != tier.name {
-        return Err(Error::input(
-            &from,
-            format!(
-                "these are results of tier `{}`: expected tier `{}`",
-                results.tier, tier.name
-            ),
-        ));
-    }
+    let (from, results) = super::baseline::read_tier_results(&tier.name, args.from)?;
     if results.provenance.config_hash != tier.config_hash {
         return Err(Error::input(
             &from,
