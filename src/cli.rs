@@ -72,6 +72,9 @@ pub enum Command {
     /// Scaffold a config, sample qrels, a stand-in pipeline, baselines/ and a GitHub workflow
     /// (overwrites nothing).
     Init(InitArgs),
+    /// Write one self-contained HTML report of a tier's gate run: verdicts, trends, per-query
+    /// deltas, worst queries, judge calibration.
+    Report(HtmlReportArgs),
     /// Print a shell completion script on stdout (e.g. `ragate completions bash >
     /// ~/.local/share/bash-completion/completions/ragate`).
     Completions(CompletionsArgs),
@@ -299,6 +302,25 @@ pub struct HistoryAddArgs {
     /// Also keep every query's metric values (larger records).
     #[arg(long)]
     pub with_queries: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HtmlReportArgs {
+    #[arg(long)]
+    pub tier: String,
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The gate's output folder, or its results.json (default: .ragate/out/<tier>).
+    #[arg(long, value_name = "DIR|FILE")]
+    pub from: Option<PathBuf>,
+    /// A history directory (`ragate history add`): trend charts and the drift checks.
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+    /// Where to write the HTML file.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

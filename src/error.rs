@@ -123,6 +123,14 @@ pub enum Error {
     /// Command-line arguments that parse but make no sense (an unknown metric name, say).
     #[error("{0}")]
     Usage(String),
+    /// A chart of the HTML report could not be drawn.
+    #[error("report chart `{chart}`: {message}")]
+    Chart {
+        /// The chart's title.
+        chart: String,
+        /// What the plotting library said.
+        message: String,
+    },
 }
 
 impl Error {

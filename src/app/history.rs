@@ -60,23 +60,34 @@ fn existing_dir(dir: &Path, next_step: &str) -> Result<()> {
     }
 }
 
-pub fn add(args: HistoryAddArgs) -> Result<i32> {
-    let config = config::load(&args.config)?;
-    let tier = config.tier(&args.tier)?;
-    let dir = history_dir(args.dir.as_deref(), Some(&config), &args.config)?;
-    let (from, results) = super::baseline::read_tier_results(&tier.name, args.from)?;
+/// Results made with another config than `config` cannot have their checks decided again.
+pub(super) fn same_config(
+    config: &Config,
+    tier: &Tier,
+    from: &Path,
+    results: &Results,
+) -> Result<()> {
     if results.provenance.config_hash != tier.config_hash {
         return Err(Error::input(
-            &from,
+            from,
             format!(
                 "these results were made with another config (config hash {}, {} has {}): the \
-                 checks cannot be decided again with it; record with the config the gate ran with",
+                 checks cannot be decided again with it; use the config the gate ran with",
                 crate::gate::short(&results.provenance.config_hash),
                 config.path.display(),
                 crate::gate::short(&tier.config_hash)
             ),
         ));
     }
+    Ok(())
+}
+
+pub fn add(args: HistoryAddArgs) -> Result<i32> {
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let dir = history_dir(args.dir.as_deref(), Some(&config), &args.config)?;
+    let (from, results) = super::baseline::read_tier_results(&tier.name, args.from)?;
+    same_config(&config, tier, &from, &results)?;
     let (checks, baseline_sha256) = checks_against_baseline(&config, tier, &results)?;
     let source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok();
     let time = store::record_time(
@@ -160,13 +171,28 @@ pub fn apply_to_gate(
     current: &Results,
     report: &mut GateReport,
 ) -> Result<Vec<Trend>> {
+    let (series, after_break) = apply_drift(dir, tier, current, report)?;
+    let now = current_record(tier, current);
+    Ok(drift::trends(&report.outcomes, &series, after_break, &now))
+}
+
+/// Adds a drift check per `all` check of `report` (its status decided again with them) and
+/// returns the records of the current run's series (oldest first, the current run left out when
+/// it was recorded already) and whether older runs were left out at a series break.
+pub fn apply_drift(
+    dir: &Path,
+    tier: &Tier,
+    current: &Results,
+    report: &mut GateReport,
+) -> Result<(Vec<Record>, bool)> {
     existing_dir(
         dir,
         "create it (an empty directory starts the history), or pass the directory `ragate history add` writes to",
     )
     .map_err(|e| e.named_by("--history"))?;
     let records = store::read_tier(dir, &tier.name)?;
-    let (series, after_break) = drift::series_of(&records, current);
+    let now = current_record(tier, current);
+    let (series, after_break) = drift::series_of(&records, current, &now);
     let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;
     let inputs = drift::DriftInputs {
         series,
@@ -176,7 +202,12 @@ pub fn apply_to_gate(
     let drift_checks = drift::checks(&report.outcomes, &inputs);
     report.outcomes.extend(drift_checks);
     report.status = decision::run_status(&report.outcomes, report.inconclusive);
-    let now = Record::of(
+    Ok((series.to_vec(), after_break))
+}
+
+/// The current run as a record (its means; no time, checks or baseline).
+pub fn current_record(tier: &Tier, current: &Results) -> Record {
+    Record::of(
         current,
         RecordInputs {
             gated: &gated_metrics(tier),
@@ -185,6 +216,5 @@ pub fn apply_to_gate(
             checks: &[],
             with_queries: false,
         },
-    );
-    Ok(drift::trends(&report.outcomes, series, after_break, &now))
+    )
 }

@@ -17,6 +17,7 @@ mod outputs;
 mod preflight;
 mod rejudge;
 mod repeats;
+mod report;
 mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs, HistoryCommand};
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::History(HistoryCommand::Add(args)) => history::add(args),
         Command::History(HistoryCommand::Show(args)) => history::show(args),
         Command::Init(args) => init::run(args),
+        Command::Report(args) => report::run(args),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     }

@@ -85,7 +85,7 @@ pub struct SliceSummary {
 }
 
 /// One query's record: its slice values, metric values, ranking and answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueryRecord {
     /// The query text, when the qrels have one.

@@ -15,8 +15,14 @@ use crate::metrics::retrieval::Direction;
 
 /// The runs of the history that belong to the current run's series: the latest records back to
 /// the first whose config hash, judges or embeddings differ from the current run's; and whether
-/// older records were left out for that reason (a break).
-pub fn series_of<'a>(records: &'a [Record], current: &Results) -> (&'a [Record], bool) {
+/// older records were left out for that reason (a break). When the last of them is the current
+/// run itself (recorded before this run was gated again: the same commit and the same means), it
+/// is left out, so that no run counts twice.
+pub fn series_of<'a>(
+    records: &'a [Record],
+    current: &Results,
+    now: &Record,
+) -> (&'a [Record], bool) {
     let same = |r: &Record| {
         r.config_hash == current.provenance.config_hash
             && r.judges == current.provenance.judges
@@ -26,7 +32,13 @@ pub fn series_of<'a>(records: &'a [Record], current: &Results) -> (&'a [Record],
         .iter()
         .rposition(|r| !same(r))
         .map_or(0, |last_other| last_other + 1);
-    (&records[start..], start > 0)
+    let mut series = &records[start..];
+    if let Some((last, earlier)) = series.split_last()
+        && last.is_same_run(now)
+    {
+        series = earlier;
+    }
+    (series, start > 0)
 }
 
 /// What the drift checks need besides the report's outcomes.
@@ -288,7 +300,8 @@ mod tests {
             summary: Default::default(),
             queries: Default::default(),
         };
-        let (series, after_break) = series_of(&records, &current);
+        let now = record("h", 0.0, "b");
+        let (series, after_break) = series_of(&records, &current, &now);
         assert_eq!(series.len(), 1);
         assert!(after_break);
         results_provenance
@@ -298,10 +311,62 @@ mod tests {
             provenance: results_provenance,
             ..current
         };
-        let (series, after_break) = series_of(&records, &current);
+        let (series, after_break) = series_of(&records, &current, &now);
         assert!(
             series.is_empty() && after_break,
             "a judge change breaks the series"
+        );
+    }
+
+    #[test]
+    fn the_current_run_recorded_before_it_is_gated_again_counts_once() {
+        let current = Results {
+            format: String::new(),
+            tier: "nightly".into(),
+            status: RunStatus::Pass,
+            provenance: Provenance {
+                config_hash: "h".into(),
+                ..Provenance::default()
+            },
+            metrics: vec![],
+            summary: Default::default(),
+            queries: Default::default(),
+        };
+        let at = |commit: Option<&str>, mean: f64| {
+            let mut r = record("h", 0.0, "b");
+            r.commit = commit.map(str::to_string);
+            r.metrics.insert(
+                "recall@10".into(),
+                [(
+                    "all".to_string(),
+                    crate::history::record::slice_mean(&[mean]),
+                )]
+                .into(),
+            );
+            r
+        };
+        let records = vec![at(Some("c1"), 0.8), at(Some("c2"), 0.7)];
+        let series_len = |now: &Record| series_of(&records, &current, now).0.len();
+        assert_eq!(
+            series_len(&at(Some("c2"), 0.7)),
+            1,
+            "the same run is left out"
+        );
+        assert_eq!(
+            series_len(&at(Some("c2"), 0.6)),
+            2,
+            "same commit, other means: a new run"
+        );
+        assert_eq!(
+            series_len(&at(Some("c3"), 0.7)),
+            2,
+            "another commit: a new run"
+        );
+        let unknown = vec![at(None, 0.8), at(None, 0.7)];
+        assert_eq!(
+            series_of(&unknown, &current, &at(None, 0.7)).0.len(),
+            2,
+            "without a commit, no run is taken for another"
         );
     }
 }

@@ -261,6 +261,14 @@ impl Record {
             .find(|c| c.metric == metric && c.slice == slice)
     }
 
+    /// Whether `other` records the same run: the same commit (known), config hash and means.
+    pub fn is_same_run(&self, other: &Record) -> bool {
+        self.commit.is_some()
+            && self.commit == other.commit
+            && self.config_hash == other.config_hash
+            && self.metrics == other.metrics
+    }
+
     /// The first 8 characters of the commit, or `unknown`.
     pub fn short_commit(&self) -> String {
         self.commit

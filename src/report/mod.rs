@@ -5,6 +5,7 @@ pub(crate) mod answer_diff;
 pub mod eval_output;
 pub mod gate_json;
 pub mod gate_table;
+pub(crate) mod html;
 pub mod junit;
 pub(crate) mod measured;
 pub mod operational;

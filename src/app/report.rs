@@ -1,0 +1,93 @@
+//! `ragate report`: one self-contained HTML page about a tier's gate run. The checks are decided
+//! again from the run's results.json and the tier's baseline (the decision the gate made from the
+//! same files), with the drift checks and trend charts of `--history DIR`.
+
+use std::path::{Path, PathBuf};
+
+use crate::app::history;
+use crate::app::rejudge::{self, Identities};
+use crate::app::write_stdout;
+use crate::baseline::store;
+use crate::cli::HtmlReportArgs;
+use crate::config;
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::gate::{calibration, decision};
+use crate::report::html::{self, History, Page};
+
+/// `--from`: a folder means its results.json; none means the tier's default output folder.
+fn results_path(from: Option<PathBuf>) -> Option<PathBuf> {
+    from.map(|path| {
+        if path.is_dir() {
+            path.join("results.json")
+        } else {
+            path
+        }
+    })
+}
+
+pub fn run(args: HtmlReportArgs) -> Result<i32> {
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let (from, current) =
+        super::baseline::read_tier_results(&tier.name, results_path(args.from.clone()))?;
+    history::same_config(&config, tier, &from, &current)?;
+    let accept = format!(
+        "run `ragate baseline accept --tier {} --from {}` to accept these results as the first baseline",
+        tier.name,
+        from.display()
+    );
+    let baseline = store::read(&tier.baseline, &accept)?;
+    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
+    let changes = rejudge::differences(&Identities::of(&baseline), &Identities::of(&current));
+    if !changes.is_empty() {
+        return Err(Error::input(
+            &tier.baseline,
+            format!(
+                "judged by other judges than {} ({}): the report cannot decide the checks again; \
+                 accept a baseline judged by the current judges first",
+                from.display(),
+                changes.join("; ")
+            ),
+        ));
+    }
+    let calibrations = calibration::for_tier(tier, &config.metrics, &current)?;
+    let mut report = decision::decide(&config, tier, &baseline, &current, &calibrations);
+    let history = match &args.history {
+        Some(dir) => Some(history_of(dir, tier, &current, &mut report)?),
+        None => None,
+    };
+    let page = Page {
+        results_path: &from,
+        current: &current,
+        baseline: &baseline,
+        report: &report,
+        calibrations: &calibrations,
+        history: history.as_ref(),
+    };
+    let text = html::render(&page)?;
+    store::write_atomic(&args.out, &text).map_err(|e| e.named_by("--out"))?;
+    write_stdout(&format!(
+        "wrote {} (tier `{}`: {})\n",
+        args.out.display(),
+        tier.name,
+        html::status_word(report.status)
+    ))?;
+    Ok(exit_code::SUCCESS)
+}
+
+/// The drift checks added to `report` and the runs of the current series, for the trend charts.
+fn history_of(
+    dir: &Path,
+    tier: &config::Tier,
+    current: &crate::baseline::results::Results,
+    report: &mut crate::gate::GateReport,
+) -> Result<History> {
+    let (records, after_break) = history::apply_drift(dir, tier, current, report)?;
+    Ok(History {
+        dir: dir.to_path_buf(),
+        records,
+        after_break,
+        now: history::current_record(tier, current),
+    })
+}

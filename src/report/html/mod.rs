@@ -1,0 +1,358 @@
+//! `ragate report`'s page: one self-contained HTML file (inline CSS and SVG, no script, nothing
+//! loaded from anywhere) with the verdicts, trends, per-query deltas and worst queries of the
+//! failing checks, the judge calibration and answer length vs faithfulness. Every text that comes
+//! from data goes through maud, which escapes it.
+
+mod charts;
+mod queries;
+mod trends;
+
+use std::path::{Path, PathBuf};
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+use crate::baseline::results::{Results, RunStatus};
+use crate::error::Result;
+use crate::gate::GateReport;
+use crate::gate::calibration::Calibration;
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, p_text};
+use crate::history::record::{Record, status_word as check_word};
+
+/// The run history behind the trend charts.
+#[derive(Debug, Clone)]
+pub struct History {
+    /// The history directory.
+    pub dir: PathBuf,
+    /// The records of the current run's series, oldest first (the current run not among them).
+    pub records: Vec<Record>,
+    /// Whether older runs were left out at a series break.
+    pub after_break: bool,
+    /// The current run as a record.
+    pub now: Record,
+}
+
+/// Everything the page shows.
+pub struct Page<'a> {
+    pub results_path: &'a Path,
+    pub current: &'a Results,
+    pub baseline: &'a Results,
+    pub report: &'a GateReport,
+    pub calibrations: &'a [Calibration],
+    pub history: Option<&'a History>,
+}
+
+/// The run's status in one word.
+pub fn status_word(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Pass => "pass",
+        RunStatus::Regression => "regression",
+        RunStatus::Error => "error",
+        RunStatus::NoBaseline => "no baseline",
+    }
+}
+
+const STYLE: &str = include_str!("report.css");
+
+/// The whole page.
+pub fn render(page: &Page<'_>) -> Result<String> {
+    let report = page.report;
+    let status = status_word(report.status);
+    let title = format!("ragate · {} · {status}", report.tier);
+    let trends = match page.history {
+        Some(history) => Some(trends::section(page, history)?),
+        None => None,
+    };
+    let failing = queries::section(page)?;
+    let calibration = calibration_section(page)?;
+    let length = length_section(page.current)?;
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                (header(page, status))
+                nav {
+                    a href="#checks" { "Checks" }
+                    @if trends.is_some() { a href="#trends" { "Trends" } }
+                    @if failing.is_some() { a href="#failing" { "Failing checks" } }
+                    @if calibration.is_some() { a href="#calibration" { "Judge calibration" } }
+                    @if length.is_some() { a href="#length" { "Length vs faithfulness" } }
+                    @if has_notes(report) { a href="#notes" { "Notes" } }
+                }
+                main {
+                    (checks_section(report))
+                    @if let Some(section) = trends { (section) }
+                    @if let Some(section) = failing { (section) }
+                    @if let Some(section) = calibration { (section) }
+                    @if let Some(section) = length { (section) }
+                    (notes_section(report))
+                }
+                footer {
+                    "Written by ragate " (page.current.provenance.ragate_version)
+                    " from " code { (page.results_path.display().to_string()) }
+                    ". Re-run with " code { "ragate report --tier " (report.tier) }
+                    "."
+                }
+            }
+        }
+    };
+    Ok(markup.into_string())
+}
+
+fn header(page: &Page<'_>, status: &str) -> Markup {
+    let report = page.report;
+    let provenance = &page.current.provenance;
+    let failing = report
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.status, CheckStatus::Fail | CheckStatus::Error))
+        .count();
+    html! {
+        header {
+            h1 {
+                span class={ "badge run-" (status.replace(' ', "-")) } { (status.to_uppercase()) }
+                " Tier " code { (report.tier) }
+            }
+            p class="lede" {
+                (report.outcomes.len()) " checks, " (failing) " failing; "
+                (report.paired_queries) " queries compared with the baseline"
+                @if !report.baseline_only.is_empty() { ", " (report.baseline_only.len()) " in the baseline only" }
+                @if !report.current_only.is_empty() { ", " (report.current_only.len()) " new" }
+                "."
+            }
+            dl class="meta" {
+                dt { "commit" } dd { code { (provenance.git_commit.as_deref().unwrap_or("unknown")) } }
+                dt { "config hash" } dd { code { (crate::gate::short(&provenance.config_hash)) } }
+                dt { "baseline commit" } dd { code { (page.baseline.provenance.git_commit.as_deref().unwrap_or("unknown")) } }
+                @for (name, identity) in &provenance.judges {
+                    dt { "judge " (name) } dd { (identity) }
+                }
+            }
+        }
+    }
+}
+
+/// The status of a check as a CSS class suffix and a word.
+fn check_status(outcome: &CheckOutcome) -> &'static str {
+    check_word(outcome.status)
+}
+
+fn number(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:.4}")
+    } else {
+        "–".to_string()
+    }
+}
+
+fn signed(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:+.4}")
+    } else {
+        "–".to_string()
+    }
+}
+
+fn family_name(family: Family) -> &'static str {
+    match family {
+        Family::Primary => "Whole tier",
+        Family::Slices => "Slices",
+        Family::Calibration => "Calibrated judge estimates",
+        Family::Drift => "Drift across runs",
+    }
+}
+
+fn checks_section(report: &GateReport) -> Markup {
+    let families = [
+        Family::Primary,
+        Family::Slices,
+        Family::Calibration,
+        Family::Drift,
+    ];
+    html! {
+        section id="checks" {
+            h2 { "Checks" }
+            @if report.outcomes.is_empty() {
+                p { "No rule gates this tier." }
+            }
+            @for family in families {
+                @let rows: Vec<&CheckOutcome> = report.outcomes.iter().filter(|o| o.family == family).collect();
+                @if !rows.is_empty() {
+                    h3 { (family_name(family)) }
+                    div class="scroll" {
+                        table class="checks" {
+                            thead { tr {
+                                th { "status" } th { "check" } th class="num" { "baseline" }
+                                th class="num" { "current" } th class="num" { "delta" }
+                                th class="num" { "limit" } th class="num" { "p" } th class="num" { "n" }
+                            } }
+                            tbody {
+                                @for o in rows {
+                                    tr class={ "status-" (check_status(o)) } {
+                                        td { span class={ "pill status-" (check_status(o)) } { (check_status(o)) } }
+                                        td {
+                                            code { (o.name) }
+                                            div class="verdict" { (o.verdict) }
+                                        }
+                                        td class="num" { (number(o.baseline_mean)) }
+                                        td class="num" { (number(o.current_mean)) }
+                                        td class="num" { (signed(o.delta)) }
+                                        td class="num" { (o.limit.map_or("–".to_string(), number)) }
+                                        td class="num" { (o.p_value.map_or("–".to_string(), p_text)) }
+                                        td class="num" { (o.n) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if !report.reported.is_empty() {
+                h3 { "Reported, not gated" }
+                div class="scroll" {
+                    table {
+                        thead { tr {
+                            th { "metric" } th class="num" { "baseline" } th class="num" { "current" }
+                            th class="num" { "delta" } th class="num" { "n" }
+                        } }
+                        tbody {
+                            @for r in &report.reported {
+                                tr {
+                                    td { code { (r.metric) } }
+                                    td class="num" { (number(r.baseline)) }
+                                    td class="num" { (number(r.current)) }
+                                    td class="num" { (signed(r.delta)) }
+                                    td class="num" { (r.n) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn has_notes(report: &GateReport) -> bool {
+    !(report.diagnoses.is_empty() && report.warnings.is_empty() && report.notes.is_empty())
+}
+
+fn notes_section(report: &GateReport) -> Markup {
+    html! {
+        @if has_notes(report) {
+            section id="notes" {
+                h2 { "Notes" }
+                @if !report.diagnoses.is_empty() {
+                    h3 { "Likely causes" }
+                    ul { @for d in &report.diagnoses { li { (d) } } }
+                }
+                @if !report.warnings.is_empty() {
+                    h3 { "Warnings" }
+                    ul { @for w in &report.warnings { li { (w) } } }
+                }
+                @if !report.notes.is_empty() {
+                    h3 { "Observations" }
+                    ul { @for n in &report.notes { li { (n) } } }
+                }
+            }
+        }
+    }
+}
+
+/// The judge's own mean with a normal 95% interval over the queries that have the metric.
+fn judge_estimate(current: &Results, metric: &str) -> Option<charts::Estimate> {
+    let values: Vec<f64> = current
+        .queries
+        .values()
+        .filter_map(|q| q.metrics.get(metric).copied())
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let mean = crate::history::record::slice_mean(&values);
+    Some(charts::Estimate {
+        name: format!("{metric} judge alone"),
+        value: mean.mean,
+        interval: (mean.interval[0], mean.interval[1]),
+    })
+}
+
+fn calibration_section(page: &Page<'_>) -> Result<Option<Markup>> {
+    if page.calibrations.is_empty() {
+        return Ok(None);
+    }
+    let mut blocks = Vec::new();
+    for calibration in page.calibrations {
+        let mut rows: Vec<charts::Estimate> = judge_estimate(page.current, &calibration.metric)
+            .into_iter()
+            .collect();
+        for (name, estimate) in [
+            ("PPI", &calibration.ppi),
+            ("PPI++", &calibration.ppi_plus_plus),
+        ] {
+            rows.push(charts::Estimate {
+                name: format!("{} {name}", calibration.metric),
+                value: estimate.estimate,
+                interval: estimate.ci,
+            });
+        }
+        let title = format!("{} calibrated by human labels", calibration.metric);
+        let chart = charts::estimates(&title, &rows)?;
+        blocks.push(html! {
+            figure {
+                (PreEscaped(chart))
+                figcaption { (calibration.describe()) ". Dots: estimates; bars: 95% intervals." }
+            }
+        });
+    }
+    Ok(Some(html! {
+        section id="calibration" {
+            h2 { "Judge calibration" }
+            p { "The judge's estimate over every query against prediction-powered inference (PPI), which corrects it with the human labels." }
+            div class="grid" { @for b in blocks { (b) } }
+        }
+    }))
+}
+
+fn length_section(current: &Results) -> Result<Option<Markup>> {
+    let points: Vec<(f64, f64)> = current
+        .queries
+        .values()
+        .filter_map(|q| {
+            Some((
+                *q.metrics.get("answer_length")?,
+                *q.metrics.get("faithfulness")?,
+            ))
+        })
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    if points.len() < 2 {
+        return Ok(None);
+    }
+    let chart = charts::scatter(
+        "answer length vs faithfulness",
+        &points,
+        ("answer length (words)", "faithfulness"),
+    )?;
+    let correlation = crate::gate::length_faithfulness_correlation(current);
+    Ok(Some(html! {
+        section id="length" {
+            h2 { "Answer length vs faithfulness" }
+            figure {
+                (PreEscaped(chart))
+                figcaption {
+                    "One dot per query of this run. "
+                    @if let Some(c) = correlation { (c) "." }
+                }
+            }
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! Tests of the page: well-formed, self-contained, escaped.
