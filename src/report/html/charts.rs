@@ -9,8 +9,11 @@ use plotters::prelude::*;
 use crate::error::{Error, Result};
 
 /// Width and height of every chart's drawing, in SVG units (the page scales it to its box).
-const SIZE: (u32, u32) = (480, 240);
+const SIZE: (u32, u32) = (420, 230);
 const FONT: &str = "sans-serif";
+/// Label size as plotters takes it (it writes 0.81 of it: 15.3 SVG units, about 12 px in a
+/// chart 330 px wide).
+const LABEL: f64 = 19.0;
 /// The series colour (GitHub's blue).
 const SERIES: RGBColor = RGBColor(9, 105, 218);
 const BASELINE: RGBColor = RGBColor(26, 127, 55);
@@ -118,8 +121,8 @@ pub fn trend(title: &str, points: &[TrendPoint], bands: TrendBands) -> Result<St
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(10)
-            .x_label_area_size(26)
-            .y_label_area_size(52)
+            .x_label_area_size(30)
+            .y_label_area_size(62)
             .build_cartesian_2d(x_range.clone(), padded(lo, hi))
             .map_err(text_err)?;
         let label_of = |x: &f64| {
@@ -132,13 +135,13 @@ pub fn trend(title: &str, points: &[TrendPoint], bands: TrendBands) -> Result<St
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .light_line_style(GRID.mix(0.4))
+            .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .x_labels(points.len().clamp(1, 8))
             .x_label_formatter(&label_of)
             .y_labels(5)
             .y_label_formatter(&|y| format!("{y:.3}"))
-            .label_style((FONT, 12))
+            .label_style((FONT, LABEL))
             .draw()
             .map_err(text_err)?;
         if let Some(tolerated) = bands.tolerated {
@@ -216,23 +219,23 @@ pub fn deltas(title: &str, deltas: &[f64], tolerated: Option<f64>) -> Result<Str
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(10)
-            .x_label_area_size(26)
-            .y_label_area_size(44)
+            .x_label_area_size(54)
+            .y_label_area_size(56)
             .build_cartesian_2d(padded(lo, hi), 0.0..top * 1.1)
             .map_err(text_err)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .light_line_style(GRID.mix(0.4))
+            .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .x_labels(6)
             .x_label_formatter(&|x| format!("{x:+.2}"))
             .y_labels(4)
             .y_label_formatter(&|y| format!("{y:.0}"))
-            .label_style((FONT, 12))
+            .label_style((FONT, LABEL))
             .x_desc("current - baseline, per query")
             .y_desc("queries")
-            .axis_desc_style((FONT, 12))
+            .axis_desc_style((FONT, LABEL))
             .draw()
             .map_err(text_err)?;
         chart
@@ -290,8 +293,8 @@ pub fn estimates(title: &str, rows: &[Estimate]) -> Result<String> {
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(10)
-            .x_label_area_size(26)
-            .y_label_area_size(150)
+            .x_label_area_size(30)
+            .y_label_area_size(110)
             .build_cartesian_2d(padded(lo, hi), -0.5..n - 0.5)
             .map_err(text_err)?;
         // Row i is drawn at y = n - 1 - i, so that the first row is on top.
@@ -308,13 +311,13 @@ pub fn estimates(title: &str, rows: &[Estimate]) -> Result<String> {
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .light_line_style(GRID.mix(0.4))
+            .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .x_labels(6)
             .x_label_formatter(&|x| format!("{x:.3}"))
             .y_labels(rows.len().max(1))
             .y_label_formatter(&row_name)
-            .label_style((FONT, 12))
+            .label_style((FONT, LABEL))
             .draw()
             .map_err(text_err)?;
         let y = |i: usize| n - 1.0 - i as f64;
@@ -348,22 +351,22 @@ pub fn scatter(title: &str, points: &[(f64, f64)], axes: (&str, &str)) -> Result
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(52)
+            .x_label_area_size(54)
+            .y_label_area_size(64)
             .build_cartesian_2d(padded(x_lo.min(0.0), x_hi), padded(y_lo.min(0.0), y_hi))
             .map_err(text_err)?;
         chart
             .configure_mesh()
-            .light_line_style(GRID.mix(0.4))
+            .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .x_labels(6)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_labels(5)
             .y_label_formatter(&|y| format!("{y:.2}"))
-            .label_style((FONT, 12))
+            .label_style((FONT, LABEL))
             .x_desc(axes.0)
             .y_desc(axes.1)
-            .axis_desc_style((FONT, 12))
+            .axis_desc_style((FONT, LABEL))
             .draw()
             .map_err(text_err)?;
         chart
@@ -401,7 +404,7 @@ mod tests {
         };
         let svg = trend("recall@5 [<all>]", &points, bands).unwrap();
         assert!(
-            svg.starts_with(r#"<svg class="chart" viewBox="0 0 480 240""#),
+            svg.starts_with(r#"<svg class="chart" viewBox="0 0 420 230""#),
             "{svg}"
         );
         assert!(

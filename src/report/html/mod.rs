@@ -167,6 +167,44 @@ fn family_name(family: Family) -> &'static str {
     }
 }
 
+fn checks_table(rows: &[&CheckOutcome]) -> Markup {
+    html! {
+        div class="scroll" {
+            table class="checks" {
+                thead { tr {
+                    th { "status" } th { "check" } th class="num" { "baseline" }
+                    th class="num" { "current" } th class="num" { "delta" }
+                    th class="num" { "limit" } th class="num" { "p" } th class="num" { "n" }
+                } }
+                tbody {
+                    @for o in rows {
+                        tr class={ "status-" (check_status(o)) } {
+                            td { span class={ "pill status-" (check_status(o)) } { (check_status(o)) } }
+                            td {
+                                code { (o.name) }
+                                div class="compact" {
+                                    (number(o.baseline_mean)) " → " (number(o.current_mean))
+                                    " (" (signed(o.delta)) ")"
+                                    @if let Some(limit) = o.limit { ", limit " (number(limit)) }
+                                    @if let Some(p) = o.p_value { ", " (p_text(p)) }
+                                    ", n = " (o.n)
+                                }
+                                div class="verdict" { (o.verdict) }
+                            }
+                            td class="num" { (number(o.baseline_mean)) }
+                            td class="num" { (number(o.current_mean)) }
+                            td class="num" { (signed(o.delta)) }
+                            td class="num" { (o.limit.map_or("–".to_string(), number)) }
+                            td class="num" { (o.p_value.map_or("–".to_string(), p_text)) }
+                            td class="num" { (o.n) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn checks_section(report: &GateReport) -> Markup {
     let families = [
         Family::Primary,
@@ -174,6 +212,7 @@ fn checks_section(report: &GateReport) -> Markup {
         Family::Calibration,
         Family::Drift,
     ];
+    let passing = |o: &CheckOutcome| matches!(o.status, CheckStatus::Pass | CheckStatus::Improved);
     html! {
         section id="checks" {
             h2 { "Checks" }
@@ -184,31 +223,15 @@ fn checks_section(report: &GateReport) -> Markup {
                 @let rows: Vec<&CheckOutcome> = report.outcomes.iter().filter(|o| o.family == family).collect();
                 @if !rows.is_empty() {
                     h3 { (family_name(family)) }
-                    div class="scroll" {
-                        table class="checks" {
-                            thead { tr {
-                                th { "status" } th { "check" } th class="num" { "baseline" }
-                                th class="num" { "current" } th class="num" { "delta" }
-                                th class="num" { "limit" } th class="num" { "p" } th class="num" { "n" }
-                            } }
-                            tbody {
-                                @for o in rows {
-                                    tr class={ "status-" (check_status(o)) } {
-                                        td { span class={ "pill status-" (check_status(o)) } { (check_status(o)) } }
-                                        td {
-                                            code { (o.name) }
-                                            div class="verdict" { (o.verdict) }
-                                        }
-                                        td class="num" { (number(o.baseline_mean)) }
-                                        td class="num" { (number(o.current_mean)) }
-                                        td class="num" { (signed(o.delta)) }
-                                        td class="num" { (o.limit.map_or("–".to_string(), number)) }
-                                        td class="num" { (o.p_value.map_or("–".to_string(), p_text)) }
-                                        td class="num" { (o.n) }
-                                    }
-                                }
-                            }
+                    @if family == Family::Slices && rows.iter().any(|o| passing(o)) {
+                        @let (passed, others): (Vec<&CheckOutcome>, Vec<&CheckOutcome>) = rows.iter().partition(|o| passing(o));
+                        @if !others.is_empty() { (checks_table(&others)) }
+                        details {
+                            summary { (passed.len()) " passing slice checks" }
+                            (checks_table(&passed))
                         }
+                    } @else {
+                        (checks_table(&rows))
                     }
                 }
             }
@@ -276,10 +299,21 @@ fn judge_estimate(current: &Results, metric: &str) -> Option<charts::Estimate> {
     }
     let mean = crate::history::record::slice_mean(&values);
     Some(charts::Estimate {
-        name: format!("{metric} judge alone"),
+        name: "judge alone".to_string(),
         value: mean.mean,
         interval: (mean.interval[0], mean.interval[1]),
     })
+}
+
+/// An interval clamped to the values the metric can take (as the calibration's text says).
+fn clamped((low, high): (f64, f64), range: Option<&std::ops::RangeInclusive<f64>>) -> (f64, f64) {
+    match range {
+        Some(r) => (
+            low.clamp(*r.start(), *r.end()),
+            high.clamp(*r.start(), *r.end()),
+        ),
+        None => (low, high),
+    }
 }
 
 fn calibration_section(page: &Page<'_>) -> Result<Option<Markup>> {
@@ -288,6 +322,11 @@ fn calibration_section(page: &Page<'_>) -> Result<Option<Markup>> {
     }
     let mut blocks = Vec::new();
     for calibration in page.calibrations {
+        let range = calibration
+            .metric
+            .parse::<crate::metrics::metric::Metric>()
+            .ok()
+            .and_then(|m| m.value_range());
         let mut rows: Vec<charts::Estimate> = judge_estimate(page.current, &calibration.metric)
             .into_iter()
             .collect();
@@ -296,15 +335,16 @@ fn calibration_section(page: &Page<'_>) -> Result<Option<Markup>> {
             ("PPI++", &calibration.ppi_plus_plus),
         ] {
             rows.push(charts::Estimate {
-                name: format!("{} {name}", calibration.metric),
+                name: name.to_string(),
                 value: estimate.estimate,
-                interval: estimate.ci,
+                interval: clamped(estimate.ci, range.as_ref()),
             });
         }
         let title = format!("{} calibrated by human labels", calibration.metric);
         let chart = charts::estimates(&title, &rows)?;
         blocks.push(html! {
             figure {
+                figcaption class="title" { code { (calibration.metric) } }
                 (PreEscaped(chart))
                 figcaption { (calibration.describe()) ". Dots: estimates; bars: 95% intervals." }
             }

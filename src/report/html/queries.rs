@@ -7,7 +7,7 @@ use similar::{ChangeTag, TextDiff};
 use super::{Page, charts, check_status, number, signed};
 use crate::baseline::results::{QueryRecord, Results};
 use crate::error::Result;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, QueryDrop};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
 
@@ -36,23 +36,117 @@ pub(super) fn paired_deltas(
         .collect()
 }
 
-/// The answer's word diff: removed words struck through, added words marked.
+/// Below this similarity (similar's ratio over words) an answer counts as rewritten, and the
+/// two answers are shown whole rather than as a word diff.
+const REWRITTEN_BELOW: f32 = 0.5;
+
+/// The answer's word diff: removed words struck through, added words marked; a rewritten answer
+/// as its two versions.
 fn answer_diff(old: &str, new: &str) -> Markup {
     let diff = TextDiff::from_words(old, new);
+    if diff.ratio() < REWRITTEN_BELOW {
+        return html! {
+            div class="diff" {
+                div { span class="side" { "before: " } del { (old) } }
+                div { span class="side" { "now: " } ins { (new) } }
+            }
+        };
+    }
     html! {
         div class="diff" {
-            @for change in diff.iter_all_changes() {
-                @match change.tag() {
-                    ChangeTag::Equal => (change.value()),
-                    ChangeTag::Delete => del { (change.value()) },
-                    ChangeTag::Insert => ins { (change.value()) },
+            @for (tag, text) in merged_runs(&diff) {
+                @match tag {
+                    ChangeTag::Equal => (text),
+                    ChangeTag::Delete => del { (text) },
+                    ChangeTag::Insert => ins { (text) },
                 }
             }
         }
     }
 }
 
-fn worst_table(worst: &[QueryDrop]) -> Markup {
+/// The diff's changes with each changed run merged: the spaces between changed words join
+/// their run, so a replaced phrase reads as one deletion and one insertion.
+fn merged_runs<'a>(diff: &TextDiff<'a, 'a, str>) -> Vec<(ChangeTag, String)> {
+    let mut out: Vec<(ChangeTag, String)> = Vec::new();
+    let (mut removed, mut added, mut gap) = (String::new(), String::new(), String::new());
+    let flush = |out: &mut Vec<(ChangeTag, String)>, removed: &mut String, added: &mut String| {
+        for (tag, side) in [(ChangeTag::Delete, removed), (ChangeTag::Insert, added)] {
+            if !side.is_empty() {
+                out.push((tag, std::mem::take(side)));
+            }
+        }
+    };
+    for change in diff.iter_all_changes() {
+        let value = change.value();
+        let pending = !(removed.is_empty() && added.is_empty());
+        match change.tag() {
+            ChangeTag::Equal if pending && value.trim().is_empty() => gap.push_str(value),
+            ChangeTag::Equal => {
+                flush(&mut out, &mut removed, &mut added);
+                out.push((ChangeTag::Equal, std::mem::take(&mut gap) + value));
+            }
+            tag => {
+                for side in [&mut removed, &mut added] {
+                    if !side.is_empty() {
+                        side.push_str(&gap);
+                    }
+                }
+                gap.clear();
+                match tag {
+                    ChangeTag::Delete => removed.push_str(value),
+                    _ => added.push_str(value),
+                }
+            }
+        }
+    }
+    flush(&mut out, &mut removed, &mut added);
+    if !gap.is_empty() {
+        out.push((ChangeTag::Equal, gap));
+    }
+    out
+}
+
+/// The depth whose ranking a metric looks at: its `@k`, else 10.
+fn depth(metric: &str) -> usize {
+    metric
+        .rsplit_once('@')
+        .and_then(|(_, k)| k.parse().ok())
+        .unwrap_or(10)
+}
+
+/// The top of the ranking before and now: ids that left the top struck through (before), ids
+/// that entered it marked (now).
+fn ranking_change(before: &[String], now: &[String], k: usize) -> Markup {
+    let (before, now) = (&before[..before.len().min(k)], &now[..now.len().min(k)]);
+    html! {
+        div class="ranking" {
+            span class="side" { "top " (k) " before: " }
+            @for id in before {
+                @if now.contains(id) { code { (id) } } @else { del { code { (id) } } }
+                " "
+            }
+        }
+        div class="ranking" {
+            span class="side" { "now: " }
+            @for id in now {
+                @if before.contains(id) { code { (id) } } @else { ins { code { (id) } } }
+                " "
+            }
+        }
+    }
+}
+
+fn worst_table(outcome: &CheckOutcome, page: &Page<'_>) -> Markup {
+    let worst = &outcome.worst;
+    let rankings = |qid: &str| {
+        let before = &page.baseline.queries.get(qid)?.retrieved;
+        let now = &page.current.queries.get(qid)?.retrieved;
+        (before != now && !(before.is_empty() && now.is_empty())).then_some((before, now))
+    };
+    let answer_metric = worst
+        .iter()
+        .any(|q| q.answers.is_some() || !q.details.is_empty());
     html! {
         div class="scroll" {
             table class="worst" {
@@ -66,9 +160,14 @@ fn worst_table(worst: &[QueryDrop]) -> Markup {
                                 code { (q.qid) }
                                 @if let Some(text) = &q.query { div class="query" { (text) } }
                             }
-                            td class="num" { (number(q.baseline)) }
-                            td class="num" { (number(q.current)) @if q.hit_to_miss { " " span class="pill status-fail" { "hit → miss" } } }
+                            td class="num" data-label="baseline" { (number(q.baseline)) }
+                            td class="num" data-label="now" { (number(q.current)) @if q.hit_to_miss { " " span class="pill status-fail" { "hit → miss" } } }
                             td {
+                                @if !answer_metric {
+                                    @if let Some((before, now)) = rankings(&q.qid) {
+                                        (ranking_change(before, now, depth(&outcome.metric)))
+                                    }
+                                }
                                 @if let Some((old, new)) = &q.answers { (answer_diff(old, new)) }
                                 @for line in q.details.iter().filter(|l| !(q.answers.is_some() && l.starts_with("answer: "))) {
                                     div class="detail" { (line) }
@@ -99,10 +198,11 @@ fn block(outcome: &CheckOutcome, page: &Page<'_>) -> Result<Markup> {
         )?)
     };
     Ok(html! {
-        article class={ "check status-" (check_status(outcome)) } {
-            h3 {
+        details class={ "check status-" (check_status(outcome)) } open[outcome.family == Family::Primary] {
+            summary {
                 code { (outcome.name) } " "
                 span class={ "pill status-" (check_status(outcome)) } { (check_status(outcome)) }
+                " " span class="delta" { (number(outcome.baseline_mean)) " → " (number(outcome.current_mean)) }
             }
             p { (outcome.verdict) }
             @if let Some(svg) = chart {
@@ -118,7 +218,7 @@ fn block(outcome: &CheckOutcome, page: &Page<'_>) -> Result<Markup> {
             }
             @if !outcome.worst.is_empty() {
                 h4 { "Queries that got worse, worst first" }
-                (worst_table(&outcome.worst))
+                (worst_table(outcome, page))
             }
         }
     })
@@ -143,6 +243,7 @@ pub(super) fn section(page: &Page<'_>) -> Result<Option<Markup>> {
     Ok(Some(html! {
         section id="failing" {
             h2 { "Failing and inconclusive checks" }
+            p { "The whole-tier checks are open; click a slice check to see its queries." }
             @for b in blocks { (b) }
         }
     }))
@@ -154,11 +255,43 @@ mod tests {
 
     #[test]
     fn an_answer_diff_marks_words_and_escapes_them() {
-        let html = answer_diff("The cat sat", "The <dog> sat").into_string();
+        let html = answer_diff("The cat sat on the mat", "The <dog> sat on the mat").into_string();
         assert_eq!(
             html,
-            r#"<div class="diff">The <del>cat</del><ins>&lt;dog&gt;</ins> sat</div>"#
+            r#"<div class="diff">The <del>cat</del><ins>&lt;dog&gt;</ins> sat on the mat</div>"#
         );
+        let phrase = answer_diff("a b the cat sat here", "a b one dog lay here").into_string();
+        assert_eq!(
+            phrase,
+            r#"<div class="diff">a b <del>the cat sat</del><ins>one dog lay</ins> here</div>"#
+        );
+        let rewritten = answer_diff(
+            "Paris, since 987.",
+            "It <b>depends</b> on which era you mean",
+        )
+        .into_string();
+        assert!(
+            rewritten.contains(r#"<span class="side">before: </span><del>Paris, since 987.</del>"#)
+                && rewritten
+                    .contains("<ins>It &lt;b&gt;depends&lt;/b&gt; on which era you mean</ins>"),
+            "{rewritten}"
+        );
+    }
+
+    #[test]
+    fn a_ranking_change_marks_ids_that_left_or_entered_the_top() {
+        let ids = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
+        let html = ranking_change(&ids("a b c"), &ids("c a x"), 2).into_string();
+        assert!(html.contains("<del><code>b</code></del>"), "{html}");
+        assert!(html.contains("<ins><code>c</code></ins>"), "{html}");
+        assert!(
+            html.contains("<code>a</code>") && !html.contains("<ins><code>a"),
+            "{html}"
+        );
+        assert!(!html.contains(">x<"), "x is below the depth: {html}");
+        assert_eq!(depth("ndcg@10"), 10);
+        assert_eq!(depth("recall@5"), 5);
+        assert_eq!(depth("mrr"), 10);
     }
 
     #[test]
