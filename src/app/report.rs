@@ -26,7 +26,23 @@ fn results_path(from: Option<PathBuf>) -> Option<PathBuf> {
     })
 }
 
+/// Removes an older report at `out` (one this command wrote), so that a report that fails leaves
+/// none behind for CI to upload as current; any other file there is left alone until written.
+fn remove_older_report(out: &Path) -> Result<()> {
+    let Ok(file) = std::fs::File::open(out) else {
+        return Ok(());
+    };
+    let mut start = Vec::with_capacity(1024);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, 1024), &mut start)
+        .map_err(|e| Error::io(out, e))?;
+    if html::is_report(&String::from_utf8_lossy(&start)) {
+        std::fs::remove_file(out).map_err(|e| Error::write(out, e).named_by("--out"))?;
+    }
+    Ok(())
+}
+
 pub fn run(args: HtmlReportArgs) -> Result<i32> {
+    remove_older_report(&args.out)?;
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
     let (from, current) =

@@ -10,6 +10,7 @@ mod expected_values;
 mod fail_closed_inputs;
 mod gate_flow;
 mod history;
+mod html_report;
 mod init;
 mod input_errors;
 mod json_schema;

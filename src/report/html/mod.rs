@@ -53,6 +53,16 @@ pub fn status_word(status: RunStatus) -> &'static str {
 
 const STYLE: &str = include_str!("report.css");
 
+/// The page's `<meta name="generator">`: how `ragate report` knows a file at `--out` is an older
+/// report of its own, to remove before it starts.
+pub const GENERATOR: &str = "ragate report";
+
+/// Whether `text` (the start of a file) is a page this module wrote.
+pub fn is_report(text: &str) -> bool {
+    text.starts_with("<!DOCTYPE html>")
+        && text.contains(&format!(r#"<meta name="generator" content="{GENERATOR}">"#))
+}
+
 /// The whole page.
 pub fn render(page: &Page<'_>) -> Result<String> {
     let report = page.report;
@@ -71,6 +81,7 @@ pub fn render(page: &Page<'_>) -> Result<String> {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="generator" content=(GENERATOR);
                 title { (title) }
                 style { (PreEscaped(STYLE)) }
             }
