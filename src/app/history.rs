@@ -195,14 +195,14 @@ pub fn apply_drift(
     let (series, after_break) = drift::series_of(&records, current, &now);
     let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;
     let inputs = drift::DriftInputs {
-        series,
+        series: &series,
         baseline_sha256: &sha256_hex(&bytes),
         policy: tier.drift,
     };
     let drift_checks = drift::checks(&report.outcomes, &inputs);
     report.outcomes.extend(drift_checks);
     report.status = decision::run_status(&report.outcomes, report.inconclusive);
-    Ok((series.to_vec(), after_break))
+    Ok((series, after_break))
 }
 
 /// The current run as a record (its means; no time, checks or baseline).

@@ -15,14 +15,11 @@ use crate::metrics::retrieval::Direction;
 
 /// The runs of the history that belong to the current run's series: the latest records back to
 /// the first whose config hash, judges or embeddings differ from the current run's; and whether
-/// older records were left out for that reason (a break). When the last of them is the current
-/// run itself (recorded before this run was gated again: the same commit and the same means), it
-/// is left out, so that no run counts twice.
-pub fn series_of<'a>(
-    records: &'a [Record],
-    current: &Results,
-    now: &Record,
-) -> (&'a [Record], bool) {
+/// older records were left out for that reason (a break). A run is one observation however often
+/// it was recorded or gated: consecutive records of the same run (the same commit and the same
+/// means) count once, and a last record that is the current run itself (recorded before it was
+/// gated again) is left out.
+pub fn series_of(records: &[Record], current: &Results, now: &Record) -> (Vec<Record>, bool) {
     let same = |r: &Record| {
         r.config_hash == current.provenance.config_hash
             && r.judges == current.provenance.judges
@@ -32,11 +29,14 @@ pub fn series_of<'a>(
         .iter()
         .rposition(|r| !same(r))
         .map_or(0, |last_other| last_other + 1);
-    let mut series = &records[start..];
-    if let Some((last, earlier)) = series.split_last()
-        && last.is_same_run(now)
-    {
-        series = earlier;
+    let mut series: Vec<Record> = Vec::new();
+    for record in &records[start..] {
+        if !series.last().is_some_and(|last| last.is_same_run(record)) {
+            series.push(record.clone());
+        }
+    }
+    if series.last().is_some_and(|last| last.is_same_run(now)) {
+        series.pop();
     }
     (series, start > 0)
 }

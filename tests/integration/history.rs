@@ -10,9 +10,19 @@ use crate::{Outcome, accept_baseline, ragate_env};
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
 fn gate(dir: &Path, run: &str, extra: &[&str]) -> Outcome {
+    gate_at(dir, run, extra, SHA)
+}
+
+/// A gate run of commit `sha`.
+fn gate_at(dir: &Path, run: &str, extra: &[&str], sha: &str) -> Outcome {
     let mut args = vec!["gate", "--tier", "regression", "--run", run, "--out", "out"];
     args.extend_from_slice(extra);
-    ragate_env(dir, &args, &[("GITHUB_SHA", SHA)])
+    ragate_env(dir, &args, &[("GITHUB_SHA", sha)])
+}
+
+/// The commit of night `night`: another one each night.
+fn night_sha(night: u64) -> String {
+    format!("{night:x}{}", &SHA[1..])
 }
 
 /// `history add` of out/results.json at `epoch` seconds.
@@ -238,7 +248,7 @@ fn nights_that_each_pass_drift_as_a_warning_or_a_failure_with_trends_in_the_summ
         first.stdout
     );
     for night in 1..=3 {
-        let run = gate(dir, "slightly.jsonl", &[]);
+        let run = gate_at(dir, "slightly.jsonl", &[], &night_sha(night));
         assert_eq!(
             run.code, 0,
             "night {night} passes on its own: {}",
@@ -246,7 +256,7 @@ fn nights_that_each_pass_drift_as_a_warning_or_a_failure_with_trends_in_the_summ
         );
         assert_eq!(add(dir, night * 86_400).code, 0);
     }
-    let fourth = gate(dir, "slightly.jsonl", &["--history", "hist"]);
+    let fourth = gate_at(dir, "slightly.jsonl", &["--history", "hist"], &night_sha(4));
     assert_eq!(
         fourth.code, 0,
         "a drift warns by default: {}",
@@ -302,4 +312,15 @@ fn nights_that_each_pass_drift_as_a_warning_or_a_failure_with_trends_in_the_summ
     );
     // Without --history there is no drift check: each night passes.
     assert_eq!(gate(dir, "slightly.jsonl", &[]).code, 0);
+
+    // A run is one observation: gated again after it was recorded, or recorded twice, it counts
+    // once (night 3's commit: three runs, not four, and no drift yet).
+    let again = gate_at(dir, "slightly.jsonl", &["--history", "hist"], &night_sha(3));
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("| recall@5 [all] | `▄▄▄` | 0.9875 – 0.9875 | 0.9875 (highest of 3) |"),
+        "{summary}"
+    );
+    assert!(!summary.contains("drifting"), "{summary}");
 }
