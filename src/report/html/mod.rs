@@ -102,6 +102,9 @@ pub fn render(page: &Page<'_>) -> Result<String> {
                     @if let Some(section) = calibration { (section) }
                     @if let Some(section) = length { (section) }
                     (notes_section(report))
+                    @if page.history.is_none() {
+                        p class="hint" { "No run history was given: " code { "--history DIR" } " adds trend charts and the drift checks." }
+                    }
                 }
                 footer {
                     "Written by ragate " (page.current.provenance.ragate_version)
