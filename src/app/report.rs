@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use crate::app::history;
 use crate::app::rejudge::{self, Identities};
 use crate::app::write_stdout;
+use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::HtmlReportArgs;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::gate::{calibration, decision};
+use crate::gate::{GateReport, calibration, decision};
 use crate::report::html::{self, History, Page};
 
 /// `--from`: a folder means its results.json; none means the tier's default output folder.
@@ -53,7 +54,29 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
         tier.name,
         from.display()
     );
-    let baseline = store::read(&tier.baseline, &accept)?;
+    let baseline = match store::read(&tier.baseline, &accept) {
+        Ok(baseline) => baseline,
+        // A tier's first run: the page shows what was measured and how to accept it.
+        Err(error) if error.is_missing() => {
+            let report = unbaselined(tier);
+            let page = Page {
+                results_path: &from,
+                current: &current,
+                baseline: None,
+                no_baseline: Some(match args.history {
+                    Some(_) => format!(
+                        "{error}. The run history (--history) is shown once a baseline is accepted."
+                    ),
+                    None => error.to_string(),
+                }),
+                report: &report,
+                calibrations: &calibration::for_tier(tier, &config.metrics, &current)?,
+                history: None,
+            };
+            return write(&args.out, &page);
+        }
+        Err(error) => return Err(error),
+    };
     decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
     let changes = rejudge::differences(&Identities::of(&baseline), &Identities::of(&current));
     if !changes.is_empty() {
@@ -76,18 +99,42 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
     let page = Page {
         results_path: &from,
         current: &current,
-        baseline: &baseline,
+        baseline: Some(&baseline),
+        no_baseline: None,
         report: &report,
         calibrations: &calibrations,
         history: history.as_ref(),
     };
-    let text = html::render(&page)?;
-    store::write_atomic(&args.out, &text).map_err(|e| e.named_by("--out"))?;
+    write(&args.out, &page)
+}
+
+/// The report of a run with nothing to compare with: no checks, status `no baseline`.
+fn unbaselined(tier: &config::Tier) -> GateReport {
+    GateReport {
+        tier: tier.name.clone(),
+        outcomes: Vec::new(),
+        reported: Vec::new(),
+        status: RunStatus::NoBaseline,
+        inconclusive: tier.gate.inconclusive,
+        paired_queries: 0,
+        baseline_only: Vec::new(),
+        current_only: Vec::new(),
+        judged_at_k: None,
+        diagnoses: Vec::new(),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Renders `page` into `out` and says so.
+fn write(out: &Path, page: &Page<'_>) -> Result<i32> {
+    let text = html::render(page)?;
+    store::write_atomic(out, &text).map_err(|e| e.named_by("--out"))?;
     write_stdout(&format!(
         "wrote {} (tier `{}`: {})\n",
-        args.out.display(),
-        tier.name,
-        html::status_word(report.status)
+        out.display(),
+        page.report.tier,
+        html::status_word(page.report.status)
     ))?;
     Ok(exit_code::SUCCESS)
 }
@@ -97,7 +144,7 @@ fn history_of(
     dir: &Path,
     tier: &config::Tier,
     current: &crate::baseline::results::Results,
-    report: &mut crate::gate::GateReport,
+    report: &mut GateReport,
 ) -> Result<History> {
     let (records, after_break) = history::apply_drift(dir, tier, current, report)?;
     Ok(History {

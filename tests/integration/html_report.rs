@@ -222,18 +222,32 @@ fn a_report_that_fails_names_why_and_leaves_no_older_report() {
         "{}",
         none.stderr
     );
-    // Results, no baseline: the accept command.
+    // Results, no baseline (a first run): the measured means and the accept command.
     assert_eq!(gate(dir, "base.jsonl").code, 2);
     let unbaselined = report(dir, &["--from", "out"]);
-    assert_eq!(unbaselined.code, 2);
+    assert_eq!(unbaselined.code, 0, "{}", unbaselined.stderr);
     assert!(
-        unbaselined.stderr.contains("baseline.json")
-            && unbaselined
-                .stderr
-                .contains("ragate baseline accept --tier smoke --from out/results.json"),
+        unbaselined.stdout.contains("(tier `smoke`: no baseline)"),
         "{}",
-        unbaselined.stderr
+        unbaselined.stdout
     );
+    let page = Html::parse_document(&std::fs::read_to_string(dir.join("report.html")).unwrap());
+    assert!(page.errors.is_empty(), "{:?}", page.errors);
+    assert_eq!(text_of(&select(&page, "h1 .badge")[0]), "NO BASELINE");
+    let problem = text_of(&select(&page, ".problem")[0]);
+    assert!(
+        problem.contains("baseline.json")
+            && problem.contains("ragate baseline accept --tier smoke --from out/results.json"),
+        "{problem}"
+    );
+    let measured = select(&page, "table.measured tbody tr");
+    let first: Vec<String> = select_in(&measured[0], "td").iter().map(text_of).collect();
+    assert_eq!(
+        first,
+        ["recall@5", "1.0000n = 30"],
+        "recall@5 over all 30 queries"
+    );
+    assert!(select(&page, "table.checks").is_empty(), "nothing gated");
     accept_baseline(dir, "smoke", "out/results.json", &[]);
     assert_eq!(report(dir, &["--from", "out"]).code, 0);
     assert!(dir.join("report.html").exists());

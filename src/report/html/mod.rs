@@ -35,7 +35,10 @@ pub struct History {
 pub struct Page<'a> {
     pub results_path: &'a Path,
     pub current: &'a Results,
-    pub baseline: &'a Results,
+    /// None on a tier's first run (the page then shows the measured means and how to accept).
+    pub baseline: Option<&'a Results>,
+    /// Why nothing was gated and what to do, when there is no baseline.
+    pub no_baseline: Option<String>,
     pub report: &'a GateReport,
     pub calibrations: &'a [Calibration],
     pub history: Option<&'a History>,
@@ -88,7 +91,7 @@ pub fn render(page: &Page<'_>) -> Result<String> {
             body {
                 (header(page, status))
                 nav {
-                    a href="#checks" { "Checks" }
+                    a href="#checks" { @if page.no_baseline.is_some() { "Measured" } @else { "Checks" } }
                     @if trends.is_some() { a href="#trends" { "Trends" } }
                     @if failing.is_some() { a href="#failing" { "Failing checks" } }
                     @if calibration.is_some() { a href="#calibration" { "Judge calibration" } }
@@ -96,13 +99,17 @@ pub fn render(page: &Page<'_>) -> Result<String> {
                     @if has_notes(report) { a href="#notes" { "Notes" } }
                 }
                 main {
-                    (checks_section(report))
+                    @if let Some(why) = &page.no_baseline {
+                        (measured_section(page.current, why))
+                    } @else {
+                        (checks_section(report))
+                    }
                     @if let Some(section) = trends { (section) }
                     @if let Some(section) = failing { (section) }
                     @if let Some(section) = calibration { (section) }
                     @if let Some(section) = length { (section) }
                     (notes_section(report))
-                    @if page.history.is_none() {
+                    @if page.history.is_none() && page.no_baseline.is_none() {
                         p class="hint" { "No run history was given: " code { "--history DIR" } " adds trend charts and the drift checks." }
                     }
                 }
@@ -132,17 +139,23 @@ fn header(page: &Page<'_>, status: &str) -> Markup {
                 span class={ "badge run-" (status.replace(' ', "-")) } { (status.to_uppercase()) }
                 " Tier " code { (report.tier) }
             }
-            p class="lede" {
-                (report.outcomes.len()) " checks, " (failing) " failing; "
-                (report.paired_queries) " queries compared with the baseline"
-                @if !report.baseline_only.is_empty() { ", " (report.baseline_only.len()) " in the baseline only" }
-                @if !report.current_only.is_empty() { ", " (report.current_only.len()) " new" }
-                "."
+            @if page.no_baseline.is_some() {
+                p class="lede" { (page.current.queries.len()) " queries measured; nothing was gated (no baseline yet)." }
+            } @else {
+                p class="lede" {
+                    (report.outcomes.len()) " checks, " (failing) " failing; "
+                    (report.paired_queries) " queries compared with the baseline"
+                    @if !report.baseline_only.is_empty() { ", " (report.baseline_only.len()) " in the baseline only" }
+                    @if !report.current_only.is_empty() { ", " (report.current_only.len()) " new" }
+                    "."
+                }
             }
             dl class="meta" {
                 dt { "commit" } dd { code { (provenance.git_commit.as_deref().unwrap_or("unknown")) } }
                 dt { "config hash" } dd { code { (crate::gate::short(&provenance.config_hash)) } }
-                dt { "baseline commit" } dd { code { (page.baseline.provenance.git_commit.as_deref().unwrap_or("unknown")) } }
+                @if let Some(baseline) = page.baseline {
+                    dt { "baseline commit" } dd { code { (baseline.provenance.git_commit.as_deref().unwrap_or("unknown")) } }
+                }
                 @for (name, identity) in &provenance.judges {
                     dt { "judge " (name) } dd { (identity) }
                 }
@@ -265,6 +278,41 @@ fn checks_section(report: &GateReport) -> Markup {
                                     td class="num" { (number(r.current)) }
                                     td class="num" { (signed(r.delta)) }
                                     td class="num" { (r.n) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A first run: why nothing was gated, how to accept, and the measured means per slice.
+fn measured_section(current: &Results, why: &str) -> Markup {
+    let slices: Vec<&String> = current.summary.keys().collect();
+    html! {
+        section id="checks" {
+            h2 { "Nothing was gated" }
+            p class="problem" { (why) }
+            h3 { "Measured on this run" }
+            div class="scroll" {
+                table class="measured" {
+                    thead { tr {
+                        th { "metric" }
+                        @for slice in &slices { th class="num" { (slice) } }
+                    } }
+                    tbody {
+                        @for metric in &current.metrics {
+                            tr {
+                                td { code { (metric) } }
+                                @for slice in &slices {
+                                    @let summary = current.summary.get(*slice).and_then(|m| m.get(metric));
+                                    td class="num" {
+                                        @if let Some(s) = summary {
+                                            (number(s.mean)) br; span class="n" { "n = " (s.n) }
+                                        } @else { "–" }
+                                    }
                                 }
                             }
                         }

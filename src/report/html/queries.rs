@@ -137,10 +137,10 @@ fn ranking_change(before: &[String], now: &[String], k: usize) -> Markup {
     }
 }
 
-fn worst_table(outcome: &CheckOutcome, page: &Page<'_>) -> Markup {
+fn worst_table(outcome: &CheckOutcome, page: &Page<'_>, baseline: &Results) -> Markup {
     let worst = &outcome.worst;
     let rankings = |qid: &str| {
-        let before = &page.baseline.queries.get(qid)?.retrieved;
+        let before = &baseline.queries.get(qid)?.retrieved;
         let now = &page.current.queries.get(qid)?.retrieved;
         (before != now && !(before.is_empty() && now.is_empty())).then_some((before, now))
     };
@@ -181,8 +181,8 @@ fn worst_table(outcome: &CheckOutcome, page: &Page<'_>) -> Markup {
     }
 }
 
-fn block(outcome: &CheckOutcome, page: &Page<'_>) -> Result<Markup> {
-    let deltas = paired_deltas(outcome, page.baseline, page.current);
+fn block(outcome: &CheckOutcome, page: &Page<'_>, baseline: &Results) -> Result<Markup> {
+    let deltas = paired_deltas(outcome, baseline, page.current);
     let worse = match outcome.metric.parse::<Metric>().map(Metric::direction) {
         Ok(Direction::LowerIsBetter) => 1.0,
         _ => -1.0,
@@ -218,7 +218,7 @@ fn block(outcome: &CheckOutcome, page: &Page<'_>) -> Result<Markup> {
             }
             @if !outcome.worst.is_empty() {
                 h4 { "Queries that got worse, worst first" }
-                (worst_table(outcome, page))
+                (worst_table(outcome, page, baseline))
             }
         }
     })
@@ -226,6 +226,9 @@ fn block(outcome: &CheckOutcome, page: &Page<'_>) -> Result<Markup> {
 
 /// The section, or None when every check passed.
 pub(super) fn section(page: &Page<'_>) -> Result<Option<Markup>> {
+    let Some(baseline) = page.baseline else {
+        return Ok(None);
+    };
     let failing: Vec<&CheckOutcome> = page
         .report
         .outcomes
@@ -238,7 +241,7 @@ pub(super) fn section(page: &Page<'_>) -> Result<Option<Markup>> {
     }
     let blocks = failing
         .into_iter()
-        .map(|o| block(o, page))
+        .map(|o| block(o, page, baseline))
         .collect::<Result<Vec<_>>>()?;
     Ok(Some(html! {
         section id="failing" {
