@@ -144,6 +144,19 @@ pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an output file named by `option` that is one of `inputs`.
+pub fn refuse_input(option: &str, path: &Path, inputs: &[Input]) -> Result<()> {
+    let id = identity(path);
+    match inputs.iter().find(|input| identity(&input.path) == id) {
+        Some(input) => Err(Error::Usage(format!(
+            "{option} {} is {}: refusing to overwrite an input; choose another path",
+            path.display(),
+            input.named_by
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The inputs known without a config (it failed to load): the config file and `--run`.
 pub fn bare_inputs(config: &Path, run: Option<&Path>) -> Vec<Input> {
     let mut inputs = vec![Input {

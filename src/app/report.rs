@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::app::history;
 use crate::app::rejudge::{self, Identities};
 use crate::app::write_stdout;
+use crate::app::{history, output_files};
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::HtmlReportArgs;
@@ -48,6 +48,12 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
     let tier = config.tier(&args.tier)?;
     let (from, current) =
         super::baseline::read_tier_results(&tier.name, results_path(args.from.clone()))?;
+    let mut inputs = output_files::inputs(&config, tier, None);
+    inputs.push(output_files::Input {
+        path: from.clone(),
+        named_by: "the results (--from)".to_string(),
+    });
+    output_files::refuse_input("--out", &args.out, &inputs)?;
     history::same_config(&config, tier, &from, &current)?;
     let accept = format!(
         "run `ragate baseline accept --tier {} --from {}` to accept these results as the first baseline",

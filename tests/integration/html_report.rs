@@ -267,6 +267,23 @@ fn a_report_that_fails_names_why_and_leaves_no_older_report() {
         "a failed report leaves no older one to upload"
     );
 
+    // --out naming an input (the baseline, the results) is refused before anything is written.
+    for input in ["baseline.json", "out/results.json", "eval-config.yaml"] {
+        let before = std::fs::read(dir.join(input)).unwrap();
+        let refused = ragate_env(
+            dir,
+            &["report", "--tier", "smoke", "--from", "out", "--out", input],
+            &[],
+        );
+        assert_eq!(refused.code, 2, "{input}: {}", refused.stdout);
+        assert!(
+            refused.stderr.contains("refusing to overwrite an input"),
+            "{input}: {}",
+            refused.stderr
+        );
+        assert_eq!(std::fs::read(dir.join(input)).unwrap(), before, "{input}");
+    }
+
     // A file at --out that is not a report is left alone when the report fails.
     std::fs::write(dir.join("report.html"), "my notes").unwrap();
     assert_eq!(report(dir, &["--from", "out", "--history", "hist"]).code, 2);
