@@ -2,11 +2,13 @@
 // workflow_run workflow (.github/workflows/rag-gate-comment.yml); loaded by actions/github-script.
 //
 //   find({ github, context, prNumber, tier })                      -> ids of ragate comments
-//   upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing })
+//   upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing, reportUrl })
 //
 // One comment per pull request and tier, found again by the hidden marker on its first line and
 // edited in place. The summary is read as data (at most MAX_SUMMARY_BYTES; it may come from an
-// untrusted artifact) and the body is kept under GitHub's 65,536-character limit.
+// untrusted artifact) and the body is kept under GitHub's 65,536-character limit. With a
+// `reportUrl` (the HTML report's artifact, or the run's artifacts page), a `[HTML report](url)`
+// line follows the summary; it is never cut off with it.
 'use strict';
 
 const fs = require('fs');
@@ -14,6 +16,8 @@ const fs = require('fs');
 const LIMIT_BYTES = 65536 - 512; // GitHub's cap, with room to spare
 const MAX_SUMMARY_BYTES = 1024 * 1024;
 const TIER = /^[A-Za-z0-9_.-]{1,64}$/;
+// An https URL that cannot end the Markdown link early or start another one.
+const LINK = /^https:\/\/[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,2000}$/;
 
 function marker(tier) {
   if (!TIER.test(tier)) throw new Error(`ragate: tier '${tier}' is not a plain name ([A-Za-z0-9_.-]{1,64})`);
@@ -42,9 +46,18 @@ function readSummary(path, tier, runUrl) {
   }
 }
 
-function body({ tier, summary, runUrl, sha }) {
+// The `[HTML report](url)` line: empty without a URL; an error for one that is not a plain https URL.
+function reportLine(tier, reportUrl) {
+  if (!reportUrl) return '';
+  if (!LINK.test(reportUrl)) {
+    throw new Error(`ragate: the report URL '${reportUrl}' is not a plain https URL`);
+  }
+  return `\n\n[HTML report](${reportUrl}) (artifact \`ragate-report-${tier}\`: download, unzip, open report.html)`;
+}
+
+function body({ tier, summary, runUrl, sha, reportUrl }) {
   const head = `${marker(tier)}\n`;
-  const foot = `\n\n---\n<sub>Commit ${sha.slice(0, 7)}, [workflow run](${runUrl}); this comment is updated on every run.</sub>\n`;
+  const foot = `${reportLine(tier, reportUrl)}\n\n---\n<sub>Commit ${sha.slice(0, 7)}, [workflow run](${runUrl}); this comment is updated on every run.</sub>\n`;
   const bytes = (s) => Buffer.byteLength(s, 'utf8');
   let text = head + summary + foot;
   if (bytes(text) > LIMIT_BYTES) {
@@ -62,9 +75,9 @@ function body({ tier, summary, runUrl, sha }) {
   return text;
 }
 
-async function upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing }) {
+async function upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing, reportUrl }) {
   const { owner, repo } = context.repo;
-  const text = body({ tier, summary: readSummary(summaryPath, tier, runUrl), runUrl, sha });
+  const text = body({ tier, summary: readSummary(summaryPath, tier, runUrl), runUrl, sha, reportUrl });
   const ids = existing ?? await find({ github, context, prNumber, tier });
   if (ids.length === 0) {
     const { data } = await github.rest.issues.createComment({ owner, repo, issue_number: prNumber, body: text });
@@ -79,4 +92,4 @@ async function upsert({ github, context, core, prNumber, tier, summaryPath, runU
   }
 }
 
-module.exports = { find, upsert, body, marker };
+module.exports = { find, upsert, body, marker, reportLine };

@@ -213,3 +213,56 @@ fn the_comment_body_stays_under_the_limit_and_marks_its_tier() {
     assert!(!ok);
     assert!(stderr.contains("is not a plain name"), "{stderr}");
 }
+
+#[test]
+fn the_comment_links_the_html_report_under_the_summary_even_when_cut() {
+    let url = "https://github.com/o/r/actions/runs/7/artifacts/9";
+    let (ok, stdout, stderr) = node_sticky(&format!(
+        "const reportUrl = {url:?};\n\
+         const short = sticky.body({{ tier: 'smoke', summary: '## ragate\\n', runUrl: 'https://x', sha: 'abcdef123', reportUrl }});\n\
+         const none = sticky.body({{ tier: 'smoke', summary: '## ragate\\n', runUrl: 'https://x', sha: 'abcdef123' }});\n\
+         const long = sticky.body({{ tier: 'smoke', summary: '- line\\n'.repeat(30000), runUrl: 'https://x', sha: 'abcdef123', reportUrl }});\n\
+         console.log(JSON.stringify({{ short, none, long, longBytes: Buffer.byteLength(long) }}));"
+    ));
+    assert!(ok, "{stderr}");
+    let facts: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let line = format!(
+        "\n\n[HTML report]({url}) (artifact `ragate-report-smoke`: download, unzip, open report.html)\n\n---\n"
+    );
+    let short = facts["short"].as_str().unwrap();
+    assert!(
+        short.starts_with("<!-- ragate-gate:smoke -->\n## ragate\n"),
+        "{short}"
+    );
+    assert!(
+        short.contains(&line),
+        "under the summary, above the footer: {short}"
+    );
+    assert!(!facts["none"].as_str().unwrap().contains("HTML report"));
+    let long = facts["long"].as_str().unwrap();
+    assert!(long.contains("Summary truncated"), "the summary was cut");
+    assert!(long.contains(&line), "the link is never cut with it");
+    assert!(facts["longBytes"].as_u64().unwrap() <= 65536 - 512);
+}
+
+#[test]
+fn a_report_url_that_is_not_a_plain_https_url_is_refused() {
+    for bad in [
+        "https://x/a) [click](https://evil",
+        "javascript:alert(1)",
+        "http://example.com/report",
+        "https://x/a b",
+        "https://x/<img>",
+    ] {
+        let (ok, _, stderr) = node_sticky(&format!("sticky.reportLine('smoke', {bad:?});"));
+        assert!(!ok, "{bad} was accepted");
+        assert!(stderr.contains("is not a plain https URL"), "{stderr}");
+    }
+    let (ok, _, stderr) = node_sticky(
+        "sticky.reportLine('smoke', 'https://github.com/o/r/actions/runs/7#artifacts');",
+    );
+    assert!(
+        ok,
+        "the run's artifacts page (the workflow_run comment): {stderr}"
+    );
+}

@@ -165,8 +165,8 @@ fn a_format_in_args_is_refused() {
     assert!(argv.is_empty(), "ragate did not run: {argv}");
 }
 
-/// `key=value` lines of a $GITHUB_OUTPUT file as pairs.
-fn output_value<'a>(outputs: &'a str, key: &str) -> Option<&'a str> {
+/// The value of `key` in the `key=value` lines of a $GITHUB_OUTPUT file.
+pub(crate) fn output_value<'a>(outputs: &'a str, key: &str) -> Option<&'a str> {
     outputs
         .lines()
         .filter_map(|l| l.split_once('='))

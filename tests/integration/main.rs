@@ -1,5 +1,6 @@
 //! The one integration test binary: runs the real `ragate` executable on files.
 
+mod action_html_report;
 mod action_install;
 mod action_report;
 mod action_script;
