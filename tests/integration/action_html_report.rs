@@ -173,17 +173,14 @@ fn a_history_in_args_reaches_the_report_and_twice_is_refused() {
 }
 
 #[test]
-fn a_failing_gate_gets_its_report_and_a_report_failure_is_only_a_warning() {
+fn every_gate_that_wrote_results_gets_its_report_and_a_report_failure_is_only_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     crate::gate_flow::setup(dir);
     let bin = real_ragate(dir);
     let outputs = dir.join("github-output");
 
-    // No baseline yet: the gate exits 2 and `ragate report` cannot decide the checks either. The
-    // step warns with ragate's reason, exits 0, and leaves no report (not even a stale one).
-    std::fs::create_dir_all(dir.join("out")).unwrap();
-    std::fs::write(dir.join("out/report.html"), "a previous run's report").unwrap();
+    // The tier's first run: no baseline, the gate exits 2, and the page says so.
     let (code, _, stderr) = run_step(
         dir,
         "gate",
@@ -192,29 +189,22 @@ fn a_failing_gate_gets_its_report_and_a_report_failure_is_only_a_warning() {
     );
     assert_eq!(code, 0, "{stderr}");
     let (code, stdout, stderr) = html_step(dir, &bin, &outputs, &[]);
-    assert_eq!(
-        code, 0,
-        "a report failure never fails the step: {stdout}{stderr}"
-    );
-    let warning = stdout
-        .lines()
-        .find(|l| l.starts_with("::warning title=ragate report::"))
-        .unwrap_or_else(|| panic!("a warning: {stdout}"));
-    assert!(
-        warning.contains("no HTML report (ragate report exited 2: error: ")
-            && warning.contains("baseline")
-            && warning.ends_with("the gate's result stands"),
-        "{warning}"
-    );
-    assert!(
-        !dir.join("out/report.html").exists(),
-        "the stale report is gone"
-    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("::warning"), "{stdout}");
     let written = std::fs::read_to_string(&outputs).unwrap();
-    assert_eq!(output_value(&written, "report-path"), None, "{written}");
+    assert_eq!(output_value(&written, "exit-code"), Some("2"));
+    assert_eq!(
+        output_value(&written, "report-path"),
+        Some("out/report.html")
+    );
+    let page = std::fs::read_to_string(dir.join("out/report.html")).unwrap();
+    assert!(
+        page.to_ascii_lowercase().starts_with("<!doctype html>"),
+        "{}",
+        &page[..80]
+    );
 
-    // A regression: the report is written all the same, and the gate's exit code still fails the
-    // action's last step.
+    // A regression: the report is written all the same.
     crate::accept_baseline(dir, "regression", "out/results.json", &[]);
     std::fs::remove_file(&outputs).unwrap();
     let (code, _, stderr) = run_step(
@@ -228,11 +218,6 @@ fn a_failing_gate_gets_its_report_and_a_report_failure_is_only_a_warning() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(!stdout.contains("::warning"), "{stdout}");
     let page = std::fs::read_to_string(dir.join("out/report.html")).unwrap();
-    assert!(
-        page.to_ascii_lowercase().starts_with("<!doctype html>"),
-        "{}",
-        &page[..80]
-    );
     assert!(page.contains("id=\"checks\""));
     let written = std::fs::read_to_string(&outputs).unwrap();
     assert_eq!(output_value(&written, "exit-code"), Some("1"));
@@ -240,6 +225,46 @@ fn a_failing_gate_gets_its_report_and_a_report_failure_is_only_a_warning() {
         output_value(&written, "report-path"),
         Some("out/report.html")
     );
+
+    // A report that cannot be written (here: a history folder with a file that is no record):
+    // the step warns with ragate's reason, exits 0, and leaves no report, not even the previous
+    // one; the gate's exit code still fails the action's last step.
+    std::fs::create_dir_all(dir.join("hist/regression")).unwrap();
+    std::fs::write(dir.join("hist/regression/notes.json"), "not a record").unwrap();
+    std::fs::remove_file(&outputs).unwrap();
+    let (code, _, stderr) = run_step(
+        dir,
+        "gate",
+        &bin,
+        &gate_inputs(&outputs, "--run regressed.jsonl", ""),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let stale = std::fs::read_to_string(dir.join("out/report.html")).unwrap();
+    assert!(
+        stale.contains("id=\"checks\""),
+        "the previous run's page is there"
+    );
+    let (code, stdout, stderr) = html_step(dir, &bin, &outputs, &[("RAGATE_HISTORY", "hist")]);
+    assert_eq!(
+        code, 0,
+        "a report failure never fails the step: {stdout}{stderr}"
+    );
+    let warning = stdout
+        .lines()
+        .find(|l| l.starts_with("::warning title=ragate report::"))
+        .unwrap_or_else(|| panic!("a warning: {stdout}"));
+    assert!(
+        warning.contains("no HTML report (ragate report exited 2: error: ")
+            && warning.contains("notes.json")
+            && warning.ends_with("the gate's result stands"),
+        "{warning}"
+    );
+    assert!(
+        !dir.join("out/report.html").exists(),
+        "the stale report is gone"
+    );
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert_eq!(output_value(&written, "report-path"), None, "{written}");
 
     let env = [("RAGATE_TIER", "regression"), ("RAGATE_EXIT", "1")];
     let (code, stdout, _) = run_step(dir, "verdict", &bin, &env);
