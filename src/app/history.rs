@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::app::rejudge::{self, Identities};
-use crate::app::write_stdout;
+use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
 use crate::baseline::store as results_store;
 use crate::cli::{GateFormat, HistoryAddArgs, HistoryShowArgs};
@@ -105,7 +105,7 @@ pub fn add(args: HistoryAddArgs) -> Result<i32> {
         },
     );
     let path = store::add(&dir, &record)?;
-    write_stdout(&format!("recorded {}\n", path.display()))?;
+    write_human(&format!("recorded {}\n", path.display()))?;
     Ok(exit_code::SUCCESS)
 }
 

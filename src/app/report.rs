@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::app::rejudge::{self, Identities};
-use crate::app::write_stdout;
+use crate::app::write_human;
 use crate::app::{history, output_files};
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
@@ -136,7 +136,7 @@ fn unbaselined(tier: &config::Tier) -> GateReport {
 fn write(out: &Path, page: &Page<'_>) -> Result<i32> {
     let text = html::render(page)?;
     store::write_atomic(out, &text).map_err(|e| e.named_by("--out"))?;
-    write_stdout(&format!(
+    write_human(&format!(
         "wrote {} (tier `{}`: {})\n",
         out.display(),
         page.report.tier,

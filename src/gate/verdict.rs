@@ -398,7 +398,7 @@ impl Context<'_, '_> {
             outcome.status = CheckStatus::Fail;
             outcome.verdict = format!(
                 "{name} regressed: worsening {:.4} exceeds the {limit_text} ({evidence}): {stats_text}",
-                summary.worsening
+                no_negative_zero(summary.worsening)
             );
         } else if beyond {
             let needed = queries_needed(summary, limit.unwrap_or(0.0), step);
@@ -407,7 +407,7 @@ impl Context<'_, '_> {
             outcome.verdict = format!(
                 "{name} inconclusive: worsening {:.4} is beyond the {limit_text} on the point estimate, \
                  but the evidence is not enough ({evidence}){}: {stats_text}",
-                summary.worsening,
+                no_negative_zero(summary.worsening),
                 needed.map_or(String::new(), |q| format!(
                     "; about {q} paired queries with this effect would decide it"
                 ))
@@ -422,7 +422,7 @@ impl Context<'_, '_> {
             outcome.status = CheckStatus::Pass;
             outcome.verdict = format!(
                 "{name} within the {limit_text}: worsening {:.4}: {stats_text}",
-                summary.worsening
+                no_negative_zero(summary.worsening)
             );
         }
         outcome
@@ -463,6 +463,11 @@ fn queries_needed(
     let z = normal::quantile(1.0 - step.threshold);
     let needed = (z * summary.sd / excess).powi(2).ceil();
     (needed.is_finite() && needed < 1e12).then_some((needed as usize).max(summary.n + 1))
+}
+
+/// `value`, or 0 when it would print as `-0.0000` (a worsening of -1e-17 is none).
+pub fn no_negative_zero(value: f64) -> f64 {
+    if value.abs() < 5e-5 { 0.0 } else { value }
 }
 
 /// `<0.0001` below 1e-4, else four decimals.

@@ -229,7 +229,7 @@ pub fn deltas(title: &str, deltas: &[f64], tolerated: Option<f64>) -> Result<Str
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .x_labels(6)
-            .x_label_formatter(&|x| format!("{x:+.2}"))
+            .x_label_formatter(&|x| format!("{:+.2}", if x.abs() < 0.005 { 0.0 } else { *x }))
             .y_labels(4)
             .y_label_formatter(&|y| format!("{y:.0}"))
             .label_style((FONT, LABEL))
@@ -295,6 +295,7 @@ pub fn estimates(title: &str, rows: &[Estimate]) -> Result<String> {
             .margin(10)
             .x_label_area_size(30)
             .y_label_area_size(110)
+            .margin_right(28)
             .build_cartesian_2d(padded(lo, hi), -0.5..n - 0.5)
             .map_err(text_err)?;
         // Row i is drawn at y = n - 1 - i, so that the first row is on top.

@@ -15,7 +15,7 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::error::Result;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, p_text};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, no_negative_zero, p_text};
 use crate::history::record::{Record, status_word as check_word};
 
 /// The run history behind the trend charts.
@@ -171,7 +171,7 @@ fn check_status(outcome: &CheckOutcome) -> &'static str {
 
 fn number(value: f64) -> String {
     if value.is_finite() {
-        format!("{value:.4}")
+        format!("{:.4}", no_negative_zero(value))
     } else {
         "–".to_string()
     }
@@ -179,7 +179,7 @@ fn number(value: f64) -> String {
 
 fn signed(value: f64) -> String {
     if value.is_finite() {
-        format!("{value:+.4}")
+        format!("{:+.4}", no_negative_zero(value))
     } else {
         "–".to_string()
     }
@@ -445,13 +445,13 @@ fn length_section(current: &Results) -> Result<Option<Markup>> {
     Ok(Some(html! {
         section id="length" {
             h2 { "Answer length vs faithfulness" }
-            figure {
+            div class="grid" { figure {
                 (PreEscaped(chart))
                 figcaption {
                     "One dot per query of this run. "
                     @if let Some(c) = correlation { (c) "." }
                 }
-            }
+            } }
         }
     }))
 }

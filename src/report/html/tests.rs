@@ -70,6 +70,9 @@ fn missing_numbers_read_as_a_dash() {
     assert_eq!(signed(f64::INFINITY), "–");
     assert_eq!(number(0.12345), "0.1235");
     assert_eq!(signed(0.5), "+0.5000");
+    assert_eq!(number(-1e-17), "0.0000", "no negative zero");
+    assert_eq!(signed(-0.0), "+0.0000");
+    assert_eq!(signed(-0.00006), "-0.0001");
     assert_eq!(
         clamped((-0.2, 1.3), Some(&(0.0..=1.0))),
         (0.0, 1.0),
