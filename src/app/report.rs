@@ -64,7 +64,11 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
         Ok(baseline) => baseline,
         // A tier's first run: the page shows what was measured and how to accept it.
         Err(error) if error.is_missing() => {
-            let report = unbaselined(tier);
+            let report = GateReport::without_checks(
+                &tier.name,
+                RunStatus::NoBaseline,
+                tier.gate.inconclusive,
+            );
             let page = Page {
                 results_path: &from,
                 current: &current,
@@ -112,24 +116,6 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
         history: history.as_ref(),
     };
     write(&args.out, &page)
-}
-
-/// The report of a run with nothing to compare with: no checks, status `no baseline`.
-fn unbaselined(tier: &config::Tier) -> GateReport {
-    GateReport {
-        tier: tier.name.clone(),
-        outcomes: Vec::new(),
-        reported: Vec::new(),
-        status: RunStatus::NoBaseline,
-        inconclusive: tier.gate.inconclusive,
-        paired_queries: 0,
-        baseline_only: Vec::new(),
-        current_only: Vec::new(),
-        judged_at_k: None,
-        diagnoses: Vec::new(),
-        notes: Vec::new(),
-        warnings: Vec::new(),
-    }
 }
 
 /// Renders `page` into `out` and says so.

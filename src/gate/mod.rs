@@ -48,6 +48,24 @@ pub struct GateReport {
 }
 
 impl GateReport {
+    /// A report with no checks, notes or queries yet (a first run, or a start to add to).
+    pub fn without_checks(tier: &str, status: RunStatus, inconclusive: InconclusivePolicy) -> Self {
+        GateReport {
+            tier: tier.to_string(),
+            outcomes: Vec::new(),
+            reported: Vec::new(),
+            status,
+            inconclusive,
+            paired_queries: 0,
+            baseline_only: Vec::new(),
+            current_only: Vec::new(),
+            judged_at_k: None,
+            diagnoses: Vec::new(),
+            notes: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// The process exit code of the run: 0 pass, 1 regression, 2 error ([`crate::exit_code`]).
     pub fn exit_code(&self) -> i32 {
         match self.status {
@@ -138,19 +156,48 @@ pub(crate) fn short(hash: &str) -> &str {
 /// The spaces between changed words join their run, so a replaced phrase reads as one deletion
 /// and one insertion rather than a mark per word and per space.
 fn word_diff(old: &str, new: &str) -> String {
-    let diff = similar::TextDiff::from_words(old, new);
     let mut out = String::new();
+    let (mut removed, mut added) = (String::new(), String::new());
+    for (tag, text) in word_runs(&similar::TextDiff::from_words(old, new)) {
+        match tag {
+            similar::ChangeTag::Equal => {
+                flush_run(&mut out, &mut removed, &mut added);
+                out.push_str(&text);
+            }
+            similar::ChangeTag::Delete => removed = text,
+            similar::ChangeTag::Insert => added = text,
+        }
+    }
+    flush_run(&mut out, &mut removed, &mut added);
+    out
+}
+
+/// The diff's changes with each changed run merged: the spaces between changed words join
+/// their run, so a replaced phrase reads as one deletion and one insertion.
+pub(crate) fn word_runs<'a>(
+    diff: &similar::TextDiff<'a, 'a, str>,
+) -> Vec<(similar::ChangeTag, String)> {
+    let mut out: Vec<(similar::ChangeTag, String)> = Vec::new();
     let (mut removed, mut added, mut gap) = (String::new(), String::new(), String::new());
+    let flush =
+        |out: &mut Vec<(similar::ChangeTag, String)>, removed: &mut String, added: &mut String| {
+            for (tag, side) in [
+                (similar::ChangeTag::Delete, removed),
+                (similar::ChangeTag::Insert, added),
+            ] {
+                if !side.is_empty() {
+                    out.push((tag, std::mem::take(side)));
+                }
+            }
+        };
     for change in diff.iter_all_changes() {
         let value = change.value();
         let pending = !(removed.is_empty() && added.is_empty());
         match change.tag() {
             similar::ChangeTag::Equal if pending && value.trim().is_empty() => gap.push_str(value),
             similar::ChangeTag::Equal => {
-                flush_run(&mut out, &mut removed, &mut added);
-                out.push_str(&gap);
-                gap.clear();
-                out.push_str(value);
+                flush(&mut out, &mut removed, &mut added);
+                out.push((similar::ChangeTag::Equal, std::mem::take(&mut gap) + value));
             }
             tag => {
                 for side in [&mut removed, &mut added] {
@@ -166,8 +213,11 @@ fn word_diff(old: &str, new: &str) -> String {
             }
         }
     }
-    flush_run(&mut out, &mut removed, &mut added);
-    out + &gap
+    flush(&mut out, &mut removed, &mut added);
+    if !gap.is_empty() {
+        out.push((similar::ChangeTag::Equal, gap));
+    }
+    out
 }
 
 /// Writes a pending run as `[-removed-]{+added+}`, keeping leading and trailing spaces outside

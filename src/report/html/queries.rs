@@ -54,7 +54,7 @@ fn answer_diff(old: &str, new: &str) -> Markup {
     }
     html! {
         div class="diff" {
-            @for (tag, text) in merged_runs(&diff) {
+            @for (tag, text) in crate::gate::word_runs(&diff) {
                 @match tag {
                     ChangeTag::Equal => (text),
                     ChangeTag::Delete => del { (text) },
@@ -63,48 +63,6 @@ fn answer_diff(old: &str, new: &str) -> Markup {
             }
         }
     }
-}
-
-/// The diff's changes with each changed run merged: the spaces between changed words join
-/// their run, so a replaced phrase reads as one deletion and one insertion.
-fn merged_runs<'a>(diff: &TextDiff<'a, 'a, str>) -> Vec<(ChangeTag, String)> {
-    let mut out: Vec<(ChangeTag, String)> = Vec::new();
-    let (mut removed, mut added, mut gap) = (String::new(), String::new(), String::new());
-    let flush = |out: &mut Vec<(ChangeTag, String)>, removed: &mut String, added: &mut String| {
-        for (tag, side) in [(ChangeTag::Delete, removed), (ChangeTag::Insert, added)] {
-            if !side.is_empty() {
-                out.push((tag, std::mem::take(side)));
-            }
-        }
-    };
-    for change in diff.iter_all_changes() {
-        let value = change.value();
-        let pending = !(removed.is_empty() && added.is_empty());
-        match change.tag() {
-            ChangeTag::Equal if pending && value.trim().is_empty() => gap.push_str(value),
-            ChangeTag::Equal => {
-                flush(&mut out, &mut removed, &mut added);
-                out.push((ChangeTag::Equal, std::mem::take(&mut gap) + value));
-            }
-            tag => {
-                for side in [&mut removed, &mut added] {
-                    if !side.is_empty() {
-                        side.push_str(&gap);
-                    }
-                }
-                gap.clear();
-                match tag {
-                    ChangeTag::Delete => removed.push_str(value),
-                    _ => added.push_str(value),
-                }
-            }
-        }
-    }
-    flush(&mut out, &mut removed, &mut added);
-    if !gap.is_empty() {
-        out.push((ChangeTag::Equal, gap));
-    }
-    out
 }
 
 /// The depth whose ranking a metric looks at: its `@k`, else 10.
