@@ -128,7 +128,10 @@ pub fn authorization(api_key_env: Option<&str>) -> Result<Option<String>, String
         return Ok(None);
     };
     match std::env::var(var) {
-        Ok(key) if !key.is_empty() => Ok(Some(format!("Bearer {key}"))),
+        Ok(key) if !key.is_empty() => {
+            crate::secrets::register(&key);
+            Ok(Some(format!("Bearer {key}")))
+        }
         _ => Err(format!(
             "api_key_env names `{var}`, which is not set (or empty, or not UTF-8)"
         )),
@@ -217,7 +220,8 @@ where
         }
     }
     match first_error {
-        Some(message) => Err(message),
+        // Whatever an endpoint's reply put in the message, no key it echoed goes further.
+        Some(message) => Err(crate::secrets::redact(&message).into_owned()),
         None => {
             assert_eq!(replies.len(), requests.len(), "every request ran");
             Ok(replies)
@@ -279,8 +283,10 @@ fn hide_endpoint(text: &str, endpoint: &str, shown: &str) -> String {
     }
 }
 
-/// The first 200 characters of a body, for messages.
+/// The first 200 characters of a body, for messages, with every secret ragate knows of redacted
+/// first (an error body may echo the `Authorization` header; a cut must not leave half a key).
 pub fn snippet(text: &str) -> String {
+    let text = crate::secrets::redact(text);
     let short: String = text.chars().take(200).collect();
     if short.len() < text.len() {
         format!("{short}...")

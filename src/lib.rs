@@ -80,6 +80,7 @@ pub(crate) mod progress;
 #[cfg(test)]
 mod reader_fuzz;
 pub mod report;
+pub(crate) mod secrets;
 pub(crate) mod shard;
 // The statistics behind the verdicts: reachable for the statistical integration tests and the
 // benches, which exercise them directly, but not part of the documented API.
@@ -97,6 +98,7 @@ pub fn run_cli() -> std::process::ExitCode {
     use clap::Parser;
 
     term::init_from_env();
+    secrets::register_environment();
     let cli = cli::Cli::parse();
     term::init(cli.terminal.color, cli.terminal.quiet);
     match app::run(cli) {

@@ -129,6 +129,7 @@ impl Paint {
 /// Writes `text` to stdout (through anstream when it is coloured, so that a Windows console
 /// renders the codes).
 pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
+    let text = crate::secrets::redact(text);
     let stdout = std::io::stdout().lock();
     if Paint::stdout().enabled() {
         AutoStream::always(stdout).write_all(text.as_bytes())
@@ -141,6 +142,7 @@ pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
 /// Writes `text` to stderr (as [`write_stdout`]); a stderr that cannot be written is ignored,
 /// as `eprintln!` would panic on it.
 fn write_stderr(text: &str) {
+    let text = crate::secrets::redact(text);
     let stderr = std::io::stderr().lock();
     let _ = if Paint::stderr().enabled() {
         AutoStream::always(stderr).write_all(text.as_bytes())

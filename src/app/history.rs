@@ -120,11 +120,12 @@ fn checks_against_baseline(
     let baseline = match results_store::read(&tier.baseline, "") {
         Ok(baseline) => baseline,
         Err(error) if error.is_missing() => {
-            eprintln!(
+            let warning = format!(
                 "warning: tier `{}` has no baseline ({}): the record holds means, not checks",
                 tier.name,
                 tier.baseline.display()
             );
+            eprintln!("{}", crate::secrets::redact(&warning));
             return Ok((Vec::new(), None));
         }
         Err(error) => return Err(error),
@@ -132,11 +133,12 @@ fn checks_against_baseline(
     decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
     let changes = rejudge::differences(&Identities::of(&baseline), &Identities::of(results));
     if !changes.is_empty() {
-        eprintln!(
+        let warning = format!(
             "warning: the baseline was judged by other judges than these results ({}): the record \
              holds means, not checks",
             changes.join("; ")
         );
+        eprintln!("{}", crate::secrets::redact(&warning));
         return Ok((Vec::new(), None));
     }
     let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;

@@ -184,7 +184,8 @@ pub fn discard(options: &OutputOptions, inputs: &[Input]) {
 pub fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error: &Error) {
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         // On stderr, so that stdout holds only the requested format.
-        eprintln!("{}", annotations::setup_error(tier, &error.to_string()));
+        let line = annotations::setup_error(tier, &error.to_string());
+        eprintln!("{}", crate::secrets::redact(&line));
     }
     if let Err(problem) = write_failure(options, config, tier, error) {
         term::warning(problem);

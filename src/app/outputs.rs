@@ -181,6 +181,7 @@ impl Outputs {
         }
         if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
             for line in &self.annotations {
+                let line = crate::secrets::redact(line);
                 match options.format {
                     GateFormat::Table if !term::quiet() => println!("{line}"),
                     // stdout is one JSON document (or nothing, --quiet); the runner reads
@@ -302,7 +303,8 @@ fn run_stats(
     })
 }
 
-/// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
+/// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one (secrets
+/// redacted, as in every file ragate writes).
 pub(crate) fn append_step_summary(text: &str) -> Result<()> {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
         return Ok(());
@@ -313,6 +315,6 @@ pub(crate) fn append_step_summary(text: &str) -> Result<()> {
         .create(true)
         .append(true)
         .open(&path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .and_then(|mut f| f.write_all(crate::secrets::redact(text).as_bytes()))
         .map_err(|e| Error::write(&path, e).named_by("$GITHUB_STEP_SUMMARY"))
 }

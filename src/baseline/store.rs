@@ -103,6 +103,7 @@ pub fn remove_stale_temps(path: &Path) -> Result<usize> {
 
 /// Writes `text` to `path` atomically: a temporary file `.<name>.ragate-tmp-XXXXXX` in the same
 /// directory, flushed to disk, then renamed over the target. Creates the directory when needed.
+/// Every secret ragate knows of is redacted from `text` ([`crate::secrets`]).
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let dir = parent_dir(path);
     std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
@@ -119,6 +120,7 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let mut file = builder
         .tempfile_in(dir)
         .map_err(|e| Error::write(path, e))?;
+    let text = crate::secrets::redact(text);
     file.write_all(text.as_bytes())
         .map_err(|e| Error::write(path, e))?;
     file.as_file()

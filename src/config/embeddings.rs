@@ -1,9 +1,9 @@
 //! Validation of the `embeddings` section: the OpenAI-compatible endpoint that makes
 //! `answer_relevance` embedding-based.
 
+use crate::config::Keys;
 use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::config::raw::{RawEmbeddings, RawMetric};
-use crate::config::{Keys, expand};
 use crate::error::Result;
 
 /// An OpenAI-compatible embeddings endpoint and how it is called, as configured and validated
@@ -41,8 +41,6 @@ pub fn validate(
         );
         return Err(keys.error("embeddings", message));
     }
-    let shown_base_url =
-        expand::shown_if_expanded(written, &["embeddings", "base_url"], "embeddings.base_url");
     let written_endpoint = WrittenEndpoint {
         base_url: raw.base_url.as_deref(),
         model: raw.model.as_deref(),
@@ -57,7 +55,7 @@ pub fn validate(
         "embeddings",
         "the embeddings endpoint",
         written_endpoint,
-        shown_base_url,
+        (written, &["embeddings"]),
         &defaults,
     )?;
     for (index, metric) in metrics.iter().enumerate() {

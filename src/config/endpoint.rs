@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::config::Keys;
+use crate::config::{Keys, expand};
 use crate::error::Result;
 
 /// An OpenAI-compatible endpoint and how it is called, validated.
@@ -14,8 +14,13 @@ pub struct HttpEndpoint {
     /// How messages name `base_url` when it was not written literally in the config (it came
     /// from `${VAR}`), e.g. `judges.j.base_url (from ${VAR})`; None: the URL is shown as it is.
     pub shown_base_url: Option<String>,
+    /// `base_url` as written in the config when it holds a `${VAR}` (`http://h/v1/${KEY}`):
+    /// what the identity records. None: written literally.
+    pub written_base_url: Option<String>,
     /// The model name sent with each request.
     pub model: String,
+    /// `model` as written when it holds a `${VAR}` (see `written_base_url`).
+    pub written_model: Option<String>,
     /// The environment variable holding the API key, if any.
     pub api_key_env: Option<String>,
     /// Requests in flight at most.
@@ -33,7 +38,9 @@ impl HttpEndpoint {
         HttpEndpoint {
             base_url: base_url.into(),
             shown_base_url: None,
+            written_base_url: None,
             model: model.into(),
+            written_model: None,
             api_key_env: None,
             concurrency,
             timeout: Duration::from_secs(60),
@@ -55,8 +62,23 @@ impl HttpEndpoint {
         }
     }
 
-    /// What identifies the endpoint's results: `{kind} {model} @ {root} {version}`.
+    /// What identifies the endpoint's results in provenance (results, baselines, history,
+    /// reports): `{kind} {model} @ {root} {version}`, with `base_url` and `model` as written in
+    /// the config (`http://h/v1/${KEY}`), never an expanded `${VAR}`: the identity stays the same
+    /// when a variable's value (a key in the URL, say) changes, and no value is recorded.
     pub fn identity(&self, kind: &str, version: &str) -> String {
+        let root = self
+            .written_base_url
+            .as_deref()
+            .unwrap_or(&self.base_url)
+            .trim_end_matches('/');
+        let model = self.written_model.as_deref().unwrap_or(&self.model);
+        format!("{kind} {model} @ {root} {version}")
+    }
+
+    /// [`Self::identity`] with the values as called (`${VAR}` expanded): for cache keys, which
+    /// are hashed and never shown, so that verdicts of another model or host are not reused.
+    pub fn expanded_identity(&self, kind: &str, version: &str) -> String {
         let root = self.base_url.trim_end_matches('/');
         format!("{kind} {} @ {root} {version}", self.model)
     }
@@ -68,6 +90,16 @@ impl HttpEndpoint {
             None => self.identity(kind, version),
         }
     }
+}
+
+/// Whether `name` can be an environment variable's name as `api_key_env` gives it: a letter or
+/// `_`, then letters, digits and `_`.
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The endpoint keys of a config section, as written.
@@ -82,15 +114,32 @@ pub(super) struct WrittenEndpoint<'a> {
 
 /// The endpoint of the section at `key` (`judges.j`, `embeddings`), which messages call `what`
 /// (`an openai judge`): `base_url` and `model` required, the rest defaulted from `defaults`.
-/// `shown_base_url`: how messages name a `base_url` that came from the environment.
+/// `document` is the config as written (before `${VAR}` expansion), `section` the path of the
+/// section in it: a value written with `${VAR}` is named, never printed, and recorded as written.
 pub(super) fn validate(
     keys: &Keys<'_>,
     key: &str,
     what: &str,
     written: WrittenEndpoint<'_>,
-    shown_base_url: Option<String>,
+    (document, section): (&serde_yaml::Value, &[&str]),
     defaults: &HttpEndpoint,
 ) -> Result<HttpEndpoint> {
+    let at = |name: &'static str| [section, &[name]].concat();
+    let url_key = format!("{key}.base_url");
+    let shown_base_url = expand::shown_if_expanded(document, &at("base_url"), &url_key);
+    let written_base_url = expand::written_if_expanded(document, &at("base_url"));
+    let written_model = expand::written_if_expanded(document, &at("model"));
+    if let Some(var) = expand::written_if_expanded(document, &at("api_key_env")) {
+        // `api_key_env: ${OPENAI_API_KEY}` puts the key itself where its name belongs.
+        return Err(keys.error(
+            format!("{key}.api_key_env"),
+            format!(
+                "`{var}`: expected the name of the environment variable that holds the key, \
+                 not its value: write `api_key_env: {}` (without `${{...}}`)",
+                expand::first_variable(&var).unwrap_or("OPENAI_API_KEY")
+            ),
+        ));
+    }
     let base_url = written
         .base_url
         .filter(|url| !url.trim().is_empty())
@@ -114,12 +163,17 @@ pub(super) fn validate(
         .filter(|model| !model.trim().is_empty())
         .ok_or_else(|| keys.error(key, format!("{what} needs `model`")))?;
     if let Some(var) = written.api_key_env
-        && (var.is_empty() || var.contains('=') || var.contains('\0'))
+        && !is_variable_name(var)
     {
+        // Not printed: a value that is no variable name may be the key itself.
         return Err(keys.error(
             format!("{key}.api_key_env"),
-            "expected the name of an environment variable",
+            "expected the name of an environment variable (letters, digits and `_`, e.g. \
+             OPENAI_API_KEY), not the key itself: the value is not shown",
         ));
+    }
+    if let Some(var) = written.api_key_env {
+        crate::secrets::register_variable(var);
     }
     let concurrency = written.concurrency.unwrap_or(defaults.concurrency);
     if concurrency == 0 {
@@ -133,7 +187,9 @@ pub(super) fn validate(
     Ok(HttpEndpoint {
         base_url: base_url.to_string(),
         shown_base_url,
+        written_base_url,
         model: model.to_string(),
+        written_model,
         api_key_env: written.api_key_env.map(str::to_string),
         concurrency,
         timeout,

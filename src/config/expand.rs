@@ -27,6 +27,36 @@ pub fn shown_if_expanded(written: &Value, path: &[&str], key: &str) -> Option<St
     }
 }
 
+/// The string at `path` of the config as `written` when it holds a `${VAR}`, as written.
+pub fn written_if_expanded(written: &Value, path: &[&str]) -> Option<String> {
+    let mut value = written;
+    for name in path {
+        value = value.get(*name)?;
+    }
+    match value {
+        Value::String(text) if text.contains("${") => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// The name of the first `${NAME}` or `${NAME:-default}` in `text`.
+pub fn first_variable(text: &str) -> Option<&str> {
+    variables(text).next()
+}
+
+/// The names of the `${NAME}` and `${NAME:-default}` in `text`, in order.
+pub fn variables(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find("${")?;
+        let after = &rest[start + 2..];
+        let end = after.find('}')?;
+        rest = &after[end + 1..];
+        let inner = &after[..end];
+        Some(inner.split_once(":-").map_or(inner, |(name, _)| name))
+    })
+}
+
 /// `text` with every `${NAME}` / `${NAME:-default}` replaced, looking names up with `lookup`.
 pub fn expand(path: &Path, text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String> {
     let mut out = String::with_capacity(text.len());

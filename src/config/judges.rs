@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::config::Keys;
 use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::config::raw::{RawJudge, RawOpenAiJudge};
-use crate::config::{Keys, expand};
 use crate::error::Result;
 
 /// A judge as configured and validated.
@@ -44,6 +44,9 @@ impl Default for LexicalSpec {
 pub struct CommandSpec {
     /// The program and its arguments (run without a shell).
     pub command: Vec<String>,
+    /// The argv as written in the config when an argument holds a `${VAR}`: what the judge's
+    /// identity records (never an expanded value). None: written literally.
+    pub written_command: Option<Vec<String>>,
     /// How long one run of the program may take.
     pub timeout: Duration,
 }
@@ -108,10 +111,8 @@ pub fn validate_judges(
                     );
                     return Err(keys.error(format!("{key}.kind"), message));
                 }
-                let url_key = format!("{key}.base_url");
-                let shown =
-                    expand::shown_if_expanded(written, &["judges", name, "base_url"], &url_key);
-                JudgeSpec::OpenAi(validate_openai(keys, &key, judge, shown)?)
+                let section = ["judges", name.as_str()];
+                JudgeSpec::OpenAi(validate_openai(keys, &key, judge, (written, &section))?)
             }
             RawJudge::Command(judge) => {
                 let command = judge.command.clone().filter(|c| !c.is_empty() && !c[0].is_empty()).ok_or_else(|| {
@@ -122,7 +123,30 @@ pub fn validate_judges(
                     judge.timeout_s.map(|s| s as f64),
                     300.0,
                 )?;
-                JudgeSpec::Command(CommandSpec { command, timeout })
+                let written_command = written
+                    .get("judges")
+                    .and_then(|judges| judges.get(name.as_str()))
+                    .and_then(|judge| judge.get("command"))
+                    .and_then(serde_yaml::Value::as_sequence)
+                    .filter(|argv| {
+                        argv.iter()
+                            .any(|arg| arg.as_str().is_some_and(|a| a.contains("${")))
+                    })
+                    .map(|argv| {
+                        argv.iter()
+                            .map(|arg| match arg {
+                                serde_yaml::Value::String(text) => text.clone(),
+                                other => serde_yaml::to_string(other)
+                                    .map(|t| t.trim_end().to_string())
+                                    .unwrap_or_default(),
+                            })
+                            .collect()
+                    });
+                JudgeSpec::Command(CommandSpec {
+                    command,
+                    written_command,
+                    timeout,
+                })
             }
         };
         judges.insert(name.clone(), configured);
@@ -135,7 +159,7 @@ fn validate_openai(
     keys: &Keys<'_>,
     key: &str,
     judge: &RawOpenAiJudge,
-    shown_base_url: Option<String>,
+    written_section: (&serde_yaml::Value, &[&str]),
 ) -> Result<OpenAiSpec> {
     let defaults = OpenAiSpec::new("", "");
     let written = WrittenEndpoint {
@@ -151,7 +175,7 @@ fn validate_openai(
         key,
         "an openai judge",
         written,
-        shown_base_url,
+        written_section,
         &defaults.endpoint,
     )?;
     let max_calls = judge.max_calls.unwrap_or(defaults.max_calls);

@@ -1,6 +1,7 @@
 //! The gate's configuration (`eval-config.yaml`): parsed strictly, validated once, paths resolved
 //! relative to the config file. Unknown keys are errors with "did you mean".
 
+mod conceal;
 pub mod discover;
 mod embeddings;
 mod endpoint;
@@ -221,8 +222,14 @@ pub fn load(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     // A byte-order mark (some Windows editors write one) is accepted, as the readers do.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let expanded = expand::expand(path, text, |name| std::env::var(name).ok())?;
-    let raw = parse(path, &expanded)?;
+    let lookup = |name: &str| std::env::var(name).ok();
+    let expanded = expand::expand(path, text, lookup)?;
+    // Errors name a `${VAR}`, never its value; values in URLs and keys are secrets.
+    let concealer = conceal::Concealer::new(text, lookup);
+    if let Ok(written) = serde_yaml::from_str::<serde_yaml::Value>(text) {
+        conceal::register_secrets(&written);
+    }
+    let raw = parse(path, &expanded).map_err(|e| concealer.conceal(e))?;
     let written: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
         let line = e.location().map_or(0, |l| l.line() as u64);
         Error::parse(
@@ -235,13 +242,13 @@ pub fn load(path: &Path) -> Result<Config> {
         )
     })?;
     let as_expanded: serde_yaml::Value = serde_yaml::from_str(&expanded).map_err(|e| {
-        Error::input(
+        concealer.conceal(Error::input(
             path,
             format!("{e}: expected valid YAML after `${{VAR}}` expansion"),
-        )
+        ))
     })?;
     expand::check_same_shape(path, &written, &as_expanded)?;
-    validate(path, raw, &written).map_err(|error| locate::locate(error, text))
+    validate(path, raw, &written).map_err(|error| concealer.conceal(locate::locate(error, text)))
 }
 
 /// The config as written, typed. Judges are read kind first ([`raw_judges`]): the kinds come

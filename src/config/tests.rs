@@ -480,6 +480,7 @@ fn judges_of_every_kind_are_read_whatever_the_key_order() {
         config.judges["cmd"],
         JudgeSpec::Command(CommandSpec {
             command: vec!["judge".into(), "--strict".into()],
+            written_command: None,
             timeout: Duration::from_secs(7),
         })
     );

@@ -34,6 +34,8 @@ enum Stopped {
 pub struct CommandJudge {
     /// The program and its arguments (run without a shell).
     pub command: Vec<String>,
+    /// The argv as written in the config, when it holds a `${VAR}` (for the identity).
+    pub written_command: Option<Vec<String>>,
     /// How long one run of the program may take.
     pub timeout: Duration,
 }

@@ -35,6 +35,7 @@ pub fn build(spec: &JudgeSpec) -> Judge {
         JudgeSpec::Lexical(spec) => Judge::Lexical(LexicalJudge::from_spec(spec)),
         JudgeSpec::Command(spec) => Judge::Command(CommandJudge {
             command: spec.command.clone(),
+            written_command: spec.written_command.clone(),
             timeout: spec.timeout,
         }),
         JudgeSpec::OpenAi(spec) => Judge::OpenAi(OpenAiJudge::from_spec(spec)),
@@ -135,8 +136,25 @@ impl Judge {
     pub fn describe(&self) -> String {
         match self {
             Judge::Lexical(judge) => judge.describe(),
-            Judge::Command(judge) => format!("command `{}`", judge.command.join(" ")),
+            Judge::Command(judge) => format!(
+                "command `{}`",
+                judge
+                    .written_command
+                    .as_ref()
+                    .unwrap_or(&judge.command)
+                    .join(" ")
+            ),
             Judge::OpenAi(judge) => judge.describe(),
+        }
+    }
+
+    /// [`Self::describe`] with every `${VAR}` of the config expanded: what cache keys hash, so
+    /// that verdicts of another model or host are never reused. Never shown or recorded.
+    fn cache_identity(&self) -> String {
+        match self {
+            Judge::OpenAi(judge) => judge.expanded_describe(),
+            Judge::Command(judge) => format!("command `{}`", judge.command.join(" ")),
+            other => other.describe(),
         }
     }
 
@@ -153,7 +171,7 @@ impl Judge {
     /// prompt version) and the inputs.
     fn cache_key(&self, extra: &str, inputs: &impl serde::Serialize) -> CacheKey {
         let inputs = serde_json::to_value(inputs).expect("tasks serialise");
-        let version = format!("{}{extra}", self.describe());
+        let version = format!("{}{extra}", self.cache_identity());
         CacheKey::new(
             self.kind(),
             "",
@@ -258,12 +276,14 @@ mod tests {
         );
         let command = build(&JudgeSpec::Command(CommandSpec {
             command: vec!["judge".into(), "-v".into()],
+            written_command: None,
             timeout: Duration::from_secs(3),
         }));
         assert_eq!(
             command,
             Judge::Command(CommandJudge {
                 command: vec!["judge".into(), "-v".into()],
+                written_command: None,
                 timeout: Duration::from_secs(3),
             })
         );
@@ -271,7 +291,9 @@ mod tests {
             endpoint: HttpEndpoint {
                 base_url: "http://h/v1".into(),
                 shown_base_url: Some("judges.j.base_url (from ${URL})".into()),
+                written_base_url: Some("${URL}".into()),
                 model: "m".into(),
+                written_model: None,
                 api_key_env: Some("KEY".into()),
                 concurrency: 3,
                 timeout: Duration::from_secs(9),
@@ -288,7 +310,9 @@ mod tests {
             endpoint: HttpEndpoint {
                 base_url: "http://e/v1".into(),
                 shown_base_url: None,
+                written_base_url: None,
                 model: "e5".into(),
+                written_model: None,
                 api_key_env: Some("EKEY".into()),
                 concurrency: 2,
                 timeout: Duration::from_secs(4),

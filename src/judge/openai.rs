@@ -161,11 +161,19 @@ impl OpenAiJudge {
         }
     }
 
-    /// What identifies the judge's verdicts, for provenance and cache keys.
+    /// What identifies the judge's verdicts, for provenance: `base_url` and `model` as written
+    /// in the config (see [`crate::config::HttpEndpoint::identity`]).
     pub fn describe(&self) -> String {
         self.spec
             .endpoint
             .identity("openai", &format!("prompt {PROMPT_VERSION}"))
+    }
+
+    /// [`Self::describe`] with `${VAR}` values expanded, for cache keys only (never shown).
+    pub(crate) fn expanded_describe(&self) -> String {
+        self.spec
+            .endpoint
+            .expanded_identity("openai", &format!("prompt {PROMPT_VERSION}"))
     }
 
     /// Calls and tokens used so far by this judge and its clones.
