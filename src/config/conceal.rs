@@ -15,17 +15,16 @@ const SECRET_KEYS: [&str; 3] = ["base_url", "url", "api_key_env"];
 const SHORT_VALUE: usize = 3;
 
 /// Registers (see [`crate::secrets`]) the value of every `${VAR}` written in a URL (`base_url`,
-/// `url`, any value with `://`), in `api_key_env`, under `headers`, or whose name looks secret.
+/// `url`, any value with `://`), in `api_key_env`, or whose name looks secret.
 pub(super) fn register_secrets(written: &Value) {
-    walk(written, None, false);
+    walk(written, None);
 }
 
-fn walk(value: &Value, key: Option<&str>, under_headers: bool) {
+fn walk(value: &Value, key: Option<&str>) {
     match value {
         Value::String(text) if text.contains("${") => {
-            let secret_place = under_headers
-                || key.is_some_and(|key| SECRET_KEYS.contains(&key))
-                || text.contains("://");
+            let secret_place =
+                key.is_some_and(|key| SECRET_KEYS.contains(&key)) || text.contains("://");
             for name in expand::variables(text) {
                 if secret_place || crate::secrets::name_looks_secret(name) {
                     crate::secrets::register_variable(name);
@@ -34,16 +33,15 @@ fn walk(value: &Value, key: Option<&str>, under_headers: bool) {
         }
         Value::Mapping(map) => {
             for (name, child) in map {
-                let name = name.as_str();
-                walk(child, name, under_headers || key == Some("headers"));
+                walk(child, name.as_str());
             }
         }
         Value::Sequence(items) => {
             for item in items {
-                walk(item, key, under_headers);
+                walk(item, key);
             }
         }
-        Value::Tagged(tagged) => walk(&tagged.value, key, under_headers),
+        Value::Tagged(tagged) => walk(&tagged.value, key),
         _ => {}
     }
 }

@@ -196,3 +196,72 @@ pub(super) fn validate(
         max_retries: written.max_retries.unwrap_or(defaults.max_retries),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{JudgeSpec, load};
+
+    /// The config `judges.llm` entry `judge` loaded from a file (variables unset: defaults apply).
+    fn load_judge(judge: &str) -> crate::error::Result<crate::config::Config> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("eval-config.yaml");
+        let text = format!(
+            "version: 1\nmetrics: [{{ name: faithfulness, judge: llm }}]\njudges:\n  llm: {judge}\n\
+             tiers:\n  smoke: {{ qrels: q.jsonl, baseline: b.json }}\n\
+             gate:\n  rules: [{{ metric: faithfulness, max_drop: 0.1 }}]\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        load(&path)
+    }
+
+    #[test]
+    fn the_identity_records_url_and_model_as_written() {
+        let config = load_judge(
+            "{ kind: openai, base_url: \"http://h/v1/${RAGATE_TEST_UNSET_TENANT:-t0}/\", \
+             model: \"${RAGATE_TEST_UNSET_MODEL:-m1}\" }",
+        )
+        .unwrap();
+        let JudgeSpec::OpenAi(spec) = &config.judges["llm"] else {
+            panic!("an openai judge");
+        };
+        let endpoint = &spec.endpoint;
+        assert_eq!(endpoint.url("/x"), "http://h/v1/t0/x");
+        assert_eq!(
+            endpoint.identity("openai", "v"),
+            "openai ${RAGATE_TEST_UNSET_MODEL:-m1} @ http://h/v1/${RAGATE_TEST_UNSET_TENANT:-t0} v"
+        );
+        assert_eq!(
+            endpoint.expanded_identity("openai", "v"),
+            "openai m1 @ http://h/v1/t0 v"
+        );
+    }
+
+    #[test]
+    fn api_key_env_takes_a_variable_name_never_a_key() {
+        let error = load_judge(
+            "{ kind: openai, base_url: http://h/v1, model: m, \
+             api_key_env: \"${RAGATE_TEST_UNSET_VAR:-sk-live-0a1b2c3d}\" }",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("judges.llm.api_key_env")
+                && error.contains("write `api_key_env: RAGATE_TEST_UNSET_VAR`"),
+            "{error}"
+        );
+        let error = load_judge(
+            "{ kind: openai, base_url: http://h/v1, model: m, api_key_env: sk-live-9z8y }",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("judges.llm.api_key_env") && error.contains("not the key itself"),
+            "{error}"
+        );
+        assert!(!error.contains("sk-live-9z8y"), "{error}");
+        assert!(
+            load_judge("{ kind: openai, base_url: http://h/v1, model: m, api_key_env: _MY_KEY2 }")
+                .is_ok()
+        );
+    }
+}

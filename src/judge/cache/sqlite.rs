@@ -55,7 +55,9 @@ impl Store {
                     "INSERT OR REPLACE INTO verdicts (key, value) VALUES (?1, ?2)",
                 )?;
                 for (key, value) in entries {
-                    insert.execute([key.as_str(), value.as_str()])?;
+                    // A value holds endpoint output (claims, say): no key it echoed is stored.
+                    let value = crate::secrets::redact(value);
+                    insert.execute([key.as_str(), &value])?;
                 }
             }
             transaction.commit()
