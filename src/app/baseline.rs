@@ -14,20 +14,13 @@ use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::report::measured;
+use crate::report::{junit, measured};
 use crate::term;
 
 /// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
 fn accepted_utc() -> Result<String> {
     let time = match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(text) => {
-            let seconds: u64 = text.trim().parse().map_err(|_| {
-                Error::Usage(format!(
-                    "SOURCE_DATE_EPOCH is `{text}`: expected seconds since 1970"
-                ))
-            })?;
-            UNIX_EPOCH + Duration::from_secs(seconds)
-        }
+        Ok(text) => UNIX_EPOCH + Duration::from_secs(junit::source_date_epoch_seconds(&text)?),
         Err(_) => SystemTime::now(),
     };
     Ok(humantime::format_rfc3339_seconds(time).to_string())
