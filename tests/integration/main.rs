@@ -29,6 +29,7 @@ mod statistics;
 mod statistics_real;
 mod tier_queries;
 mod trec_streaming;
+mod untrusted_lengths;
 mod verdicts;
 
 use std::path::{Path, PathBuf};
