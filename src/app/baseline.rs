@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use similar::TextDiff;
 
-use crate::app::outputs;
+use crate::app::{output_files, outputs};
 use crate::app::{write_human, write_stdout};
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
@@ -52,6 +52,17 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     }
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
+    // The baseline is written over its old self (and may be accepted from itself), never over
+    // another input of the tier.
+    let others: Vec<output_files::Input> = output_files::inputs(&config, tier, None)
+        .into_iter()
+        .filter(|input| input.named_by != format!("tier `{}`'s baseline", tier.name))
+        .collect();
+    output_files::refuse_input(
+        &format!("tier `{}`'s baseline", tier.name),
+        &tier.baseline,
+        &others,
+    )?;
     let (from, mut results) = read_tier_results(&tier.name, args.from)?;
     if results.status == RunStatus::Error {
         return Err(Error::input(

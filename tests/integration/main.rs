@@ -21,6 +21,7 @@ mod judges;
 mod junit_schema;
 mod llm_extras;
 mod openai_judge;
+mod output_paths;
 mod pipeline;
 mod reported_metrics;
 mod sharding;
