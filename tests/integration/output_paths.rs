@@ -218,6 +218,44 @@ fn report_and_gate_refuse_an_output_over_a_history_record() {
     );
 }
 
+#[test]
+fn baseline_accept_refuses_a_baseline_path_that_is_another_input_of_the_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    assert_eq!(gate(dir, &[]).code, 2, "no baseline yet");
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace(
+            "baseline: baselines/regression.json",
+            "baseline: ./qrels.jsonl",
+        ),
+    )
+    .unwrap();
+    let qrels = dir.join("qrels.jsonl");
+    let saved = std::fs::read(&qrels).unwrap();
+    let refused = ragate_in(
+        dir,
+        &[
+            "baseline",
+            "accept",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--force",
+        ],
+    );
+    assert_refused(
+        &refused,
+        "tier `regression`'s baseline",
+        "tier `regression`'s qrels",
+        &qrels,
+        &saved,
+    );
+}
+
 #[cfg(unix)]
 mod devices {
     use super::*;
