@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Writes a seeded gate workload: a 2,000-query tier with four slice values, a config with five
-metrics and ten rules, and two native runs (baseline and candidate), into DIR.
+metrics and five rules, and two native runs (baseline and candidate), into DIR.
 
-usage: python3 bench/gate_data.py DIR [--queries 2000] [--seed 7]
+usage: python3 bench/gate_data.py DIR [--queries 2000] [--seed 7] [--slice-values N]
+
+--slice-values N gives the queries N distinct `class` values (v00000, v00001, ...) instead of the
+four named classes: the high-cardinality case (a slice field such as a document id).
 """
 import argparse, json, os, random
 
@@ -10,17 +13,19 @@ parser = argparse.ArgumentParser()
 parser.add_argument("dir")
 parser.add_argument("--queries", type=int, default=2000)
 parser.add_argument("--seed", type=int, default=7)
+parser.add_argument("--slice-values", type=int, default=0)
 args = parser.parse_args()
 rng = random.Random(args.seed)
 os.makedirs(args.dir, exist_ok=True)
-classes = ["literal", "paraphrased", "multi-topic", "numeric"]
+classes = (["literal", "paraphrased", "multi-topic", "numeric"] if args.slice_values <= 0
+           else [f"v{k:05d}" for k in range(args.slice_values)])
 
 with open(os.path.join(args.dir, "qrels.jsonl"), "w") as f:
     for i in range(args.queries):
         gold = [f"q{i}-d{j}" for j in range(rng.randint(1, 4))]
         grades = {d: rng.randint(1, 3) for d in gold}
         f.write(json.dumps({"qid": f"q{i:05d}", "query": f"question {i}", "gold_doc_ids": gold,
-                            "graded_relevance": grades, "class": classes[i % 4]}) + "\n")
+                            "graded_relevance": grades, "class": classes[i % len(classes)]}) + "\n")
 
 def write_run(name, shift):
     r = random.Random(args.seed + shift)

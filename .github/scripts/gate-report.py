@@ -25,7 +25,9 @@ import sys
 
 MAX_BYTES = 16 * 1024 * 1024
 RUN_STATUSES = {"pass": 0, "regression": 1, "error": 2, "no-baseline": 2}
-CHECK_STATUSES = {"pass", "improved", "inconclusive", "fail", "skipped", "error"}
+# The check statuses of docs/schema/gate.schema.json; `warn` is a drift shown under
+# `gate: { drift: warn }`, which does not fail the run.
+CHECK_STATUSES = {"pass", "improved", "inconclusive", "fail", "skipped", "error", "warn"}
 FAILED = {"fail", "error"}
 MODES = ("always", "on-change", "on-failure")
 
@@ -47,8 +49,13 @@ def read_document(path):
         return None
     try:
         document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        warn(f"{path} is not JSON ({err}); the status comes from the exit code")
+    except ValueError as err:
+        # Not UTF-8, not JSON, or an integer past Python's digit limit; the message holds no
+        # text of the document.
+        warn(f"{path} is not JSON ({type(err).__name__}); the status comes from the exit code")
+        return None
+    except RecursionError:
+        warn(f"{path} is nested too deeply to read; the status comes from the exit code")
         return None
     if not isinstance(document, dict) or document.get("format") != "ragate-gate/1":
         warn(f"{path} is not a ragate-gate/1 document; the status comes from the exit code")
@@ -63,7 +70,8 @@ def summarize(document, exit_code):
         return by_exit, None, by_exit != "pass"
     status = document.get("status")
     checks = document.get("checks")
-    if status not in RUN_STATUSES or not isinstance(checks, list):
+    # Only strings are looked up: a list or an object where a status belongs is no status.
+    if not isinstance(status, str) or status not in RUN_STATUSES or not isinstance(checks, list):
         warn("the gate JSON has no valid status or checks; the status comes from the exit code")
         return by_exit, None, by_exit != "pass"
     if RUN_STATUSES[status] != exit_code:
@@ -72,7 +80,7 @@ def summarize(document, exit_code):
     statuses = []
     for check in checks:
         check_status = check.get("status") if isinstance(check, dict) else None
-        if check_status not in CHECK_STATUSES:
+        if not isinstance(check_status, str) or check_status not in CHECK_STATUSES:
             warn("a check in the gate JSON has no valid status; the run counts as an error")
             return "error", None, True
         statuses.append(check_status)
@@ -111,7 +119,11 @@ def main(argv):
         exit_code = int(args.exit_code)
     except ValueError:
         parser.error(f"--exit-code must be an integer, not '{args.exit_code}'")
-    status, failed, changed = summarize(read_document(args.json), exit_code)
+    try:
+        status, failed, changed = summarize(read_document(args.json), exit_code)
+    except Exception as err:  # the last guard: a traceback would leave the outputs unset
+        warn(f"the gate JSON could not be read ({type(err).__name__}); the status comes from the exit code")
+        status, failed, changed = summarize(None, exit_code)
     comment = decide(args.comment_mode, status, changed, args.comment_exists == "true")
     print(f"status={status}")
     print(f"failed-checks={'' if failed is None else failed}")

@@ -21,6 +21,9 @@
 #                       ragate/ragate; `file://` and `http://127.0.0.1` work for tests); `none`
 #                       skips the download
 #   RAGATE_TARGET       the target triple (default: from uname)
+#   RAGATE_DOWNLOAD_TIMEOUT  seconds one download attempt may take (default 300; connecting: at
+#                       most 30): a server that accepts and never answers fails the attempt;
+#                       each download is tried 3 times in all, within 3 x this bound
 set -euo pipefail
 
 die() {
@@ -63,8 +66,14 @@ target_triple() {
 }
 
 fetch() { # fetch URL FILE: 0 downloaded, 1 not there (404 or no such file), 2 other failure
-    local code
-    code=$(curl --silent --show-error --location --retry 2 --proto '=https,http,file' \
+    local code timeout=${RAGATE_DOWNLOAD_TIMEOUT:-300}
+    [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "RAGATE_DOWNLOAD_TIMEOUT is '$timeout': expected whole seconds (at least 1)"
+    local connect=$((timeout < 30 ? timeout : 30))
+    # Bounded: a server that accepts and never answers times out (--max-time, retried as a
+    # transient failure), and all attempts together stop at --retry-max-time.
+    code=$(curl --silent --show-error --location --proto '=https,http,file' \
+        --connect-timeout "$connect" --max-time "$timeout" \
+        --retry 2 --retry-delay 1 --retry-max-time $((3 * timeout)) \
         --output "$2" --write-out '%{http_code}' "$1") || {
         # curl exits 37 for a missing file:// and 22 never (no --fail); anything else is a failure.
         [ "$?" -eq 37 ] && return 1

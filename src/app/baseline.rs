@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use similar::TextDiff;
 
-use crate::app::outputs;
+use crate::app::{output_files, outputs};
 use crate::app::{write_human, write_stdout};
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
@@ -14,20 +14,13 @@ use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::report::measured;
+use crate::report::{junit, measured};
 use crate::term;
 
 /// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
 fn accepted_utc() -> Result<String> {
     let time = match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(text) => {
-            let seconds: u64 = text.trim().parse().map_err(|_| {
-                Error::Usage(format!(
-                    "SOURCE_DATE_EPOCH is `{text}`: expected seconds since 1970"
-                ))
-            })?;
-            UNIX_EPOCH + Duration::from_secs(seconds)
-        }
+        Ok(text) => UNIX_EPOCH + Duration::from_secs(junit::source_date_epoch_seconds(&text)?),
         Err(_) => SystemTime::now(),
     };
     Ok(humantime::format_rfc3339_seconds(time).to_string())
@@ -59,6 +52,17 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     }
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
+    // The baseline is written over its old self (and may be accepted from itself), never over
+    // another input of the tier.
+    let others: Vec<output_files::Input> = output_files::inputs(&config, tier, None)
+        .into_iter()
+        .filter(|input| input.named_by != format!("tier `{}`'s baseline", tier.name))
+        .collect();
+    output_files::refuse_input(
+        &format!("tier `{}`'s baseline", tier.name),
+        &tier.baseline,
+        &others,
+    )?;
     let (from, mut results) = read_tier_results(&tier.name, args.from)?;
     if results.status == RunStatus::Error {
         return Err(Error::input(

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use crate::app::gate::{embeddings_used, judges_used};
+use crate::app::output_files;
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
@@ -35,6 +36,12 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         ));
     }
     let tier = config.tier(&a.tier)?;
+    if let Some(path) = &args.junit {
+        let mut inputs = output_files::inputs(&config, tier, None);
+        inputs.push(output_files::input(&args.a, "the first results (A)"));
+        inputs.push(output_files::input(&args.b, "the second results (B)"));
+        output_files::refuse_input("--junit", path, &inputs)?;
+    }
     let changes = rejudge::differences(&Identities::of(&a), &Identities::of(&b));
     let a = if changes.is_empty() {
         a

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::app::outputs;
+use crate::app::{output_files, outputs};
 use crate::cli::{ConvertArgs, ConvertFormat};
 use crate::error::{Error, Result, shorten};
 use crate::exit_code;
@@ -43,6 +43,15 @@ pub fn run(args: ConvertArgs) -> Result<i32> {
     }
     let beir = args.format == ConvertFormat::Beir
         || (args.format == ConvertFormat::Auto && args.qrels.is_dir());
+    let mut inputs = if beir {
+        output_files::files_in(&args.qrels, 1, "a file of the BEIR folder (--qrels)")
+    } else {
+        vec![output_files::input(&args.qrels, "the qrels (--qrels)")]
+    };
+    if let Some(path) = &args.queries {
+        inputs.push(output_files::input(path, "the queries (--queries)"));
+    }
+    output_files::refuse_input("--out", &args.out, &inputs)?;
     let mut qrels = if beir {
         let split = args.split.as_deref().unwrap_or(DEFAULT_BEIR_SPLIT);
         beir::read_qrels(&args.qrels, split)?

@@ -448,10 +448,11 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     let tier = config.tier(&args.tier).inspect_err(|_| {
         output_files::discard(options, &bare_inputs());
     })?;
-    output_files::prepare(
-        options,
-        &output_files::inputs(&config, tier, args.run.as_deref()),
-    )?;
+    let mut inputs = output_files::inputs(&config, tier, args.run.as_deref());
+    if let Some(dir) = &options.history {
+        inputs.extend(output_files::history_inputs(dir, &tier.name));
+    }
+    output_files::prepare(options, &inputs)?;
     let options = options.clone();
     let out_dir = options.out_dir.clone();
     let TierQueries {

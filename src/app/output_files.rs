@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::app::outputs::{OutputOptions, append_step_summary, write};
+use crate::baseline::store;
 use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result};
 use crate::report::annotations;
@@ -69,6 +70,19 @@ pub fn inputs(config: &Config, tier: &Tier, run: Option<&Path>) -> Vec<Input> {
     inputs
 }
 
+/// Whether `a` and `b` name the same file: the same device and inode when both exist (hard
+/// links, symbolic links), else the same absolute, normalised path (`./x`, `x`, `dir/../x`).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (a.dev(), a.ino()) == (b.dev(), b.ino());
+        }
+    }
+    identity(a) == identity(b)
+}
+
 /// An absolute, normalised form of `path` for comparison (the file itself need not exist).
 fn identity(path: &Path) -> PathBuf {
     if let Ok(canonical) = path.canonicalize() {
@@ -102,22 +116,9 @@ fn outputs(options: &OutputOptions) -> Vec<(PathBuf, String)> {
 /// Refuses a run whose outputs would overwrite one of its inputs, then removes the previous
 /// run's outputs (never a file that is an input: `--run out/run.jsonl` stays).
 pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
-    let input_ids: Vec<(PathBuf, &Input)> = inputs.iter().map(|i| (identity(&i.path), i)).collect();
-    let is_input = |path: &Path| {
-        let id = identity(path);
-        input_ids
-            .iter()
-            .find(|(input, _)| *input == id)
-            .map(|(_, i)| *i)
-    };
-    if let Some(junit) = &options.junit
-        && let Some(input) = is_input(junit)
-    {
-        return Err(Error::Usage(format!(
-            "--junit {} is {}: refusing to overwrite an input of the run; choose another path",
-            junit.display(),
-            input.named_by
-        )));
+    let is_input = |path: &Path| input_at(path, inputs);
+    if let Some(junit) = &options.junit {
+        refuse_input("--junit", junit, inputs)?;
     }
     for name in [
         "results.json",
@@ -137,6 +138,9 @@ pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
         }
     }
     for (path, _) in outputs(options) {
+        // A link's target is the output (written through, the link kept); a device or a FIFO
+        // (`--junit /dev/null`) is never removed.
+        let path = store::resolve_links(&path);
         if is_input(&path).is_none() && path.is_file() {
             std::fs::remove_file(&path).map_err(|e| Error::write(&path, e).named_by("--out"))?;
         }
@@ -144,17 +148,59 @@ pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses an output file named by `option` that is one of `inputs`.
+/// The input that `path` is, if any.
+fn input_at<'a>(path: &Path, inputs: &'a [Input]) -> Option<&'a Input> {
+    inputs.iter().find(|input| same_file(path, &input.path))
+}
+
+/// Refuses an output file named by `option` that is one of `inputs` (the rule of every command
+/// that writes: an output never replaces what the command reads). The error names both.
 pub fn refuse_input(option: &str, path: &Path, inputs: &[Input]) -> Result<()> {
-    let id = identity(path);
-    match inputs.iter().find(|input| identity(&input.path) == id) {
+    match input_at(path, inputs) {
         Some(input) => Err(Error::Usage(format!(
-            "{option} {} is {}: refusing to overwrite an input; choose another path",
+            "{option} {} is {}: refusing to overwrite an input of the command ({}); choose another path",
             path.display(),
-            input.named_by
+            input.named_by,
+            input.path.display()
         ))),
         None => Ok(()),
     }
+}
+
+/// An input of a command: `path`, named by `named_by` in the refusal.
+pub fn input(path: &Path, named_by: impl Into<String>) -> Input {
+    Input {
+        path: path.to_path_buf(),
+        named_by: named_by.into(),
+    }
+}
+
+/// The files of `folder` and of its sub-folders `depth` levels down, each named by `named_by`
+/// (history records, a BEIR folder's files); none when the folder cannot be read.
+pub fn files_in(folder: &Path, depth: usize, named_by: &str) -> Vec<Input> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if depth > 0 {
+                files.extend(files_in(&path, depth - 1, named_by));
+            }
+        } else {
+            files.push(input(&path, named_by));
+        }
+    }
+    files
+}
+
+/// The records of `tier` in the history `dir` (read by `gate --history` and `report --history`).
+pub fn history_inputs(dir: &Path, tier: &str) -> Vec<Input> {
+    crate::history::store::tier_dir(dir, tier).map_or_else(
+        |_| Vec::new(),
+        |folder| files_in(&folder, 0, &format!("a history record of tier `{tier}`")),
+    )
 }
 
 /// The inputs known without a config (it failed to load): the config file and `--run`.
@@ -215,8 +261,10 @@ pub fn write_failure(
     if !junit_path.exists() {
         write(&junit_path, &junit_text)?;
     }
+    // A device or a FIFO (`--junit /dev/null`) always gets the error: only a regular file can
+    // hold what the run wrote already.
     if let Some(path) = &options.junit
-        && !path.exists()
+        && !store::resolve_links(path).is_file()
     {
         write(path, &junit_text)?;
     }

@@ -30,6 +30,11 @@ fn results_path(from: Option<PathBuf>) -> Option<PathBuf> {
 /// Removes an older report at `out` (one this command wrote), so that a report that fails leaves
 /// none behind for CI to upload as current; any other file there is left alone until written.
 fn remove_older_report(out: &Path) -> Result<()> {
+    let out = &store::resolve_links(out);
+    // Only a regular file can be an older report: opening a FIFO or a terminal to read would wait.
+    if !out.is_file() {
+        return Ok(());
+    }
     let Ok(file) = std::fs::File::open(out) else {
         return Ok(());
     };
@@ -53,6 +58,9 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
         path: from.clone(),
         named_by: "the results (--from)".to_string(),
     });
+    if let Some(dir) = &args.history {
+        inputs.extend(output_files::history_inputs(dir, &tier.name));
+    }
     output_files::refuse_input("--out", &args.out, &inputs)?;
     history::same_config(&config, tier, &from, &current)?;
     let accept = format!(

@@ -101,10 +101,40 @@ pub fn remove_stale_temps(path: &Path) -> Result<usize> {
     Ok(removed)
 }
 
-/// Writes `text` to `path` atomically: a temporary file `.<name>.ragate-tmp-XXXXXX` in the same
-/// directory, flushed to disk, then renamed over the target. Creates the directory when needed.
-/// Every secret ragate knows of is redacted from `text` ([`crate::secrets`]).
+/// How many symbolic links [`resolve_links`] follows before giving up (as the kernel does).
+const MAX_LINKS: usize = 40;
+
+/// The file that `path` names once its symbolic links are followed (the last component only,
+/// link after link; a link's relative target is taken from the link's folder). The target need
+/// not exist: a dangling link gives the path it points to.
+pub fn resolve_links(path: &Path) -> std::path::PathBuf {
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let Ok(target) = std::fs::read_link(&path) else {
+            break;
+        };
+        path = parent_dir(&path).join(target);
+    }
+    path
+}
+
+/// Writes `text` to `path`. A regular file (or none yet) is written atomically: a temporary file
+/// `.<name>.ragate-tmp-XXXXXX` in the same directory, flushed to disk, then renamed over the
+/// target; the directory is created when needed. A symbolic link is followed and its target
+/// written so (the link stays a link). Anything else that exists (`/dev/null`, `/dev/stdout`, a
+/// FIFO, a terminal or another device) is written in place, never replaced by a regular file.
+/// Every secret ragate knows of is redacted from `text` first ([`crate::secrets`]).
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let text = &*crate::secrets::redact(text);
+    // The kernel follows the links first: `/dev/stdout` is a link to `/proc/self/fd/1`, itself
+    // a link to no path when the descriptor is a pipe.
+    if let Ok(metadata) = std::fs::metadata(path)
+        && !metadata.is_file()
+        && !metadata.is_dir()
+    {
+        return write_in_place(path, text);
+    }
+    let path = &resolve_links(path);
     let dir = parent_dir(path);
     std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
     // Outputs and baselines are meant to be read by others (CI artifacts, reviewers): the
@@ -120,7 +150,6 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let mut file = builder
         .tempfile_in(dir)
         .map_err(|e| Error::write(path, e))?;
-    let text = crate::secrets::redact(text);
     file.write_all(text.as_bytes())
         .map_err(|e| Error::write(path, e))?;
     file.as_file()
@@ -129,6 +158,18 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     file.persist(path)
         .map_err(|e| Error::write(path, e.error))?;
     Ok(())
+}
+
+/// Writes `text` into the existing non-regular file `path` (a device or a FIFO: opening a FIFO
+/// waits for its reader), without creating, renaming or truncating anything.
+fn write_in_place(path: &Path, text: &str) -> Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::write(path, e))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| Error::write(path, e))?;
+    file.flush().map_err(|e| Error::write(path, e))
 }
 
 #[cfg(test)]
@@ -158,6 +199,31 @@ mod tests {
         assert_eq!(
             remove_stale_temps(&dir.path().join("none/x.json")).unwrap(),
             0
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_written_in_place_and_a_link_is_written_through() {
+        write_atomic(Path::new("/dev/null"), "discarded\n").unwrap();
+        let null = std::fs::metadata("/dev/null").unwrap();
+        assert!(!null.is_file(), "/dev/null is still a device");
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.xml");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.path().join("link.xml");
+        std::os::unix::fs::symlink("real.xml", &link).unwrap();
+        write_atomic(&link, "new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        // A dangling link gets its target created; the link stays.
+        let dangling = dir.path().join("dangling.xml");
+        std::os::unix::fs::symlink("created.xml", &dangling).unwrap();
+        write_atomic(&dangling, "made").unwrap();
+        assert!(std::fs::symlink_metadata(&dangling).unwrap().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("created.xml")).unwrap(),
+            "made"
         );
     }
 

@@ -34,6 +34,29 @@ impl Slice {
     }
 }
 
+/// Above this many values of one slice field, the gate warns: each value gets a check per rule,
+/// most with too few queries to be decided (documented in docs/config.md, `slices:`).
+pub const MANY_SLICE_VALUES: usize = 1_000;
+
+/// A warning for each slice field with more than [`MANY_SLICE_VALUES`] values in `values`.
+pub fn many_values_warnings(values: &BTreeSet<SliceValue>) -> Vec<String> {
+    let mut per_field: std::collections::BTreeMap<&str, usize> = Default::default();
+    for value in values {
+        *per_field.entry(value.field.as_str()).or_default() += 1;
+    }
+    per_field
+        .into_iter()
+        .filter(|&(_, count)| count > MANY_SLICE_VALUES)
+        .map(|(field, count)| {
+            format!(
+                "slice field `{field}` has {count} values (more than {MANY_SLICE_VALUES}): each is \
+                 checked under every rule, and values with fewer than min_queries queries are \
+                 skipped; slice by a coarser field, or drop `{field}` from `slices:`"
+            )
+        })
+        .collect()
+}
+
 /// One rule applied to one slice.
 #[derive(Debug, Clone)]
 pub struct Check<'a> {
@@ -109,6 +132,28 @@ mod tests {
                 ..Limits::default()
             },
         }
+    }
+
+    #[test]
+    fn a_field_with_more_values_than_the_documented_number_is_warned_about() {
+        let values = |field: &'static str, n: usize| {
+            (0..n).map(move |i| SliceValue {
+                field: field.into(),
+                value: format!("v{i}"),
+            })
+        };
+        let few: BTreeSet<SliceValue> = values("doc", MANY_SLICE_VALUES).collect();
+        assert!(many_values_warnings(&few).is_empty());
+        let many: BTreeSet<SliceValue> = values("doc", MANY_SLICE_VALUES + 1)
+            .chain(values("class", 4))
+            .collect();
+        let warnings = many_values_warnings(&many);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("slice field `doc` has 1001 values (more than 1000)"),
+            "{}",
+            warnings[0]
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub fn decide(
     let baseline_only = only_in(baseline, current);
     let current_only = only_in(current, baseline);
     let values = slice_values(config, [baseline, current]);
+    warnings.extend(checks::many_values_warnings(&values));
     let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
     let all_checks = checks::expand(&tier.gate.rules, &values, &metrics);
     let (checks, unknown): (Vec<Check<'_>>, Vec<Check<'_>>) =
@@ -133,6 +134,9 @@ pub fn check_baseline_tier(baseline: &Results, tier: &str, path: &Path) -> Resul
     ))
 }
 
+/// How many slice values the verdict of a rule on an unknown slice value lists.
+const LISTED_SLICE_VALUES: usize = 20;
+
 /// A rule on a slice value that no query of either results has: an error, not a silent skip.
 fn unknown_slice(check: &Check<'_>, values: &BTreeSet<SliceValue>) -> CheckOutcome {
     let mut outcome = CheckOutcome::bare(
@@ -143,10 +147,15 @@ fn unknown_slice(check: &Check<'_>, values: &BTreeSet<SliceValue>) -> CheckOutco
     );
     let named = check.slice.to_string();
     let existing: Vec<String> = values.iter().map(ToString::to_string).collect();
-    let listed = if existing.is_empty() {
-        "no query has a slice value".to_string()
-    } else {
-        format!("the slice values are {}", existing.join(", "))
+    // Thousands of values (a high-cardinality field) would make a verdict of megabytes.
+    let listed = match existing.len() {
+        0 => "no query has a slice value".to_string(),
+        n if n <= LISTED_SLICE_VALUES => format!("the slice values are {}", existing.join(", ")),
+        n => format!(
+            "the slice values include {} and {} more",
+            existing[..LISTED_SLICE_VALUES].join(", "),
+            n - LISTED_SLICE_VALUES
+        ),
     };
     outcome.verdict = suggest::did_you_mean(
         format!(

@@ -1,6 +1,7 @@
 //! The history directory: `<dir>/<tier>/<UTC time>-<commit>.json`, one record per run, so that
 //! a listing is chronological. Written atomically (a temporary file, then a rename that never
-//! replaces an existing record); read strictly (every entry of the tier's folder must be a
+//! replaces an existing record; temporaries left by a killed write are skipped on reading and
+//! removed by a later write); read strictly (every entry of the tier's folder must be a
 //! record of that tier, named after its time and commit, or the read fails naming it).
 
 use std::io::Write;
@@ -9,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Location, Result};
 use crate::history::record::{FORMAT, Record};
+use crate::report::junit::source_date_epoch_seconds;
 
 /// How many characters of the commit a file name keeps.
 const COMMIT_CHARS: usize = 12;
@@ -17,16 +19,7 @@ const COMMIT_CHARS: usize = 12;
 /// acceptance time the results carry (a baseline), else now; UTC RFC 3339 in whole seconds.
 pub fn record_time(source_date_epoch: Option<&str>, accepted_utc: Option<&str>) -> Result<String> {
     let time = match (source_date_epoch, accepted_utc) {
-        (Some(text), _) => {
-            let seconds: u64 = text.trim().parse().map_err(|_| {
-                Error::Usage(format!(
-                    "SOURCE_DATE_EPOCH is `{}`: expected whole seconds since 1970-01-01 UTC; set it \
-                     to an integer such as `$(date +%s)`, or unset it",
-                    crate::error::shorten(text)
-                ))
-            })?;
-            UNIX_EPOCH + Duration::from_secs(seconds)
-        }
+        (Some(text), _) => UNIX_EPOCH + Duration::from_secs(source_date_epoch_seconds(text)?),
         (None, Some(accepted)) => humantime::parse_rfc3339(accepted).map_err(|e| {
             Error::Usage(format!(
                 "the results' provenance.accepted_utc `{}` is not a time ({e}): expected UTC RFC 3339; \
@@ -80,6 +73,40 @@ pub fn file_name(record: &Record) -> String {
     format!("{stamp}-{commit}.json")
 }
 
+/// The name prefix of the temporary file [`add`] writes and then renames into a record.
+const TEMP_PREFIX: &str = ".history-tmp-";
+
+/// How old a temporary file must be for [`add`] to remove it: an `add` killed before its rename
+/// (SIGKILL, a full disk) leaves one behind, while a younger one may belong to an `add` running
+/// now in the same folder.
+const STALE_TEMP: Duration = Duration::from_secs(10 * 60);
+
+/// Whether the folder entry `name` is a temporary file of [`add`] (never a record).
+fn is_temp(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|name| name.starts_with(TEMP_PREFIX))
+}
+
+/// Removes the temporary files of `folder` older than [`STALE_TEMP`].
+fn remove_stale_temps(folder: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(folder).map_err(|e| Error::io(folder, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(folder, e))?;
+        let Ok(metadata) = entry.metadata() else {
+            continue;
+        };
+        let stale = metadata
+            .modified()
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age >= STALE_TEMP);
+        if is_temp(&entry.file_name()) && metadata.is_file() && stale {
+            std::fs::remove_file(entry.path()).map_err(|e| Error::write(&entry.path(), e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes `record` as a new file of its tier's folder and returns its path; an existing record
 /// of the same name is an error naming it (never replaced).
 pub fn add(dir: &Path, record: &Record) -> Result<PathBuf> {
@@ -96,8 +123,9 @@ pub fn add(dir: &Path, record: &Record) -> Result<PathBuf> {
     if path.exists() {
         return Err(already());
     }
+    remove_stale_temps(&folder)?;
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".history-tmp-");
+    builder.prefix(TEMP_PREFIX);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -121,9 +149,10 @@ pub fn add(dir: &Path, record: &Record) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Every record of `tier` under `dir`, oldest first; none when the folder does not exist. Any
-/// other entry of the folder (another file, a sub-folder, a corrupt or foreign record, a record
-/// of another tier or under another name) is an error naming it.
+/// Every record of `tier` under `dir`, oldest first; none when the folder does not exist. The
+/// temporary files of [`add`] (`.history-tmp-*`: one being written, or left by a killed add) are
+/// skipped; any other entry of the folder (another file, a sub-folder, a corrupt or foreign
+/// record, a record of another tier or under another name) is an error naming it.
 pub fn read_tier(dir: &Path, tier: &str) -> Result<Vec<Record>> {
     let folder = tier_dir(dir, tier)?;
     let entries = match std::fs::read_dir(&folder) {
@@ -134,6 +163,9 @@ pub fn read_tier(dir: &Path, tier: &str) -> Result<Vec<Record>> {
     let mut paths = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(&folder, e))?;
+        if is_temp(&entry.file_name()) && entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
         paths.push(entry.path());
     }
     paths.sort();

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::history::record::Record;
 use crate::history::store::file_name;
+use crate::report::columns;
 
 /// What goes above a run: the series break between it and the run before, if any.
 fn breaks(records: &[Record]) -> Vec<Option<String>> {
@@ -88,9 +89,9 @@ pub fn render_table(tier: &str, records: &[Record], last: Option<usize>) -> Stri
             .enumerate()
             .map(|(c, (cell, width))| {
                 if c < 3 {
-                    format!("{cell:<width$}")
+                    columns::left(cell, *width)
                 } else {
-                    format!("{cell:>width$}")
+                    columns::right(cell, *width)
                 }
             })
             .collect();

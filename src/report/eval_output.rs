@@ -3,6 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::evaluate::Evaluation;
+use crate::report::columns;
 
 /// How `ragate eval` prints its results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -123,9 +124,9 @@ fn aligned(rows: &[Vec<String>]) -> String {
             .enumerate()
             .map(|(c, cell)| {
                 if c == 0 {
-                    format!("{cell:<width$}", width = widths[c])
+                    columns::left(cell, widths[c])
                 } else {
-                    format!("{cell:>width$}", width = widths[c])
+                    columns::right(cell, widths[c])
                 }
             })
             .collect();

@@ -9,7 +9,7 @@ use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
-use crate::report::reported;
+use crate::report::{columns, reported};
 use crate::term::{self, Paint};
 
 /// What a report shows for a number that does not exist (skipped and erroneous checks).
@@ -184,9 +184,9 @@ pub(crate) fn render_painted(report: &GateReport, paint: Paint) -> String {
             .zip(widths)
             .enumerate()
             .map(|(column, (cell, width))| match (column, status) {
-                (0, Some(status)) => painted_status(status, &format!("{cell:<width$}"), paint),
-                (0 | 1, _) => format!("{cell:<width$}"),
-                _ => format!("{cell:>width$}"),
+                (0, Some(status)) => painted_status(status, &columns::left(cell, width), paint),
+                (0 | 1, _) => columns::left(cell, width),
+                _ => columns::right(cell, width),
             })
             .collect();
         out.push_str(cells.join("  ").trim_end());

@@ -52,6 +52,29 @@ pub struct RunClock {
     pub millis: u128,
 }
 
+/// The first second of the year 10000 UTC: RFC 3339 (and so every time ragate writes) has four
+/// digits for the year.
+const YEAR_10000: u64 = 253_402_300_800;
+
+fn source_date_epoch_error(text: &str) -> Error {
+    Error::Usage(format!(
+        "SOURCE_DATE_EPOCH is `{}`: expected whole seconds since 1970-01-01 UTC, before the year \
+         10000 (reproducible-builds.org); set it to an integer such as `$(git log -1 --format=%ct)`, or unset it",
+        crate::error::shorten(text)
+    ))
+}
+
+/// The seconds of a `SOURCE_DATE_EPOCH` value, read the same way by every command that writes a
+/// time (gate, merge, `baseline accept`, `history add`): a whole number of seconds from
+/// 1970-01-01 UTC up to the end of the year 9999; anything else is an error naming the value.
+pub fn source_date_epoch_seconds(text: &str) -> Result<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&seconds| seconds < YEAR_10000)
+        .ok_or_else(|| source_date_epoch_error(text))
+}
+
 impl RunClock {
     /// The clock of a run that started at `started` and ends now; with `SOURCE_DATE_EPOCH` set,
     /// that time and a zero duration, so that the output is reproducible.
@@ -69,17 +92,9 @@ impl RunClock {
         elapsed: StdDuration,
     ) -> Result<RunClock> {
         if let Some(text) = source_date_epoch {
-            let invalid = || {
-                Error::Usage(format!(
-                    "SOURCE_DATE_EPOCH is `{text}`: expected whole seconds since 1970-01-01 UTC \
-                     (reproducible-builds.org); set it to an integer such as `$(git log -1 --format=%ct)`, or unset it"
-                ))
-            };
-            let seconds: i64 = text.trim().parse().map_err(|_| invalid())?;
-            if seconds < 0 {
-                return Err(invalid());
-            }
-            let started = OffsetDateTime::from_unix_timestamp(seconds).map_err(|_| invalid())?;
+            let seconds = source_date_epoch_seconds(text)?;
+            let started = OffsetDateTime::from_unix_timestamp(seconds as i64)
+                .map_err(|_| source_date_epoch_error(text))?;
             return Ok(RunClock { started, millis: 0 });
         }
         let start = now.checked_sub(elapsed).unwrap_or(now);

@@ -3,17 +3,27 @@
 //! never accepted unseen.
 
 use crate::baseline::results::{Results, RunStatus};
+use crate::report::columns;
+use crate::report::gate_table::one_line;
 
 /// The slice every query belongs to.
 const ALL: &str = "all";
 
+/// How many characters of a slice label the table shows (slice values are untrusted text of any
+/// length; a longer label is cut, ending in `…`).
+const LABEL_CHARS: usize = 80;
+
 /// The summary as lines `slice  metric  mean  (n = N)`, the form `baseline show` and diffs print.
 pub fn table(results: &Results) -> String {
     let mut out = String::new();
-    // Columns as wide as their longest entry (at least the usual widths), so values line up.
-    let slice_width = results
+    let labels: Vec<String> = results
         .summary
         .keys()
+        .map(|slice| one_line(slice, LABEL_CHARS))
+        .collect();
+    // Columns as wide as their longest entry (at least the usual widths), so values line up.
+    let slice_width = labels
+        .iter()
         .map(|s| s.chars().count())
         .max()
         .unwrap_or(0)
@@ -25,12 +35,15 @@ pub fn table(results: &Results) -> String {
         .max()
         .unwrap_or(0)
         .max(16);
-    for (slice, metrics) in &results.summary {
+    for (label, metrics) in labels.iter().zip(results.summary.values()) {
         for metric in &results.metrics {
             if let Some(s) = metrics.get(metric) {
                 out.push_str(&format!(
-                    "{slice:<slice_width$} {metric:<metric_width$} {:.4}  (n = {})\n",
-                    s.mean, s.n
+                    "{} {} {:.4}  (n = {})\n",
+                    columns::left(label, slice_width),
+                    columns::left(metric, metric_width),
+                    s.mean,
+                    s.n
                 ));
             }
         }

@@ -97,6 +97,11 @@ impl Bed {
     /// Runs `install-ragate.sh install` with the release at `url`; returns (exit code, stdout +
     /// stderr, cargo's arguments when the stand-in ran).
     fn install(&self, url: &str) -> (i32, String, Option<String>) {
+        self.install_with(url, &[])
+    }
+
+    /// [`Bed::install`] with extra environment variables.
+    fn install_with(&self, url: &str, env: &[(&str, &str)]) -> (i32, String, Option<String>) {
         let argv = self.path("cargo-argv");
         let path = format!(
             "{}:{}",
@@ -113,6 +118,7 @@ impl Bed {
             .env("RAGATE_ROOT", self.path("root"))
             .env("RAGATE_RELEASE_URL", url)
             .env("RAGATE_TARGET", TARGET)
+            .envs(env.iter().copied())
             .output()
             .unwrap();
         (
@@ -281,5 +287,42 @@ fn an_unreachable_release_server_is_an_error() {
     let (code, log, cargo) = bed.install("http://127.0.0.1:1");
     assert_eq!(code, 2, "{log}");
     assert!(log.contains("could not download"), "{log}");
+    assert_eq!(cargo, None);
+}
+
+#[test]
+fn a_release_server_that_accepts_and_never_answers_times_out_as_an_error() {
+    let bed = Bed::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts every connection and holds it open without reading or answering.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let (code, log, cargo) = bed.install_with(
+        &format!("http://127.0.0.1:{port}"),
+        &[("RAGATE_DOWNLOAD_TIMEOUT", "1")],
+    );
+    assert_eq!(code, 2, "{log}");
+    assert!(log.contains("could not download"), "{log}");
+    assert!(
+        log.contains("timed out") || log.contains("Operation timed out"),
+        "{log}"
+    );
+    assert_eq!(
+        cargo, None,
+        "a failed download is no reason to build: {log}"
+    );
+}
+
+#[test]
+fn a_download_timeout_that_is_not_whole_seconds_is_an_error() {
+    let bed = Bed::new();
+    let (code, log, cargo) = bed.install_with(&bed.file_url(), &[("RAGATE_DOWNLOAD_TIMEOUT", "0")]);
+    assert_eq!(code, 2, "{log}");
+    assert!(log.contains("RAGATE_DOWNLOAD_TIMEOUT is '0'"), "{log}");
     assert_eq!(cargo, None);
 }

@@ -266,3 +266,80 @@ fn a_report_url_that_is_not_a_plain_https_url_is_refused() {
         "the run's artifacts page (the workflow_run comment): {stderr}"
     );
 }
+
+#[test]
+fn malformed_documents_fall_back_to_the_exit_code_without_a_traceback() {
+    let deep = format!(
+        "{{\"format\": \"ragate-gate/1\", \"status\": {}0{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let digits = format!(
+        "{{\"format\": \"ragate-gate/1\", \"status\": \"pass\", \"checks\": [], \"n\": {}}}",
+        "7".repeat(100_000)
+    );
+    let list_status = r#"{"format": "ragate-gate/1", "status": ["pass"], "checks": []}"#;
+    let list_check =
+        r#"{"format": "ragate-gate/1", "status": "pass", "checks": [{"status": ["fail"]}]}"#;
+    let object_check =
+        r#"{"format": "ragate-gate/1", "status": "pass", "checks": [{"status": {"a": 1}}]}"#;
+    for (name, json, exit_code, status) in [
+        ("deep nesting", deep.as_str(), "1", "regression"),
+        ("a 100,000-digit integer", digits.as_str(), "0", "pass"),
+        ("a list as the run status", list_status, "1", "regression"),
+        ("a list as a check status", list_check, "0", "error"),
+        ("an object as a check status", object_check, "0", "error"),
+    ] {
+        let (code, pairs, stderr) = report(Some(json.as_bytes()), exit_code, "on-change", "false");
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(!stderr.contains("Traceback"), "{name}: {stderr}");
+        assert_eq!(get(&pairs, "status"), status, "{name}: {stderr}");
+        assert!(
+            stderr.contains("::warning title=ragate gate-report::"),
+            "{name}: {stderr}"
+        );
+        assert_eq!(pairs.len(), 4, "{name}: every output is set");
+    }
+}
+
+#[test]
+fn a_drift_warning_is_a_changed_pass_not_an_error() {
+    let json = document("pass", 0, &["pass", "warn", "improved"]);
+    let (code, pairs, stderr) = report(Some(json.as_bytes()), "0", "on-change", "false");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(get(&pairs, "status"), "pass", "{stderr}");
+    assert_eq!(get(&pairs, "failed-checks"), "0");
+    assert_eq!(get(&pairs, "changed"), "true");
+    assert_eq!(get(&pairs, "comment"), "post");
+    assert!(stderr.is_empty(), "no annotation: {stderr}");
+}
+
+#[test]
+fn every_check_status_of_the_schema_is_known_to_the_script() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/gate.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let statuses = schema["$defs"]["check"]["properties"]["status"]["enum"]
+        .as_array()
+        .expect("the schema lists the check statuses");
+    assert!(statuses.len() >= 7, "{statuses:?}");
+    for status in statuses {
+        let status = status.as_str().unwrap();
+        let json = document("pass", 0, &[status]);
+        let (_, pairs, stderr) = report(Some(json.as_bytes()), "0", "always", "false");
+        assert!(
+            !stderr.contains("no valid status"),
+            "`{status}` is unknown to gate-report.py: {stderr}"
+        );
+        let failed = if matches!(status, "fail" | "error") {
+            "1"
+        } else {
+            "0"
+        };
+        assert_eq!(get(&pairs, "failed-checks"), failed, "{status}");
+    }
+}

@@ -324,3 +324,89 @@ fn nights_that_each_pass_drift_as_a_warning_or_a_failure_with_trends_in_the_summ
     );
     assert!(!summary.contains("drifting"), "{summary}");
 }
+
+#[test]
+fn a_temporary_left_by_a_killed_add_is_skipped_on_reading_and_removed_by_the_next_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    baselined(dir);
+    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    assert_eq!(add(dir, 86_400).code, 0);
+    let folder = dir.join("hist/regression");
+    // What `history add` killed by SIGKILL between writing and renaming leaves: a partial record
+    // under the temporary name, an hour old; and one of an add running now.
+    let stale = folder.join(".history-tmp-Ab12Cd");
+    std::fs::write(&stale, "{\"format\": \"ragate-hist").unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3_600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    let young = folder.join(".history-tmp-Ef34Gh");
+    std::fs::write(&young, "{").unwrap();
+
+    let shown = show(dir, &[]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(
+        shown.stdout.contains("1970-01-02T00:00:00Z"),
+        "{}",
+        shown.stdout
+    );
+    let gated = gate(dir, "base.jsonl", &["--history", "hist"]);
+    assert_eq!(gated.code, 0, "{}", gated.stderr);
+    let report = ragate_env(
+        dir,
+        &[
+            "report",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--history",
+            "hist",
+            "--out",
+            "report.html",
+        ],
+        &[],
+    );
+    assert_eq!(report.code, 0, "{}", report.stderr);
+
+    assert_eq!(add(dir, 2 * 86_400).code, 0);
+    assert!(!stale.exists(), "the next add removes the stale temporary");
+    assert!(young.exists(), "a temporary of an add running now is left");
+    let shown = show(dir, &[]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(
+        shown.stdout.contains("1970-01-03T00:00:00Z"),
+        "{}",
+        shown.stdout
+    );
+}
+
+#[test]
+fn a_source_date_epoch_past_the_year_9999_is_refused_by_history_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    baselined(dir);
+    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    for epoch in [253_402_300_800, u64::MAX] {
+        let added = add(dir, epoch);
+        assert_eq!(added.code, 2, "{epoch}: {}", added.stderr);
+        assert!(
+            added
+                .stderr
+                .contains(&format!("SOURCE_DATE_EPOCH is `{epoch}`"))
+                && added.stderr.contains("before the year 10000"),
+            "{}",
+            added.stderr
+        );
+    }
+    let last_second = add(dir, 253_402_300_799);
+    assert_eq!(last_second.code, 0, "{}", last_second.stderr);
+    assert!(
+        dir.join("hist/regression/99991231T235959Z-0123456789ab.json")
+            .exists()
+    );
+}

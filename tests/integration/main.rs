@@ -21,6 +21,7 @@ mod judges;
 mod junit_schema;
 mod llm_extras;
 mod openai_judge;
+mod output_paths;
 mod pipeline;
 mod reported_metrics;
 mod secrets;
@@ -30,6 +31,7 @@ mod statistics;
 mod statistics_real;
 mod tier_queries;
 mod trec_streaming;
+mod untrusted_lengths;
 mod verdicts;
 
 use std::path::{Path, PathBuf};

@@ -507,3 +507,47 @@ fn verdicts_are_reproducible() {
         second.iter().map(|o| &o.verdict).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn the_index_pairs_each_slice_with_its_own_queries_by_the_current_slice_values() {
+    let mut baseline = results(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]);
+    let mut current = results(&[0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]);
+    // q001 moved from `a` to `b` in the current run: the current value decides. q002 is only in
+    // the baseline and q007 only in the current run: neither is paired.
+    current.queries.get_mut("q001").unwrap().slices =
+        [("part".to_string(), "b".to_string())].into();
+    baseline.queries.get_mut("q001").unwrap().slices =
+        [("part".to_string(), "a".to_string())].into();
+    current.queries.remove("q002");
+    let extra = current.queries["q003"].clone();
+    current.queries.insert("q007".into(), extra);
+    let index = PairIndex::new(&baseline, &current);
+    let rules = [rule(limited(0.1), None)];
+    let paired_qids = |slice: Slice| {
+        let check = Check {
+            rule: &rules[0],
+            slice,
+        };
+        pair(&check, &baseline, &index).unwrap().qids
+    };
+    let value = |v: &str| {
+        Slice::Value(SliceValue {
+            field: "part".into(),
+            value: v.into(),
+        })
+    };
+    assert_eq!(
+        paired_qids(Slice::All),
+        ["q000", "q001", "q003", "q004", "q005", "q006"]
+    );
+    assert_eq!(paired_qids(value("b")), ["q000", "q001", "q003", "q006"]);
+    assert_eq!(paired_qids(value("a")), ["q004", "q005"]);
+    assert!(paired_qids(value("none")).is_empty());
+    let check = Check {
+        rule: &rules[0],
+        slice: value("b"),
+    };
+    let paired = pair(&check, &baseline, &index).unwrap();
+    assert_eq!(paired.baseline, [0.1, 0.2, 0.4, 0.7]);
+    assert_eq!(paired.current, [0.7, 0.6, 0.4, 0.1]);
+}

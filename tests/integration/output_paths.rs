@@ -1,0 +1,371 @@
+//! Outputs over inputs and devices: every command that writes refuses an output path that names
+//! one of its inputs (whatever the spelling: `./x`, a symbolic link, a hard link), exit 2 naming
+//! both, the input untouched; and an output that is a device or a FIFO (`/dev/null`,
+//! `/dev/stdout`, a named pipe) is written in place, never replaced by a regular file.
+
+use std::path::Path;
+
+use crate::gate_flow::setup;
+use crate::{Outcome, accept_baseline, ragate_in};
+
+/// A tier with a baseline of `base.jsonl` and a gate run of `regressed.jsonl` in `out`.
+fn gated(dir: &Path) {
+    setup(dir);
+    let first = gate(dir, &[]);
+    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    accept_baseline(dir, "regression", "out/results.json", &[]);
+    std::fs::copy(dir.join("out/results.json"), dir.join("base.json")).unwrap();
+    let run = ragate_in(
+        dir,
+        &[
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "regressed.jsonl",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+}
+
+fn gate(dir: &Path, extra: &[&str]) -> Outcome {
+    let mut args = vec![
+        "gate",
+        "--tier",
+        "regression",
+        "--run",
+        "base.jsonl",
+        "--out",
+        "out",
+    ];
+    args.extend_from_slice(extra);
+    ragate_in(dir, &args)
+}
+
+fn compare_junit(dir: &Path, junit: &str) -> Outcome {
+    ragate_in(
+        dir,
+        &["compare", "base.json", "out/results.json", "--junit", junit],
+    )
+}
+
+/// The refusal: exit 2, the option's path and what it is named, the file unchanged.
+fn assert_refused(outcome: &Outcome, option: &str, named: &str, file: &Path, before: &[u8]) {
+    assert_eq!(outcome.code, 2, "{}\n{}", outcome.stdout, outcome.stderr);
+    assert!(
+        outcome.stderr.contains(&format!("{option} "))
+            && outcome.stderr.contains(named)
+            && outcome.stderr.contains("refusing to overwrite an input"),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(
+        std::fs::read(file).unwrap(),
+        before,
+        "{} unchanged",
+        file.display()
+    );
+}
+
+#[test]
+fn compare_refuses_a_junit_path_that_is_one_of_its_inputs_however_spelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    gated(dir);
+    let baseline = dir.join("baselines/regression.json");
+    let saved = std::fs::read(&baseline).unwrap();
+    std::os::unix::fs::symlink("baselines/regression.json", dir.join("link.json")).unwrap();
+    std::fs::hard_link(&baseline, dir.join("hard.json")).unwrap();
+    for spelling in [
+        "baselines/regression.json",
+        "./baselines/../baselines/regression.json",
+        "link.json",
+        "hard.json",
+    ] {
+        let refused = compare_junit(dir, spelling);
+        assert_refused(
+            &refused,
+            "--junit",
+            "tier `regression`'s baseline",
+            &baseline,
+            &saved,
+        );
+        assert!(refused.stderr.contains(spelling), "{}", refused.stderr);
+    }
+    for (path, named) in [
+        ("eval-config.yaml", "the config"),
+        ("base.json", "the first results (A)"),
+        ("out/results.json", "the second results (B)"),
+        ("qrels.jsonl", "qrels"),
+    ] {
+        let file = dir.join(path);
+        let saved = std::fs::read(&file).unwrap();
+        assert_refused(&compare_junit(dir, path), "--junit", named, &file, &saved);
+    }
+    let written = compare_junit(dir, "compare.xml");
+    assert_eq!(written.code, 1, "{}", written.stderr);
+    assert!(
+        std::fs::read_to_string(dir.join("compare.xml"))
+            .unwrap()
+            .contains("<testsuite")
+    );
+}
+
+#[test]
+fn convert_refuses_an_out_path_that_is_its_own_queries_or_qrels() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(dir.join("qrels.txt"), "q1 0 d1 1\nq2 0 d2 1\n").unwrap();
+    std::fs::write(dir.join("queries.jsonl"), "{\"_id\":\"q1\",\"text\":\"one\"}\n{\"_id\":\"q2\",\"text\":\"two\"}\n{\"_id\":\"q3\",\"text\":\"three\"}\n").unwrap();
+    let convert = |out: &str| {
+        ragate_in(
+            dir,
+            &[
+                "convert",
+                "--qrels",
+                "qrels.txt",
+                "--queries",
+                "queries.jsonl",
+                "--out",
+                out,
+            ],
+        )
+    };
+    for (out, named, file) in [
+        ("queries.jsonl", "the queries (--queries)", "queries.jsonl"),
+        (
+            "./queries.jsonl",
+            "the queries (--queries)",
+            "queries.jsonl",
+        ),
+        ("qrels.txt", "the qrels (--qrels)", "qrels.txt"),
+    ] {
+        let path = dir.join(file);
+        let saved = std::fs::read(&path).unwrap();
+        assert_refused(&convert(out), "--out", named, &path, &saved);
+    }
+    let written = convert("native.jsonl");
+    assert_eq!(written.code, 0, "{}", written.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("native.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn report_and_gate_refuse_an_output_over_a_history_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    gated(dir);
+    let added = ragate_in(
+        dir,
+        &[
+            "history",
+            "add",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--dir",
+            "hist",
+        ],
+    );
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let record = std::fs::read_dir(dir.join("hist/regression"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let saved = std::fs::read(&record).unwrap();
+    let record_arg = format!(
+        "hist/regression/{}",
+        record.file_name().unwrap().to_str().unwrap()
+    );
+    let report = ragate_in(
+        dir,
+        &[
+            "report",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--history",
+            "hist",
+            "--out",
+            &record_arg,
+        ],
+    );
+    assert_refused(
+        &report,
+        "--out",
+        "a history record of tier `regression`",
+        &record,
+        &saved,
+    );
+    let gated = gate(dir, &["--history", "hist", "--junit", &record_arg]);
+    assert_refused(
+        &gated,
+        "--junit",
+        "a history record of tier `regression`",
+        &record,
+        &saved,
+    );
+}
+
+#[test]
+fn baseline_accept_refuses_a_baseline_path_that_is_another_input_of_the_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    assert_eq!(gate(dir, &[]).code, 2, "no baseline yet");
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace(
+            "baseline: baselines/regression.json",
+            "baseline: ./qrels.jsonl",
+        ),
+    )
+    .unwrap();
+    let qrels = dir.join("qrels.jsonl");
+    let saved = std::fs::read(&qrels).unwrap();
+    let refused = ragate_in(
+        dir,
+        &[
+            "baseline",
+            "accept",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--force",
+        ],
+    );
+    assert_refused(
+        &refused,
+        "tier `regression`'s baseline",
+        "tier `regression`'s qrels",
+        &qrels,
+        &saved,
+    );
+}
+
+#[cfg(unix)]
+mod devices {
+    use super::*;
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+
+    fn is_char_device(path: &str) -> bool {
+        std::fs::metadata(path)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    }
+
+    #[test]
+    fn dev_null_is_written_in_place_by_gate_and_compare() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        gated(dir);
+        let run = gate(dir, &["--junit", "/dev/null"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(is_char_device("/dev/null"));
+        assert!(dir.join("out/junit.xml").is_file(), "the out folder's copy");
+        // out/ now holds the run of base.jsonl: the same as A.
+        let compared = compare_junit(dir, "/dev/null");
+        assert_eq!(compared.code, 0, "{}", compared.stderr);
+        assert!(is_char_device("/dev/null"));
+    }
+
+    #[test]
+    fn dev_stdout_gets_the_converted_qrels() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        std::fs::write(dir.join("qrels.txt"), "q1 0 d1 1\nq2 0 d2 1\n").unwrap();
+        std::fs::write(dir.join("queries.tsv"), "q1\tone\nq2\ttwo\n").unwrap();
+        let converted = ragate_in(
+            dir,
+            &[
+                "convert",
+                "--qrels",
+                "qrels.txt",
+                "--queries",
+                "queries.tsv",
+                "--out",
+                "/dev/stdout",
+            ],
+        );
+        assert_eq!(converted.code, 0, "{}", converted.stderr);
+        assert_eq!(converted.stdout.lines().count(), 2, "{}", converted.stdout);
+        assert!(
+            converted.stdout.contains("\"qid\":\"q1\""),
+            "{}",
+            converted.stdout
+        );
+    }
+
+    /// A named pipe at `path` and a thread that reads it to the end.
+    fn fifo_reader(path: &Path) -> std::thread::JoinHandle<String> {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let path = path.to_path_buf();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            std::fs::File::open(&path)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            text
+        })
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_by_gate_compare_and_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        gated(dir);
+        let fifo = dir.join("junit.pipe");
+        let reader = fifo_reader(&fifo);
+        let run = gate(dir, &["--junit", "junit.pipe"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let junit = reader.join().unwrap();
+        assert!(junit.contains("<testsuite"), "{junit}");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+
+        let reader = fifo_reader(&dir.join("compare.pipe"));
+        assert_eq!(compare_junit(dir, "compare.pipe").code, 0);
+        assert!(reader.join().unwrap().contains("<testsuite"));
+
+        let reader = fifo_reader(&dir.join("report.pipe"));
+        let report = ragate_in(
+            dir,
+            &[
+                "report",
+                "--tier",
+                "regression",
+                "--from",
+                "out/results.json",
+                "--out",
+                "report.pipe",
+            ],
+        );
+        assert_eq!(report.code, 0, "{}", report.stderr);
+        assert!(reader.join().unwrap().contains("<html"));
+        assert!(
+            std::fs::metadata(dir.join("report.pipe"))
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+    }
+}
