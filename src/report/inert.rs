@@ -7,11 +7,16 @@
 //! - [`text`] and [`cell`]: prose for Markdown (GitHub's flavour), where nothing forms an image, a
 //!   link, an autolink, HTML, emphasis, math, an emoji shortcode, a mention (`@user`,
 //!   `@org/team`) or an issue or commit reference (`#12`, `GH-12`, `owner/repo#12`, a SHA):
-//!   CommonMark's punctuation is backslash-escaped, and GitHub's own patterns, which escapes do
-//!   not stop, are broken by a word joiner (U+2060, invisible) after their trigger;
+//!   the punctuation that would act is backslash-escaped (or written as an entity), and GitHub's
+//!   own patterns, which escapes do not stop, are broken by a word joiner (U+2060, invisible)
+//!   after their trigger. Autolink references a repository defines itself (`TICKET-12`) are
+//!   not known here: only code spans are sure to stop them;
 //! - [`code`] and [`code_cell`]: an identifier as a code span, whose backtick fence is longer
 //!   than any run inside;
-//! - [`block`]: a fenced code block whose fence is longer than any run inside.
+//! - [`block`]: a fenced code block whose fence is longer than any run inside;
+//! - [`terminal`]: what ragate writes to stdout and stderr, where no line starts a GitHub
+//!   workflow command (`::add-mask::`, `::stop-commands::`, or the legacy `##[`) that ragate
+//!   did not print itself (its annotations do not pass through it).
 
 use std::borrow::Cow;
 
@@ -67,6 +72,13 @@ fn starts_shortcode(rest: &[char]) -> bool {
     name > 0 && rest.get(name) == Some(&':')
 }
 
+/// Whether the word from `rest` on (up to a space) holds a dot, as an email's domain does.
+fn mail_domain(rest: &[char]) -> bool {
+    rest.iter()
+        .take_while(|c| !c.is_whitespace())
+        .any(|&c| c == '.')
+}
+
 /// The length of the run of ASCII hex digits at the start of `rest`.
 fn hex_run(rest: &[char]) -> usize {
     rest.iter().take_while(|c| c.is_ascii_hexdigit()).count()
@@ -83,16 +95,22 @@ pub(crate) fn text(text: &str, max_chars: usize) -> String {
         let after = chars.get(i + 1).copied();
         let rest = &chars[i + 1..];
         match c {
-            '\\' | '[' | ']' | '*' | '~' | '$' | '>' => {
+            '\\' | '*' | '~' | '$' => {
                 out.push('\\');
                 out.push(c);
             }
+            // A link or an image needs a `](` (there are no reference definitions: see
+            // `escape_block_start`); the caller never writes a `(` right after the text.
+            ']' if after == Some('(') => out.push_str("\\]"),
             // Intraword `_` (answer_length) cannot emphasise; elsewhere it can.
             '_' if !(is_word(before) && is_word(after)) => out.push_str("\\_"),
             '<' => out.push_str("&lt;"),
             '&' => out.push_str("&amp;"),
-            // Mentions, team mentions, emails and `owner@sha`.
-            '@' if after.is_some_and(|a| a.is_alphanumeric()) => {
+            // Mentions and team mentions (`@` after no word), emails (a domain with a dot) and
+            // `owner@sha` (`recall@5` stays).
+            '@' if after.is_some_and(|a| a.is_alphanumeric())
+                && (!is_word(before) || mail_domain(rest) || hex_run(rest) >= 7) =>
+            {
                 out.push(c);
                 out.push(JOINER);
             }
@@ -101,8 +119,13 @@ pub(crate) fn text(text: &str, max_chars: usize) -> String {
                 out.push(c);
                 out.push(JOINER);
             }
-            // `GH-12` and the autolink references a repository may define (`TICKET-12`).
-            '-' if before.is_some_and(|b| b.is_ascii_alphabetic())
+            // `GH-12`.
+            '-' if i >= 2
+                && chars[i - 2..i]
+                    .iter()
+                    .collect::<String>()
+                    .eq_ignore_ascii_case("gh")
+                && !is_word(i.checked_sub(3).map(|j| chars[j]))
                 && after.is_some_and(|a| a.is_ascii_digit()) =>
             {
                 out.push(c);
@@ -153,11 +176,12 @@ pub(crate) fn text(text: &str, max_chars: usize) -> String {
     escape_block_start(out)
 }
 
-/// `text` that may start a block (a list item's content, a paragraph): a leading `#`, `-`, `+`
-/// or `=`, or `1.`, escaped so it starts no heading, list or rule (a table needs two lines).
+/// `text` that may start a block (a list item's content, a paragraph): a leading `#`, `-`, `+`,
+/// `=`, `>` or `[`, or `1.`, escaped so it starts no heading, list, rule, quote, task box or
+/// reference definition (a table needs two lines).
 fn escape_block_start(text: String) -> String {
     let first = text.chars().next();
-    if matches!(first, Some('#' | '-' | '+' | '=')) {
+    if matches!(first, Some('#' | '-' | '+' | '=' | '>' | '[')) {
         return format!("\\{text}");
     }
     let digits = text.chars().take_while(char::is_ascii_digit).count();
@@ -206,6 +230,86 @@ pub(crate) fn block(info: &str, text: &str) -> String {
     let fence = "`".repeat((longest_backtick_run(&content) + 1).max(3));
     let newline = if content.ends_with('\n') { "" } else { "\n" };
     format!("{fence}{info}\n{content}{newline}{fence}\n")
+}
+
+/// The length of the colour code (`ESC [ 1 ; 31 m`) that `text` starts with, or 0.
+fn colour_code(text: &str) -> usize {
+    let Some(rest) = text.strip_prefix("\u{1b}[") else {
+        return 0;
+    };
+    let params = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    if rest.as_bytes().get(params) == Some(&b'm') {
+        2 + params + 1
+    } else {
+        0
+    }
+}
+
+/// Whether the runner would read `line` as a workflow command: after what it trims (Unicode
+/// whitespace; also invisible format characters and colour codes here, to be safe) it starts
+/// with `::`.
+fn starts_command(line: &str) -> bool {
+    let mut rest = line;
+    loop {
+        let skip = colour_code(rest);
+        if skip > 0 {
+            rest = &rest[skip..];
+            continue;
+        }
+        match rest.chars().next() {
+            Some(c) if c.is_whitespace() || matches!(c, '\u{200b}' | '\u{2060}' | '\u{feff}') => {
+                rest = &rest[c.len_utf8()..];
+            }
+            _ => return rest.starts_with("::"),
+        }
+    }
+}
+
+/// Text for stdout or stderr (one call in each of `term`'s writers): hazards shown escaped (the
+/// colour codes ragate paints kept when `colour`), a `\` before the `::` of a line that would
+/// start a workflow command, and `##[` written `#\#[` (the runner reads that form anywhere in a
+/// line).
+pub(crate) fn terminal(text: &str, colour: bool) -> Cow<'_, str> {
+    let clean = !text.chars().any(is_hazard)
+        && !text.contains("##[")
+        && !text.split('\n').any(starts_command);
+    if clean {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let code = if colour { colour_code(rest) } else { 0 };
+        if code > 0 {
+            shown.push_str(&rest[..code]);
+            rest = &rest[code..];
+            continue;
+        }
+        // A CR before a line feed is dropped (CRLF text keeps its lines).
+        let crlf = c == '\r' && rest[1..].starts_with('\n');
+        if is_hazard(c) && !crlf {
+            shown.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else if !crlf {
+            shown.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    let lines: Vec<String> = shown
+        .split('\n')
+        .map(|line| {
+            let line = line.replace("##[", "#\\#[");
+            if starts_command(&line) {
+                let at = line.find("::").unwrap_or(0);
+                format!("{}\\{}", &line[..at], &line[at..])
+            } else {
+                line
+            }
+        })
+        .collect();
+    Cow::Owned(lines.join("\n"))
 }
 
 #[cfg(test)]

@@ -180,6 +180,14 @@ fn prose_reads_the_same_once_rendered() {
         assert_eq!(text, shown, "{raw:?} -> {html}");
     }
     assert_eq!(text("x".repeat(20).as_str(), 5), "xxxxx…");
+    // What ragate writes itself reads the same in the raw Markdown.
+    for plain in [
+        "recall@5 [class=paraphrased] -0.2000 (limit -0.0200)",
+        "answer_relevance_ppi [all] improved: 0.6000 -> 0.6600",
+        "judge gpt-4o-mini at http:8080, 12:30",
+    ] {
+        assert_eq!(text(plain, 200), plain);
+    }
 }
 
 #[test]
@@ -224,4 +232,28 @@ fn hazards_are_escaped_and_ordinary_text_is_borrowed() {
         "a\\u{1b}[2Jb\\u{7}\\u{0}\\u{202e}\\u{9b}\nc\\u{d}d\te"
     );
     assert!(matches!(visible("plain ✅ text\n"), Cow::Borrowed(_)));
+}
+
+#[test]
+fn no_line_for_the_terminal_starts_a_workflow_command() {
+    let text = "error: the service answered 500:\n::add-mask::ragate\n  ::stop-commands::x\r\n\
+                \u{a0}\u{200b}::warning title=pwned::y\nok ##[error]legacy\n";
+    let shown = terminal(text, false);
+    assert_eq!(
+        shown,
+        "error: the service answered 500:\n\\::add-mask::ragate\n  \\::stop-commands::x\n\
+         \u{a0}\u{200b}\\::warning title=pwned::y\nok #\\#[error]legacy\n"
+    );
+    assert!(!shown.lines().any(starts_command), "{shown}");
+    // Colour codes stay when the stream shows colour, other escapes never do.
+    let painted = "\u{1b}[1m\u{1b}[31merror:\u{1b}[0m title \u{1b}]0;pwned\u{7}\n\u{1b}[0m::x";
+    assert_eq!(
+        terminal(painted, true),
+        "\u{1b}[1m\u{1b}[31merror:\u{1b}[0m title \\u{1b}]0;pwned\\u{7}\n\u{1b}[0m\\::x"
+    );
+    assert_eq!(
+        terminal("\u{1b}[31mred\u{1b}[0m", false),
+        "\\u{1b}[31mred\\u{1b}[0m"
+    );
+    assert!(matches!(terminal("plain: a::b\n", false), Cow::Borrowed(_)));
 }

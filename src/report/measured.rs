@@ -3,9 +3,12 @@
 //! never accepted unseen.
 
 use crate::baseline::results::{Results, RunStatus};
+use crate::report::inert;
 
 /// The slice every query belongs to.
 const ALL: &str = "all";
+/// Longest slice or metric name shown in summary.md, in characters.
+const NAME_CHARS: usize = 300;
 
 /// The summary as lines `slice  metric  mean  (n = N)`, the form `baseline show` and diffs print.
 pub fn table(results: &Results) -> String {
@@ -14,7 +17,7 @@ pub fn table(results: &Results) -> String {
     let slice_width = results
         .summary
         .keys()
-        .map(|s| s.chars().count())
+        .map(|s| inert::visible(s).chars().count())
         .max()
         .unwrap_or(0)
         .max(28);
@@ -26,6 +29,7 @@ pub fn table(results: &Results) -> String {
         .unwrap_or(0)
         .max(16);
     for (slice, metrics) in &results.summary {
+        let slice = inert::visible(slice);
         for metric in &results.metrics {
             if let Some(s) = metrics.get(metric) {
                 out.push_str(&format!(
@@ -43,6 +47,7 @@ pub fn table(results: &Results) -> String {
 pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &str) -> String {
     let first_run = results.status == RunStatus::NoBaseline;
     // The headline in the form of the gate's summary: status first, the tier last.
+    let tier = inert::text(tier, 200);
     let mut out = if first_run {
         format!(
             "**⚠️ No baseline yet: nothing was gated** · tier\u{a0}{tier}\n\nThis tier has no baseline to compare with (exit 2). Measured on this run:\n\n"
@@ -66,14 +71,13 @@ pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &st
     }
     if first_run {
         out.push_str(&format!(
-            "\nIf these numbers are what this tier should hold, accept them as its baseline and commit it:\n\n```sh\n{accept_command}\n```\n"
+            "\nIf these numbers are what this tier should hold, accept them as its baseline and commit it:\n\n{}",
+            inert::block("sh", accept_command)
         ));
     }
     if !first_run {
-        out.push_str(&format!(
-            "\n```text\n{}\n```\n",
-            problem.replace("```", "'''")
-        ));
+        out.push('\n');
+        out.push_str(&inert::block("text", problem));
     }
     out
 }
@@ -121,9 +125,9 @@ fn slice_table(results: &Results, slices: &[&str]) -> String {
     out
 }
 
-/// Keeps a slice or metric name from breaking a Markdown table.
+/// A slice or metric name for a Markdown table cell: inert, cut, unable to split the cell.
 fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
+    inert::cell(text, NAME_CHARS)
 }
 
 #[cfg(test)]
