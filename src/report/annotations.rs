@@ -46,12 +46,14 @@ fn by_severity(a: &CheckOutcome, b: &CheckOutcome) -> Ordering {
         .then_with(|| a.name.cmp(&b.name))
 }
 
-/// Escapes the message of a workflow command (control and bidi characters shown escaped first).
+/// Escapes the message of a workflow command: control and bidi characters shown escaped, and the
+/// legacy command form `##[` written `#\#[`, as on the terminal.
 pub(crate) fn escape_message(text: &str) -> String {
     let escaped = text
         .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A");
+        .replace('\n', "%0A")
+        .replace("##[", "#\\#[");
     crate::report::inert::visible(&escaped).into_owned()
 }
 
@@ -358,6 +360,7 @@ mod tests {
             escape_message("a\u{1b}]0;t\u{7} \u{202e}b\u{0}"),
             "a\\u{1b}]0;t\\u{7} \\u{202e}b\\u{0}"
         );
+        assert_eq!(escape_message("x ##[error]y"), "x #\\#[error]y");
         assert_eq!(
             escape_property("100% a:b,c\r\nd"),
             "100%25 a%3Ab%2Cc%0D%0Ad"

@@ -412,7 +412,8 @@ fn full_row(o: &CheckOutcome, statistics: bool) -> String {
     if statistics {
         let interval = match (o.family, o.ci) {
             (Family::Calibration, Some(ci)) => interval_text(ci, display_range(&o.metric).as_ref()),
-            _ => bound(o),
+            // Through inert: GitHub would read `@97.50%` as a mention of user 97.
+            _ => inert::cell(&bound(o), TEXT_CHARS),
         };
         row.push_str(&format!(
             " {} | {} | {} | {} |",
