@@ -19,7 +19,8 @@
 //! - it writes no `skipped` count and no `file` on the testsuite: added after writing, with totals
 //!   and the duration on the `testsuites` root too;
 //! - it writes CDATA unescaped and attributes without filtering characters XML forbids: text is
-//!   cleaned (`]]>` split across two CDATA sections, forbidden control characters replaced);
+//!   cleaned (`]]>` split across two CDATA sections, control and bidi characters shown escaped as
+//!   `\u{1b}`, the two non-characters replaced);
 //! - it writes a single line: line breaks are added between elements, outside CDATA.
 
 use std::path::{Path, PathBuf};

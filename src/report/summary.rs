@@ -9,6 +9,10 @@
 //! 4. everything else folded in `<details>`: the regressed queries with their answer changes,
 //!    every check, the notes (calibration, judging, operational figures).
 //!
+//! Every string that comes from data goes through [`crate::report::inert`]: prose inert, qids as
+//! code spans, diff blocks fenced beyond any backtick run (no link, image, mention or HTML that
+//! ragate did not write).
+//!
 //! GitHub drops a step summary over 1 MiB whole, so the size is bounded: every cell is cut to a
 //! fixed length, the tables and the per-check sections stop at byte budgets with a line saying
 //! how many were left out (junit.xml still lists them all).
