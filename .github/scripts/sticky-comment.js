@@ -1,11 +1,15 @@
 // ragate's sticky pull-request comment, shared by the action (action.yml) and the fork-safe
 // workflow_run workflow (.github/workflows/rag-gate-comment.yml); loaded by actions/github-script.
 //
-//   find({ github, context, prNumber, tier })                      -> ids of ragate comments
-//   upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing, reportUrl })
+//   find({ github, context, prNumber, tier, author })              -> ids of ragate comments
+//   upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing, reportUrl, author })
 //
 // One comment per pull request and tier, found again by the hidden marker on its first line and
-// edited in place. The summary is read as data (at most MAX_SUMMARY_BYTES; it may come from an
+// edited in place. Only a comment the token's own identity wrote is adopted: anyone can post a
+// comment that starts with the marker, and editing or deleting it would let them steer the bot.
+// The identity is `author` when given (the action's `comment-author` input), else the login
+// GET /user names for the token (a personal access token), else `github-actions[bot]` (the
+// workflow's GITHUB_TOKEN, which may not call GET /user). The summary is read as data (at most MAX_SUMMARY_BYTES; it may come from an
 // untrusted artifact) and the body is kept under GitHub's 65,536-character limit. With a
 // `reportUrl` (the HTML report's artifact, or the run's artifacts page), a `[HTML report](url)`
 // line follows the summary; it is never cut off with it.
@@ -24,13 +28,30 @@ function marker(tier) {
   return `<!-- ragate-gate:${tier} -->`;
 }
 
-async function find({ github, context, prNumber, tier }) {
+const DEFAULT_AUTHOR = 'github-actions[bot]';
+
+// The login whose comments are ragate's: `author`, the token's own user, or github-actions[bot].
+async function commentAuthor({ github, author }) {
+  if (author) return author;
+  try {
+    const { data } = await github.rest.users.getAuthenticated();
+    if (data?.login) return data.login;
+  } catch (err) {
+    // An installation token (GITHUB_TOKEN) may not read /user: it posts as github-actions[bot].
+  }
+  return DEFAULT_AUTHOR;
+}
+
+async function find({ github, context, prNumber, tier, author }) {
   const { owner, repo } = context.repo;
+  const login = (await commentAuthor({ github, author })).toLowerCase();
   const comments = await github.paginate(github.rest.issues.listComments, {
     owner, repo, issue_number: prNumber, per_page: 100,
   });
   const mark = marker(tier);
-  return comments.filter((c) => (c.body ?? '').startsWith(mark)).map((c) => c.id);
+  return comments
+    .filter((c) => (c.body ?? '').startsWith(mark) && (c.user?.login ?? '').toLowerCase() === login)
+    .map((c) => c.id);
 }
 
 function readSummary(path, tier, runUrl) {
@@ -75,10 +96,10 @@ function body({ tier, summary, runUrl, sha, reportUrl }) {
   return text;
 }
 
-async function upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing, reportUrl }) {
+async function upsert({ github, context, core, prNumber, tier, summaryPath, runUrl, sha, existing, reportUrl, author }) {
   const { owner, repo } = context.repo;
   const text = body({ tier, summary: readSummary(summaryPath, tier, runUrl), runUrl, sha, reportUrl });
-  const ids = existing ?? await find({ github, context, prNumber, tier });
+  const ids = existing ?? await find({ github, context, prNumber, tier, author });
   if (ids.length === 0) {
     const { data } = await github.rest.issues.createComment({ owner, repo, issue_number: prNumber, body: text });
     core.info(`ragate: created comment ${data.html_url}`);
@@ -92,4 +113,4 @@ async function upsert({ github, context, core, prNumber, tier, summaryPath, runU
   }
 }
 
-module.exports = { find, upsert, body, marker, reportLine };
+module.exports = { find, upsert, body, marker, reportLine, commentAuthor, DEFAULT_AUTHOR };

@@ -120,12 +120,11 @@ fn checks_against_baseline(
     let baseline = match results_store::read(&tier.baseline, "") {
         Ok(baseline) => baseline,
         Err(error) if error.is_missing() => {
-            let warning = format!(
-                "warning: tier `{}` has no baseline ({}): the record holds means, not checks",
+            crate::term::warning(format!(
+                "tier `{}` has no baseline ({}): the record holds means, not checks",
                 tier.name,
                 tier.baseline.display()
-            );
-            eprintln!("{}", crate::secrets::redact(&warning));
+            ));
             return Ok((Vec::new(), None));
         }
         Err(error) => return Err(error),
@@ -133,12 +132,11 @@ fn checks_against_baseline(
     decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
     let changes = rejudge::differences(&Identities::of(&baseline), &Identities::of(results));
     if !changes.is_empty() {
-        let warning = format!(
-            "warning: the baseline was judged by other judges than these results ({}): the record \
+        crate::term::warning(format!(
+            "the baseline was judged by other judges than these results ({}): the record \
              holds means, not checks",
             changes.join("; ")
-        );
-        eprintln!("{}", crate::secrets::redact(&warning));
+        ));
         return Ok((Vec::new(), None));
     }
     let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;

@@ -11,8 +11,8 @@ use crate::app::outputs::{OutputOptions, append_step_summary, write};
 use crate::baseline::store;
 use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result};
-use crate::report::annotations;
 use crate::report::junit::{self, RunClock, RunInfo};
+use crate::report::{annotations, inert};
 use crate::term;
 
 /// Every file name a run may write into its output directory.
@@ -271,8 +271,9 @@ pub fn write_failure(
     let summary_path = options.out_dir.join("summary.md");
     if !summary_path.exists() {
         let summary = format!(
-            "## ragate · tier {tier} · ⚠️ error\n\nThe gate could not evaluate this tier (exit 2):\n\n```text\n{}\n```\n",
-            message.replace("```", "'''")
+            "## ragate · tier {} · ⚠️ error\n\nThe gate could not evaluate this tier (exit 2):\n\n{}",
+            inert::text(tier, 200),
+            inert::block("text", &message)
         );
         write(&summary_path, &summary)?;
         append_step_summary(&summary)?;

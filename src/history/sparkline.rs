@@ -103,7 +103,7 @@ pub fn markdown(trends: &[Trend]) -> String {
         };
         out.push_str(&format!(
             "| {}{marker} | `{}` | {range} | {current} |\n",
-            trend.name.replace('<', "&lt;").replace('|', "\\|"),
+            crate::report::inert::cell(&trend.name, 1000),
             sparkline(&trend.values)
         ));
     }

@@ -46,11 +46,15 @@ fn by_severity(a: &CheckOutcome, b: &CheckOutcome) -> Ordering {
         .then_with(|| a.name.cmp(&b.name))
 }
 
-/// Escapes the message of a workflow command.
+/// Escapes the message of a workflow command: control and bidi characters shown escaped, and the
+/// legacy command form `##[` written `#\#[`, as on the terminal.
 pub(crate) fn escape_message(text: &str) -> String {
-    text.replace('%', "%25")
+    let escaped = text
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
+        .replace("##[", "#\\#[");
+    crate::report::inert::visible(&escaped).into_owned()
 }
 
 /// Escapes a property value (such as `title`) of a workflow command.
@@ -352,6 +356,11 @@ mod tests {
     #[test]
     fn annotation_escaping_follows_workflow_command_rules() {
         assert_eq!(escape_message("100% a:b,c\r\nd"), "100%25 a:b,c%0D%0Ad");
+        assert_eq!(
+            escape_message("a\u{1b}]0;t\u{7} \u{202e}b\u{0}"),
+            "a\\u{1b}]0;t\\u{7} \\u{202e}b\\u{0}"
+        );
+        assert_eq!(escape_message("x ##[error]y"), "x #\\#[error]y");
         assert_eq!(
             escape_property("100% a:b,c\r\nd"),
             "100%25 a%3Ab%2Cc%0D%0Ad"

@@ -52,12 +52,9 @@ fn cut(text: &str) -> String {
     crate::report::gate_table::one_line(text, ANSWER_CHARS)
 }
 
-/// A `diff` block of the answer's sentences, or None when the answer was edited rather than
-/// rewritten (or holds a code fence).
+/// A `diff` block of the answer's sentences (its fence longer than any backtick run in them, so
+/// an answer cannot close it), or None when the answer was edited rather than rewritten.
 pub(crate) fn rewritten_block(old: &str, new: &str) -> Option<String> {
-    if old.contains("```") || new.contains("```") {
-        return None;
-    }
     // Similarity of the words alone: the whitespace between them would make any two texts of
     // the same length look half alike.
     let old_words: Vec<&str> = old.split_whitespace().collect();
@@ -68,17 +65,16 @@ pub(crate) fn rewritten_block(old: &str, new: &str) -> Option<String> {
     let (old, new) = (sentences(&cut(old)), sentences(&cut(new)));
     let old: Vec<&str> = old.iter().map(String::as_str).collect();
     let new: Vec<&str> = new.iter().map(String::as_str).collect();
-    let mut block = String::from("```diff\n");
+    let mut lines = String::new();
     for change in TextDiff::from_slices(&old, &new).iter_all_changes() {
         let mark = match change.tag() {
             ChangeTag::Equal => ' ',
             ChangeTag::Delete => '-',
             ChangeTag::Insert => '+',
         };
-        block.push_str(&wrapped(mark, change.value()));
+        lines.push_str(&wrapped(mark, change.value()));
     }
-    block.push_str("```\n");
-    Some(block)
+    Some(crate::report::inert::block("diff", &lines))
 }
 
 #[cfg(test)]
@@ -112,5 +108,18 @@ mod tests {
             block.lines().filter(|l| l.starts_with("+ ")).count() >= 3,
             "{block}"
         );
+    }
+
+    #[test]
+    fn an_answer_with_a_fence_cannot_close_the_block() {
+        let block = rewritten_block(
+            "The answer is short.",
+            "```\n![x](https://evil.example/p.png)\n```` and \u{1b}]0;title\u{7} more words here.",
+        )
+        .expect("a rewrite");
+        assert!(block.starts_with("`````diff\n"), "{block}");
+        assert!(block.ends_with("\n`````\n"), "{block}");
+        assert_eq!(block.matches("`````").count(), 2, "{block}");
+        assert!(block.contains("\\u{1b}]0;title\\u{7}"), "{block}");
     }
 }

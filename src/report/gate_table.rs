@@ -9,6 +9,7 @@ use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
+use crate::report::inert::visible;
 use crate::report::{columns, reported};
 use crate::term::{self, Paint};
 
@@ -161,7 +162,7 @@ pub(crate) fn render_painted(report: &GateReport, paint: Paint) -> String {
     for o in &report.outcomes {
         rows.push([
             status_word(o.status).to_string(),
-            one_line(&o.name, 120),
+            visible(&one_line(&o.name, 120)).into_owned(),
             value(o.baseline_mean),
             value(o.current_mean),
             signed(o.delta),
@@ -210,7 +211,7 @@ pub(crate) fn render_painted(report: &GateReport, paint: Paint) -> String {
         out.push_str(&format!(
             "{}: {}\n",
             painted_status(o.status, status_word(o.status), paint),
-            one_line(&o.verdict, 2000)
+            visible(&one_line(&o.verdict, 2000))
         ));
     }
     out.push('\n');

@@ -19,7 +19,8 @@
 //! - it writes no `skipped` count and no `file` on the testsuite: added after writing, with totals
 //!   and the duration on the `testsuites` root too;
 //! - it writes CDATA unescaped and attributes without filtering characters XML forbids: text is
-//!   cleaned (`]]>` split across two CDATA sections, forbidden control characters replaced);
+//!   cleaned (`]]>` split across two CDATA sections, control and bidi characters shown escaped as
+//!   `\u{1b}`, the two non-characters replaced);
 //! - it writes a single line: line breaks are added between elements, outside CDATA.
 
 use std::path::{Path, PathBuf};
@@ -257,12 +258,13 @@ fn suite_output(report: &GateReport) -> String {
     text
 }
 
-/// Replaces the characters XML 1.0 forbids.
+/// The characters XML 1.0 forbids or discourages, and bidi controls, shown escaped (`\u{1b}`,
+/// as everywhere); the two non-characters replaced.
 fn xml_text(text: &str) -> String {
-    text.chars()
+    crate::report::inert::visible(text)
+        .chars()
         .map(|c| match c {
-            '\t' | '\n' | '\r' => c,
-            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+            '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',
             c => c,
         })
         .collect()
@@ -548,10 +550,22 @@ mod tests {
         assert!(!xml.contains("NaN"));
         report.outcomes[2].worst[0].query = Some("a ]]> b \u{1}".to_string());
         let xml = render(&report, &run_info());
-        assert!(xml.contains("a ]]]]><![CDATA[> b \u{FFFD}"), "{xml}");
+        assert!(xml.contains("a ]]]]><![CDATA[> b \\u{1}"), "{xml}");
         assert!(
-            !markup(&xml).contains("b \u{FFFD}"),
+            !markup(&xml).contains("b \\u{1}"),
             "the query stays in CDATA"
+        );
+        report.outcomes[2].name = "recall@5 [class=\u{1b}]0;t\u{7}\u{202e}\u{85}]".to_string();
+        report.outcomes[2].verdict = "v \u{0} \u{fffe}".to_string();
+        let xml = render(&report, &run_info());
+        assert!(
+            xml.contains("name=\"recall@5 [class=\\u{1b}]0;t\\u{7}\\u{202e}\\u{85}]\""),
+            "{xml}"
+        );
+        assert!(xml.contains("message=\"v \\u{0} \u{fffd}\""), "{xml}");
+        assert!(
+            !xml.chars().any(|c| c < ' ' && !matches!(c, '\n' | '\t')),
+            "no control character: {xml:?}"
         );
     }
 

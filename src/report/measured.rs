@@ -5,9 +5,12 @@
 use crate::baseline::results::{Results, RunStatus};
 use crate::report::columns;
 use crate::report::gate_table::one_line;
+use crate::report::inert;
 
 /// The slice every query belongs to.
 const ALL: &str = "all";
+/// Longest slice or metric name shown in summary.md, in characters.
+const NAME_CHARS: usize = 300;
 
 /// How many characters of a slice label the table shows (slice values are untrusted text of any
 /// length; a longer label is cut, ending in `…`).
@@ -19,7 +22,7 @@ pub fn table(results: &Results) -> String {
     let labels: Vec<String> = results
         .summary
         .keys()
-        .map(|slice| one_line(slice, LABEL_CHARS))
+        .map(|slice| one_line(&inert::visible(slice), LABEL_CHARS))
         .collect();
     // Columns as wide as their longest entry (at least the usual widths), so values line up.
     let slice_width = labels
@@ -56,6 +59,7 @@ pub fn table(results: &Results) -> String {
 pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &str) -> String {
     let first_run = results.status == RunStatus::NoBaseline;
     // The headline in the form of the gate's summary: status first, the tier last.
+    let tier = inert::text(tier, 200);
     let mut out = if first_run {
         format!(
             "**⚠️ No baseline yet: nothing was gated** · tier\u{a0}{tier}\n\nThis tier has no baseline to compare with (exit 2). Measured on this run:\n\n"
@@ -79,14 +83,13 @@ pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &st
     }
     if first_run {
         out.push_str(&format!(
-            "\nIf these numbers are what this tier should hold, accept them as its baseline and commit it:\n\n```sh\n{accept_command}\n```\n"
+            "\nIf these numbers are what this tier should hold, accept them as its baseline and commit it:\n\n{}",
+            inert::block("sh", accept_command)
         ));
     }
     if !first_run {
-        out.push_str(&format!(
-            "\n```text\n{}\n```\n",
-            problem.replace("```", "'''")
-        ));
+        out.push('\n');
+        out.push_str(&inert::block("text", problem));
     }
     out
 }
@@ -134,9 +137,9 @@ fn slice_table(results: &Results, slices: &[&str]) -> String {
     out
 }
 
-/// Keeps a slice or metric name from breaking a Markdown table.
+/// A slice or metric name for a Markdown table cell: inert, cut, unable to split the cell.
 fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
+    inert::cell(text, NAME_CHARS)
 }
 
 #[cfg(test)]

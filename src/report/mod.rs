@@ -7,6 +7,7 @@ pub mod eval_output;
 pub mod gate_json;
 pub mod gate_table;
 pub(crate) mod html;
+pub(crate) mod inert;
 pub mod junit;
 pub(crate) mod measured;
 pub mod operational;

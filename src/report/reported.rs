@@ -21,7 +21,7 @@ pub fn markdown(report: &GateReport) -> String {
     for r in &report.reported {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
-            r.name().replace('|', "\\|"),
+            crate::report::inert::cell(&r.name(), 1000),
             value(r.baseline),
             value(r.current),
             signed(r.delta),

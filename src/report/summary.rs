@@ -9,6 +9,10 @@
 //! 4. everything else folded in `<details>`: the regressed queries with their answer changes,
 //!    every check, the notes (calibration, judging, operational figures).
 //!
+//! Every string that comes from data goes through [`crate::report::inert`]: prose inert, qids as
+//! code spans, diff blocks fenced beyond any backtick run (no link, image, mention or HTML that
+//! ragate did not write).
+//!
 //! GitHub drops a step summary over 1 MiB whole, so the size is bounded: every cell is cut to a
 //! fixed length, the tables and the per-check sections stop at byte budgets with a line saying
 //! how many were left out (junit.xml still lists them all).
@@ -20,9 +24,8 @@ use crate::gate::calibration::interval_text;
 use crate::gate::verdict::p_text;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::report::answer_diff;
-use crate::report::gate_table::{
-    bound, count, higher_is_better, one_line, optional, signed, value,
-};
+use crate::report::gate_table::{bound, count, higher_is_better, optional, signed, value};
+use crate::report::inert;
 use crate::report::reported;
 use crate::report::summary_text::{
     Counts, delta_with_percent, display_range, p_cell, signed_limit,
@@ -55,21 +58,19 @@ fn status_mark(status: CheckStatus) -> &'static str {
     status_cell(status).split(' ').next().unwrap_or_default()
 }
 
-/// Text for Markdown: on one line, cut, with `<` unable to open HTML.
+/// Untrusted (or partly untrusted) text for Markdown: on one line, cut, inert.
 fn inline(text: &str, max_chars: usize) -> String {
-    one_line(text, max_chars).replace('<', "&lt;")
+    inert::text(&arrows(text), max_chars)
 }
 
-/// Text for a table cell: also `\` and `|` escaped, so the cell cannot split.
+/// [`inline`] for a table cell.
 fn cell(text: &str, max_chars: usize) -> String {
-    inline(text, max_chars)
-        .replace('\\', "\\\\")
-        .replace('|', "\\|")
+    inert::cell(&arrows(text), max_chars)
 }
 
 /// A check's verdict as the summary shows it.
 fn verdict(o: &CheckOutcome) -> String {
-    arrows(&inline(&o.verdict, TEXT_CHARS))
+    inline(&o.verdict, TEXT_CHARS)
 }
 
 /// ` -> ` as ` → ` and ` >= ` as ` ≥ ` (as the summary's own lines write them): one glyph, so a
@@ -284,8 +285,11 @@ fn push_verdicts(out: &mut String, report: &GateReport) {
     }
     if notable.iter().any(|o| o.status == CheckStatus::Improved) {
         out.push_str(&format!(
-            "⬆️ improved: if intended, run `ragate baseline accept --tier {}`.\n\n",
-            inline(&report.tier, TEXT_CHARS)
+            "⬆️ improved: if intended, run {}.\n\n",
+            inert::code(
+                &format!("ragate baseline accept --tier {}", report.tier),
+                TEXT_CHARS
+            )
         ));
     }
     let errors: Vec<String> = report
@@ -302,14 +306,14 @@ fn push_diagnosis_and_warnings(out: &mut String, report: &GateReport) {
     let diagnoses: Vec<String> = report
         .diagnoses
         .iter()
-        .map(|note| format!("- {}\n", arrows(&inline(note, TEXT_CHARS))))
+        .map(|note| format!("- {}\n", inline(note, TEXT_CHARS)))
         .collect();
     push_list(out, "**Likely causes**", diagnoses);
     let mut warnings: Vec<String> = report
         .warnings
         .iter()
         .take(MAX_WARNINGS)
-        .map(|w| format!("- ⚠️ {}\n", arrows(&inline(w, TEXT_CHARS))))
+        .map(|w| format!("- ⚠️ {}\n", inline(w, TEXT_CHARS)))
         .collect();
     if report.warnings.len() > MAX_WARNINGS {
         warnings.push(format!(
@@ -335,7 +339,7 @@ fn failing_section(o: &CheckOutcome) -> String {
     for drop in &o.worst {
         text.push_str(&format!(
             "| {} | {} → {} | {} | {} |\n",
-            cell(&drop.qid, QUERY_CHARS),
+            inert::code_cell(&drop.qid, QUERY_CHARS),
             value(drop.baseline),
             value(drop.current),
             if drop.hit_to_miss { "yes" } else { "" },
@@ -345,7 +349,7 @@ fn failing_section(o: &CheckOutcome) -> String {
         ));
     }
     for drop in o.worst.iter().filter(|d| !d.details.is_empty()) {
-        text.push_str(&format!("\n`{}`:\n", inline(&drop.qid, QUERY_CHARS)));
+        text.push_str(&format!("\n{}:\n", inert::code(&drop.qid, QUERY_CHARS)));
         let mut bullets = String::new();
         for detail in &drop.details {
             let block = (drop.answers.as_ref())
@@ -412,7 +416,8 @@ fn full_row(o: &CheckOutcome, statistics: bool) -> String {
     if statistics {
         let interval = match (o.family, o.ci) {
             (Family::Calibration, Some(ci)) => interval_text(ci, display_range(&o.metric).as_ref()),
-            _ => bound(o),
+            // Through inert: GitHub would read `@97.50%` as a mention of user 97.
+            _ => inert::cell(&bound(o), TEXT_CHARS),
         };
         row.push_str(&format!(
             " {} | {} | {} | {} |",

@@ -269,7 +269,7 @@ fn answer_changes_show_merged_word_runs() {
 fn summary_escapes_query_text_in_cells_and_shows_dashes() {
     let text = render(&sample_report());
     assert!(
-        text.contains("| q17 | 1.0000 → 0.0000 | yes | cats \\| dogs: which sheds more? |"),
+        text.contains("| `q17` | 1.0000 → 0.0000 | yes | cats \\| dogs: which sheds more? |"),
         "{text}"
     );
     assert!(text.contains("ranking &lt;b>100%&lt;/b>"), "{text}");
