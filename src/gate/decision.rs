@@ -12,7 +12,8 @@ use crate::gate::calibration::{self, Calibration};
 use crate::gate::checks::{self, Check, Slice};
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family};
 use crate::gate::{
-    GateReport, answer_changes, diagnosis, length_faithfulness_correlation, reported, short,
+    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
+    reported, short,
 };
 use crate::metrics::metric::Metric;
 use crate::suggest;
@@ -27,6 +28,11 @@ pub fn decide(
     calibrations: &[Calibration],
 ) -> GateReport {
     let mut warnings = provenance_warnings(baseline, current);
+    // Results from before `empty_answers` get its values from their stored answers.
+    let baseline = empty_answers::with_values(baseline, "the baseline", &mut warnings);
+    let current = empty_answers::with_values(current, "the current results", &mut warnings);
+    let (baseline, current) = (baseline.as_ref(), current.as_ref());
+    warnings.extend(empty_answers::warning(config, baseline, current));
     let baseline_only = only_in(baseline, current);
     let current_only = only_in(current, baseline);
     let values = slice_values(config, [baseline, current]);
