@@ -24,6 +24,7 @@ mod openai_judge;
 mod pipeline;
 mod reported_metrics;
 mod sharding;
+mod silent_passes;
 mod stale_outputs;
 mod statistics;
 mod statistics_real;
