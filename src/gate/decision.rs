@@ -98,6 +98,39 @@ pub fn decide(
     }
 }
 
+/// The floors (`min`, `max`) of the tier's rules on a run without a baseline (its first run),
+/// decided as the gate decides them (the current mean over every query of the slice, at least
+/// `min_queries` of them): `❌ recall@5 [all]: 0.6000 is below min 0.9 (the current mean over 20
+/// queries)`. Reported only: without a baseline nothing is gated (exit 2), but a baseline that
+/// breaks its own floors should not be accepted unseen.
+pub fn first_run_floors(config: &Config, tier: &Tier, current: &Results) -> Vec<String> {
+    let values = slice_values(config, [current, current]);
+    let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
+    checks::expand(&tier.gate.rules, &values, &metrics)
+        .iter()
+        .filter_map(|check| {
+            let floor = verdict::floor::sample(check, current)?;
+            let direction = check.rule.metric.direction();
+            let line = if floor.n < tier.gate.min_queries {
+                format!(
+                    "⏭️ {}: not decided: {} queries, fewer than min_queries {}",
+                    check.name(),
+                    floor.n,
+                    tier.gate.min_queries
+                )
+            } else {
+                let mark = if floor.broken(direction) {
+                    "❌"
+                } else {
+                    "✅"
+                };
+                format!("{mark} {}: {}", check.name(), floor.describe(direction))
+            };
+            Some(line)
+        })
+        .collect()
+}
+
 /// The run's status from its checks:
 /// - `error` when any check is an error, when nothing was evaluated (every check skipped), or
 ///   when the tier has `all` checks and every one of them was skipped (the primary family said

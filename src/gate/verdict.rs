@@ -541,7 +541,7 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-mod floor;
+pub(crate) mod floor;
 mod outcome;
 mod paired;
 pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, Floor, QueryDrop};

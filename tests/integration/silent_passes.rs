@@ -140,6 +140,26 @@ fn a_generator_that_stops_answering_fails_the_default_empty_answers_check() {
     std::fs::write(dir.join("empty.jsonl"), run(40, |_| false, |i| i < 38)).unwrap();
     let empty = gate(dir, "empty.jsonl", "empty");
     assert_empty_answers_fail(dir, "empty", &empty);
+    // The HTML report decides the same checks and carries the warning.
+    let report = ragate_in(
+        dir,
+        &[
+            "report",
+            "--tier",
+            "smoke",
+            "--from",
+            "empty",
+            "--out",
+            "report.html",
+        ],
+    );
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("empty_answers [all] regressed"), "{html}");
+    assert!(
+        html.contains("38 of 40 answers are empty or missing"),
+        "{html}"
+    );
 }
 
 #[test]
@@ -221,4 +241,28 @@ fn twenty_new_queries_scoring_zero_fail_the_floor_and_their_slice_gets_its_floor
     assert!(summary.contains("recall@5 [class=new]"), "{summary}");
     let junit = std::fs::read_to_string(dir.join("grown/junit.xml")).unwrap();
     assert!(junit.contains("name=\"recall@5 [class=new]\""), "{junit}");
+}
+
+#[test]
+fn a_first_run_reports_its_floors_without_gating_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(dir.join("eval-config.yaml"), CONFIG).unwrap();
+    std::fs::write(dir.join("qrels.jsonl"), qrels(40, 30)).unwrap();
+    std::fs::write(dir.join("half.jsonl"), run(40, |i| i % 2 == 0, |_| false)).unwrap();
+    let first = gate(dir, "half.jsonl", "first");
+    assert_eq!(
+        first.code, 2,
+        "no baseline: nothing is gated: {}",
+        first.stderr
+    );
+    let summary = std::fs::read_to_string(dir.join("first/summary.md")).unwrap();
+    assert!(summary.contains("**Floors on this run**"), "{summary}");
+    for line in [
+        "❌ recall@5 [all]: 0.5000 is below min 0.9 (the current mean over 40 queries)",
+        "❌ recall@5 [class=old]: 0.5000 is below min 0.9 (the current mean over 30 queries)",
+    ] {
+        assert!(summary.contains(line), "{summary}");
+        assert!(first.stderr.contains(line), "{}", first.stderr);
+    }
 }

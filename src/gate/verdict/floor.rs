@@ -11,7 +11,7 @@ use crate::gate::verdict::Floor;
 use crate::metrics::retrieval::Direction;
 
 /// The check's floor over the current run, when its rule has one in the metric's direction.
-pub(super) fn sample(check: &Check<'_>, current: &Results) -> Option<Floor> {
+pub(crate) fn sample(check: &Check<'_>, current: &Results) -> Option<Floor> {
     let limits = &check.rule.limits;
     let bound = match check.rule.metric.direction() {
         Direction::HigherIsBetter => limits.min,
@@ -37,7 +37,7 @@ pub(super) fn sample(check: &Check<'_>, current: &Results) -> Option<Floor> {
 
 impl Floor {
     /// Whether the mean is on the wrong side of the floor.
-    pub(super) fn broken(&self, direction: Direction) -> bool {
+    pub(crate) fn broken(&self, direction: Direction) -> bool {
         match direction {
             Direction::HigherIsBetter => self.mean < self.bound,
             Direction::LowerIsBetter => self.mean > self.bound,
@@ -45,7 +45,7 @@ impl Floor {
     }
 
     /// `0.4000 is below min 0.9 (the current mean over 60 queries)`.
-    pub(super) fn describe(&self, direction: Direction) -> String {
+    pub(crate) fn describe(&self, direction: Direction) -> String {
         let (relation, key) = match (direction, self.broken(direction)) {
             (Direction::HigherIsBetter, true) => ("is below", "min"),
             (Direction::HigherIsBetter, false) => ("is at or above", "min"),
