@@ -163,6 +163,34 @@ fn a_generator_that_stops_answering_fails_the_default_empty_answers_check() {
 }
 
 #[test]
+fn with_empty_answer_zero_faithfulness_and_empty_answers_both_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    baselined(dir);
+    let zero = CONFIG.replace(
+        "{ name: faithfulness, empty_answer: exclude }",
+        "faithfulness",
+    );
+    assert_ne!(zero, CONFIG);
+    std::fs::write(dir.join("eval-config.yaml"), zero).unwrap();
+    std::fs::write(dir.join("empty.jsonl"), run(40, |_| false, |i| i < 38)).unwrap();
+    let outcome = gate(dir, "empty.jsonl", "zero");
+    assert_eq!(outcome.code, 1, "{}\n{}", outcome.stdout, outcome.stderr);
+    let document: Value = serde_json::from_str(&outcome.stdout).unwrap();
+    // An empty answer scores 0: faithfulness sees all 40 queries and drops; the share of empty
+    // answers fails on its own, and the warning names no excluded metric.
+    let faithfulness = check(&document, "faithfulness [all]");
+    assert_eq!(faithfulness["status"], "fail", "{faithfulness:#}");
+    assert_eq!(faithfulness["n"], 40);
+    assert_eq!(check(&document, "empty_answers [all]")["status"], "fail");
+    let summary = std::fs::read_to_string(dir.join("zero/summary.md")).unwrap();
+    assert!(
+        summary.contains("38 of 40 answers are empty or missing (baseline: 0 of 40); the `empty_answers` checks gate their share"),
+        "{summary}"
+    );
+}
+
+#[test]
 fn a_baseline_from_before_empty_answers_is_gated_on_its_stored_answers() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
