@@ -41,7 +41,11 @@ pub fn finish(
             } else {
                 RunStatus::Error
             };
-            outputs::render_unbaselined(tier, &current, &evaluated, &options, &error)
+            let floors = decision::first_run_floors(config, tier, &current);
+            for line in &floors {
+                crate::term::note(format!("floor on this run: {line}"));
+            }
+            outputs::render_unbaselined(tier, &current, &evaluated, &options, &error, &floors)
                 .write(&options)?;
             return Err(error);
         }

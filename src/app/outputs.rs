@@ -245,14 +245,16 @@ pub fn render_unbaselined(
     evaluated: &Evaluated,
     options: &OutputOptions,
     problem: &Error,
+    floors: &[String],
 ) -> Outputs {
     let mut outputs = Outputs::results(current, evaluated, &options.out_dir);
-    let summary_text = measured::summary(
+    let mut summary_text = measured::summary(
         &tier.name,
         current,
         &problem.to_string(),
         &options.accept_command(&tier.name),
     );
+    summary_text.push_str(&first_run_floors(floors));
     outputs.file(options.out_dir.join("summary.md"), summary_text.clone());
     outputs.step_summary = Some(summary_text);
     outputs.stdout = match options.format {
@@ -260,6 +262,27 @@ pub fn render_unbaselined(
         GateFormat::Json => gate_json::render_ungated(current),
     };
     outputs
+}
+
+/// The floors of a first run in the summary, as preformatted text with `&`, `<` and `>` escaped
+/// (slice values are data: inside `<pre>` no Markdown applies and nothing can close it).
+fn first_run_floors(floors: &[String]) -> String {
+    if floors.is_empty() {
+        return String::new();
+    }
+    let escaped: Vec<String> = floors
+        .iter()
+        .map(|line| {
+            line.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        })
+        .collect();
+    format!(
+        "\n**Floors on this run** (`min`, `max`: decided on every query of the slice; reported, \
+         not gated without a baseline)\n\n<pre>\n{}\n</pre>\n",
+        escaped.join("\n")
+    )
 }
 
 /// run-stats.json: sizes, calibration, operational figures, judge usage and timings.

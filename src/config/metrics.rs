@@ -119,6 +119,17 @@ pub fn validate_metrics(
     Ok(specs)
 }
 
+/// Adds `empty_answers` when a metric reads the answer and the list does not name it: the share
+/// of queries without an answer is what `empty_answer: exclude` leaves out of the answer metrics
+/// (and what makes `answer_length` look better), so it is computed, stored and gated
+/// ((`config::rules::default_empty_answers_rule`)) whenever answers are.
+pub(crate) fn add_empty_answers(specs: &mut Vec<MetricSpec>) {
+    let answers = specs.iter().any(|s| s.metric.needs_answer());
+    if answers && !specs.iter().any(|s| s.metric == Metric::EmptyAnswers) {
+        specs.push(MetricSpec::new(Metric::EmptyAnswers));
+    }
+}
+
 /// Adds the operational metrics (latency_ms, tokens, cost) that a rule of any tier names but the
 /// metrics list leaves out: they vary from run to run, so they are computed (and stored in
 /// results) only when gated; otherwise they are reported in the trace and run-stats alone.

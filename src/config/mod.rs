@@ -29,6 +29,7 @@ pub use endpoint::HttpEndpoint;
 pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, OpenAiSpec};
 pub use raw::{Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
 use raw::{JudgeKind, RawConfig, RawTier};
+pub use rules::DEFAULT_EMPTY_ANSWERS_MAX_INCREASE;
 use rules::{merge_gate, validate_gate};
 
 /// The config `version:` this ragate reads.
@@ -378,6 +379,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
     }
     let judges = judges::validate_judges(&keys, &raw.judges, written)?;
     let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
+    metrics::add_empty_answers(&mut specs);
     metrics::add_gated_operational(&mut specs, &raw);
     let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &raw.metrics, written)?;
     let metrics: Vec<Metric> = specs.iter().map(|s| s.metric).collect();

@@ -102,6 +102,9 @@ pub(crate) fn validate_gate(
         }
         rules.push(rule);
     }
+    if let Some(rule) = default_empty_answers_rule(metrics, &rules) {
+        rules.push(rule);
+    }
     Ok(GateSettings {
         decision,
         alpha,
@@ -112,6 +115,29 @@ pub(crate) fn validate_gate(
         seed: gate.seed.unwrap_or(42),
         rules,
         notices,
+    })
+}
+
+/// The tolerated rise of the share of empty answers under the default rule: 5 percentage points.
+pub const DEFAULT_EMPTY_ANSWERS_MAX_INCREASE: f64 = 0.05;
+
+/// The rule `{ metric: empty_answers, max_increase: 0.05 }` for a tier that computes
+/// `empty_answers` (every config with an answer metric) and has no rule of its own for it on
+/// `all`: empty answers are gated like any metric with a rule, so that `empty_answer: exclude`
+/// (or a shorter `answer_length`) cannot hide a generator that stopped answering. A rule naming
+/// `empty_answers` replaces it; one naming a slice overrides it on that slice.
+pub(crate) fn default_empty_answers_rule(metrics: &[Metric], rules: &[Rule]) -> Option<Rule> {
+    let computed = metrics.contains(&Metric::EmptyAnswers);
+    let own = rules
+        .iter()
+        .any(|r| r.metric == Metric::EmptyAnswers && r.slice.is_none());
+    (computed && !own).then(|| Rule {
+        metric: Metric::EmptyAnswers,
+        slice: None,
+        limits: Limits {
+            max_increase: Some(DEFAULT_EMPTY_ANSWERS_MAX_INCREASE),
+            ..Limits::default()
+        },
     })
 }
 

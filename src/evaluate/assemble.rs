@@ -10,9 +10,11 @@ use crate::input::qrels::Qrels;
 use crate::metrics::metric::Metric;
 
 /// What a judged query missing from the run scores: 0 (a dropped query is a regression), except
-/// the answer length, which has no value (0 would look like an improvement).
+/// the answer length, which has no value (0 would look like an improvement), and
+/// `empty_answers`, which is 1 (the query got no answer).
 fn missing_value(metric: Metric) -> Option<f64> {
     match metric {
+        Metric::EmptyAnswers => Some(1.0),
         Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => None,
         _ => Some(0.0),
     }

@@ -12,7 +12,8 @@ use crate::gate::calibration::{self, Calibration};
 use crate::gate::checks::{self, Check, Slice};
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family};
 use crate::gate::{
-    GateReport, answer_changes, diagnosis, length_faithfulness_correlation, reported, short,
+    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
+    reported, short,
 };
 use crate::metrics::metric::Metric;
 use crate::suggest;
@@ -27,6 +28,11 @@ pub fn decide(
     calibrations: &[Calibration],
 ) -> GateReport {
     let mut warnings = provenance_warnings(baseline, current);
+    // Results from before `empty_answers` get its values from their stored answers.
+    let baseline = empty_answers::with_values(baseline, "the baseline", &mut warnings);
+    let current = empty_answers::with_values(current, "the current results", &mut warnings);
+    let (baseline, current) = (baseline.as_ref(), current.as_ref());
+    warnings.extend(empty_answers::warning(config, baseline, current));
     let baseline_only = only_in(baseline, current);
     let current_only = only_in(current, baseline);
     let values = slice_values(config, [baseline, current]);
@@ -91,6 +97,39 @@ pub fn decide(
         notes,
         warnings,
     }
+}
+
+/// The floors (`min`, `max`) of the tier's rules on a run without a baseline (its first run),
+/// decided as the gate decides them (the current mean over every query of the slice, at least
+/// `min_queries` of them): `❌ recall@5 [all]: 0.6000 is below min 0.9 (the current mean over 20
+/// queries)`. Reported only: without a baseline nothing is gated (exit 2), but a baseline that
+/// breaks its own floors should not be accepted unseen.
+pub fn first_run_floors(config: &Config, tier: &Tier, current: &Results) -> Vec<String> {
+    let values = slice_values(config, [current, current]);
+    let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
+    checks::expand(&tier.gate.rules, &values, &metrics)
+        .iter()
+        .filter_map(|check| {
+            let floor = verdict::floor::sample(check, current)?;
+            let direction = check.rule.metric.direction();
+            let line = if floor.n < tier.gate.min_queries {
+                format!(
+                    "⏭️ {}: not decided: {} queries, fewer than min_queries {}",
+                    check.name(),
+                    floor.n,
+                    tier.gate.min_queries
+                )
+            } else {
+                let mark = if floor.broken(direction) {
+                    "❌"
+                } else {
+                    "✅"
+                };
+                format!("{mark} {}: {}", check.name(), floor.describe(direction))
+            };
+            Some(line)
+        })
+        .collect()
 }
 
 /// The run's status from its checks:

@@ -5,6 +5,7 @@ pub mod checks;
 pub mod decision;
 pub mod diagnosis;
 pub mod drift;
+mod empty_answers;
 pub mod reported;
 pub mod verdict;
 

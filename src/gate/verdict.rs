@@ -67,23 +67,12 @@ fn tolerated(limits: &Limits, direction: Direction, baseline_mean: f64) -> Optio
     }
 }
 
-fn floor_broken(limits: &Limits, direction: Direction, current_mean: f64) -> Option<String> {
-    match direction {
-        Direction::HigherIsBetter => limits
-            .min
-            .filter(|&min| current_mean < min)
-            .map(|min| format!("{current_mean:.4} is below min {min}")),
-        Direction::LowerIsBetter => limits
-            .max
-            .filter(|&max| current_mean > max)
-            .map(|max| format!("{current_mean:.4} is above max {max}")),
-    }
-}
-
 /// A check with paired values, on its way to a verdict.
 struct Candidate {
     index: usize,
     paired: Paired,
+    /// The rule's floor over every current query of the slice.
+    floor: Option<Floor>,
     family: Family,
     limit: Option<f64>,
     /// The test against the limit (significant decisions with a limit only).
@@ -102,16 +91,11 @@ pub fn decide(
     let mut candidates: Vec<Candidate> = Vec::new();
     let pairs = PairIndex::new(baseline, current);
     for (index, check) in checks.iter().enumerate() {
+        let floor = floor::sample(check, current);
         match pair(check, baseline, &pairs) {
             Err(message) => outcomes.push(outcome_for(check, CheckStatus::Error, message, 0)),
             Ok(paired) if paired.qids.len() < settings.min_queries => {
-                let n = paired.qids.len();
-                let verdict = format!(
-                    "{}: skipped (underpowered): {n} paired queries, fewer than min_queries {}",
-                    check.name(),
-                    settings.min_queries
-                );
-                outcomes.push(outcome_for(check, CheckStatus::Skipped, verdict, n));
+                outcomes.push(too_few_pairs(check, &paired, floor, settings));
             }
             Ok(paired) => {
                 let direction = check.rule.metric.direction();
@@ -128,6 +112,7 @@ pub fn decide(
                 candidates.push(Candidate {
                     index,
                     paired,
+                    floor,
                     family: family_of(check),
                     limit,
                     test,
@@ -140,6 +125,79 @@ pub fn decide(
         decide_family(&members, family, checks, settings, tier, &mut outcomes);
     }
     outcomes
+}
+
+/// A check with fewer than `min_queries` paired queries: its change cannot be tested, but a floor
+/// needs no baseline and is decided on the current queries of the slice (new ones and new slice
+/// values included) when there are at least `min_queries` of them.
+fn too_few_pairs(
+    check: &Check<'_>,
+    paired: &Paired,
+    floor: Option<Floor>,
+    settings: &GateSettings,
+) -> CheckOutcome {
+    let name = check.name();
+    let direction = check.rule.metric.direction();
+    let pairs = paired.qids.len();
+    let min_queries = settings.min_queries;
+    let skipped = format!(
+        "skipped (underpowered): {pairs} paired queries, fewer than min_queries {min_queries}"
+    );
+    let decided = floor.filter(|f| f.n >= min_queries);
+    let (status, verdict) = match decided {
+        Some(f) if f.broken(direction) => (
+            CheckStatus::Fail,
+            format!(
+                "{name} failed: {} (floors need no baseline); the change is {skipped}",
+                f.describe(direction)
+            ),
+        ),
+        Some(f) if has_change_limit(check) => (
+            CheckStatus::Skipped,
+            format!(
+                "{name}: the floor holds: {}; the change is {skipped}",
+                f.describe(direction)
+            ),
+        ),
+        Some(f) => (
+            CheckStatus::Pass,
+            format!(
+                "{name} holds its floor: {} ({pairs} paired queries; floors need no baseline)",
+                f.describe(direction)
+            ),
+        ),
+        None => (
+            CheckStatus::Skipped,
+            match floor {
+                Some(f) => format!(
+                    "{name}: {skipped}; its floor is not decided either: {} current queries, \
+                     fewer than min_queries {min_queries}",
+                    f.n
+                ),
+                None => format!("{name}: {skipped}"),
+            },
+        ),
+    };
+    let mut outcome = outcome_for(check, status, verdict, pairs);
+    if pairs > 0 {
+        outcome.baseline_mean = stats::mean(&paired.baseline);
+        outcome.current_mean = stats::mean(&paired.current);
+        outcome.delta = outcome.current_mean - outcome.baseline_mean;
+    } else if let Some(f) = decided {
+        // No pairs: the current mean shown is the one the floor was decided on.
+        outcome.current_mean = f.mean;
+    }
+    outcome.floor = floor;
+    outcome
+}
+
+/// Whether the rule limits the change from the baseline (not only the current mean).
+fn has_change_limit(check: &Check<'_>) -> bool {
+    let l = &check.rule.limits;
+    match check.rule.metric.direction() {
+        Direction::HigherIsBetter => l.max_drop.is_some() || l.max_drop_pct.is_some(),
+        Direction::LowerIsBetter => l.max_increase.is_some() || l.max_increase_pct.is_some(),
+    }
 }
 
 /// The family's correction, then each member's verdict.
@@ -265,6 +323,7 @@ impl Context<'_, '_> {
         outcome.method = candidate.test.map(|t| t.method);
         outcome.p_value = candidate.test.map(|t| t.p_value);
         outcome.se = (summary.n > 0).then(|| summary.sd / (summary.n as f64).sqrt());
+        outcome.floor = candidate.floor;
         (outcome.worst, outcome.worse_count) =
             worst_queries(&candidate.paired, self.check.rule.metric.direction());
         outcome
@@ -277,10 +336,13 @@ impl Context<'_, '_> {
         let name = self.check.name();
         let direction = self.check.rule.metric.direction();
         let smallest = candidate.test.map_or(1.0, |t| t.smallest_p);
-        if let Some(floor) = floor_broken(&self.check.rule.limits, direction, summary.current_mean)
-        {
+        if let Some(floor) = candidate.floor.filter(|f| f.broken(direction)) {
             outcome.status = CheckStatus::Fail;
-            outcome.verdict = format!("{name} failed: {floor}; {}", summary.text());
+            outcome.verdict = format!(
+                "{name} failed: {}; {}",
+                floor.describe(direction),
+                summary.text()
+            );
             return outcome;
         }
         outcome.status = CheckStatus::Skipped;
@@ -387,10 +449,9 @@ impl Context<'_, '_> {
         let limit_text = limit.map_or("no drop limit".to_string(), |l| format!("limit {l:.4}"));
         let beyond = limit.is_some_and(|l| summary.worsening > l);
         let stats_text = summary.text();
-        if let Some(floor) = floor_broken(&self.check.rule.limits, direction, summary.current_mean)
-        {
+        if let Some(floor) = candidate.floor.filter(|f| f.broken(direction)) {
             outcome.status = CheckStatus::Fail;
-            outcome.verdict = format!("{name} failed: {floor}; {stats_text}");
+            outcome.verdict = format!("{name} failed: {}; {stats_text}", floor.describe(direction));
             return outcome;
         }
         let rejected = step.is_some_and(|s| s.rejected);
@@ -481,8 +542,9 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
+pub(crate) mod floor;
 mod outcome;
 mod paired;
-pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, QueryDrop};
+pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, Floor, QueryDrop};
 #[cfg(test)]
 mod tests;

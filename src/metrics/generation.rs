@@ -106,6 +106,7 @@ pub fn value(
             .map(|reference| answer::answer_exact(inputs.answer, reference))
             .ok_or(Missing::NoReference),
         Metric::AnswerLength => Ok(answer::answer_length(inputs.answer)),
+        Metric::EmptyAnswers => Ok(f64::from(u8::from(empty))),
         Metric::Retrieval(_)
         | Metric::Ppi(_)
         | Metric::LatencyMs

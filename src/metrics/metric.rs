@@ -27,6 +27,10 @@ pub enum Metric {
     AnswerExact,
     /// The answer's length in words (lower is better).
     AnswerLength,
+    /// 1 when the answer is empty (or only whitespace) or the query is missing from the run, else
+    /// 0: its mean is the share of queries without an answer (lower is better). Computed whenever
+    /// an answer metric is, and gated by default (`{ metric: empty_answers, max_increase: 0.05 }`).
+    EmptyAnswers,
     /// How long the pipeline took for the query, in milliseconds (lower is better).
     LatencyMs,
     /// Prompt plus completion tokens the pipeline reported (lower is better).
@@ -64,7 +68,7 @@ impl Calibrated {
 pub fn valid_names() -> String {
     format!(
         "{}, faithfulness, faithfulness_graded, answer_relevance, context_precision@K, \
-         answer_contains, answer_f1, answer_exact, answer_length, latency_ms, tokens, cost; in rules also \
+         answer_contains, answer_f1, answer_exact, answer_length, empty_answers, latency_ms, tokens, cost; in rules also \
          faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi",
         retrieval::VALID_NAMES
     )
@@ -83,7 +87,7 @@ pub struct UnknownMetric {
 }
 
 /// Every metric name without its `@K`.
-const BASE_NAMES: [&str; 22] = [
+const BASE_NAMES: [&str; 23] = [
     "precision",
     "recall",
     "hit_rate",
@@ -100,6 +104,7 @@ const BASE_NAMES: [&str; 22] = [
     "answer_f1",
     "answer_exact",
     "answer_length",
+    "empty_answers",
     "latency_ms",
     "tokens",
     "cost",
@@ -169,6 +174,7 @@ impl FromStr for Metric {
             "answer_f1" => Metric::AnswerF1,
             "answer_exact" => Metric::AnswerExact,
             "answer_length" => Metric::AnswerLength,
+            "empty_answers" => Metric::EmptyAnswers,
             "latency_ms" => Metric::LatencyMs,
             "tokens" => Metric::Tokens,
             "cost" => Metric::Cost,
@@ -203,6 +209,7 @@ impl fmt::Display for Metric {
             Metric::AnswerF1 => f.write_str("answer_f1"),
             Metric::AnswerExact => f.write_str("answer_exact"),
             Metric::AnswerLength => f.write_str("answer_length"),
+            Metric::EmptyAnswers => f.write_str("empty_answers"),
             Metric::LatencyMs => f.write_str("latency_ms"),
             Metric::Tokens => f.write_str("tokens"),
             Metric::Cost => f.write_str("cost"),
@@ -221,9 +228,11 @@ impl Metric {
     /// Whether higher values are better (quality) or worse (length, latency, tokens, cost).
     pub fn direction(self) -> Direction {
         match self {
-            Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => {
-                Direction::LowerIsBetter
-            }
+            Metric::AnswerLength
+            | Metric::EmptyAnswers
+            | Metric::LatencyMs
+            | Metric::Tokens
+            | Metric::Cost => Direction::LowerIsBetter,
             _ => Direction::HigherIsBetter,
         }
     }
@@ -346,6 +355,7 @@ mod tests {
             "answer_f1",
             "answer_exact",
             "answer_length",
+            "empty_answers",
             "latency_ms",
             "tokens",
             "cost",
@@ -353,6 +363,9 @@ mod tests {
             assert_eq!(name.parse::<Metric>().unwrap().to_string(), name);
         }
         assert_eq!(Metric::AnswerLength.direction(), Direction::LowerIsBetter);
+        assert_eq!(Metric::EmptyAnswers.direction(), Direction::LowerIsBetter);
+        assert!(Metric::EmptyAnswers.needs_answer());
+        assert_eq!(Metric::EmptyAnswers.range_width(), Some(1.0));
         assert_eq!(Metric::LatencyMs.direction(), Direction::LowerIsBetter);
         assert!(Metric::Tokens.is_operational() && !Metric::Tokens.needs_answer());
         assert_eq!(Metric::Faithfulness.direction(), Direction::HigherIsBetter);
@@ -361,7 +374,7 @@ mod tests {
             err.starts_with("unknown metric `faithfulnes` (did you mean `faithfulness`?): expected one of precision@K"),
             "{err}"
         );
-        assert!(err.ends_with("answer_exact, answer_length, latency_ms, tokens, cost; in rules also faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi"), "{err}");
+        assert!(err.ends_with("answer_exact, answer_length, empty_answers, latency_ms, tokens, cost; in rules also faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi"), "{err}");
         assert!("context_precision@0".parse::<Metric>().is_err());
     }
 

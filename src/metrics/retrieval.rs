@@ -222,7 +222,9 @@ fn dcg(gains: impl Iterator<Item = Grade>, exponential: bool) -> f64 {
             };
             gain * discount(i + 1)
         })
-        .sum()
+        // Not `sum()`: an empty f64 sum is -0.0, which would store `-0.0` for a query that
+        // found nothing.
+        .fold(0.0, |total, gain| total + gain)
 }
 
 fn ndcg(ranking: &[Judgment], truth: &QueryTruth, cut: Option<usize>, exponential: bool) -> f64 {
@@ -381,6 +383,19 @@ mod tests {
         assert!((RetrievalMetric::NdcgLinear(None).value(&r, &t) - lin).abs() < 1e-15);
         // ideal is cut at k too: @1 compares grade 1 with the ideal grade 3
         assert!((RetrievalMetric::Ndcg(Some(1)).value(&r, &t) - 1.0 / 7.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn ndcg_of_a_ranking_without_gains_is_positive_zero() {
+        let r = ranking(&[(0, false), (0, false)]);
+        let t = truth(1, &[1]);
+        for metric in [
+            RetrievalMetric::Ndcg(Some(10)),
+            RetrievalMetric::NdcgLinear(None),
+        ] {
+            let value = metric.value(&r, &t);
+            assert!(value == 0.0 && value.is_sign_positive(), "{value}");
+        }
     }
 
     #[test]

@@ -75,6 +75,7 @@ fn check(outcome: &CheckOutcome) -> Value {
         "threshold": outcome.threshold,
         "detectable_drop": outcome.detectable_drop.and_then(finite),
         "queries_needed": outcome.queries_needed,
+        "floor": outcome.floor.map(|f| json!({"bound": f.bound, "mean": finite(f.mean), "n": f.n})),
         "worse_count": outcome.worse_count,
         "worst": outcome.worst.iter().map(|q| json!({
             "qid": q.qid,

@@ -22,7 +22,8 @@ use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::calibration::interval_text;
 use crate::gate::verdict::p_text;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Floor};
+use crate::metrics::retrieval::Direction;
 use crate::report::answer_diff;
 use crate::report::gate_table::{bound, count, higher_is_better, optional, signed, value};
 use crate::report::inert;
@@ -125,8 +126,39 @@ fn notable(report: &GateReport) -> Vec<&CheckOutcome> {
         .collect()
 }
 
-/// `worst ndcg@10 [class=literal] -0.6188 (limit -0.0479)`.
+/// The floor a failing check broke (`min`, or `max` of a lower-is-better metric), if any.
+fn broken_floor(o: &CheckOutcome) -> Option<Floor> {
+    let direction = if higher_is_better(&o.metric) {
+        Direction::HigherIsBetter
+    } else {
+        Direction::LowerIsBetter
+    };
+    o.floor
+        .filter(|f| o.status == CheckStatus::Fail && f.n > 0 && f.broken(direction))
+}
+
+/// `min 0.9` (`max 0.2` for a lower-is-better metric).
+fn floor_text(o: &CheckOutcome, floor: Floor) -> String {
+    let key = if higher_is_better(&o.metric) {
+        "min"
+    } else {
+        "max"
+    };
+    format!("{key} {}", floor.bound)
+}
+
+/// `worst ndcg@10 [class=literal] -0.6188 (limit -0.0479)`; for a broken floor
+/// `worst recall@5 [all] 0.6667 (min 0.9, 60 queries)`.
 fn worst_of(o: &CheckOutcome) -> String {
+    if let Some(floor) = broken_floor(o) {
+        return format!(
+            "worst {} {} ({}, {} queries)",
+            inline(&o.name, TEXT_CHARS),
+            value(floor.mean),
+            floor_text(o, floor),
+            floor.n
+        );
+    }
     let limit = match o.limit {
         Some(_) => format!(" (limit {})", signed_limit(o)),
         None => String::new(),
@@ -191,17 +223,24 @@ fn headline(report: &GateReport) -> String {
 
 /// A row of the table of notable checks.
 fn notable_row(o: &CheckOutcome) -> String {
-    let change = if o.baseline_mean.is_finite() {
+    let mut change = if o.baseline_mean.is_finite() {
         format!("{} → {}", value(o.baseline_mean), value(o.current_mean))
     } else {
         value(o.current_mean)
     };
+    let mut limit = signed_limit(o);
+    // A broken floor is decided on every current query of the slice, paired or not.
+    if let Some(floor) = broken_floor(o) {
+        if o.n > 0 {
+            change.push_str(&format!("; all {} now: {}", floor.n, value(floor.mean)));
+        }
+        limit = floor_text(o, floor);
+    }
     format!(
-        "| {} {} | {change} | {} | {} |\n",
+        "| {} {} | {change} | {} | {limit} |\n",
         status_mark(o.status),
         cell(&o.name, TEXT_CHARS),
         delta_with_percent(o),
-        signed_limit(o),
     )
 }
 

@@ -783,7 +783,7 @@ fn the_readme_gate_command_passes_on_the_repo_example() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout
-            .contains("25 checks: 25 passed, 0 failed, 0 inconclusive, 0 skipped, 0 errors"),
+            .contains("30 checks: 30 passed, 0 failed, 0 inconclusive, 0 skipped, 0 errors"),
         "{}",
         out.stdout
     );

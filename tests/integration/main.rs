@@ -27,6 +27,7 @@ mod pipeline;
 mod reported_metrics;
 mod secrets;
 mod sharding;
+mod silent_passes;
 mod stale_outputs;
 mod statistics;
 mod statistics_real;

@@ -46,6 +46,18 @@ pub struct DecisionBound {
     pub confidence: f64,
 }
 
+/// A check's floor (`min`, or `max` for lower-is-better metrics) and the current mean it was
+/// decided on: over every current query of the slice with a value, paired or not.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor {
+    /// The rule's `min` or `max`.
+    pub bound: f64,
+    /// The current mean over those queries (NaN when there are none).
+    pub mean: f64,
+    /// How many current queries of the slice have a value.
+    pub n: usize,
+}
+
 /// A query that got worse, for the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryDrop {
@@ -113,6 +125,8 @@ pub struct CheckOutcome {
     /// The standard error of the mean paired worsening (sd / sqrt(n)), when there were pairs:
     /// the history records it, and the drift check standardises deltas by it.
     pub se: Option<f64>,
+    /// The floor and the current mean it was decided on, when the rule has one.
+    pub floor: Option<Floor>,
 }
 
 impl CheckOutcome {
@@ -140,6 +154,7 @@ impl CheckOutcome {
             worst: Vec::new(),
             worse_count: 0,
             se: None,
+            floor: None,
         }
     }
 }

@@ -551,3 +551,5 @@ fn the_index_pairs_each_slice_with_its_own_queries_by_the_current_slice_values()
     assert_eq!(paired.baseline, [0.1, 0.2, 0.4, 0.7]);
     assert_eq!(paired.current, [0.7, 0.6, 0.4, 0.1]);
 }
+
+mod floors;
