@@ -386,6 +386,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
     }
     let mut tiers = BTreeMap::new();
     for (name, tier) in &raw.tiers {
+        check_tier_name(&keys, name)?;
         let prefix = format!("tiers.{name}");
         let gate = merge_gate(&raw.gate, tier.gate.as_ref());
         let rules_key = if tier.gate.as_ref().is_some_and(|g| g.rules.is_some()) {
@@ -457,6 +458,25 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             None => None,
         },
     })
+}
+
+/// A tier's name is a folder and file name of its outputs (`.ragate/out/<tier>`, history
+/// records): one safe path component, so that no name writes outside the output folder.
+fn check_tier_name(keys: &Keys<'_>, name: &str) -> Result<()> {
+    let safe = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if safe && !name.is_empty() && name != "." && name != ".." {
+        return Ok(());
+    }
+    Err(keys.error(
+        "tiers",
+        format!(
+            "tier name `{}`: expected letters, digits, `-`, `_` and `.` only (one path \
+             component, not `.` or `..`): the name is a folder of the outputs",
+            crate::error::shorten(&name.escape_debug().to_string())
+        ),
+    ))
 }
 
 fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {
