@@ -31,6 +31,7 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
     for tier in config.tiers.values() {
         check_tier(&config, tier, corpus.as_ref(), &mut findings);
     }
+    check_environment(&config, &mut findings);
     let Findings { problems, lints } = findings;
     match args.format {
         // Errors only, on stderr.
@@ -73,33 +74,48 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
     })
 }
 
-/// One tier: its qrels read (with the texts of its `queries:` file), every query with a text when
-/// the pipeline is sent texts, slice fields present, lints on the qrels, rules naming slice values
+/// What the gate checks before its pipeline runs that depends on the environment, not on the
+/// repository: a bad SOURCE_DATE_EPOCH is an error; an API key that is not set is a warning (a
+/// pre-commit hook or a fork has no secrets, but the gate would refuse to start without it).
+fn check_environment(config: &Config, findings: &mut Findings) {
+    if let Err(error) = preflight::check_clock() {
+        findings.problems.push(error.to_string());
+    }
+    if let Err(error) = preflight::check_api_keys(config) {
+        findings
+            .lints
+            .push(format!("`ragate gate` would stop here: {error}"));
+    }
+}
+
+/// One tier: its qrels read (with the texts of its `queries:` file), the gate's own checks on
+/// them (slice fields present, every query with a text when the pipeline is sent texts, the
+/// `stratify:` field present), its labels readable, lints on the qrels, rules naming slice values
 /// that exist, its baseline readable and of this tier, and the notices of its gate settings.
 fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &mut Findings) {
+    let mut problem = |error: Error| {
+        findings
+            .problems
+            .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
+    };
     match tier::load_source(tier) {
         Ok(TierQueries {
             qrels, unjudged, ..
         }) => {
-            if let Some(adapter) = tier::text_needed_by(config)
-                && let Err(error) = tier::require_texts(config, tier, &qrels, adapter)
-            {
-                findings
-                    .problems
-                    .push(format!("tier `{}`: {error}", tier.name));
-            }
+            preflight::query_errors(config, tier, &qrels, true)
+                .into_iter()
+                .chain(tier::stratify_error(config, tier, &qrels))
+                .for_each(&mut problem);
             findings.lints.extend(tier::unjudged_note(tier, unjudged));
-            for error in preflight::slice_field_errors(config, &qrels) {
-                findings
-                    .problems
-                    .push(format!("tier `{}`: {error}", tier.name));
-            }
             lint_qrels(tier, &qrels, corpus, &mut findings.lints);
             check_slices(config, tier, &qrels, findings);
         }
-        Err(error) => findings
+        Err(error) => problem(error),
+    }
+    if let Err(error) = preflight::check_labels(tier) {
+        findings
             .problems
-            .push(format!("tier `{}`: {error}", tier.name)),
+            .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
     }
     let baseline = store::read(
         &tier.baseline,
@@ -128,6 +144,17 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
             findings.lints.push(notice.clone());
         }
     }
+}
+
+/// The error and its causes on one line (`cannot read x: No such file or directory`).
+fn with_causes(error: &Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }
 
 /// Queries without a relevant doc (excluded from the metrics), gold docs missing from the corpus.

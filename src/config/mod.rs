@@ -460,23 +460,9 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
     })
 }
 
-/// A tier's name is a folder and file name of its outputs (`.ragate/out/<tier>`, history
-/// records): one safe path component, so that no name writes outside the output folder.
+/// A tier's name must be one safe path component ([`crate::tier::check_name`]).
 fn check_tier_name(keys: &Keys<'_>, name: &str) -> Result<()> {
-    let safe = name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if safe && !name.is_empty() && name != "." && name != ".." {
-        return Ok(());
-    }
-    Err(keys.error(
-        "tiers",
-        format!(
-            "tier name `{}`: expected letters, digits, `-`, `_` and `.` only (one path \
-             component, not `.` or `..`): the name is a folder of the outputs",
-            crate::error::shorten(&name.escape_debug().to_string())
-        ),
-    ))
+    crate::tier::check_name(name).map_err(|message| keys.error("tiers", message))
 }
 
 fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {

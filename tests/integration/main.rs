@@ -23,6 +23,7 @@ mod llm_extras;
 mod openai_judge;
 mod pipeline;
 mod reported_metrics;
+mod setup_checks;
 mod sharding;
 mod stale_outputs;
 mod statistics;
