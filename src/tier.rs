@@ -363,7 +363,7 @@ mod source_tests {
             "{ command: [x] }",
         );
         let tier = &config.tiers["t"];
-        let loaded = load(tier).unwrap();
+        let loaded = load(&config, tier).unwrap();
         let texts: Vec<_> = loaded
             .qrels
             .queries()
@@ -401,7 +401,7 @@ mod source_tests {
             "{ http: { url: \"http://127.0.0.1:9\" } }",
         );
         let tier = &config.tiers["t"];
-        let qrels = load(tier).unwrap().qrels;
+        let qrels = load(&config, tier).unwrap().qrels;
         let err = require_texts(&config, tier, &qrels, "http")
             .unwrap_err()
             .to_string();
@@ -431,7 +431,7 @@ mod source_tests {
         .unwrap();
         let config = config(dir.path(), "qrels: beir", "{ run_file: r.jsonl }");
         assert_eq!(text_needed_by(&config), None);
-        let loaded = load(&config.tiers["t"]).unwrap();
+        let loaded = load(&config, &config.tiers["t"]).unwrap();
         assert_eq!(loaded.qrels.queries()[0].text.as_deref(), Some("hello"));
     }
 
@@ -444,7 +444,7 @@ mod source_tests {
             "qrels: qrels.tsv, queries: missing.tsv",
             "{ command: [x] }",
         );
-        let err = load(&config.tiers["t"]).err().unwrap().to_string();
+        let err = load(&config, &config.tiers["t"]).err().unwrap().to_string();
         assert!(
             err.ends_with("missing.tsv (named by tiers.t.queries)"),
             "{err}"
