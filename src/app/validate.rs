@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
+use crate::app::error_output::with_causes;
 use crate::app::{preflight, write_human, write_stdout};
 use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
@@ -144,17 +145,6 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
             findings.lints.push(notice.clone());
         }
     }
-}
-
-/// The error and its causes on one line (`cannot read x: No such file or directory`).
-fn with_causes(error: &Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 /// Queries without a relevant doc (excluded from the metrics), gold docs missing from the corpus.

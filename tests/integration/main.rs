@@ -14,6 +14,7 @@ mod history;
 mod html_report;
 mod init;
 mod input_errors;
+mod json_errors;
 mod json_schema;
 mod judge_cache;
 mod judge_change;
