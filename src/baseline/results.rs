@@ -145,7 +145,7 @@ pub struct Results {
 }
 
 /// `value` when it is finite and in `range`, else the message saying what was expected.
-fn check_value(
+pub(crate) fn check_value(
     value: f64,
     range: Option<&std::ops::RangeInclusive<f64>>,
 ) -> std::result::Result<(), String> {
