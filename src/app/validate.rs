@@ -160,7 +160,7 @@ fn lint_qrels(tier: &Tier, qrels: &Qrels, corpus: Option<&Corpus>, lints: &mut V
             "tier `{}`: {} queries have no relevant doc and will be excluded, the first: `{}`",
             tier.name,
             empty.len(),
-            empty[0]
+            crate::error::shorten(empty[0])
         ));
     }
     if let Some(corpus) = corpus {
@@ -171,7 +171,13 @@ fn lint_qrels(tier: &Tier, qrels: &Qrels, corpus: Option<&Corpus>, lints: &mut V
                 q.judgments
                     .iter()
                     .filter(|(doc, j)| j.relevant && corpus.get(doc).is_none())
-                    .map(move |(doc, _)| format!("{}/{doc}", q.qid))
+                    .map(move |(doc, _)| {
+                        format!(
+                            "{}/{}",
+                            crate::error::shorten(&q.qid),
+                            crate::error::shorten(doc)
+                        )
+                    })
             })
             .collect();
         if let Some(first) = missing.first() {
