@@ -82,10 +82,14 @@ fn check_environment(config: &Config, findings: &mut Findings) {
     if let Err(error) = preflight::check_clock() {
         findings.problems.push(error.to_string());
     }
-    if let Err(error) = preflight::check_api_keys(config) {
-        findings
-            .lints
-            .push(format!("`ragate gate` would stop here: {error}"));
+    // The key path only, never the text after `api_key_env:`, which a slip
+    // (`api_key_env: ${OPENAI_API_KEY}`) makes the key itself.
+    if let Err(Error::Config { path, key, .. }) = preflight::check_api_keys(config) {
+        findings.lints.push(format!(
+            "{}: {key}: the variable it names is not set in this environment: `ragate gate` \
+             would stop before its pipeline runs (set it, or use `cache: {{ mode: replay }}`)",
+            path.display()
+        ));
     }
 }
 
