@@ -160,7 +160,7 @@ pub enum InitPipeline {
 
 #[derive(Debug, Args)]
 pub struct AgreementArgs {
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
@@ -215,7 +215,7 @@ pub struct ValidateArgs {
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// The tier to gate (smoke, regression, deep, ...).
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
@@ -241,7 +241,7 @@ pub struct GateArgs {
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// The tier the shards evaluated.
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
@@ -287,7 +287,7 @@ pub enum HistoryCommand {
 
 #[derive(Debug, Args)]
 pub struct HistoryAddArgs {
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
@@ -306,7 +306,7 @@ pub struct HistoryAddArgs {
 
 #[derive(Debug, Args)]
 pub struct HtmlReportArgs {
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
@@ -325,7 +325,7 @@ pub struct HtmlReportArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryShowArgs {
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config, read only for its `history: { dir }` when --dir is not given [default:
     /// $RAGATE_CONFIG, else eval-config.yaml in this directory or the nearest parent up to the
@@ -360,7 +360,7 @@ pub enum BaselineCommand {
 
 #[derive(Debug, Args)]
 pub struct AcceptArgs {
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
@@ -381,7 +381,7 @@ pub struct AcceptArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    #[arg(long)]
+    #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
@@ -486,4 +486,9 @@ impl From<RunFormatArg> for RunFormat {
             RunFormatArg::Trec => RunFormat::Trec,
         }
     }
+}
+
+/// `--tier NAME`: one safe path component (the name is a folder of the outputs).
+fn tier_name(name: &str) -> Result<String, String> {
+    crate::tier::check_name(name).map(|()| name.to_string())
 }

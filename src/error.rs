@@ -215,12 +215,17 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// The most characters of an echoed value (an id, a line, a hash) that a message shows.
 pub const ECHO_CHARS: usize = 200;
 
-/// `text` as echoed in a message: its first [`ECHO_CHARS`] characters, and `…` when it is
-/// longer, so that a huge id or line cannot bury the message.
+/// `text` as echoed in a message: its first [`ECHO_CHARS`] characters, then `…` and its full
+/// length when it is longer, so that a huge id or line from an untrusted file or reply cannot
+/// bury the message (or fill a log with 30 MB). Every reader's error path echoes ids through it.
 pub fn shorten(text: &str) -> std::borrow::Cow<'_, str> {
     match text.char_indices().nth(ECHO_CHARS) {
         None => std::borrow::Cow::Borrowed(text),
-        Some((end, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..end])),
+        Some((end, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} characters)",
+            &text[..end],
+            text.chars().count()
+        )),
     }
 }
 
@@ -234,6 +239,13 @@ mod tests {
         let exact = "é".repeat(ECHO_CHARS);
         assert_eq!(shorten(&exact), exact);
         let long = "é".repeat(ECHO_CHARS + 1);
-        assert_eq!(shorten(&long), format!("{}…", "é".repeat(ECHO_CHARS)));
+        assert_eq!(
+            shorten(&long),
+            format!(
+                "{}… ({} characters)",
+                "é".repeat(ECHO_CHARS),
+                ECHO_CHARS + 1
+            )
+        );
     }
 }

@@ -99,12 +99,34 @@ pub fn run_cli() -> std::process::ExitCode {
 
     term::init_from_env();
     secrets::register_environment();
-    let cli = cli::Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // A command line that does not parse exits 2 as well: with `--format json` its
+            // document says so (help and --version are not errors).
+            if error.use_stderr()
+                && let Some(document) = app::error_output::requested_in_args(&args)
+            {
+                let text = error.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                let message = first.strip_prefix("error: ").unwrap_or(first);
+                let _ = term::write_stdout(&document.render(message));
+            }
+            error.exit()
+        }
+    };
     term::init(cli.terminal.color, cli.terminal.quiet);
+    let document = app::error_output::requested(&cli);
     match app::run(cli) {
         Ok(code) => std::process::ExitCode::from(code as u8),
         Err(error) => {
             term::error(&error);
+            if let Some(document) = document.filter(|_| !app::stdout_written()) {
+                let message = app::error_output::with_causes(&error);
+                // stdout already closed: the exit code and stderr still say it.
+                let _ = term::write_stdout(&document.render(&message));
+            }
             std::process::ExitCode::from(exit_code::ERROR as u8)
         }
     }

@@ -20,7 +20,7 @@ pub struct TierQueries {
 
 /// The tier's queries: its qrels (sampled when the tier is `from:` a larger file) with the texts
 /// of its `queries:` file.
-pub fn load(tier: &Tier) -> Result<TierQueries> {
+pub fn load(config: &Config, tier: &Tier) -> Result<TierQueries> {
     let whole = load_source(tier)?;
     let TierSource::Sample {
         from,
@@ -31,6 +31,9 @@ pub fn load(tier: &Tier) -> Result<TierQueries> {
     else {
         return Ok(whole);
     };
+    if let Some(error) = stratify_error(config, tier, &whole.qrels) {
+        return Err(error);
+    }
     Ok(TierQueries {
         qrels: sample_qrels(from, whole.qrels, *size, stratify.as_deref(), *seed)?,
         ..whole
@@ -79,6 +82,72 @@ pub fn load_source(tier: &Tier) -> Result<TierQueries> {
         file_sha256,
         unjudged,
     })
+}
+
+/// The most query fields a message lists.
+const LISTED_FIELDS: usize = 10;
+
+/// A config error when the tier's `stratify:` field is one that no query of its `from:` file
+/// has (the sample would silently not be stratified), at the key's line and column, with the
+/// fields the queries do have and the closest of them.
+pub fn stratify_error(config: &Config, tier: &Tier, whole: &Qrels) -> Option<Error> {
+    let TierSource::Sample {
+        stratify: Some(field),
+        ..
+    } = &tier.source
+    else {
+        return None;
+    };
+    let fields: std::collections::BTreeSet<&str> = whole
+        .queries()
+        .iter()
+        .flat_map(|q| q.attributes.keys().map(String::as_str))
+        .collect();
+    if fields.contains(field.as_str()) {
+        return None;
+    }
+    let mut listed: Vec<String> = fields
+        .iter()
+        .take(LISTED_FIELDS)
+        .map(|f| format!("`{}`", shorten(f)))
+        .collect();
+    if fields.len() > LISTED_FIELDS {
+        listed.push(format!("and {} more", fields.len() - LISTED_FIELDS));
+    }
+    let carried = if listed.is_empty() {
+        "its queries carry no field besides qid, query and the judgments".to_string()
+    } else {
+        format!("the queries carry {}", listed.join(", "))
+    };
+    let message = format!(
+        "no query of {} has a `{}` field, so the sample could not be stratified: expected a \
+         field the queries carry ({carried})",
+        whole.path().display(),
+        shorten(field)
+    );
+    let error = Error::config(
+        &config.path,
+        format!("tiers.{}.stratify", tier.name),
+        crate::suggest::did_you_mean(message, field, fields.iter().copied()),
+    );
+    Some(crate::config::locate::locate_in_file(error, &config.path))
+}
+
+/// A tier's name is a folder and file name of its outputs (`.ragate/out/<tier>`, history
+/// records): it must be one safe path component, so that no name (in the config or after
+/// `--tier`) writes outside the output folder.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let safe = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if safe && !name.is_empty() && name != "." && name != ".." {
+        return Ok(());
+    }
+    Err(format!(
+        "tier name `{}`: expected letters, digits, `-`, `_` and `.` only (one path component, \
+         not `.` or `..`): the name is a folder of the outputs",
+        shorten(&name.escape_debug().to_string())
+    ))
 }
 
 /// The split a tier reads from a BEIR folder.
@@ -294,7 +363,7 @@ mod source_tests {
             "{ command: [x] }",
         );
         let tier = &config.tiers["t"];
-        let loaded = load(tier).unwrap();
+        let loaded = load(&config, tier).unwrap();
         let texts: Vec<_> = loaded
             .qrels
             .queries()
@@ -332,7 +401,7 @@ mod source_tests {
             "{ http: { url: \"http://127.0.0.1:9\" } }",
         );
         let tier = &config.tiers["t"];
-        let qrels = load(tier).unwrap().qrels;
+        let qrels = load(&config, tier).unwrap().qrels;
         let err = require_texts(&config, tier, &qrels, "http")
             .unwrap_err()
             .to_string();
@@ -362,7 +431,7 @@ mod source_tests {
         .unwrap();
         let config = config(dir.path(), "qrels: beir", "{ run_file: r.jsonl }");
         assert_eq!(text_needed_by(&config), None);
-        let loaded = load(&config.tiers["t"]).unwrap();
+        let loaded = load(&config, &config.tiers["t"]).unwrap();
         assert_eq!(loaded.qrels.queries()[0].text.as_deref(), Some("hello"));
     }
 
@@ -375,7 +444,7 @@ mod source_tests {
             "qrels: qrels.tsv, queries: missing.tsv",
             "{ command: [x] }",
         );
-        let err = load(&config.tiers["t"]).err().unwrap().to_string();
+        let err = load(&config, &config.tiers["t"]).err().unwrap().to_string();
         assert!(
             err.ends_with("missing.tsv (named by tiers.t.queries)"),
             "{err}"

@@ -51,7 +51,7 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
     };
     check_judge(&config, first)?;
     check_judge(&config, second)?;
-    let queries = tier::load(tier)?;
+    let queries = tier::load(&config, tier)?;
     let format = input::detect_run_format(&args.run)?;
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let cache = match config.cache.mode {

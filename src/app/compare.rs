@@ -98,7 +98,7 @@ fn rejudge_reference(
             args.b.display()
         )));
     }
-    let queries = tier::load(tier)?;
+    let queries = tier::load(config, tier)?;
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let cache = match config.cache.mode {
         CacheMode::Off => None,

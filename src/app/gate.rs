@@ -459,7 +459,7 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
         qrels,
         file_sha256,
         unjudged,
-    } = tier::load(tier)?;
+    } = tier::load(&config, tier)?;
     if let Some(note) = tier::unjudged_note(tier, unjudged) {
         term::note(note);
     }

@@ -286,7 +286,7 @@ fn merge(args: &MergeArgs, options: &OutputOptions) -> Result<i32> {
     let mut inputs = output_files::inputs(&config, tier, None);
     inputs.extend(shard_files);
     output_files::prepare(options, &inputs)?;
-    let queries = tier::load(tier)?;
+    let queries = tier::load(&config, tier)?;
     let shards = args
         .shards
         .iter()

@@ -6,6 +6,7 @@ mod agreement;
 mod baseline;
 mod compare;
 mod convert;
+pub(crate) mod error_output;
 mod finish;
 mod gate;
 mod history;
@@ -110,10 +111,22 @@ fn eval(args: EvalArgs) -> Result<i32> {
     Ok(exit_code::SUCCESS)
 }
 
+/// Whether the command printed something on stdout: a failure after its document (a run
+/// without a baseline prints one, then exits 2) prints no second, error document.
+static STDOUT_WRITTEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Prints what a command was asked to produce for machines (`--format json`, tsv, completions),
 /// also under `--quiet`.
 pub(crate) fn write_stdout(text: &str) -> Result<()> {
+    if !text.is_empty() {
+        STDOUT_WRITTEN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     term::write_stdout(text).map_err(|e| Error::io(Path::new("<stdout>"), e))
+}
+
+/// Whether [`write_stdout`] printed anything yet.
+pub(crate) fn stdout_written() -> bool {
+    STDOUT_WRITTEN.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Prints a report for people (a table, a summary, lines of findings); nothing under `--quiet`.

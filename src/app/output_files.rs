@@ -107,10 +107,41 @@ fn outputs(options: &OutputOptions) -> Vec<(PathBuf, String)> {
         .iter()
         .map(|name| (options.out_dir.join(name), "--out".to_string()))
         .collect();
+    files.extend(
+        repeat_runs(&options.out_dir)
+            .into_iter()
+            .map(|path| (path, "--out".to_string())),
+    );
     if let Some(junit) = &options.junit {
         files.push((junit.clone(), "--junit".to_string()));
     }
     files
+}
+
+/// The `run.<N>.jsonl` files in `out_dir` (N >= 2: the later runs of `repeats:`), which a
+/// previous run with more repeats may have left.
+fn repeat_runs(out_dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(out_dir) else {
+        return Vec::new();
+    };
+    let mut runs: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            let name = entry.file_name();
+            let Some(repeat) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("run."))
+                .and_then(|n| n.strip_suffix(".jsonl"))
+            else {
+                return false;
+            };
+            repeat.bytes().all(|b| b.is_ascii_digit())
+                && repeat.parse::<usize>().is_ok_and(|n| n >= 2)
+        })
+        .map(|entry| entry.path())
+        .collect();
+    runs.sort();
+    runs
 }
 
 /// Refuses a run whose outputs would overwrite one of its inputs, then removes the previous
@@ -341,6 +372,10 @@ mod tests {
             "summary.md",
             "embeddings.jsonl",
             "run.jsonl",
+            "run.2.jsonl",
+            "run.12.jsonl",
+            "run.1.jsonl",
+            "run.x.jsonl",
             "notes.txt",
         ] {
             std::fs::write(out.join(name), "old").unwrap();
@@ -353,8 +388,8 @@ mod tests {
         left.sort();
         assert_eq!(
             left,
-            ["notes.txt", "run.jsonl"],
-            "the run input and foreign files stay"
+            ["notes.txt", "run.1.jsonl", "run.jsonl", "run.x.jsonl"],
+            "the run input and foreign files stay; the runs of earlier repeats go"
         );
     }
 

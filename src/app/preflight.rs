@@ -1,7 +1,7 @@
 //! The checks a gate run makes before its pipeline runs (which may take hours): slice fields, the
 //! query texts the pipeline is sent, the API keys of the judges it will call, the baseline and the
-//! labels. A job with a setup problem
-//! fails in seconds, not after the whole run.
+//! labels. A job with a setup problem fails in seconds, not after the whole run; `validate` makes
+//! the same checks.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -29,16 +29,40 @@ pub fn check(
     compared: bool,
     runs_pipeline: bool,
 ) -> Result<()> {
-    check_slice_fields(config, qrels)?;
-    if let Some(adapter) = tier::text_needed_by(config).filter(|_| runs_pipeline) {
-        tier::require_texts(config, tier, qrels, adapter)?;
+    if let Some(error) = query_errors(config, tier, qrels, runs_pipeline)
+        .into_iter()
+        .next()
+    {
+        return Err(error);
     }
+    check_labels(tier)?;
     check_api_keys(config)?;
     if compared {
         check_baseline(tier)?;
     }
-    check_labels(tier)?;
-    // junit.xml's timestamp: a bad SOURCE_DATE_EPOCH fails now, not after the run.
+    check_clock()
+}
+
+/// The checks on the tier's queries, every error (`validate` lists them all; the gate stops at
+/// the first): slice fields every query lacks, and the texts the pipeline is sent when
+/// `runs_pipeline`.
+pub(crate) fn query_errors(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    runs_pipeline: bool,
+) -> Vec<Error> {
+    let mut errors = slice_field_errors(config, qrels);
+    if let Some(adapter) = tier::text_needed_by(config).filter(|_| runs_pipeline)
+        && let Err(error) = tier::require_texts(config, tier, qrels, adapter)
+    {
+        errors.push(error);
+    }
+    errors
+}
+
+/// junit.xml's timestamp: a bad SOURCE_DATE_EPOCH fails now, not after the run.
+pub(crate) fn check_clock() -> Result<()> {
     RunClock::of_run(Instant::now()).map(drop)
 }
 
@@ -62,19 +86,14 @@ fn check_baseline(tier: &Tier) -> Result<()> {
     }
 }
 
-/// The tier's human labels, which calibrate its judges after the run, must parse.
-fn check_labels(tier: &Tier) -> Result<()> {
+/// The tier's human labels, which calibrate its judges after the run, must exist and parse.
+pub(crate) fn check_labels(tier: &Tier) -> Result<()> {
     if let Some(path) = &tier.labels {
-        labels::read(&TextFile::read(path)?)?;
+        let file =
+            TextFile::read(path).map_err(|e| e.named_by(&format!("tiers.{}.labels", tier.name)))?;
+        labels::read(&file)?;
     }
     Ok(())
-}
-
-fn check_slice_fields(config: &Config, qrels: &Qrels) -> Result<()> {
-    match slice_field_errors(config, qrels).into_iter().next() {
-        Some(error) => Err(error),
-        None => Ok(()),
-    }
 }
 
 /// A config error for every slice field that no query of `qrels` has, at its line and column in
@@ -108,7 +127,7 @@ pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
 /// Before the pipeline runs (which may take hours), the API key of every judge and embeddings
 /// endpoint the tier will call must be set: a fork pull request without the secret fails at once,
 /// naming the variable. Replay mode calls nothing, so it needs no key.
-fn check_api_keys(config: &Config) -> Result<()> {
+pub(crate) fn check_api_keys(config: &Config) -> Result<()> {
     if config.cache.mode == CacheMode::Replay {
         return Ok(());
     }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
+use crate::app::error_output::with_causes;
 use crate::app::{preflight, write_human, write_stdout};
 use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
@@ -31,6 +32,7 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
     for tier in config.tiers.values() {
         check_tier(&config, tier, corpus.as_ref(), &mut findings);
     }
+    check_environment(&config, &mut findings);
     let Findings { problems, lints } = findings;
     match args.format {
         // Errors only, on stderr.
@@ -73,33 +75,52 @@ pub fn run(args: ValidateArgs) -> Result<i32> {
     })
 }
 
-/// One tier: its qrels read (with the texts of its `queries:` file), every query with a text when
-/// the pipeline is sent texts, slice fields present, lints on the qrels, rules naming slice values
+/// What the gate checks before its pipeline runs that depends on the environment, not on the
+/// repository: a bad SOURCE_DATE_EPOCH is an error; an API key that is not set is a warning (a
+/// pre-commit hook or a fork has no secrets, but the gate would refuse to start without it).
+fn check_environment(config: &Config, findings: &mut Findings) {
+    if let Err(error) = preflight::check_clock() {
+        findings.problems.push(error.to_string());
+    }
+    // The key path only, never the text after `api_key_env:`, which a slip
+    // (`api_key_env: ${OPENAI_API_KEY}`) makes the key itself.
+    if let Err(Error::Config { path, key, .. }) = preflight::check_api_keys(config) {
+        findings.lints.push(format!(
+            "{}: {key}: the variable it names is not set in this environment: `ragate gate` \
+             would stop before its pipeline runs (set it, or use `cache: {{ mode: replay }}`)",
+            path.display()
+        ));
+    }
+}
+
+/// One tier: its qrels read (with the texts of its `queries:` file), the gate's own checks on
+/// them (slice fields present, every query with a text when the pipeline is sent texts, the
+/// `stratify:` field present), its labels readable, lints on the qrels, rules naming slice values
 /// that exist, its baseline readable and of this tier, and the notices of its gate settings.
 fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &mut Findings) {
+    let mut problem = |error: Error| {
+        findings
+            .problems
+            .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
+    };
     match tier::load_source(tier) {
         Ok(TierQueries {
             qrels, unjudged, ..
         }) => {
-            if let Some(adapter) = tier::text_needed_by(config)
-                && let Err(error) = tier::require_texts(config, tier, &qrels, adapter)
-            {
-                findings
-                    .problems
-                    .push(format!("tier `{}`: {error}", tier.name));
-            }
+            preflight::query_errors(config, tier, &qrels, true)
+                .into_iter()
+                .chain(tier::stratify_error(config, tier, &qrels))
+                .for_each(&mut problem);
             findings.lints.extend(tier::unjudged_note(tier, unjudged));
-            for error in preflight::slice_field_errors(config, &qrels) {
-                findings
-                    .problems
-                    .push(format!("tier `{}`: {error}", tier.name));
-            }
             lint_qrels(tier, &qrels, corpus, &mut findings.lints);
             check_slices(config, tier, &qrels, findings);
         }
-        Err(error) => findings
+        Err(error) => problem(error),
+    }
+    if let Err(error) = preflight::check_labels(tier) {
+        findings
             .problems
-            .push(format!("tier `{}`: {error}", tier.name)),
+            .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
     }
     let baseline = store::read(
         &tier.baseline,
@@ -143,7 +164,7 @@ fn lint_qrels(tier: &Tier, qrels: &Qrels, corpus: Option<&Corpus>, lints: &mut V
             "tier `{}`: {} queries have no relevant doc and will be excluded, the first: `{}`",
             tier.name,
             empty.len(),
-            empty[0]
+            crate::error::shorten(empty[0])
         ));
     }
     if let Some(corpus) = corpus {
@@ -154,7 +175,13 @@ fn lint_qrels(tier: &Tier, qrels: &Qrels, corpus: Option<&Corpus>, lints: &mut V
                 q.judgments
                     .iter()
                     .filter(|(doc, j)| j.relevant && corpus.get(doc).is_none())
-                    .map(move |(doc, _)| format!("{}/{doc}", q.qid))
+                    .map(move |(doc, _)| {
+                        format!(
+                            "{}/{}",
+                            crate::error::shorten(&q.qid),
+                            crate::error::shorten(doc)
+                        )
+                    })
             })
             .collect();
         if let Some(first) = missing.first() {

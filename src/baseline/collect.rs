@@ -107,7 +107,9 @@ pub fn strip_text(mut results: Results) -> Results {
     results
 }
 
-/// Mean and n of every metric over `all` and over every slice value.
+/// Mean and n of every metric over `all` and over every slice value; a metric no query of a
+/// slice has a value for (every answer of the slice excluded, say) has no entry there, rather
+/// than a mean of nothing.
 pub fn summarise(
     metrics: &[String],
     queries: &BTreeMap<String, QueryRecord>,
@@ -127,22 +129,61 @@ pub fn summarise(
         .map(|(slice, records)| {
             let per_metric = metrics
                 .iter()
-                .map(|metric| {
+                .filter_map(|metric| {
                     let values: Vec<f64> = records
                         .iter()
                         .filter_map(|r| r.metrics.get(metric).copied())
                         .collect();
-                    let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
-                    (
+                    if values.is_empty() {
+                        return None;
+                    }
+                    let mean = values.iter().sum::<f64>() / values.len() as f64;
+                    Some((
                         metric.clone(),
                         SliceSummary {
                             mean,
                             n: values.len(),
                         },
-                    )
+                    ))
                 })
                 .collect();
             (slice, per_metric)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(class: &str, metrics: &[(&str, f64)]) -> QueryRecord {
+        QueryRecord {
+            slices: BTreeMap::from([("class".to_string(), class.to_string())]),
+            metrics: metrics.iter().map(|(m, v)| (m.to_string(), *v)).collect(),
+            ..QueryRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_metric_without_values_in_a_slice_has_no_mean_there() {
+        let queries = BTreeMap::from([
+            (
+                "q1".to_string(),
+                record("a", &[("recall@5", 1.0), ("faithfulness", 0.5)]),
+            ),
+            ("q2".to_string(), record("b", &[("recall@5", 0.0)])),
+            ("q3".to_string(), record("b", &[("recall@5", 0.0)])),
+        ]);
+        let metrics = ["recall@5".to_string(), "faithfulness".to_string()];
+        let summary = summarise(&metrics, &queries);
+        assert_eq!(summary["class=b"].len(), 1, "{summary:?}");
+        let recall = summary["class=b"]["recall@5"];
+        assert_eq!((recall.n, recall.mean.to_bits()), (2, 0.0f64.to_bits()));
+        assert_eq!(
+            summary["all"]["faithfulness"],
+            SliceSummary { mean: 0.5, n: 1 }
+        );
+        let json = serde_json::to_string(&summary).unwrap();
+        assert!(!json.contains("-0.0"), "{json}");
+    }
 }

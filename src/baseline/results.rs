@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::shorten;
 use crate::metrics::embedding_relevance::RelevanceParts;
 use crate::metrics::metric::{Metric, UnknownMetric};
 
@@ -145,7 +146,7 @@ pub struct Results {
 }
 
 /// `value` when it is finite and in `range`, else the message saying what was expected.
-fn check_value(
+pub(crate) fn check_value(
     value: f64,
     range: Option<&std::ops::RangeInclusive<f64>>,
 ) -> std::result::Result<(), String> {
@@ -180,21 +181,27 @@ impl Results {
         }
         let range_of = |name: &str| {
             ranges.get(name).cloned().ok_or_else(|| {
-                format!("metric `{name}` is not in the file's `metrics` list: expected one of them")
+                format!(
+                    "metric `{}` is not in the file's `metrics` list: expected one of them",
+                    shorten(name)
+                )
             })
         };
         for (slice, metrics) in &self.summary {
+            let slice = shorten(slice);
             for (name, summary) in metrics {
                 let range = range_of(name).map_err(|m| format!("summary `{slice}`: {m}"))?;
-                check_value(summary.mean, range.as_ref())
-                    .map_err(|m| format!("summary `{slice}`: the mean of `{name}` {m}"))?;
+                check_value(summary.mean, range.as_ref()).map_err(|m| {
+                    format!("summary `{slice}`: the mean of `{}` {m}", shorten(name))
+                })?;
             }
         }
         for (qid, record) in &self.queries {
+            let qid = shorten(qid);
             for (name, &value) in &record.metrics {
                 let range = range_of(name).map_err(|m| format!("query `{qid}`: {m}"))?;
                 check_value(value, range.as_ref())
-                    .map_err(|m| format!("query `{qid}`: metric `{name}` {m}"))?;
+                    .map_err(|m| format!("query `{qid}`: metric `{}` {m}", shorten(name)))?;
             }
             if let Some(claim) = record.claims.iter().find(|c| c.grade > 2) {
                 return Err(format!(

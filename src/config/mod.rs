@@ -395,6 +395,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
     }
     let mut tiers = BTreeMap::new();
     for (name, tier) in &raw.tiers {
+        check_tier_name(&keys, name)?;
         let prefix = format!("tiers.{name}");
         let gate = merge_gate(&raw.gate, tier.gate.as_ref());
         let rules_key = if tier.gate.as_ref().is_some_and(|g| g.rules.is_some()) {
@@ -466,6 +467,11 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             None => None,
         },
     })
+}
+
+/// A tier's name must be one safe path component ([`crate::tier::check_name`]).
+fn check_tier_name(keys: &Keys<'_>, name: &str) -> Result<()> {
+    crate::tier::check_name(name).map_err(|message| keys.error("tiers", message))
 }
 
 fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {

@@ -61,6 +61,8 @@ pub(crate) fn validate(
         if pattern.is_empty() {
             return Err(keys.error("pipeline.run_file", "empty: expected a path"));
         }
+        let shown = as_written(written, &["run_file"]).unwrap_or_else(|| pattern.clone());
+        check_placeholders(keys, pattern, &shown)?;
         return Ok(Some(Pipeline::RunFile(pattern.clone())));
     }
     if let Some(argv) = &raw.command {
@@ -112,6 +114,34 @@ pub(crate) fn validate(
         )?,
         max_retries: http.max_retries.unwrap_or(DEFAULT_HTTP_RETRIES),
     })))
+}
+
+/// The one placeholder a `run_file` takes.
+const TIER_PLACEHOLDER: &str = "{tier}";
+
+/// Every `{` of a `run_file` must open `{tier}`, and no `}` may stand alone: an unknown
+/// placeholder (`{tierr}`, `{name}`) would be read as a literal file name that never exists.
+/// `shown` is the pattern as written (before `${VAR}` expansion), which the message prints.
+fn check_placeholders(keys: &Keys<'_>, pattern: &str, shown: &str) -> Result<()> {
+    let rest = pattern.replace(TIER_PLACEHOLDER, "");
+    let Some(at) = rest.find(['{', '}']) else {
+        return Ok(());
+    };
+    let unknown = match rest[at..].find('}') {
+        Some(end) if rest[at..].starts_with('{') => &rest[at..at + end + 1],
+        _ => &rest[at..at + 1],
+    };
+    Err(keys.error(
+        "pipeline.run_file",
+        crate::suggest::did_you_mean(
+            format!(
+                "`{shown}` has `{unknown}`, which is not a placeholder: expected `{TIER_PLACEHOLDER}` \
+                 (the tier's name), the only one"
+            ),
+            unknown,
+            [TIER_PLACEHOLDER],
+        ),
+    ))
 }
 
 impl Config {

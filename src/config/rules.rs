@@ -266,6 +266,9 @@ fn validate_limits(keys: &Keys<'_>, key: &str, raw: &RawRule, metric: Metric) ->
                 ),
             ));
         }
+        if !non_negative {
+            check_in_range(keys, &format!("{key}.{name}"), value, metric)?;
+        }
         any = true;
     }
     if !any {
@@ -275,6 +278,26 @@ fn validate_limits(keys: &Keys<'_>, key: &str, raw: &RawRule, metric: Metric) ->
         ));
     }
     Ok(limits)
+}
+
+/// An absolute limit (`min`, `max`) must lie in the values `metric` takes: a floor above them
+/// could never pass, one below them never fail (`min: 1.5` on recall is a typo, not a rule).
+fn check_in_range(keys: &Keys<'_>, key: &str, value: f64, metric: Metric) -> Result<()> {
+    let Some(range) = metric.value_range() else {
+        return Ok(());
+    };
+    if range.contains(&value) {
+        return Ok(());
+    }
+    let shown = if *range.end() == f64::MAX {
+        format!("[{}, ∞)", range.start())
+    } else {
+        format!("[{}, {}]", range.start(), range.end())
+    };
+    Err(keys.error(
+        key,
+        format!("{value} is outside the values of {metric}: expected a number in {shown}"),
+    ))
 }
 
 /// A rule on a calibrated estimate: its base metric must be computed, and only `min` applies
@@ -310,10 +333,13 @@ fn validate_calibrated_rule(
         ));
     }
     match raw.min {
-        Some(min) if min.is_finite() => Ok(Limits {
-            min: Some(min),
-            ..Limits::default()
-        }),
+        Some(min) if min.is_finite() => {
+            check_in_range(keys, &format!("{key}.min"), min, base)?;
+            Ok(Limits {
+                min: Some(min),
+                ..Limits::default()
+            })
+        }
         _ => Err(keys.error(
             key,
             format!(

@@ -287,6 +287,62 @@ fn bad_configs_name_the_key_path() {
             ),
             "embeddings.timeout_s: 0: expected a positive number of seconds",
         ),
+        (
+            replace("min: 0.6 }", "min: 1.5 }"),
+            "conf/eval-config.yaml: gate.rules[2].min: 1.5 is outside the values of recall@5: expected a number in [0, 1]",
+        ),
+        (
+            replace("min: 0.6 }", "min: -0.1 }"),
+            "gate.rules[2].min: -0.1 is outside the values of recall@5: expected a number in [0, 1]",
+        ),
+        (
+            replace(
+                "metrics: [precision@5,",
+                "metrics: [latency_ms, precision@5,",
+            )
+            .replace(
+                "{ metric: ndcg@10, max_drop_pct: 5 }",
+                "{ metric: latency_ms, max: -1 }",
+            ),
+            "gate.rules[1].max: -1 is outside the values of latency_ms: expected a number in [0, ∞)",
+        ),
+        (
+            replace(
+                "metrics: [precision@5,",
+                "metrics: [faithfulness, precision@5,",
+            )
+            .replace(
+                "{ metric: ndcg@10, max_drop_pct: 5 }",
+                "{ metric: faithfulness_ppi, min: 2 }",
+            ),
+            "gate.rules[1].min: 2 is outside the values of faithfulness: expected a number in [0, 1]",
+        ),
+        (
+            replace("  smoke:      {", "  \"../../x\":  {"),
+            "conf/eval-config.yaml: tiers: tier name `../../x`: expected letters, digits, `-`, `_` and `.` only",
+        ),
+        (
+            replace("  smoke:      {", "  \"..\":  {"),
+            "tiers: tier name `..`: expected letters",
+        ),
+        (
+            replace("  smoke:      {", "  \"a/b\":  {"),
+            "tiers: tier name `a/b`: expected letters",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { run_file: \"runs/{tierr}.jsonl\" }",
+            ),
+            "pipeline.run_file: `runs/{tierr}.jsonl` has `{tierr}`, which is not a placeholder: expected `{tier}` (the tier's name), the only one (did you mean `{tier}`?)",
+        ),
+        (
+            replace(
+                "slices: [class]",
+                "slices: [class]\npipeline: { run_file: \"runs/{tier}}.jsonl\" }",
+            ),
+            "pipeline.run_file: `runs/{tier}}.jsonl` has `}`, which is not a placeholder",
+        ),
     ];
     for (text, expected) in cases {
         let message = load_str(&text).unwrap_err().to_string();
@@ -330,6 +386,12 @@ fn decision_settings_default_and_override_per_tier() {
     assert_eq!(point.tiers["smoke"].gate.min_queries, 2);
     assert_eq!(rules::smallest_workable_size(0.05), 5);
     assert_eq!(rules::smallest_workable_size(0.01), 7);
+}
+
+#[test]
+fn tier_names_with_dots_dashes_and_underscores_are_accepted() {
+    let text = VALID.replacen("  smoke:      {", "  smoke-v1.2_a: {", 1);
+    assert!(load_str(&text).unwrap().tiers.contains_key("smoke-v1.2_a"));
 }
 
 #[test]

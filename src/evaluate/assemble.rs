@@ -161,16 +161,19 @@ fn run_warnings(run_path: &Path, tally: &Tally, judged: &Judged) -> Vec<String> 
     if let Some((qid, doc)) = &tally.first_duplicate {
         warnings.push(format!(
             "{}: {} duplicate doc ids in rankings were ignored (the first occurrence counts), \
-             the first: `{doc}` in query `{qid}`",
+             the first: `{}` in query `{}`",
             run_path.display(),
-            tally.duplicates
+            tally.duplicates,
+            crate::error::shorten(doc),
+            crate::error::shorten(qid)
         ));
     }
     if let Some(qid) = &tally.first_unknown {
         warnings.push(format!(
-            "{}: {} run queries are not in the qrels and were ignored, the first: `{qid}`",
+            "{}: {} run queries are not in the qrels and were ignored, the first: `{}`",
             run_path.display(),
-            tally.run_queries_not_in_qrels
+            tally.run_queries_not_in_qrels,
+            crate::error::shorten(qid)
         ));
     }
     if judged.missing_from_run > 0 {

@@ -510,10 +510,11 @@ fn score_trec(
             "in memory"
         };
         format!(
-            "{}: the lines of query `{qid}` are not contiguous (lines {first_line} and \
+            "{}: the lines of query `{}` are not contiguous (lines {first_line} and \
              {later_line}); the run was read again and sorted by query {how}, which is \
              slower: group the lines by qid to avoid it",
-            run_path.display()
+            run_path.display(),
+            crate::error::shorten(qid)
         )
     });
     for output in queries.outputs {

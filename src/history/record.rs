@@ -7,8 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::results::{Results, RunStatus, check_value};
+use crate::error::shorten;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
+use crate::metrics::metric::{Metric, UnknownMetric};
 use crate::stats::{self, normal};
 
 /// The format tag of a history record.
@@ -106,6 +108,14 @@ pub fn status_word(status: CheckStatus) -> &'static str {
         CheckStatus::Error => "error",
         CheckStatus::Warn => "warn",
     }
+}
+
+/// The values `name` takes (None: unbounded), or why the name is not a metric.
+fn value_range(name: &str) -> Result<Option<std::ops::RangeInclusive<f64>>, String> {
+    let metric: Metric = name
+        .parse()
+        .map_err(|e: UnknownMetric| format!("{e}: expected a metric ragate computes"))?;
+    Ok(metric.value_range())
 }
 
 /// The mean, 95% interval and n of `values`.
@@ -223,10 +233,14 @@ impl Record {
             )
         })?;
         for (metric, slices) in &self.metrics {
-            for (slice, m) in slices {
-                if !(m.mean.is_finite() && m.interval.iter().all(|v| v.is_finite())) {
-                    return Err(format!("metrics.{metric}.{slice}: expected finite numbers"));
-                }
+            self.check_metric(metric, slices)?;
+        }
+        for (qid, values) in self.queries.iter().flatten() {
+            for (name, &value) in values {
+                let at = || format!("queries.{}.{}", shorten(qid), shorten(name));
+                let range = value_range(name).map_err(|m| format!("{}: {m}", at()))?;
+                check_value(value, range.as_ref())
+                    .map_err(|m| format!("{}: the value {m}", at()))?;
             }
         }
         for check in &self.checks {
@@ -244,6 +258,44 @@ impl Record {
                     "check `{}`: expected finite numbers",
                     crate::error::shorten(&check.name)
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// One metric's slices: a mean in the metric's values inside its interval, and an n that
+    /// fits (at least 1, no slice over more queries than `all`, `all` over no more queries than
+    /// the record lists when it lists them).
+    fn check_metric(
+        &self,
+        metric: &str,
+        slices: &BTreeMap<String, SliceMean>,
+    ) -> Result<(), String> {
+        let range = value_range(metric).map_err(|m| format!("metrics.{}: {m}", shorten(metric)))?;
+        let all_n = slices.get("all").map(|m| m.n);
+        let listed = self.queries.as_ref().map(BTreeMap::len);
+        for (slice, m) in slices {
+            let at = format!("metrics.{}.{}", shorten(metric), shorten(slice));
+            if !(m.mean.is_finite() && m.interval.iter().all(|v| v.is_finite())) {
+                return Err(format!("{at}: expected finite numbers"));
+            }
+            check_value(m.mean, range.as_ref()).map_err(|e| format!("{at}: the mean {e}"))?;
+            if !(m.interval[0] <= m.mean && m.mean <= m.interval[1]) {
+                return Err(format!(
+                    "{at}: the interval [{}, {}] does not hold the mean {}: expected low <= mean <= high",
+                    m.interval[0], m.interval[1], m.mean
+                ));
+            }
+            let most = if slice == "all" { listed } else { all_n };
+            if m.n == 0 || most.is_some_and(|most| m.n > most) {
+                let bound = match (slice == "all", most) {
+                    (_, None) => String::new(),
+                    (true, Some(most)) => {
+                        format!(" and at most the {most} queries the record lists")
+                    }
+                    (false, Some(most)) => format!(" and at most the `all` n, {most}"),
+                };
+                return Err(format!("{at}: n is {}: expected at least 1{bound}", m.n));
             }
         }
         Ok(())
@@ -323,6 +375,111 @@ mod tests {
         assert!((m.interval[0] - (0.5 - 0.565_789)).abs() < 1e-5, "{m:?}");
         assert!((m.interval[1] - (0.5 + 0.565_789)).abs() < 1e-5, "{m:?}");
         assert_eq!(slice_mean(&[0.3]).interval, [0.3, 0.3]);
+    }
+
+    fn record(metric: &str, slices: &[(&str, f64, usize)]) -> Record {
+        let means = slices
+            .iter()
+            .map(|&(slice, mean, n)| {
+                (
+                    slice.to_string(),
+                    SliceMean {
+                        mean,
+                        interval: [mean, mean],
+                        n,
+                    },
+                )
+            })
+            .collect();
+        Record {
+            format: FORMAT.to_string(),
+            tier: "smoke".into(),
+            time: "2026-12-01T03:00:00Z".into(),
+            commit: None,
+            ragate_version: "0".into(),
+            config_hash: "h".into(),
+            judges: BTreeMap::new(),
+            embeddings: None,
+            status: RunStatus::Pass,
+            baseline_sha256: None,
+            metrics: BTreeMap::from([(metric.to_string(), means)]),
+            checks: Vec::new(),
+            queries: None,
+        }
+    }
+
+    #[test]
+    fn recorded_means_must_lie_in_the_metric_values_with_an_n_that_fits() {
+        assert_eq!(
+            record("recall@5", &[("all", 0.5, 4), ("class=a", 1.0, 2)]).check(),
+            Ok(())
+        );
+        assert_eq!(record("latency_ms", &[("all", 1500.0, 4)]).check(), Ok(()));
+        let cases = [
+            (
+                record("recall@5", &[("all", 1.5, 4)]),
+                "metrics.recall@5.all: the mean is 1.5: expected a number in [0, 1]",
+            ),
+            (
+                record("latency_ms", &[("all", -3.0, 4)]),
+                "metrics.latency_ms.all: the mean is -3: expected a finite number >= 0",
+            ),
+            (
+                record("recall@5", &[("all", 0.5, 0)]),
+                "metrics.recall@5.all: n is 0: expected at least 1",
+            ),
+            (
+                record("recall@5", &[("all", 0.5, 4), ("class=a", 0.5, 9)]),
+                "metrics.recall@5.class=a: n is 9: expected at least 1 and at most the `all` n, 4",
+            ),
+            (
+                record("recal@5", &[("all", 0.5, 4)]),
+                "metrics.recal@5: unknown metric `recal@5`",
+            ),
+        ];
+        for (record, expected) in cases {
+            let message = record.check().unwrap_err();
+            assert!(
+                message.contains(expected),
+                "expected `{expected}` in `{message}`"
+            );
+        }
+        let mut outside = record("recall@5", &[("all", 0.5, 2)]);
+        outside
+            .metrics
+            .get_mut("recall@5")
+            .unwrap()
+            .get_mut("all")
+            .unwrap()
+            .interval = [0.6, 0.7];
+        assert!(
+            outside
+                .check()
+                .unwrap_err()
+                .contains("does not hold the mean 0.5")
+        );
+        let mut listed = record("recall@5", &[("all", 0.5, 2)]);
+        listed.queries = Some(BTreeMap::from([(
+            "q1".to_string(),
+            BTreeMap::from([("recall@5".to_string(), 2.0)]),
+        )]));
+        let message = listed.check().unwrap_err();
+        assert!(
+            message.contains("metrics.recall@5.all: n is 2: expected at least 1 and at most the 1 queries the record lists"),
+            "{message}"
+        );
+        listed
+            .metrics
+            .get_mut("recall@5")
+            .unwrap()
+            .get_mut("all")
+            .unwrap()
+            .n = 1;
+        let message = listed.check().unwrap_err();
+        assert!(
+            message.contains("queries.q1.recall@5: the value is 2: expected a number in [0, 1]"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -113,8 +113,9 @@ fn build(raw: RawLabel, line: u64) -> Result<Label, String> {
             }
             None => {
                 return Err(format!(
-                    "label `{metric}` is {value}, not a number: expected a number in [0, 1] \
-                     (every key besides `qid` and `answer` is a metric label)"
+                    "label `{metric}` is {}, not a number: expected a number in [0, 1] \
+                     (every key besides `qid` and `answer` is a metric label)",
+                    crate::error::shorten(&value.to_string())
                 ));
             }
         }
@@ -165,8 +166,9 @@ fn check_metric_name(name: &str) -> Result<(), String> {
     ];
     Err(suggest::did_you_mean(
         format!(
-            "`{name}` is not a judged metric: expected {JUDGED_METRICS} (every key besides `qid` \
-             and `answer` is a metric label)"
+            "`{}` is not a judged metric: expected {JUDGED_METRICS} (every key besides `qid` \
+             and `answer` is a metric label)",
+            crate::error::shorten(name)
         ),
         name,
         candidates,

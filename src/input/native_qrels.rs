@@ -74,7 +74,11 @@ pub fn read(file: &TextFile) -> Result<Qrels> {
         Unfinished::Duplicate { qid, doc } => Error::parse(
             file.path(),
             first_lines.get(&qid).unwrap_or(0),
-            format!("query `{qid}` judges `{doc}` twice: expected each document once"),
+            format!(
+                "query `{}` judges `{}` twice: expected each document once",
+                crate::error::shorten(&qid),
+                crate::error::shorten(&doc)
+            ),
         ),
     })
 }
@@ -89,7 +93,11 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
     let mut grades: BTreeMap<String, Grade> = BTreeMap::new();
     for (doc, value) in raw.graded_relevance.unwrap_or_default().into_inner() {
         let grade = value.as_i64().ok_or_else(|| {
-            format!("graded_relevance of `{doc}` is {value}: expected an integer grade")
+            format!(
+                "graded_relevance of `{}` is {}: expected an integer grade",
+                crate::error::shorten(&doc),
+                crate::error::shorten(&value.to_string())
+            )
         })?;
         let grade = bounded_grade(grade, &doc)?;
         grades.insert(doc, grade);
@@ -102,12 +110,14 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
                 let grade = grades.get(doc).copied().unwrap_or(1);
                 if grade < 1 {
                     return Err(format!(
-                        "`{doc}` is in gold_doc_ids but graded {grade}: expected a gold document to have grade >= 1"
+                        "`{}` is in gold_doc_ids but graded {grade}: expected a gold document to have grade >= 1",
+                        crate::error::shorten(doc)
                     ));
                 }
                 if !listed.insert(doc.as_str()) {
                     return Err(format!(
-                        "gold_doc_ids lists `{doc}` twice: expected each document once"
+                        "gold_doc_ids lists `{}` twice: expected each document once",
+                        crate::error::shorten(doc)
                     ));
                 }
                 judgments.push(
@@ -139,7 +149,11 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
     let mut attributes = BTreeMap::new();
     for (key, value) in raw.attributes.into_inner() {
         let text = attribute_value(&value).ok_or_else(|| {
-            format!("field `{key}` is {value}: expected a string slice attribute (or a number or boolean)")
+            format!(
+                "field `{}` is {}: expected a string slice attribute (or a number or boolean)",
+                crate::error::shorten(&key),
+                crate::error::shorten(&value.to_string())
+            )
         })?;
         attributes.insert(key, text);
     }

@@ -22,8 +22,9 @@ pub fn bounded_grade(grade: i64, doc: &str) -> Result<Grade, String> {
         .filter(|g| GRADES.contains(g))
         .ok_or_else(|| {
             format!(
-                "grade {grade} of doc `{doc}` is out of range: expected an integer grade in {}..={} \
+                "grade {grade} of doc `{}` is out of range: expected an integer grade in {}..={} \
                  (relevance levels; negative grades mean judged non-relevant)",
+                crate::error::shorten(doc),
                 GRADES.start(),
                 GRADES.end()
             )

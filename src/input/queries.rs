@@ -80,7 +80,12 @@ fn take_string(object: &mut Map<String, Value>, keys: [&str; 2]) -> Result<Optio
             None => continue,
             Some(Value::String(s)) => return Ok(Some(s)),
             Some(Value::Number(n)) => return Ok(Some(n.to_string())),
-            Some(other) => return Err(format!("field `{key}` is {other}: expected a string")),
+            Some(other) => {
+                return Err(format!(
+                    "field `{key}` is {}: expected a string",
+                    crate::error::shorten(&other.to_string())
+                ));
+            }
         }
     }
     Ok(None)
@@ -90,7 +95,10 @@ fn from_json(mut object: Map<String, Value>, line: u64) -> Result<QueryText, Str
     let qid = take_string(&mut object, ["qid", "_id"])?
         .ok_or_else(|| format!("no \"qid\" field: expected {JSONL_EXPECTED}"))?;
     let text = take_string(&mut object, ["query", "text"])?.ok_or_else(|| {
-        format!("query `{qid}` has no \"query\" field: expected {JSONL_EXPECTED}")
+        format!(
+            "query `{}` has no \"query\" field: expected {JSONL_EXPECTED}",
+            crate::error::shorten(&qid)
+        )
     })?;
     let reference_answer = take_string(&mut object, ["reference_answer", "reference_answer"])?;
     // Non-scalar metadata (BEIR's `metadata` object) cannot be a slice value and is not kept.

@@ -103,8 +103,9 @@ pub fn check_id(what: &str, id: &str) -> std::result::Result<(), String> {
     match id.chars().find(|c| c.is_control()) {
         None => Ok(()),
         Some(c) => Err(format!(
-            "{what} {id:?} contains the control character U+{:04X}: expected an id without tabs, \
+            "{what} {} contains the control character U+{:04X}: expected an id without tabs, \
              line breaks or other control characters",
+            crate::error::shorten(&format!("{id:?}")),
             u32::from(c)
         )),
     }
@@ -131,7 +132,8 @@ impl FirstLines {
                 file.path(),
                 line,
                 format!(
-                    "{what} `{id}` appears twice (lines {first} and {line}): expected {expected}"
+                    "{what} `{}` appears twice (lines {first} and {line}): expected {expected}",
+                    crate::error::shorten(id)
                 ),
             )),
         }

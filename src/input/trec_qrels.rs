@@ -93,7 +93,11 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
             Error::parse(
                 file.path(),
                 line.number,
-                format!("grade `{grade_text}` of doc `{doc}`: expected an integer grade"),
+                format!(
+                    "grade `{}` of doc `{}`: expected an integer grade",
+                    crate::error::shorten(grade_text),
+                    crate::error::shorten(doc)
+                ),
             )
         })?;
         let grade = bounded_grade(grade, doc)
@@ -117,8 +121,11 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
                 file.path(),
                 lines[1],
                 format!(
-                    "query `{qid}` judges doc `{doc}` twice (lines {} and {}): expected one judgment per pair",
-                    lines[0], lines[1]
+                    "query `{}` judges doc `{}` twice (lines {} and {}): expected one judgment per pair",
+                    crate::error::shorten(&qid),
+                    crate::error::shorten(&doc),
+                    lines[0],
+                    lines[1]
                 ),
             )
         }

@@ -34,7 +34,8 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for UniqueKeys<V> {
                 while let Some(key) = access.next_key::<String>()? {
                     if map.contains_key(&key) {
                         return Err(A::Error::custom(format!(
-                            "key `{key}` appears twice in one object: expected each key once"
+                            "key `{}` appears twice in one object: expected each key once",
+                            crate::error::shorten(&key)
                         )));
                     }
                     let value = access.next_value()?;

@@ -113,16 +113,17 @@ impl<'a> Collector<'a> {
             Some(Value::String(qid)) => qid.clone(),
             _ => return Err(self.error(format!("{whence}: no string `qid`: {expected}"))),
         };
+        let shown = crate::error::shorten(&qid).into_owned();
         let index = *self.index.get(qid.as_str()).ok_or_else(|| {
             self.error(format!(
-                "{whence}: qid `{qid}` was not asked for (not a query of this tier)"
+                "{whence}: qid `{shown}` was not asked for (not a query of this tier)"
             ))
         })?;
         if self.run.lines.contains_key(&qid) {
-            return Err(self.error(format!("{whence}: qid `{qid}` answered twice")));
+            return Err(self.error(format!("{whence}: qid `{shown}` answered twice")));
         }
         serde_json::from_value::<RunQuery>(Value::Object(object.clone()))
-            .map_err(|e| self.error(format!("{whence} (qid `{qid}`): {e}: {expected}")))?;
+            .map_err(|e| self.error(format!("{whence} (qid `{shown}`): {e}: {expected}")))?;
         self.run.lines.insert(qid, object);
         Ok(index)
     }

@@ -29,7 +29,7 @@ pub fn render(report: &GateReport, results: Option<&Results>) -> String {
         "notes": report.notes,
         "results": results,
     });
-    format!("{document:#}\n")
+    pretty(document)
 }
 
 /// The document of a run that was not gated (no baseline, or an unreadable one): its status,
@@ -47,7 +47,48 @@ pub fn render_ungated(results: &Results) -> String {
         "notes": [],
         "results": serde_json::from_str::<Value>(&results.to_json()).expect("results JSON"),
     });
+    pretty(document)
+}
+
+/// The document of a run that stopped with an error before it had results (a config, input or
+/// setup error, a pipeline or judge failure): status `error`, exit code 2, no checks, and the
+/// error as printed on stderr, so that a script reading stdout never gets an empty document.
+pub fn render_error(tier: &str, error: &str) -> String {
+    pretty(json!({
+        "format": FORMAT,
+        "tier": tier,
+        "status": "error",
+        "exit_code": crate::exit_code::ERROR,
+        "error": error,
+        "paired_queries": 0,
+        "checks": [],
+        "reported": [],
+        "warnings": [],
+        "notes": [],
+        "results": null,
+    }))
+}
+
+/// `document` pretty-printed with a final newline, every negative zero written as 0 (a mean or
+/// delta of nothing is not "minus zero").
+fn pretty(mut document: Value) -> String {
+    without_negative_zero(&mut document);
     format!("{document:#}\n")
+}
+
+fn without_negative_zero(value: &mut Value) {
+    match value {
+        Value::Number(number)
+            if number
+                .as_f64()
+                .is_some_and(|x| x == 0.0 && x.is_sign_negative()) =>
+        {
+            *value = json!(0.0);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_negative_zero),
+        Value::Object(fields) => fields.values_mut().for_each(without_negative_zero),
+        _ => {}
+    }
 }
 
 fn check(outcome: &CheckOutcome) -> Value {
@@ -122,5 +163,33 @@ mod tests {
             }
         }
         assert!(document["results"].is_null());
+    }
+
+    #[test]
+    fn no_number_is_written_as_negative_zero() {
+        let mut report = sample_report();
+        report.outcomes[0].delta = -0.0;
+        report.outcomes[0].limit = Some(-0.0);
+        let text = render(&report, None);
+        assert!(
+            !text.contains("-0.0,") && !text.contains("-0.0\n"),
+            "{text}"
+        );
+        let document: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(document["checks"][0]["delta"].as_f64(), Some(0.0));
+    }
+
+    #[test]
+    fn an_error_document_has_the_status_error_and_the_message() {
+        let text = render_error("smoke", "eval-config.yaml: version: unsupported version 2");
+        let document: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(document["format"], FORMAT);
+        assert_eq!(document["status"], "error");
+        assert_eq!(document["exit_code"], 2);
+        assert_eq!(
+            document["error"],
+            "eval-config.yaml: version: unsupported version 2"
+        );
+        assert_eq!(document["checks"], json!([]));
     }
 }

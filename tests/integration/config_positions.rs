@@ -73,3 +73,30 @@ fn an_unknown_metric_is_named_at_its_line_and_column_with_a_suggestion() {
         "{error}"
     );
 }
+
+#[test]
+fn a_stratify_field_no_query_has_is_named_at_its_line_and_column_by_validate_and_gate() {
+    let expected =
+        "unknown-stratify-field/eval-config.yaml:6:57: tiers.nightly.stratify: no query of";
+    let suggestion = "has a `klass` field, so the sample could not be stratified: expected a field \
+                      the queries carry (the queries carry `class`) (did you mean `class`?)";
+    let validate = error_of("unknown-stratify-field", &["validate"]);
+    assert!(validate.contains("error: tier `nightly`: "), "{validate}");
+    assert!(validate.contains(expected), "{validate}");
+    assert!(validate.contains(suggestion), "{validate}");
+    let run = fixture("config_positions/run.jsonl");
+    let gate = error_of(
+        "unknown-stratify-field",
+        &[
+            "gate",
+            "--tier",
+            "nightly",
+            "--run",
+            path_str(&run),
+            "--out",
+            "out",
+        ],
+    );
+    assert!(gate.contains(expected), "{gate}");
+    assert!(gate.contains(suggestion), "{gate}");
+}

@@ -410,3 +410,50 @@ fn a_source_date_epoch_past_the_year_9999_is_refused_by_history_add() {
             .exists()
     );
 }
+
+#[test]
+fn a_recorded_value_outside_its_metric_or_an_n_that_does_not_fit_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    baselined(dir);
+    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    assert_eq!(add(dir, 86_400).code, 0);
+    let path = dir.join("hist/regression/19700102T000000Z-0123456789ab.json");
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(show(dir, &[]).code, 0);
+    let cases: [(&str, serde_json::Value, &str); 3] = [
+        (
+            "/metrics/recall@5/all/mean",
+            1.5.into(),
+            "metrics.recall@5.all: the mean is 1.5: expected a number in [0, 1]",
+        ),
+        (
+            "/metrics/mrr/class=literal/n",
+            1000.into(),
+            "metrics.mrr.class=literal: n is 1000: expected at least 1 and at most the `all` n, 120",
+        ),
+        (
+            "/metrics/recall@5/all/n",
+            0.into(),
+            "metrics.recall@5.all: n is 0: expected at least 1",
+        ),
+    ];
+    for (pointer, value, expected) in cases {
+        let mut record = original.clone();
+        *record.pointer_mut(pointer).expect(pointer) = value;
+        std::fs::write(&path, serde_json::to_string_pretty(&record).unwrap()).unwrap();
+        let shown = show(dir, &[]);
+        assert_eq!(shown.code, 2, "{expected}: {}", shown.stdout);
+        assert!(
+            shown
+                .stderr
+                .contains("19700102T000000Z-0123456789ab.json: ")
+                && shown.stderr.contains(expected),
+            "{expected}: {}",
+            shown.stderr
+        );
+        let gated = gate(dir, "base.jsonl", &["--history", "hist"]);
+        assert_eq!(gated.code, 2, "{expected}: the gate fails closed too");
+    }
+}

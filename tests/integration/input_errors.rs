@@ -197,3 +197,52 @@ fn bom_and_crlf_are_accepted() {
         plain.stdout
     );
 }
+
+/// A 30 MB id from an untrusted file is echoed cut to 200 characters with its full length,
+/// in errors and warnings alike.
+#[test]
+fn a_huge_id_is_echoed_cut_with_its_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = "Q".repeat(30_000_000);
+    let line = |qid: &str, gold: &str| {
+        format!("{{\"qid\":\"{qid}\",\"query\":\"x\",\"gold_doc_ids\":[{gold}]}}\n")
+    };
+    let run_line =
+        |qid: &str| format!("{{\"qid\":\"{qid}\",\"retrieved\":[{{\"doc_id\":\"d\"}}]}}\n");
+    let cut = format!("{}… (30000000 characters)", "Q".repeat(200));
+    let twice = format!("{}{}", line(&big, "\"d\""), line(&big, "\"d\""));
+    let doc_twice = line("q1", &format!("\"{big}\",\"{big}\""));
+    let unknown = format!("{}{}", run_line("q1"), run_line(&big));
+    let cases: [(&str, &str, &str); 3] = [
+        (&twice, &run_line("q1"), "appears twice"),
+        (
+            &doc_twice,
+            &run_line("q1"),
+            "twice: expected each document once",
+        ),
+        (
+            &line("q1", "\"d\""),
+            &unknown,
+            "run queries are not in the qrels",
+        ),
+    ];
+    for (qrels, run, expected) in cases {
+        let outcome = eval_files(
+            dir.path(),
+            ("qrels.jsonl", qrels.as_bytes()),
+            ("run.jsonl", run.as_bytes()),
+            &[],
+        );
+        assert!(
+            outcome.stderr.contains(expected),
+            "{expected}: {}",
+            &outcome.stderr[..outcome.stderr.len().min(600)]
+        );
+        assert!(outcome.stderr.contains(&cut), "{expected}");
+        assert!(
+            outcome.stderr.len() < 2_000,
+            "{expected}: {} bytes on stderr",
+            outcome.stderr.len()
+        );
+    }
+}

@@ -77,7 +77,10 @@ fn a_command_judge_decides_faithfulness() {
 
 #[test]
 fn a_broken_judge_fails_closed() {
-    let long_id = format!("unknown request id `{}…`", "7".repeat(200));
+    let long_id = format!(
+        "unknown request id `{}… (10000 characters)`",
+        "7".repeat(200)
+    );
     let cases = [
         ("contradict", 30, "grade 0 contradicts verdict true"),
         ("crash", 30, "): it exited with code 3"),

@@ -404,7 +404,24 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
         0.0,
         "{stats}"
     );
+    // A later run with fewer repeats into the same folder leaves no run of an earlier repeat.
+    std::fs::write(dir.join("eval-config.yaml"), &config).unwrap();
+    let once = gate(dir, &[], "repeated");
+    assert_eq!(once.code, 0, "{}\n{}", once.stdout, once.stderr);
+    assert!(dir.join("repeated/run.jsonl").exists());
+    assert!(
+        !dir.join("repeated/run.2.jsonl").exists(),
+        "a stale run.2.jsonl of the earlier run"
+    );
     // A run file cannot be run again.
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace(
+            "baseline: baselines/regression.json }",
+            "baseline: baselines/regression.json, repeats: 2 }",
+        ),
+    )
+    .unwrap();
     let with_run = ragate_env(
         dir,
         &[

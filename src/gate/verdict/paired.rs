@@ -104,8 +104,9 @@ pub(super) fn pair(
         };
         if !b.is_finite() || !c.is_finite() {
             return Err(format!(
-                "{}: query `{qid}` has a non-finite value (baseline {b}, current {c}): expected finite numbers",
-                check.name()
+                "{}: query `{}` has a non-finite value (baseline {b}, current {c}): expected finite numbers",
+                check.name(),
+                crate::error::shorten(qid)
             ));
         }
         paired.qids.push(qid.clone());

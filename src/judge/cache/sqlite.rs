@@ -77,17 +77,48 @@ fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     connection.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A SQLite error during `what`, with what to do next.
+/// A SQLite error during `what`, with what to do next: deleting the file is advised only when
+/// the file itself is damaged or foreign, never for a full disk, a read-only file system or
+/// missing permissions, where the cache (and every verdict in it) is healthy.
 fn failure(path: &Path, what: &str, e: rusqlite::Error) -> Error {
-    let advice = match e.sqlite_error_code() {
+    Error::input(
+        path,
+        format!("judge cache {what} failed: {e}; {}", advice(&e)),
+    )
+}
+
+/// What to do about a SQLite error of the cache.
+fn advice(e: &rusqlite::Error) -> &'static str {
+    match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
             "another process kept the cache locked for over 60 s: retry, or set `cache.mode: off`"
         }
-        _ => {
-            "if it is damaged or not a ragate judge cache, delete it or point `cache.path` elsewhere"
+        Some(ErrorCode::DiskFull) => {
+            "the disk is full; the cache file is not damaged (keep it): free space, or point \
+             `cache.path` at a volume with room"
         }
-    };
-    Error::input(path, format!("judge cache {what} failed: {e}; {advice}"))
+        Some(ErrorCode::ReadOnly) => {
+            "the file or its folder is read-only (or on a read-only file system); the cache file \
+             is not damaged (keep it): make it writable, or read it only with `cache.mode: replay`"
+        }
+        Some(ErrorCode::PermissionDenied | ErrorCode::CannotOpen) => {
+            "the file or its folder cannot be opened (permissions, a missing or read-only \
+             folder); the cache file is not the problem (keep it): check the permissions of the \
+             file and its folder, or point `cache.path` elsewhere"
+        }
+        Some(ErrorCode::SystemIoFailure) => {
+            "the disk failed to read or write (full, read-only or failing?); check the disk \
+             before anything else: the cache file itself may be healthy"
+        }
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+            "the file is damaged or not a SQLite database: delete it (its verdicts are asked \
+             again) or point `cache.path` elsewhere"
+        }
+        _ => {
+            "check the disk and the file's permissions first; if the file is damaged or not a \
+             ragate judge cache, delete it or point `cache.path` elsewhere"
+        }
+    }
 }
 
 /// Opens and checks the database; in `read-write` mode creates it, WAL mode and its table; in
@@ -187,4 +218,53 @@ fn tables(connection: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
     select
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::ffi;
+
+    fn sqlite_error(code: std::ffi::c_int) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(ffi::Error::new(code), None)
+    }
+
+    #[test]
+    fn only_a_damaged_or_foreign_file_is_to_be_deleted() {
+        for code in [
+            ffi::SQLITE_FULL,
+            ffi::SQLITE_READONLY,
+            ffi::SQLITE_PERM,
+            ffi::SQLITE_CANTOPEN,
+            ffi::SQLITE_IOERR_WRITE,
+            ffi::SQLITE_BUSY,
+        ] {
+            let advice = advice(&sqlite_error(code));
+            assert!(!advice.contains("delete"), "{code}: {advice}");
+        }
+        assert!(advice(&sqlite_error(ffi::SQLITE_FULL)).starts_with("the disk is full"));
+        assert!(advice(&sqlite_error(ffi::SQLITE_READONLY)).contains("read-only"));
+        assert!(advice(&sqlite_error(ffi::SQLITE_PERM)).contains("permissions"));
+        for code in [ffi::SQLITE_CORRUPT, ffi::SQLITE_NOTADB] {
+            let advice = advice(&sqlite_error(code));
+            assert!(
+                advice.starts_with("the file is damaged"),
+                "{code}: {advice}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_named_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.sqlite");
+        std::fs::write(&path, b"this is not a database\n").unwrap();
+        let error = Store::open(&path, CacheMode::ReadWrite)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("the file is damaged or not a SQLite database: delete it"),
+            "{error}"
+        );
+    }
 }
