@@ -148,6 +148,7 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
             .map(|c| StoredClaim {
                 claim: c.claim.clone(),
                 grade: c.grade,
+                reason: c.reason.clone(),
             })
             .collect();
         record.answer_relevance_embedding = scores.relevance;
