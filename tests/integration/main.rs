@@ -9,6 +9,7 @@ mod config_positions;
 mod convert;
 mod expected_values;
 mod fail_closed_inputs;
+mod faithfulness_variants;
 mod gate_flow;
 mod history;
 mod html_report;
