@@ -223,3 +223,51 @@ fn verdicts_are_deterministic_and_hard_failures_score_low() {
     assert_eq!(a, b);
     assert!(a.score <= 0.25, "{a:?}");
 }
+
+#[test]
+fn the_committed_development_set_separates_the_versions() {
+    // tests/fixtures/judge_set/example.jsonl: generated over the example corpus (generate.py).
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/judge_set/example.jsonl"
+    );
+    let items: Vec<serde_json::Value> = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(items.len() >= 400, "{}", items.len());
+    let tasks: Vec<crate::judge::Task> = items
+        .iter()
+        .map(|item| crate::judge::Task::Support {
+            claim: item["claim"].as_str().unwrap().to_string(),
+            context: item["context"].as_str().unwrap().to_string(),
+        })
+        .collect();
+    let balanced_accuracy = |version: u8| {
+        let judge = crate::judge::lexical::LexicalJudge {
+            threshold: 0.4,
+            stem: true,
+            version,
+        };
+        let verdicts = judge.verdicts(&tasks);
+        let (mut tp, mut pos, mut tn, mut neg) = (0.0, 0.0, 0.0, 0.0);
+        for (item, verdict) in items.iter().zip(&verdicts) {
+            if item["label"] == "supported" {
+                pos += 1.0;
+                tp += f64::from(u8::from(verdict.positive));
+            } else {
+                neg += 1.0;
+                tn += f64::from(u8::from(!verdict.positive));
+            }
+            // Every verdict of lexical-2 that is not a support says why; a support says nothing.
+            if version == 2 {
+                assert_eq!(verdict.positive, verdict.reason.is_none(), "{item}");
+            }
+        }
+        (tp / pos + tn / neg) / 2.0
+    };
+    let (old, new) = (balanced_accuracy(1), balanced_accuracy(2));
+    assert!(old < 0.7, "lexical-1 {old}");
+    assert!(new >= 0.9, "lexical-2 {new}");
+}
