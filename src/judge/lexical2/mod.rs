@@ -17,7 +17,8 @@
 //! 1. **polarity** (`contradicted: ...`): the best-matching context sentence is the one sharing
 //!    most of the claim's content tokens. A negation (`not`, `no`, `never`, `cannot`,
 //!    `without`, `neither`, `nor`, `none`, `nothing`, `nobody`, `nowhere`, any `n't`, `fail(s)
-//!    to`) applies to the next content word within four words. The claim is contradicted when
+//!    to`) applies to the next content word within four words and the same clause (no `,` `;`
+//!    `:` `.` `!` `?` between them). The claim is contradicted when
 //!    a content token it shares with that sentence occurs negated more often in one and
 //!    asserted more often in the other (an occurrence moved from asserted to negated, or
 //!    back; when several sentences tie as best, all of them must contradict it).
