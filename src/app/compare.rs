@@ -46,7 +46,7 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     let a = if changes.is_empty() {
         a
     } else if !args.allow_judge_change {
-        return Err(rejudge::refused(&changes));
+        return Err(rejudge::refused(&changes, None));
     } else {
         rejudge_reference(&config, tier, &a, &b, &args)?
     };

@@ -118,7 +118,8 @@ fn comparable_baseline(
         return Ok((baseline, None));
     }
     if !options.allow_judge_change {
-        return Err(rejudge::refused(&changes));
+        let accept = options.accept_command(&tier.name);
+        return Err(rejudge::refused(&changes, Some(&accept)));
     }
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let cache = match config.cache.mode {

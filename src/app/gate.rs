@@ -168,7 +168,13 @@ fn trace(
             line["claims"] = scores
                 .claims
                 .iter()
-                .map(|c| json!({"claim": c.claim, "supported": c.supported, "grade": c.grade, "score": c.score}))
+                .map(|c| {
+                    let mut claim = json!({"claim": c.claim, "supported": c.supported, "grade": c.grade, "score": c.score});
+                    if let Some(reason) = &c.reason {
+                        claim["reason"] = json!(reason);
+                    }
+                    claim
+                })
                 .collect();
             line["claims_splitter"] = json!(splitter);
         }

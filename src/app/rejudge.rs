@@ -64,12 +64,17 @@ pub fn differences(baseline: &Identities, current: &Identities) -> Vec<String> {
     found
 }
 
-/// The error for judge changes without `--allow-judge-change`.
-pub fn refused(differences: &[String]) -> Error {
+/// The error for judge changes without `--allow-judge-change`; `accept` is the command that
+/// accepts the gate's results once it ran with `--allow-judge-change` (None outside a gate).
+pub fn refused(differences: &[String], accept: Option<&str>) -> Error {
+    let how = match accept {
+        Some(accept) => format!(": rerun this gate with --allow-judge-change, then run `{accept}`"),
+        None => String::new(),
+    };
     Error::Usage(format!(
         "{}: verdicts of different judges are not comparable; pass --allow-judge-change to \
          re-judge the baseline's stored answers with the current judges, or accept a baseline \
-         judged by the current ones",
+         judged by the current ones{how}",
         differences.join("; ")
     ))
 }
@@ -148,6 +153,7 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
             .map(|c| StoredClaim {
                 claim: c.claim.clone(),
                 grade: c.grade,
+                reason: c.reason.clone(),
             })
             .collect();
         record.answer_relevance_embedding = scores.relevance;

@@ -59,6 +59,7 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
                 .map(|c| StoredClaim {
                     claim: c.claim.clone(),
                     grade: c.grade,
+                    reason: c.reason.clone(),
                 })
                 .collect(),
             answer_relevance_embedding: scores.relevance,

@@ -122,6 +122,9 @@ pub struct StoredClaim {
     pub claim: String,
     /// The judge's grade: 0 unsupported, 1 partly, 2 fully supported.
     pub grade: u8,
+    /// Why the judge found it unsupported, when it says (`lexical-2`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 /// A results file (a baseline is an accepted one): per-slice aggregates and per-query values of one

@@ -27,14 +27,22 @@ pub struct LexicalSpec {
     pub threshold: f64,
     /// Snowball-stem non-numeric tokens.
     pub stem: bool,
+    /// Which lexical judge: 1 (`lexical-1`: token overlap with the whole context) or 2
+    /// (`lexical-2`: hard checks of numbers, polarity and names, and the share of the best
+    /// context window).
+    pub version: u8,
 }
 
+/// The lexical judge a config gets when it names no version.
+pub const DEFAULT_LEXICAL_VERSION: u8 = 2;
+
 impl Default for LexicalSpec {
-    /// Threshold 0.4, stemming on.
+    /// Threshold 0.4, stemming on, `lexical-2`.
     fn default() -> Self {
         LexicalSpec {
             threshold: 0.4,
             stem: true,
+            version: DEFAULT_LEXICAL_VERSION,
         }
     }
 }
@@ -97,9 +105,20 @@ pub fn validate_judges(
                         format!("{threshold} is outside (0, 1]"),
                     ));
                 }
+                let version = match judge.version {
+                    None => defaults.version,
+                    Some(version @ (1 | 2)) => version as u8,
+                    Some(other) => {
+                        return Err(keys.error(
+                            format!("{key}.version"),
+                            format!("{other}: expected 1 (lexical-1) or 2 (lexical-2)"),
+                        ));
+                    }
+                };
                 JudgeSpec::Lexical(LexicalSpec {
                     threshold,
                     stem: judge.stem.unwrap_or(defaults.stem),
+                    version,
                 })
             }
             RawJudge::Openai(judge) => {

@@ -187,6 +187,9 @@ pub struct RawLexicalJudge {
     pub kind_key: IgnoredAny,
     pub threshold: Option<f64>,
     pub stem: Option<bool>,
+    /// 1 (`lexical-1`, token overlap only) or 2 (`lexical-2`, the default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
 }
 
 /// `kind: openai`: an OpenAI-compatible chat completions endpoint.

@@ -6,7 +6,7 @@
 //! they buffer the judge's map first, and an error from the buffer names neither the key
 //! (`judges.j` instead of `judges.j.base_url`) nor its line and column. Reading from the text
 //! keeps both: a `base_url` under `kind: lexical` is "judges.j.base_url: unknown field
-//! `base_url`, expected one of `kind`, `threshold`, `stem`" at the key's line and column,
+//! `base_url`, expected one of `kind`, `threshold`, `stem`, `version`" at the key's line and column,
 //! wherever `kind` stands in the map.
 
 use std::cell::RefCell;

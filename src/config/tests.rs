@@ -479,12 +479,12 @@ fn a_key_of_another_judge_kind_is_named_with_its_line_column_and_the_accepted_ke
     let cases = [
         (
             "  j:\n    kind: lexical\n    base_url: http://h\n",
-            "conf/eval-config.yaml:10:5: judges.j.base_url: unknown field `base_url`, expected one of `kind`, `threshold`, `stem` (the keys of a `lexical` judge)",
+            "conf/eval-config.yaml:10:5: judges.j.base_url: unknown field `base_url`, expected one of `kind`, `threshold`, `stem`, `version` (the keys of a `lexical` judge)",
         ),
         (
             // The wrong key before `kind`: the same error, at the key.
             "  j:\n    base_url: http://h\n    kind: lexical\n",
-            "conf/eval-config.yaml:9:5: judges.j.base_url: unknown field `base_url`, expected one of `kind`, `threshold`, `stem` (the keys of a `lexical` judge)",
+            "conf/eval-config.yaml:9:5: judges.j.base_url: unknown field `base_url`, expected one of `kind`, `threshold`, `stem`, `version` (the keys of a `lexical` judge)",
         ),
         (
             "  a: { kind: command, command: [j] }\n  b: { kind: openai, base_url: \"http://h\", model: m, stem: true }\n",
@@ -525,17 +525,27 @@ fn a_key_of_another_judge_kind_is_named_with_its_line_column_and_the_accepted_ke
 fn judges_of_every_kind_are_read_whatever_the_key_order() {
     let config = load_str(&with_judges(
         "  lex: { stem: false, kind: lexical, threshold: 0.5 }\n  \
+         old: { kind: lexical, version: 1 }\n  \
          cmd: { command: [judge, --strict], timeout_s: 7, kind: command }\n  \
          llm: { model: m, kind: openai, base_url: \"http://h/v1\", max_calls: 9 }\n",
     ))
     .unwrap();
     let names: Vec<&str> = config.judges.keys().map(String::as_str).collect();
-    assert_eq!(names, ["cmd", "default", "lex", "llm"]);
+    assert_eq!(names, ["cmd", "default", "lex", "llm", "old"]);
     assert_eq!(
         config.judges["lex"],
         JudgeSpec::Lexical(LexicalSpec {
             threshold: 0.5,
-            stem: false
+            stem: false,
+            version: 2,
+        })
+    );
+    assert_eq!(
+        config.judges["old"],
+        JudgeSpec::Lexical(LexicalSpec {
+            threshold: 0.4,
+            stem: true,
+            version: 1,
         })
     );
     assert_eq!(

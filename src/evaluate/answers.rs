@@ -106,8 +106,8 @@ pub struct JudgeUsage {
 }
 
 impl Verdicts {
-    fn get(&self, id: &TaskId) -> Verdict {
-        self.verdicts[&id.judge][id.index]
+    fn get(&self, id: &TaskId) -> &Verdict {
+        &self.verdicts[&id.judge][id.index]
     }
 }
 
@@ -389,6 +389,7 @@ impl AnswerMetrics<'_> {
                                 score: verdict.score,
                                 grade: verdict.grade,
                                 supported: verdict.positive,
+                                reason: verdict.reason.clone(),
                             }
                         })
                         .collect()

@@ -116,8 +116,13 @@ pub(crate) fn answer_changes(before: &QueryRecord, now: &QueryRecord) -> Vec<Str
         } else {
             "new"
         };
+        let reason = claim
+            .reason
+            .as_ref()
+            .map(|reason| format!(" ({reason})"))
+            .unwrap_or_default();
         lines.push(format!(
-            "unsupported claim ({was}, grade {}): {}",
+            "unsupported claim ({was}, grade {}): {}{reason}",
             claim.grade, claim.claim
         ));
     }

@@ -250,5 +250,6 @@ fn verdict(
         positive: reply.verdict,
         grade,
         score: None,
+        reason: None,
     })
 }

@@ -1,4 +1,5 @@
-//! The lexical judge: a deterministic, offline token-overlap judge (kind `lexical`).
+//! The lexical judge: a deterministic, offline token-overlap judge (kind `lexical`). This
+//! module is `lexical-1` (`version: 1`); `lexical-2`, the default, is [`crate::judge::lexical2`].
 //!
 //! Tokenizer (versioned by [`LEXICAL_JUDGE_VERSION`] together with [`STOP_WORDS`]; any change
 //! to either bumps the version, which is part of the judge cache key):
@@ -29,6 +30,7 @@ use std::collections::BTreeSet;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::config::LexicalSpec;
+use crate::judge::lexical2::{LEXICAL2_JUDGE_VERSION, Prepared2};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Version of the tokenizer and the stop-word list; part of the judge cache key.
@@ -52,25 +54,66 @@ pub const STOP_WORDS: &[&str] = &[
     "you're", "you've", "your", "yours", "yourself", "yourselves",
 ];
 
-/// The lexical judge and its parameters (configured as `{ kind: lexical, threshold, stem }`).
+/// The lexical judge and its parameters (configured as `{ kind: lexical, threshold, stem,
+/// version }`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LexicalJudge {
     /// Minimum share of matched tokens for full support / relevance; expected in (0, 1].
     pub threshold: f64,
     /// Snowball-stem non-numeric tokens.
     pub stem: bool,
+    /// 1: `lexical-1` (this module); 2: `lexical-2` ([`crate::judge::lexical2`]).
+    pub version: u8,
 }
 
 impl LexicalJudge {
+    /// The verdicts on `tasks`, in order; a context is analysed once for the run of
+    /// consecutive support tasks that share it (the claims of one answer).
+    pub fn verdicts(&self, tasks: &[crate::judge::Task]) -> Vec<crate::judge::Verdict> {
+        let mut prepared: Option<(&str, Prepared2)> = None;
+        tasks
+            .iter()
+            .map(|task| match task {
+                crate::judge::Task::Support { claim, context } if self.version >= 2 => {
+                    let reuse = prepared
+                        .as_ref()
+                        .is_some_and(|(c, _)| *c == context.as_str());
+                    if !reuse {
+                        let fresh = Prepared2::new(context, self.threshold, self.stem);
+                        prepared = Some((context.as_str(), fresh));
+                    }
+                    let support = prepared.as_ref().expect("prepared above").1.support(claim);
+                    crate::judge::Verdict {
+                        positive: support.supported,
+                        grade: support.grade,
+                        score: Some(support.score),
+                        reason: support.reason,
+                    }
+                }
+                task => self.verdict(task),
+            })
+            .collect()
+    }
+
     /// The verdict on one task.
     pub fn verdict(&self, task: &crate::judge::Task) -> crate::judge::Verdict {
         match task {
+            crate::judge::Task::Support { claim, context } if self.version >= 2 => {
+                let support = Prepared2::new(context, self.threshold, self.stem).support(claim);
+                crate::judge::Verdict {
+                    positive: support.supported,
+                    grade: support.grade,
+                    score: Some(support.score),
+                    reason: support.reason,
+                }
+            }
             crate::judge::Task::Support { claim, context } => {
                 let support = self.support(claim, context);
                 crate::judge::Verdict {
                     positive: support.supported,
                     grade: support.grade,
                     score: Some(support.score),
+                    reason: None,
                 }
             }
             crate::judge::Task::Relevance { question, answer } => {
@@ -79,6 +122,7 @@ impl LexicalJudge {
                     positive: relevance.relevant,
                     grade: if relevance.relevant { 2 } else { 0 },
                     score: Some(relevance.score),
+                    reason: None,
                 }
             }
         }
@@ -87,8 +131,12 @@ impl LexicalJudge {
     /// What identifies this judge's verdicts, recorded in provenance: a change of any part can
     /// change verdicts, so baselines judged otherwise are not comparable.
     pub fn describe(&self) -> String {
+        let version = match self.version {
+            1 => LEXICAL_JUDGE_VERSION,
+            _ => LEXICAL2_JUDGE_VERSION,
+        };
         format!(
-            "{LEXICAL_JUDGE_VERSION} threshold={} stem={} claims={}",
+            "{version} threshold={} stem={} claims={}",
             self.threshold,
             self.stem,
             crate::metrics::claims::CLAIM_SPLITTER_VERSION
@@ -109,6 +157,7 @@ impl LexicalJudge {
         LexicalJudge {
             threshold: spec.threshold,
             stem: spec.stem,
+            version: spec.version,
         }
     }
 }
@@ -246,7 +295,12 @@ mod tests {
 
     /// (score, grade, supported, claim_tokens) of a claim against a context.
     fn verdict(threshold: f64, stem: bool, claim: &str, context: &str) -> (f64, u8, bool, usize) {
-        let s = LexicalJudge { threshold, stem }.support(claim, context);
+        let s = LexicalJudge {
+            threshold,
+            stem,
+            version: 1,
+        }
+        .support(claim, context);
         (s.score, s.grade, s.supported, s.claim_tokens)
     }
 
@@ -271,6 +325,7 @@ mod tests {
         let plain = LexicalJudge {
             threshold: 0.4,
             stem: false,
+            version: 1,
         };
         assert_eq!(plain.tokens("fail failed"), set(&["fail", "failed"]));
         assert_eq!(verdict(0.4, false, "parts failed", "a failing part").0, 0.0);

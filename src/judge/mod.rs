@@ -5,6 +5,7 @@ pub mod command;
 pub mod decompose;
 pub mod embeddings;
 pub mod lexical;
+pub mod lexical2;
 pub mod openai;
 
 use std::collections::BTreeMap;
@@ -98,7 +99,7 @@ impl Task {
 }
 
 /// A judge's answer to a task.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Verdict {
     /// Supported (support tasks) or relevant (relevance tasks).
     pub positive: bool,
@@ -106,6 +107,10 @@ pub struct Verdict {
     pub grade: u8,
     /// The judge's score in [0, 1] when it has one (the lexical judge's token share).
     pub score: Option<f64>,
+    /// Why a claim is not supported, when the judge says (`lexical-2`: `unsupported: number
+    /// 1228 not in the context`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl cache::Cached for Verdict {
@@ -247,7 +252,7 @@ impl Judge {
     /// messages.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
         match self {
-            Judge::Lexical(judge) => Ok(tasks.iter().map(|task| judge.verdict(task)).collect()),
+            Judge::Lexical(judge) => Ok(judge.verdicts(tasks)),
             Judge::Command(judge) => judge.judge_all(name, tasks),
             Judge::OpenAi(judge) => judge.judge_all(name, tasks),
         }
@@ -263,17 +268,21 @@ mod tests {
 
     #[test]
     fn a_client_carries_every_setting_of_its_spec() {
-        let lexical = build(&JudgeSpec::Lexical(LexicalSpec {
-            threshold: 0.7,
-            stem: false,
-        }));
-        assert_eq!(
-            lexical,
-            Judge::Lexical(LexicalJudge {
+        for version in [1, 2] {
+            let lexical = build(&JudgeSpec::Lexical(LexicalSpec {
                 threshold: 0.7,
-                stem: false
-            })
-        );
+                stem: false,
+                version,
+            }));
+            assert_eq!(
+                lexical,
+                Judge::Lexical(LexicalJudge {
+                    threshold: 0.7,
+                    stem: false,
+                    version,
+                })
+            );
+        }
         let command = build(&JudgeSpec::Command(CommandSpec {
             command: vec!["judge".into(), "-v".into()],
             written_command: None,

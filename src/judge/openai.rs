@@ -384,6 +384,7 @@ fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdi
                 positive: reply.relevant,
                 grade: if reply.relevant { 2 } else { 0 },
                 score: None,
+                reason: None,
             }])
         }
         _ => {
@@ -420,6 +421,7 @@ fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdi
                     positive: entry.supported,
                     grade,
                     score: None,
+                    reason: None,
                 };
                 if slot.replace(verdict).is_some() {
                     return Err(format!("claim {} has two verdicts", entry.index));

@@ -17,6 +17,8 @@ pub struct ClaimVerdict {
     pub grade: u8,
     /// Whether the judge found the claim supported (what `faithfulness` counts).
     pub supported: bool,
+    /// Why the judge found it unsupported, when it says.
+    pub reason: Option<String>,
 }
 
 /// What one query offers the answer-level metrics besides the verdicts.
@@ -152,6 +154,7 @@ mod tests {
                     score: Some(support.score),
                     grade: support.grade,
                     supported: support.supported,
+                    reason: None,
                 }
             })
             .collect()

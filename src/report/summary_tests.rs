@@ -32,6 +32,7 @@ fn record(answer: &str, unsupported: &[&str]) -> QueryRecord {
             .map(|claim| StoredClaim {
                 claim: claim.to_string(),
                 grade: 0,
+                reason: None,
             })
             .collect(),
         answer_relevance_embedding: None,

@@ -591,7 +591,7 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
     .unwrap();
     let changed = gate("base.jsonl");
     assert_eq!(changed.code, 2, "{}", changed.stderr);
-    assert!(changed.stderr.contains("judge `default` differs from the baseline's (lexical-1 threshold=0.4 stem=true claims=sentences-1 -> lexical-1 threshold=0.6"), "{}", changed.stderr);
+    assert!(changed.stderr.contains("judge `default` differs from the baseline's (lexical-2 threshold=0.4 stem=true claims=sentences-1 -> lexical-2 threshold=0.6"), "{}", changed.stderr);
     let allowed = ragate_in(
         dir,
         &[
@@ -718,10 +718,10 @@ fn json_output_stays_one_document_on_github_actions() {
 }
 
 /// The README's pipeline command in `eval-config.yaml`, replaced by the built binary in tests.
-const README_PIPELINE: &str = r#"["cargo", "run", "--quiet", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
+pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--quiet", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
 
 /// Builds the example pipeline (dev profile, this test run's target dir) and returns its path.
-fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
+pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
     // This test binary is <target>/<profile>/deps/integration-<hash>.
     let exe = std::env::current_exe().unwrap();
     let target = exe
@@ -750,7 +750,7 @@ fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
 }
 
 /// Copies the files of `dir` (not recursive) into `to`.
-fn copy_files(dir: &Path, to: &Path) {
+pub(crate) fn copy_files(dir: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();

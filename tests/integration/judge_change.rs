@@ -12,14 +12,14 @@ use crate::{Outcome, SMOKE_GATE, accept_baseline, ragate_in};
 
 /// Six queries whose contexts come from the corpus. Odd answers repeat their document; even
 /// ones say "90 days" where the document says 30: 5 of the claim's 6 tokens are in the
-/// context, supported at threshold 0.4, not at 0.9.
+/// context, supported by `lexical-1` at threshold 0.4, not at 0.9.
 fn setup(dir: &Path, threshold: f64) {
     let config = format!(
         "version: 1
 corpus: corpus.jsonl
 metrics: [recall@5, faithfulness]
 judges:
-  default: {{ kind: lexical, threshold: {threshold} }}
+  default: {{ kind: lexical, version: 1, threshold: {threshold} }}
 cache: {{ mode: off }}
 tiers:
   smoke: {{ qrels: qrels.jsonl, baseline: baseline.json }}

@@ -10,6 +10,7 @@ mod convert;
 mod empty_slices;
 mod expected_values;
 mod fail_closed_inputs;
+mod faithfulness_variants;
 mod gate_flow;
 mod history;
 mod hostile_strings;
