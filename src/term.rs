@@ -157,6 +157,27 @@ fn write_stderr(text: &str) {
     };
 }
 
+/// Where a workflow command goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CommandStream {
+    /// stdout (the table format, where the runner reads the job log).
+    Stdout,
+    /// stderr (when stdout holds a JSON document; the runner reads commands there too).
+    Stderr,
+}
+
+/// Prints one workflow command that ragate wrote itself (an `::error`/`::warning` annotation
+/// whose text `report::annotations` escaped) on its own line, with every secret redacted. The
+/// only printer that lets a line start with `::`: everything else goes through the writers above,
+/// which neutralise such lines. A stream that cannot be written is ignored.
+pub(crate) fn workflow_command(line: &str, stream: CommandStream) {
+    let line = crate::secrets::redact(line);
+    let _ = match stream {
+        CommandStream::Stdout => writeln!(std::io::stdout().lock(), "{line}"),
+        CommandStream::Stderr => writeln!(std::io::stderr().lock(), "{line}"),
+    };
+}
+
 /// `error: MESSAGE` and its `caused by:` lines on stderr, also under `--quiet`.
 pub(crate) fn error(error: &dyn std::error::Error) {
     let mut text = format!("{} {error}\n", Paint::stderr().paint(BAD, "error:"));

@@ -262,7 +262,7 @@ pub fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error:
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         // On stderr, so that stdout holds only the requested format.
         let line = annotations::setup_error(tier, &error.to_string());
-        eprintln!("{}", crate::secrets::redact(&line));
+        term::workflow_command(&line, term::CommandStream::Stderr);
     }
     if let Err(problem) = write_failure(options, config, tier, error) {
         term::warning(problem);

@@ -181,13 +181,13 @@ impl Outputs {
         }
         if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
             for line in &self.annotations {
-                let line = crate::secrets::redact(line);
-                match options.format {
-                    GateFormat::Table if !term::quiet() => println!("{line}"),
+                let stream = match options.format {
+                    GateFormat::Table if !term::quiet() => term::CommandStream::Stdout,
                     // stdout is one JSON document (or nothing, --quiet); the runner reads
                     // workflow commands on stderr too.
-                    GateFormat::Table | GateFormat::Json => eprintln!("{line}"),
-                }
+                    GateFormat::Table | GateFormat::Json => term::CommandStream::Stderr,
+                };
+                term::workflow_command(line, stream);
             }
         }
         match options.format {
