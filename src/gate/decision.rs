@@ -107,10 +107,11 @@ pub fn decide(
 pub fn first_run_floors(config: &Config, tier: &Tier, current: &Results) -> Vec<String> {
     let values = slice_values(config, [current, current]);
     let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
+    let currents = verdict::floor::index(current);
     checks::expand(&tier.gate.rules, &values, &metrics)
         .iter()
         .filter_map(|check| {
-            let floor = verdict::floor::sample(check, current)?;
+            let floor = verdict::floor::sample(check, &currents)?;
             let direction = check.rule.metric.direction();
             let line = if floor.n < tier.gate.min_queries {
                 format!(

@@ -7,6 +7,7 @@ pub mod diagnosis;
 pub mod drift;
 mod empty_answers;
 pub mod reported;
+pub(crate) mod slice_index;
 pub mod verdict;
 
 use std::collections::BTreeSet;

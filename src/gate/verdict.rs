@@ -27,7 +27,7 @@ use crate::gate::checks::{Check, Slice};
 use crate::metrics::retrieval::Direction;
 use crate::stats::limit_test::{self, LimitTest};
 use crate::stats::{self, holm, normal};
-use paired::{PairIndex, Paired, pair, worst_queries};
+use paired::{Paired, pair, pair_index, worst_queries};
 
 /// Power at which the detectable drop is reported.
 const POWER: f64 = 0.8;
@@ -89,9 +89,10 @@ pub fn decide(
 ) -> Vec<CheckOutcome> {
     let mut outcomes: Vec<CheckOutcome> = Vec::with_capacity(checks.len());
     let mut candidates: Vec<Candidate> = Vec::new();
-    let pairs = PairIndex::new(baseline, current);
+    let pairs = pair_index(baseline, current);
+    let currents = floor::index(current);
     for (index, check) in checks.iter().enumerate() {
-        let floor = floor::sample(check, current);
+        let floor = floor::sample(check, &currents);
         match pair(check, baseline, &pairs) {
             Err(message) => outcomes.push(outcome_for(check, CheckStatus::Error, message, 0)),
             Ok(paired) if paired.qids.len() < settings.min_queries => {

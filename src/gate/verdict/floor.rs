@@ -5,13 +5,22 @@
 //! with too few paired queries to test its change still gets its floor. Fewer than
 //! `min_queries` current values leave the floor undecided.
 
-use crate::baseline::results::Results;
+use crate::baseline::results::{QueryRecord, Results};
 use crate::gate::checks::Check;
+use crate::gate::slice_index::SliceIndex;
 use crate::gate::verdict::Floor;
 use crate::metrics::retrieval::Direction;
 
+/// The current run's queries, indexed by slice value once for all the checks' floors.
+pub(crate) type CurrentIndex<'a> = SliceIndex<'a, &'a QueryRecord>;
+
+/// The [`CurrentIndex`] of `current`.
+pub(crate) fn index(current: &Results) -> CurrentIndex<'_> {
+    SliceIndex::new(current.queries.values().collect(), |record| &record.slices)
+}
+
 /// The check's floor over the current run, when its rule has one in the metric's direction.
-pub(crate) fn sample(check: &Check<'_>, current: &Results) -> Option<Floor> {
+pub(crate) fn sample(check: &Check<'_>, current: &CurrentIndex<'_>) -> Option<Floor> {
     let limits = &check.rule.limits;
     let bound = match check.rule.metric.direction() {
         Direction::HigherIsBetter => limits.min,
@@ -19,10 +28,7 @@ pub(crate) fn sample(check: &Check<'_>, current: &Results) -> Option<Floor> {
     }?;
     let metric = check.rule.metric.to_string();
     let (mut n, mut sum) = (0usize, 0.0);
-    for record in current.queries.values() {
-        if !check.slice.contains(&record.slices) {
-            continue;
-        }
+    for record in current.members(&check.slice) {
         if let Some(&value) = record.metrics.get(&metric) {
             n += 1;
             sum += value;

@@ -1,12 +1,11 @@
 //! A check's paired per-query values (baseline and current, in qid order, within its slice) and
 //! the queries that got worse. The queries both sides have, and each slice value's members among
-//! them, are indexed once per run ([`PairIndex`]), so that pairing every check costs the size of
+//! them, are indexed once per run ([`PairIndex`], a [`SliceIndex`]), so that pairing every check costs the size of
 //! its slice, not of the tier: a slice field with thousands of values stays near-linear.
 
-use std::collections::HashMap;
-
 use crate::baseline::results::{QueryRecord, Results};
-use crate::gate::checks::{Check, Slice};
+use crate::gate::checks::Check;
+use crate::gate::slice_index::SliceIndex;
 use crate::gate::verdict::{QueryDrop, WORST_QUERIES};
 use crate::metrics::retrieval::Direction;
 
@@ -22,54 +21,18 @@ pub(super) struct Paired {
 /// A query both sides have: its qid, its baseline record and its current record.
 type Both<'a> = (&'a String, &'a QueryRecord, &'a QueryRecord);
 
-/// The queries of a run that the baseline has too, in qid order, with the positions of each slice
-/// value's queries (by the current run's slice values, as a check's slice is defined).
-pub(super) struct PairIndex<'a> {
-    both: Vec<Both<'a>>,
-    /// field -> value -> positions in `both`.
-    by_value: HashMap<&'a str, HashMap<&'a str, Vec<usize>>>,
-}
+/// The queries of a run that the baseline has too, in qid order, indexed by the current run's
+/// slice values (as a check's slice is defined).
+pub(super) type PairIndex<'a> = SliceIndex<'a, Both<'a>>;
 
-impl<'a> PairIndex<'a> {
-    pub(super) fn new(baseline: &'a Results, current: &'a Results) -> Self {
-        let both: Vec<Both<'a>> = current
-            .queries
-            .iter()
-            .filter_map(|(qid, now)| baseline.queries.get(qid).map(|before| (qid, before, now)))
-            .collect();
-        let mut by_value: HashMap<&'a str, HashMap<&'a str, Vec<usize>>> = HashMap::new();
-        for (position, (_, _, now)) in both.iter().enumerate() {
-            for (field, value) in &now.slices {
-                by_value
-                    .entry(field.as_str())
-                    .or_default()
-                    .entry(value.as_str())
-                    .or_default()
-                    .push(position);
-            }
-        }
-        PairIndex { both, by_value }
-    }
-
-    /// The positions in `both` of the queries whose `field` is `value`.
-    fn positions(&self, field: &str, value: &str) -> &[usize] {
-        self.by_value
-            .get(field)
-            .and_then(|values| values.get(value))
-            .map_or(&[], Vec::as_slice)
-    }
-
-    /// The queries of `slice` both sides have, in qid order.
-    fn members<'s>(&'s self, slice: &Slice) -> Box<dyn Iterator<Item = &'s Both<'a>> + 's> {
-        match slice {
-            Slice::All => Box::new(self.both.iter()),
-            Slice::Value(v) => Box::new(
-                self.positions(&v.field, &v.value)
-                    .iter()
-                    .map(|&i| &self.both[i]),
-            ),
-        }
-    }
+/// The [`PairIndex`] of a run and its baseline.
+pub(super) fn pair_index<'a>(baseline: &'a Results, current: &'a Results) -> PairIndex<'a> {
+    let both: Vec<Both<'a>> = current
+        .queries
+        .iter()
+        .filter_map(|(qid, now)| baseline.queries.get(qid).map(|before| (qid, before, now)))
+        .collect();
+    SliceIndex::new(both, |&(_, _, now)| &now.slices)
 }
 
 /// The check's paired values, or why it cannot be evaluated (the baseline lacks the metric, a

@@ -521,7 +521,7 @@ fn the_index_pairs_each_slice_with_its_own_queries_by_the_current_slice_values()
     current.queries.remove("q002");
     let extra = current.queries["q003"].clone();
     current.queries.insert("q007".into(), extra);
-    let index = PairIndex::new(&baseline, &current);
+    let index = pair_index(&baseline, &current);
     let rules = [rule(limited(0.1), None)];
     let paired_qids = |slice: Slice| {
         let check = Check {
