@@ -64,6 +64,9 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Two judges on the same claims: agreement, Cohen's kappa, disagreements.
     JudgeAgreement(AgreementArgs),
+    /// Measure a judge against labelled claims or answers: balanced accuracy, TPR, TNR,
+    /// precision, F1, AUC with 95% intervals, per class, and the items it got wrong.
+    JudgeEval(JudgeEvalArgs),
     /// Turn TREC, TSV or BEIR qrels (and a queries file) into native qrels JSONL.
     Convert(ConvertArgs),
     /// Keep a tier's run history (one compact record per run) and show it.
@@ -156,6 +159,33 @@ pub enum InitPipeline {
     Command,
     Http,
     RunFile,
+}
+
+#[derive(Debug, Args)]
+pub struct JudgeEvalArgs {
+    /// Labelled items, JSONL: `{"claim" or "answer", "context" or "contexts", "label":
+    /// "supported"|"unsupported", optional "id", "qid", "class"}` (docs/metrics.md).
+    #[arg(long, value_name = "FILE")]
+    pub items: PathBuf,
+    /// The judges to measure, by name in the config (repeatable, or A,B); `lexical-1` and
+    /// `lexical-2` are the built-in lexical judges [default: the config's `default` judge].
+    #[arg(long = "judge", value_delimiter = ',', value_name = "NAME")]
+    pub judges: Vec<String>,
+    /// The config whose judges and cache are used [default: $RAGATE_CONFIG, else
+    /// eval-config.yaml in this directory or the nearest parent up to the repository root; none:
+    /// only the built-in lexical judges, no cache].
+    #[arg(long, env = "RAGATE_CONFIG", hide_env = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The seed of the bootstrap intervals (balanced accuracy, F1, AUC).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub seed: u64,
+    /// Exit 1 when a judge's balanced accuracy (the point estimate) is below this.
+    #[arg(long, value_name = "X")]
+    pub min_balanced_accuracy: Option<f64>,
+    /// What to print on stdout: a report for people, or one JSON document
+    /// (`ragate-judge-eval/1`: per judge the scores, per class and the misjudged items).
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
 }
 
 #[derive(Debug, Args)]

@@ -52,6 +52,7 @@ pub fn requested(cli: &Cli) -> Option<ErrorDocument> {
         Command::Compare(args) => gate("", args.format),
         Command::Validate(args) => plain(args.format),
         Command::JudgeAgreement(args) => plain(args.format),
+        Command::JudgeEval(args) => plain(args.format),
         Command::History(HistoryCommand::Show(args)) => plain(args.format),
         Command::Baseline(BaselineCommand::Accept(args)) => plain(args.format),
         Command::Baseline(BaselineCommand::Show(args)) => plain(args.format),

@@ -57,6 +57,11 @@ pub fn finish(
     report.notes.extend(rejudged);
     let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
     add_run_notes(&mut report, &evaluated, &figures, &baseline, &current);
+    report.notes.extend(calibration::judges_note(
+        &config.metrics,
+        &current.provenance.judges,
+        &calibrations,
+    ));
     report.judged_at_k =
         gate::judged_at_k(&current, qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
     if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {

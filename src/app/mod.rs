@@ -11,6 +11,7 @@ mod finish;
 mod gate;
 mod history;
 mod init;
+mod judge_eval;
 mod manual;
 pub(crate) mod merge;
 mod output_files;
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare::run(args),
         Command::Validate(args) => validate::run(args),
         Command::JudgeAgreement(args) => agreement::run(args),
+        Command::JudgeEval(args) => judge_eval::run(args),
         Command::Convert(args) => convert::run(args),
         Command::History(HistoryCommand::Add(args)) => history::add(args),
         Command::History(HistoryCommand::Show(args)) => history::show(args),

@@ -17,7 +17,7 @@ use crate::config::Tier;
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
 use crate::gate::GateReport;
-use crate::gate::calibration::Calibration;
+use crate::gate::calibration::{AGREEMENT_CUT, Calibration};
 use crate::history::sparkline::{self, Trend};
 use crate::metrics::embedding_relevance::EmbeddedQuery;
 use crate::report::junit::RunInfo;
@@ -310,6 +310,12 @@ fn run_stats(
             "labelled": c.ppi.n_labelled,
             "queries": c.ppi.n_total,
             "stale_labels": c.stale,
+            "agreement": {
+                "agree": c.agreement.confusion[0] + c.agreement.confusion[3],
+                "labels": c.agreement.confusion.iter().sum::<usize>(),
+                "cut": AGREEMENT_CUT,
+                "kappa": c.agreement.kappa,
+            },
         })).collect::<Vec<_>>(),
         "operational": run.operational,
         "llm_usage": evaluated.llm_usage,

@@ -12,7 +12,12 @@ use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::input::labels::{self, Label};
 use crate::input::text_file::TextFile;
 use crate::metrics::metric::{Metric, MetricSpec};
+use crate::stats::agreement::{Agreement, agreement};
 use crate::stats::ppi::{self, PpiEstimate};
+
+/// A value at least this counts as positive (supported, relevant) when the judge's and the
+/// human's values of a labelled answer are compared as verdicts.
+pub const AGREEMENT_CUT: f64 = 0.5;
 
 /// The calibration of one judged metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +32,9 @@ pub struct Calibration {
     pub judge_mean: f64,
     /// Labels whose answer changed since they were given: counted, not used.
     pub stale: usize,
+    /// The judge's verdicts against the humans' on the labelled answers (a value of at least
+    /// [`AGREEMENT_CUT`] is positive on both sides).
+    pub agreement: Agreement,
 }
 
 impl Calibration {
@@ -40,7 +48,7 @@ impl Calibration {
             .and_then(|m| m.value_range());
         format!(
             "{} calibrated on {} human labels of {} queries: PPI {:.4} (95% CI {}), \
-             PPI++ {:.4} ({}, lambda {:.2}); judge alone {:.4}; {} stale labels not used",
+             PPI++ {:.4} ({}, lambda {:.2}); judge alone {:.4}; {} stale labels not used; {}",
             self.metric,
             self.ppi.n_labelled,
             self.ppi.n_total,
@@ -51,6 +59,22 @@ impl Calibration {
             self.ppi_plus_plus.lambda,
             self.judge_mean,
             self.stale,
+            self.agreement_text(),
+        )
+    }
+
+    /// How often the judge's verdict matched the human one on the labelled answers, with
+    /// Cohen's kappa: `judge agrees with 9 of 10 labels (values >= 0.5 positive), kappa 0.78`.
+    pub fn agreement_text(&self) -> String {
+        let [yy, _, _, nn] = self.agreement.confusion;
+        let n: usize = self.agreement.confusion.iter().sum();
+        format!(
+            "judge agrees with {} of {n} labels (values >= {AGREEMENT_CUT} positive), Cohen's kappa {}",
+            yy + nn,
+            self.agreement.kappa.map_or(
+                "undefined (one verdict throughout)".to_string(),
+                |k| format!("{:.2}", crate::gate::verdict::no_negative_zero(k))
+            ),
         )
     }
 }
@@ -97,9 +121,15 @@ pub fn calibrate(results: &Results, specs: &[MetricSpec], labels: &[Label]) -> V
             .filter_map(|label| Some((*values.get(label.qid.as_str())?, label.value(&name)?)))
             .unzip();
         let all: Vec<f64> = values.values().copied().collect();
-        let (Some(classic), Some(tuned)) = (
+        let verdicts: Vec<(bool, bool)> = judge_labelled
+            .iter()
+            .zip(&human)
+            .map(|(&j, &h)| (j >= AGREEMENT_CUT, h >= AGREEMENT_CUT))
+            .collect();
+        let (Some(classic), Some(tuned), Some(agreement)) = (
             ppi::ppi_mean(&all, &judge_labelled, &human),
             ppi::ppi_plus_plus(&all, &judge_labelled, &human),
+            agreement(&verdicts),
         ) else {
             continue;
         };
@@ -109,9 +139,49 @@ pub fn calibrate(results: &Results, specs: &[MetricSpec], labels: &[Label]) -> V
             ppi_plus_plus: tuned,
             judge_mean: all.iter().sum::<f64>() / all.len() as f64,
             stale: matched.stale,
+            agreement,
         });
     }
     calibrations
+}
+
+/// The note that names the judge of each judged metric and, per metric, its measured agreement
+/// with the tier's human labels (or that it was not measured): None without a judged metric.
+/// `judges` is the results' provenance (judge name -> identity).
+pub fn judges_note(
+    specs: &[MetricSpec],
+    judges: &BTreeMap<String, String>,
+    calibrations: &[Calibration],
+) -> Option<String> {
+    let mut by_judge: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for spec in specs.iter().filter(|s| s.is_judged()) {
+        by_judge
+            .entry(spec.judge.as_str())
+            .or_default()
+            .push(spec.metric.to_string());
+    }
+    if by_judge.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = by_judge
+        .iter()
+        .map(|(name, metrics)| {
+            let identity = judges.get(*name).map_or("", String::as_str);
+            format!("{} by `{name}` ({identity})", metrics.join(", "))
+        })
+        .collect();
+    let measured: Vec<String> = calibrations
+        .iter()
+        .map(|c| format!("{}: {}", c.metric, c.agreement_text()))
+        .collect();
+    let measured = if measured.is_empty() {
+        "not measured against human labels here (a tier's `labels:` file measures it on every \
+         run; `ragate judge-eval` on labelled items)"
+            .to_string()
+    } else {
+        measured.join("; ")
+    };
+    Some(format!("judged metrics: {}; {measured}", named.join("; ")))
 }
 
 /// Fewer current labels than this give no floor verdict: the floor is skipped (too few labels).
@@ -236,12 +306,15 @@ mod tests {
             ppi_plus_plus: estimate(0.74, (0.02, 0.9), 0.25),
             judge_mean: 0.8,
             stale: 0,
+            agreement: agreement(&[(true, true), (true, false), (false, false), (true, true)])
+                .unwrap(),
         };
         assert_eq!(
             calibration.describe(),
             "faithfulness calibrated on 4 human labels of 20 queries: PPI 0.7500 (95% CI \
              [0.0000, 1.0000] (clamped to [0, 1])), PPI++ 0.7400 ([0.0200, 0.9000], lambda \
-             0.25); judge alone 0.8000; 0 stale labels not used"
+             0.25); judge alone 0.8000; 0 stale labels not used; judge agrees with 3 of 4 \
+             labels (values >= 0.5 positive), Cohen's kappa 0.50"
         );
         let rule = Rule {
             metric: "faithfulness_ppi".parse().unwrap(),
@@ -266,5 +339,30 @@ mod tests {
             outcome.verdict
         );
         assert_eq!(outcome.ci, Some((0.7, 1.1)), "the numbers stay as computed");
+    }
+
+    #[test]
+    fn the_judges_note_names_each_judge_and_says_when_nothing_measured_it() {
+        let spec = |metric: &str, judge: &str| MetricSpec {
+            judge: judge.to_string(),
+            ..MetricSpec::new(metric.parse().unwrap())
+        };
+        let judges: BTreeMap<String, String> = [
+            ("default".to_string(), "lexical-2 x".to_string()),
+            ("llm".to_string(), "openai m".to_string()),
+        ]
+        .into();
+        let specs = [
+            spec("recall@5", "default"),
+            spec("faithfulness", "llm"),
+            spec("answer_relevance", "default"),
+        ];
+        assert_eq!(
+            judges_note(&specs, &judges, &[]).unwrap(),
+            "judged metrics: answer_relevance by `default` (lexical-2 x); faithfulness by `llm` \
+             (openai m); not measured against human labels here (a tier's `labels:` file \
+             measures it on every run; `ragate judge-eval` on labelled items)"
+        );
+        assert_eq!(judges_note(&specs[..1], &judges, &[]), None);
     }
 }

@@ -3,6 +3,7 @@
 pub mod beir;
 pub mod corpus;
 pub(crate) mod decimal;
+pub mod judge_items;
 pub mod judgments;
 pub mod labels;
 pub mod native_qrels;

@@ -6,6 +6,7 @@
 
 pub mod agreement;
 pub mod betting;
+pub mod classification;
 pub mod correlation;
 pub mod holm;
 pub mod limit_test;
@@ -84,7 +85,7 @@ pub fn shuffle<T>(items: &mut [T], rng: &mut ChaCha8Rng) {
 
 /// A uniform integer in `0..bound` (`bound >= 1`): Lemire (2019), "Fast random integer
 /// generation in an interval", ACM TOMACS 29(1), with rejection of the biased low products.
-fn uniform_below(rng: &mut ChaCha8Rng, bound: u64) -> u64 {
+pub(crate) fn uniform_below(rng: &mut ChaCha8Rng, bound: u64) -> u64 {
     let threshold = bound.wrapping_neg() % bound;
     loop {
         let product = u128::from(rng.next_u64()) * u128::from(bound);

@@ -536,6 +536,25 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
         summary.contains("judging: 60 tasks, 0 sent to judges, 60 answered from the cache"),
         "{summary}"
     );
+    // The judge of each judged metric is named, with its agreement with the labels: it calls
+    // all 10 labelled answers faithful, the humans 8, so it agrees on 8 with a kappa of 0.
+    assert!(
+        summary.contains(
+            "judged metrics: faithfulness, answer_relevance by `default` (lexical-2 threshold=0.4 \
+             stem=true claims=sentences-1); faithfulness: judge agrees with 8 of 10 labels \
+             (values ≥ 0.5 positive), Cohen's kappa 0.00"
+        ),
+        "{summary}"
+    );
+    let agreement = &calibration["agreement"];
+    assert_eq!(
+        (&agreement["agree"], &agreement["labels"]),
+        (&8.into(), &10.into())
+    );
+    assert!(
+        agreement["kappa"].as_f64().unwrap().abs() < 1e-12,
+        "{agreement}"
+    );
     let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
     let ppi = testcase(&junit, "faithfulness_ppi [all]");
     assert!(

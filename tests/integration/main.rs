@@ -21,6 +21,7 @@ mod json_errors;
 mod json_schema;
 mod judge_cache;
 mod judge_change;
+mod judge_eval;
 mod judges;
 mod junit_schema;
 mod llm_extras;

@@ -1,0 +1,382 @@
+//! `ragate judge-eval`: a judge measured against labels: balanced accuracy, TPR, TNR,
+//! precision, F1, accuracy and AUC with 95% intervals, the confusion matrix, the threshold that
+//! would maximise balanced accuracy (reported, never applied), per class, and the items it got
+//! wrong.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::app::{write_human, write_stdout};
+use crate::cli::{GateFormat, JudgeEvalArgs};
+use crate::config::{self, CacheMode, Config, DEFAULT_JUDGE, discover};
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::input::judge_items::{self, JudgeItem, Subject};
+use crate::input::text_file::TextFile;
+use crate::judge::cache::JudgeCache;
+use crate::judge::lexical::LexicalJudge;
+use crate::judge::{self, Judge, Task, Verdict};
+use crate::metrics::claims::split_claims;
+use crate::report::gate_table::one_line;
+use crate::stats::classification::{self, BOOTSTRAP_RESAMPLES, Estimate, Prediction, Scores};
+use crate::suggest;
+
+/// How many misjudged items are listed per judge.
+const SHOWN: usize = 10;
+
+/// The built-in lexical judges, usable by name when the config has no judge of that name.
+const BUILT_IN: [(&str, u8); 2] = [("lexical-1", 1), ("lexical-2", 2)];
+
+/// One judge's verdict on one item.
+struct Judged {
+    prediction: Prediction,
+    /// Why the judge found the item unsupported (the first unsupported claim's reason).
+    reason: Option<String>,
+}
+
+/// One judge's measurement.
+struct Measured {
+    name: String,
+    identity: String,
+    scores: Scores,
+    classes: BTreeMap<String, Scores>,
+    judged: Vec<Judged>,
+}
+
+pub fn run(args: JudgeEvalArgs) -> Result<i32> {
+    let config = match &args.config {
+        Some(path) => Some(config::load(path)?),
+        None => match std::env::current_dir()
+            .ok()
+            .and_then(|dir| discover::config_file(&dir))
+        {
+            Some(path) => Some(config::load(&path)?),
+            None => None,
+        },
+    };
+    if let Some(min) = args.min_balanced_accuracy
+        && !(0.0..=1.0).contains(&min)
+    {
+        return Err(Error::Usage(format!(
+            "--min-balanced-accuracy {min}: expected a number in [0, 1]"
+        )));
+    }
+    let items = judge_items::read(&TextFile::read(&args.items)?)?;
+    let names = if args.judges.is_empty() {
+        vec![DEFAULT_JUDGE.to_string()]
+    } else {
+        args.judges.clone()
+    };
+    let judges: Vec<(String, Judge)> = names
+        .iter()
+        .map(|name| Ok((name.clone(), resolve(config.as_ref(), name)?)))
+        .collect::<Result<_>>()?;
+    let cache = match &config {
+        Some(config) if config.cache.mode != CacheMode::Off => {
+            Some(JudgeCache::open(&config.cache.path, config.cache.mode)?)
+        }
+        _ => None,
+    };
+    let (claims, owners) = claims_of(&items, &args.items)?;
+    let mut measured = Vec::new();
+    for (name, judge) in judges {
+        let (verdicts, _) = judge.judge_cached(&name, &claims, cache.as_ref(), 1)?;
+        let judged = per_item(&items, &owners, &verdicts);
+        let predictions: Vec<Prediction> = judged.iter().map(|j| j.prediction).collect();
+        let scores = classification::scores(&predictions, args.seed, &name);
+        let mut by_class: BTreeMap<String, Vec<Prediction>> = BTreeMap::new();
+        for (item, j) in items.iter().zip(&judged) {
+            if let Some(class) = &item.class {
+                by_class
+                    .entry(class.clone())
+                    .or_default()
+                    .push(j.prediction);
+            }
+        }
+        let classes = by_class
+            .into_iter()
+            .map(|(class, predictions)| {
+                let stream = format!("{name} [class={class}]");
+                let scores = classification::scores(&predictions, args.seed, &stream);
+                (class, scores)
+            })
+            .collect();
+        measured.push(Measured {
+            identity: judge.describe(),
+            name,
+            scores,
+            classes,
+            judged,
+        });
+    }
+    let below: Vec<&Measured> = measured
+        .iter()
+        .filter(|m| {
+            args.min_balanced_accuracy.is_some_and(|min| {
+                m.scores
+                    .balanced_accuracy
+                    .is_none_or(|estimate| estimate.value < min)
+            })
+        })
+        .collect();
+    let status = if below.is_empty() { "pass" } else { "fail" };
+    if args.format == GateFormat::Json {
+        let document = json!({
+            "schema": "ragate-judge-eval/1",
+            "status": status,
+            "items_file": args.items.display().to_string(),
+            "items": items.len(),
+            "supported": items.iter().filter(|i| i.supported).count(),
+            "unsupported": items.iter().filter(|i| !i.supported).count(),
+            "seed": args.seed,
+            "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "min_balanced_accuracy": args.min_balanced_accuracy,
+            "judges": measured.iter().map(|m| json_of(m, &items)).collect::<Vec<_>>(),
+        });
+        write_stdout(&format!("{document:#}\n"))?;
+    } else {
+        write_human(&text_of(&measured, &items, &args))?;
+    }
+    if below.is_empty() {
+        Ok(exit_code::SUCCESS)
+    } else {
+        Ok(exit_code::REGRESSION)
+    }
+}
+
+/// The judge named `name`: the config's, else a built-in lexical judge (`default` without a
+/// config is the default lexical judge).
+fn resolve(config: Option<&Config>, name: &str) -> Result<Judge> {
+    if let Some(spec) = config.and_then(|c| c.judges.get(name)) {
+        return Ok(judge::build(spec));
+    }
+    if config.is_none() && name == DEFAULT_JUDGE {
+        return Ok(Judge::Lexical(LexicalJudge::default()));
+    }
+    if let Some((_, version)) = BUILT_IN.iter().find(|(built_in, _)| *built_in == name) {
+        return Ok(Judge::Lexical(LexicalJudge {
+            version: *version,
+            ..LexicalJudge::default()
+        }));
+    }
+    let mut names: Vec<&str> = config
+        .map(|c| c.judges.keys().map(String::as_str).collect())
+        .unwrap_or_else(|| vec![DEFAULT_JUDGE]);
+    names.extend(BUILT_IN.iter().map(|(built_in, _)| *built_in));
+    let place = config.map_or("no config file was found".to_string(), |c| {
+        format!("not in {}", c.path.display())
+    });
+    Err(Error::Usage(suggest::did_you_mean(
+        format!(
+            "no judge `{name}` ({place}): expected one of {}",
+            names.join(", ")
+        ),
+        name,
+        names.iter().copied(),
+    )))
+}
+
+/// The support tasks of every item (an answer gives one per claim) and, per task, its item.
+fn claims_of(items: &[JudgeItem], path: &Path) -> Result<(Vec<Task>, Vec<usize>)> {
+    let mut tasks = Vec::new();
+    let mut owners = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let claims = match &item.subject {
+            Subject::Claim(claim) => vec![claim.clone()],
+            Subject::Answer(answer) => split_claims(answer),
+        };
+        if claims.is_empty() {
+            return Err(Error::parse(
+                path,
+                item.line,
+                "the answer has no claim to judge (only punctuation or markup): expected at least one sentence",
+            ));
+        }
+        for claim in claims {
+            tasks.push(Task::Support {
+                claim,
+                context: item.context.clone(),
+            });
+            owners.push(index);
+        }
+    }
+    Ok((tasks, owners))
+}
+
+/// Per item: supported when every claim is; the score is the lowest claim score (none when a
+/// claim has none); the reason is the first unsupported claim's.
+fn per_item(items: &[JudgeItem], owners: &[usize], verdicts: &[Verdict]) -> Vec<Judged> {
+    let mut judged: Vec<Judged> = items
+        .iter()
+        .map(|item| Judged {
+            prediction: Prediction {
+                label: item.supported,
+                predicted: true,
+                score: Some(1.0),
+            },
+            reason: None,
+        })
+        .collect();
+    for (&owner, verdict) in owners.iter().zip(verdicts) {
+        let j = &mut judged[owner];
+        if !verdict.positive {
+            j.prediction.predicted = false;
+            if j.reason.is_none() {
+                j.reason = verdict.reason.clone();
+            }
+        }
+        j.prediction.score = match (j.prediction.score, verdict.score) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+    }
+    judged
+}
+
+fn estimate_text(estimate: Option<Estimate>) -> String {
+    estimate.map_or("-".to_string(), |e| {
+        format!("{:.3}  [{:.3}, {:.3}]", e.value, e.low, e.high)
+    })
+}
+
+fn text_of(measured: &[Measured], items: &[JudgeItem], args: &JudgeEvalArgs) -> String {
+    let supported = items.iter().filter(|i| i.supported).count();
+    let mut out = format!(
+        "{} labelled items in {} ({supported} supported, {} unsupported)\n\
+         95% intervals: Wilson for proportions; stratified bootstrap ({BOOTSTRAP_RESAMPLES} resamples, seed {}) for balanced accuracy, F1 and AUC\n",
+        items.len(),
+        args.items.display(),
+        items.len() - supported,
+        args.seed,
+    );
+    for m in measured {
+        let c = &m.scores.confusion;
+        let s = &m.scores;
+        out.push_str(&format!(
+            "\njudge `{}` ({})\n\
+             \x20 balanced accuracy  {}\n\
+             \x20 TPR                {}  {}/{} supported items judged supported\n\
+             \x20 TNR                {}  {}/{} unsupported items judged unsupported\n\
+             \x20 precision          {}  {}/{} items judged supported are supported\n\
+             \x20 F1                 {}\n\
+             \x20 accuracy           {}\n\
+             \x20 AUC                {}\n",
+            m.name,
+            m.identity,
+            estimate_text(s.balanced_accuracy),
+            estimate_text(s.tpr),
+            c.true_positive,
+            c.positives(),
+            estimate_text(s.tnr),
+            c.true_negative,
+            c.negatives(),
+            estimate_text(s.precision),
+            c.true_positive,
+            c.true_positive + c.false_positive,
+            estimate_text(s.f1),
+            estimate_text(s.accuracy),
+            if s.auc.is_some() {
+                format!("{} (from the judge's scores)", estimate_text(s.auc))
+            } else {
+                "- (needs both labels and a score on every item)".to_string()
+            },
+        ));
+        if let Some(best) = s.best_threshold {
+            out.push_str(&format!(
+                "  best threshold     score >= {:.4} gives balanced accuracy {:.3} on these labels (reported, not applied)\n",
+                best.at, best.balanced_accuracy
+            ));
+        }
+        if let Some(min) = args.min_balanced_accuracy {
+            let pass = s.balanced_accuracy.is_some_and(|e| e.value >= min);
+            out.push_str(&format!(
+                "  {}: balanced accuracy {} --min-balanced-accuracy {min}\n",
+                if pass { "PASS" } else { "FAIL" },
+                if pass { "at or above" } else { "below" },
+            ));
+        }
+        if !m.classes.is_empty() {
+            out.push_str(&format!(
+                "\n  {:<28} {:>6} {:>17}  {}\n",
+                "class", "items", "judged supported", "agreement with the labels [95%]"
+            ));
+            for (class, scores) in &m.classes {
+                let judged_supported =
+                    scores.confusion.true_positive + scores.confusion.false_positive;
+                out.push_str(&format!(
+                    "  {:<28} {:>6} {:>17}  {}\n",
+                    one_line(class, 28),
+                    scores.n,
+                    judged_supported,
+                    estimate_text(scores.accuracy)
+                ));
+            }
+        }
+        let wrong: Vec<(&JudgeItem, &Judged)> = items
+            .iter()
+            .zip(&m.judged)
+            .filter(|(_, j)| j.prediction.label != j.prediction.predicted)
+            .collect();
+        if !wrong.is_empty() {
+            out.push_str(&format!(
+                "\n  misjudged: {} of {} items{}\n",
+                wrong.len(),
+                items.len(),
+                if wrong.len() > SHOWN {
+                    format!(" (the first {SHOWN})")
+                } else {
+                    String::new()
+                }
+            ));
+            for (item, j) in wrong.iter().take(SHOWN) {
+                let (Subject::Claim(text) | Subject::Answer(text)) = &item.subject;
+                out.push_str(&format!(
+                    "  - {} (line {}, labelled {}): \"{}\"{}\n",
+                    one_line(&item.id, 60),
+                    item.line,
+                    label_text(item.supported),
+                    one_line(text, 100),
+                    j.reason
+                        .as_deref()
+                        .map_or(String::new(), |r| format!(" ({})", one_line(r, 100)))
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn label_text(supported: bool) -> &'static str {
+    if supported {
+        "supported"
+    } else {
+        "unsupported"
+    }
+}
+
+fn json_of(m: &Measured, items: &[JudgeItem]) -> serde_json::Value {
+    let misjudged: Vec<serde_json::Value> = items
+        .iter()
+        .zip(&m.judged)
+        .filter(|(_, j)| j.prediction.label != j.prediction.predicted)
+        .map(|(item, j)| {
+            json!({
+                "id": item.id,
+                "line": item.line,
+                "class": item.class,
+                "label": label_text(item.supported),
+                "score": j.prediction.score,
+                "reason": j.reason,
+            })
+        })
+        .collect();
+    json!({
+        "name": m.name,
+        "judge": m.identity,
+        "scores": m.scores,
+        "classes": m.classes,
+        "misjudged": misjudged,
+    })
+}
