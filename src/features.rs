@@ -1,4 +1,4 @@
-//! The optional cargo features (`llm`, `cache`) and the error a build without one gives when a
+//! The optional cargo features (`llm`, `cache`, `nli`) and the error a build without one gives when a
 //! config asks for what it provides.
 
 /// The message for `what`, which needs `feature`, in a build compiled without it; `otherwise`
@@ -63,6 +63,18 @@ mod tests {
         let judges = "judges: { default: { kind: openai, base_url: \"http://h/v1\", model: m } }\n";
         let loaded = load(dir.path(), judges);
         check(loaded, cfg!(feature = "llm"), "llm", "judges.default.kind");
+    }
+
+    #[test]
+    fn an_nli_judge_needs_the_nli_feature() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nli/tiny");
+        let judges = format!(
+            "judges: {{ nli: {{ kind: nli, model: \"{}\" }} }}\n",
+            model.display()
+        );
+        let loaded = load(dir.path(), &judges);
+        check(loaded, cfg!(feature = "nli"), "nli", "judges.nli.kind");
     }
 
     #[test]

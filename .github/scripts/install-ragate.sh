@@ -56,8 +56,8 @@ source_hash() { # source_hash DIR
 
 target_triple() {
     case "$(uname -s)-$(uname -m)" in
-        Linux-x86_64) echo x86_64-unknown-linux-musl ;;
-        Linux-aarch64 | Linux-arm64) echo aarch64-unknown-linux-musl ;;
+        Linux-x86_64) echo x86_64-unknown-linux-gnu ;;
+        Linux-aarch64 | Linux-arm64) echo aarch64-unknown-linux-gnu ;;
         Darwin-x86_64) echo x86_64-apple-darwin ;;
         Darwin-arm64 | Darwin-aarch64) echo aarch64-apple-darwin ;;
         MINGW*-x86_64 | MSYS*-x86_64 | CYGWIN*-x86_64) echo x86_64-pc-windows-msvc ;;
@@ -154,8 +154,8 @@ install_ragate() {
     fi
     command -v cargo > /dev/null ||
         die "no release binary to use and cargo is not on PATH; add a Rust toolchain step (e.g. dtolnay/rust-toolchain) before this action"
-    echo "ragate install: building ragate $RAGATE_VERSION from $RAGATE_SOURCE with cargo install --locked"
-    cargo install --locked --path "$RAGATE_SOURCE" --root "$RAGATE_ROOT"
+    echo "ragate install: building ragate $RAGATE_VERSION from $RAGATE_SOURCE with cargo install --locked --features nli"
+    cargo install --locked --features nli --path "$RAGATE_SOURCE" --root "$RAGATE_ROOT"
 }
 
 case "${1:-}" in

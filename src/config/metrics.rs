@@ -101,18 +101,35 @@ pub fn validate_metrics(
                 };
             }
             if raw.claims == Some(RawClaims::Llm) {
-                if matches!(judges.get(&spec.judge), Some(JudgeSpec::Lexical(_)) | None) {
+                if matches!(
+                    judges.get(&spec.judge),
+                    Some(JudgeSpec::Lexical(_) | JudgeSpec::Nli(_)) | None
+                ) {
                     return Err(keys.error(
                         format!("{key}.claims"),
                         format!(
-                            "`llm` decomposition needs an openai or command judge, but `{}` is lexical: name one with `judge:`",
-                            spec.judge
+                            "`llm` decomposition needs an openai or command judge, but `{}` is {}: name one with `judge:`",
+                            spec.judge,
+                            if matches!(judges.get(&spec.judge), Some(JudgeSpec::Nli(_))) { "nli" } else { "lexical" }
                         ),
                     ));
                 }
                 spec.claims = ClaimSplitter::Llm;
             }
             spec.judged = raw.judged.unwrap_or(false);
+        }
+        let support_only = !matches!(metric, Metric::Faithfulness | Metric::FaithfulnessGraded);
+        if spec.is_judged()
+            && support_only
+            && matches!(judges.get(&spec.judge), Some(JudgeSpec::Nli(_)))
+        {
+            return Err(keys.error(
+                &key,
+                format!(
+                    "`{metric}` is judged by `{}`, an nli judge, which judges whether contexts support claims only: expected faithfulness or faithfulness_graded, or name another judge with `judge:`",
+                    spec.judge
+                ),
+            ));
         }
         specs.push(spec);
     }

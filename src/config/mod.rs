@@ -26,7 +26,7 @@ use crate::pipeline::Pipeline;
 use crate::suggest;
 pub use embeddings::EmbeddingsSpec;
 pub use endpoint::HttpEndpoint;
-pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, OpenAiSpec};
+pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, NliSpec, OpenAiSpec};
 pub use raw::{Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
 use raw::{JudgeKind, RawConfig, RawTier};
 pub use rules::DEFAULT_EMPTY_ANSWERS_MAX_INCREASE;
@@ -377,7 +377,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             ),
         ));
     }
-    let judges = judges::validate_judges(&keys, &raw.judges, written)?;
+    let judges = judges::validate_judges(&keys, &raw.judges, written, &base)?;
     let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
     metrics::add_empty_answers(&mut specs);
     metrics::add_gated_operational(&mut specs, &raw);

@@ -150,6 +150,7 @@ pub enum JudgeKind {
     Lexical,
     Openai,
     Command,
+    Nli,
 }
 
 impl JudgeKind {
@@ -159,6 +160,7 @@ impl JudgeKind {
             JudgeKind::Lexical => "lexical",
             JudgeKind::Openai => "openai",
             JudgeKind::Command => "command",
+            JudgeKind::Nli => "nli",
         }
     }
 }
@@ -174,6 +176,7 @@ pub enum RawJudge {
     Lexical(RawLexicalJudge),
     Openai(RawOpenAiJudge),
     Command(RawCommandJudge),
+    Nli(RawNliJudge),
 }
 
 /// `kind: lexical`: the offline token-overlap judge.
@@ -221,6 +224,28 @@ pub struct RawCommandJudge {
     pub kind_key: IgnoredAny,
     pub command: Option<Vec<String>>,
     pub timeout_s: Option<u64>,
+}
+
+/// `kind: nli`: a cross-encoder NLI model run in-process.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNliJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
+    #[serde(rename = "kind", skip_serializing)]
+    pub kind_key: IgnoredAny,
+    /// The exported model directory (model.onnx, tokenizer.json, config.json).
+    pub model: Option<String>,
+    /// The ONNX Runtime library (default: $ORT_DYLIB_PATH).
+    pub runtime: Option<String>,
+    pub batch_size: Option<usize>,
+    pub max_length: Option<usize>,
+    pub threads: Option<usize>,
+    pub entailment_threshold: Option<f64>,
+    pub contradiction_threshold: Option<f64>,
+    pub entailment_label: Option<String>,
+    pub contradiction_label: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

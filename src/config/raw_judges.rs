@@ -16,7 +16,9 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::raw::{JudgeKind, RawCommandJudge, RawJudge, RawLexicalJudge, RawOpenAiJudge};
+use super::raw::{
+    JudgeKind, RawCommandJudge, RawJudge, RawLexicalJudge, RawNliJudge, RawOpenAiJudge,
+};
 
 thread_local! {
     /// The kinds of the judges of the config being parsed on this thread, by name (set by
@@ -69,7 +71,7 @@ impl<'de> Visitor<'de> for JudgesVisitor {
     type Value = BTreeMap<String, RawJudge>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a map of judge names to judges `{kind: lexical|openai|command, ...}`")
+        f.write_str("a map of judge names to judges `{kind: lexical|openai|command|nli, ...}`")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
@@ -111,6 +113,7 @@ impl<'de> DeserializeSeed<'de> for JudgeOfKind {
             Some(JudgeKind::Command) => {
                 RawCommandJudge::deserialize(deserializer).map(RawJudge::Command)
             }
+            Some(JudgeKind::Nli) => RawNliJudge::deserialize(deserializer).map(RawJudge::Nli),
             None => {
                 KindOnly::deserialize(deserializer)?;
                 Err(de::Error::custom(KIND_UNREAD))

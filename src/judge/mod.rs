@@ -6,6 +6,7 @@ pub mod decompose;
 pub mod embeddings;
 pub mod lexical;
 pub mod lexical2;
+pub mod nli;
 pub mod openai;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use command::CommandJudge;
 use decompose::ClaimsTask;
 use embeddings::EmbeddingClient;
 use lexical::LexicalJudge;
+use nli::NliJudge;
 use openai::OpenAiJudge;
 
 /// A configured judge.
@@ -28,6 +30,9 @@ pub enum Judge {
     Command(CommandJudge),
     /// An OpenAI-compatible chat endpoint (without the `llm` feature a config cannot name one).
     OpenAi(OpenAiJudge),
+    /// A cross-encoder NLI model run in-process (without the `nli` feature a config cannot
+    /// name one).
+    Nli(NliJudge),
 }
 
 /// The client of a judge spec; an `openai` judge gets fresh usage counters, shared by clones.
@@ -40,6 +45,7 @@ pub fn build(spec: &JudgeSpec) -> Judge {
             timeout: spec.timeout,
         }),
         JudgeSpec::OpenAi(spec) => Judge::OpenAi(OpenAiJudge::from_spec(spec)),
+        JudgeSpec::Nli(spec) => Judge::Nli(NliJudge::from_spec(spec)),
     }
 }
 
@@ -150,6 +156,7 @@ impl Judge {
                     .join(" ")
             ),
             Judge::OpenAi(judge) => judge.describe(),
+            Judge::Nli(judge) => judge.describe(),
         }
     }
 
@@ -169,6 +176,7 @@ impl Judge {
             Judge::Lexical(_) => "lexical",
             Judge::Command(_) => "command",
             Judge::OpenAi(_) => "openai",
+            Judge::Nli(_) => "nli",
         }
     }
 
@@ -232,7 +240,7 @@ impl Judge {
             match self {
                 Judge::OpenAi(judge) => judge.decompose_all(name, &asked),
                 Judge::Command(judge) => judge.decompose_all(name, &asked),
-                Judge::Lexical(_) => Err(decompose::unsupported(name, self.kind())),
+                Judge::Lexical(_) | Judge::Nli(_) => Err(decompose::unsupported(name, self.kind())),
             }
         })
     }
@@ -255,6 +263,7 @@ impl Judge {
             Judge::Lexical(judge) => Ok(judge.verdicts(tasks)),
             Judge::Command(judge) => judge.judge_all(name, tasks),
             Judge::OpenAi(judge) => judge.judge_all(name, tasks),
+            Judge::Nli(judge) => judge.judge_all(name, tasks),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use crate::path_str;
 
 const VERSION: &str = "0.1.0";
-const TARGET: &str = "x86_64-unknown-linux-musl";
+const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/scripts/install-ragate.sh")

@@ -25,6 +25,8 @@ mod judge_eval;
 mod judges;
 mod junit_schema;
 mod llm_extras;
+#[cfg(feature = "nli")]
+mod nli;
 mod openai_judge;
 mod output_paths;
 mod pipeline;
