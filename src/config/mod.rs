@@ -377,7 +377,7 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
             ),
         ));
     }
-    let judges = judges::validate_judges(&keys, &raw.judges, written, &base)?;
+    let judges = judges::validate_judges(&keys, &raw.judges, written, base)?;
     let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
     metrics::add_empty_answers(&mut specs);
     metrics::add_gated_operational(&mut specs, &raw);

@@ -127,7 +127,7 @@ impl Runtime {
             .with_deterministic_compute(true)
             .map_err(|e| failed(e.into()))?
             .commit_from_file(&model_path)
-            .map_err(|e| failed(e.into()))?;
+            .map_err(failed)?;
         let inputs: Vec<String> = session
             .inputs()
             .iter()

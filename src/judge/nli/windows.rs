@@ -12,7 +12,8 @@ use std::ops::Range;
 pub fn windows(token_counts: &[usize], budget: usize) -> Vec<Range<usize>> {
     let n = token_counts.len();
     if n == 0 {
-        return vec![0..0];
+        let empty = 0..0;
+        return vec![empty];
     }
     let mut windows = Vec::new();
     let mut start = 0;
