@@ -165,8 +165,22 @@ pub enum InitPipeline {
 pub struct JudgeEvalArgs {
     /// Labelled items, JSONL: `{"claim" or "answer", "context" or "contexts", "label":
     /// "supported"|"unsupported", optional "id", "qid", "class"}` (docs/metrics.md).
-    #[arg(long, value_name = "FILE")]
-    pub items: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "tier", conflicts_with_all = ["tier", "run", "labels"])]
+    pub items: Option<PathBuf>,
+    /// Instead of --items: the human labels of a tier (its `labels:` file, or --labels) against
+    /// the judges' values on the answers of --run.
+    #[arg(long, value_parser = tier_name, requires = "run")]
+    pub tier: Option<String>,
+    /// The run whose answers the labels judged (native JSONL), with --tier.
+    #[arg(long, value_name = "FILE", requires = "tier")]
+    pub run: Option<PathBuf>,
+    /// The human labels file [default: the tier's `labels:`], with --tier.
+    #[arg(long, value_name = "FILE", requires = "tier")]
+    pub labels: Option<PathBuf>,
+    /// With --tier: the judged metric whose labels are compared (a value of at least 0.5 is
+    /// positive on both sides).
+    #[arg(long, default_value = "faithfulness", value_name = "METRIC")]
+    pub metric: Metric,
     /// The judges to measure, by name in the config (repeatable, or A,B); `lexical-1` and
     /// `lexical-2` are the built-in lexical judges [default: the config's `default` judge].
     #[arg(long = "judge", value_delimiter = ',', value_name = "NAME")]

@@ -5,21 +5,16 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::app::{default_threads, write_human, write_stdout};
+use crate::app::judged_run::JudgedRun;
+use crate::app::{write_human, write_stdout};
 use crate::cli::{AgreementArgs, GateFormat};
-use crate::config::CacheMode;
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
-use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
-use crate::input::{self, corpus};
-use crate::judge::Clients;
-use crate::judge::cache::JudgeCache;
 use crate::metrics::generation::ClaimVerdict;
-use crate::metrics::metric::{Metric, MetricSpec};
+use crate::metrics::metric::Metric;
 use crate::stats::agreement::agreement;
 use crate::suggest;
-use crate::tier;
 
 /// How many disagreements are listed.
 const SHOWN: usize = 20;
@@ -51,42 +46,10 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
     };
     check_judge(&config, first)?;
     check_judge(&config, second)?;
-    let queries = tier::load(&config, tier)?;
-    let format = input::detect_run_format(&args.run)?;
-    let corpus = corpus::read_optional(config.corpus.as_deref())?;
-    let cache = match config.cache.mode {
-        CacheMode::Off => None,
-        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
-    };
-    // The faithfulness options of the config (contexts k, empty answers), with each judge.
-    let base = config
-        .metrics
-        .iter()
-        .find(|spec| spec.metric == Metric::Faithfulness)
-        .cloned()
-        .unwrap_or_else(|| MetricSpec::new(Metric::Faithfulness));
-    // Built once: both askings share the judges' usage counters.
-    let clients = Clients::build(&config);
+    let run = JudgedRun::open(&config, &tier.name, &args.run)?;
     let claims_of = |judge: &str| -> Result<BTreeMap<String, Vec<ClaimVerdict>>> {
-        let options = EvalOptions {
-            judge_repeat: 1,
-            metrics: vec![MetricSpec {
-                // Both judges see the same claims: the sentence splitter.
-                claims: Default::default(),
-                judge: judge.to_string(),
-                ..base.clone()
-            }],
-            judges: clients.judges.clone(),
-            corpus: corpus.as_ref(),
-            cache: cache.as_ref(),
-            embeddings: None,
-            chunk_separator: config.chunk_separator.clone(),
-            threads: default_threads(),
-            keep_ranked: 0,
-        };
-        let evaluation = evaluate(&queries.qrels, &args.run, format, &options)?;
-        Ok(evaluation
-            .per_query
+        Ok(run
+            .judge(judge, Metric::Faithfulness)?
             .into_iter()
             .map(|q| (q.qid, q.claims))
             .collect())

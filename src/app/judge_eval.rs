@@ -8,17 +8,21 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::app::judged_run::JudgedRun;
 use crate::app::{write_human, write_stdout};
 use crate::cli::{GateFormat, JudgeEvalArgs};
 use crate::config::{self, CacheMode, Config, DEFAULT_JUDGE, discover};
 use crate::error::{Error, Result};
 use crate::exit_code;
+use crate::gate::calibration::AGREEMENT_CUT;
 use crate::input::judge_items::{self, JudgeItem, Subject};
+use crate::input::labels;
 use crate::input::text_file::TextFile;
 use crate::judge::cache::JudgeCache;
 use crate::judge::lexical::LexicalJudge;
 use crate::judge::{self, Judge, Task, Verdict};
 use crate::metrics::claims::split_claims;
+use crate::metrics::metric::{Metric, MetricSpec};
 use crate::report::gate_table::one_line;
 use crate::stats::classification::{self, BOOTSTRAP_RESAMPLES, Estimate, Prediction, Scores};
 use crate::suggest;
@@ -40,9 +44,49 @@ struct Judged {
 struct Measured {
     name: String,
     identity: String,
+    /// The items measured (with --tier: one per current label).
+    items: Vec<JudgeItem>,
     scores: Scores,
     classes: BTreeMap<String, Scores>,
     judged: Vec<Judged>,
+}
+
+impl Measured {
+    /// The scores of `judged` (one per item) overall and per class.
+    fn of(
+        name: &str,
+        judge: &Judge,
+        items: Vec<JudgeItem>,
+        judged: Vec<Judged>,
+        seed: u64,
+    ) -> Self {
+        let predictions: Vec<Prediction> = judged.iter().map(|j| j.prediction).collect();
+        let scores = classification::scores(&predictions, seed, name);
+        let mut by_class: BTreeMap<String, Vec<Prediction>> = BTreeMap::new();
+        for (item, j) in items.iter().zip(&judged) {
+            if let Some(class) = &item.class {
+                by_class
+                    .entry(class.clone())
+                    .or_default()
+                    .push(j.prediction);
+            }
+        }
+        let classes = by_class
+            .into_iter()
+            .map(|(class, predictions)| {
+                let stream = format!("{name} [class={class}]");
+                (class, classification::scores(&predictions, seed, &stream))
+            })
+            .collect();
+        Measured {
+            name: name.to_string(),
+            identity: judge.describe(),
+            items,
+            scores,
+            classes,
+            judged,
+        }
+    }
 }
 
 pub fn run(args: JudgeEvalArgs) -> Result<i32> {
@@ -63,7 +107,6 @@ pub fn run(args: JudgeEvalArgs) -> Result<i32> {
             "--min-balanced-accuracy {min}: expected a number in [0, 1]"
         )));
     }
-    let items = judge_items::read(&TextFile::read(&args.items)?)?;
     let names = if args.judges.is_empty() {
         vec![DEFAULT_JUDGE.to_string()]
     } else {
@@ -73,44 +116,25 @@ pub fn run(args: JudgeEvalArgs) -> Result<i32> {
         .iter()
         .map(|name| Ok((name.clone(), resolve(config.as_ref(), name)?)))
         .collect::<Result<_>>()?;
-    let cache = match &config {
-        Some(config) if config.cache.mode != CacheMode::Off => {
-            Some(JudgeCache::open(&config.cache.path, config.cache.mode)?)
+    let (source, measured) = match (&args.items, &args.tier, &args.run) {
+        (Some(path), _, _) => (
+            path.display().to_string(),
+            on_items(path, config.as_ref(), &judges, args.seed)?,
+        ),
+        (None, Some(tier), Some(run)) => {
+            let config = config.as_ref().ok_or_else(|| {
+                Error::Usage(
+                    "--tier needs a config (--config, or eval-config.yaml here or above)".into(),
+                )
+            })?;
+            on_labels(config, tier, run, &args, &judges)?
         }
-        _ => None,
+        _ => {
+            return Err(Error::Usage(
+                "expected --items FILE, or --tier NAME --run FILE".into(),
+            ));
+        }
     };
-    let (claims, owners) = claims_of(&items, &args.items)?;
-    let mut measured = Vec::new();
-    for (name, judge) in judges {
-        let (verdicts, _) = judge.judge_cached(&name, &claims, cache.as_ref(), 1)?;
-        let judged = per_item(&items, &owners, &verdicts);
-        let predictions: Vec<Prediction> = judged.iter().map(|j| j.prediction).collect();
-        let scores = classification::scores(&predictions, args.seed, &name);
-        let mut by_class: BTreeMap<String, Vec<Prediction>> = BTreeMap::new();
-        for (item, j) in items.iter().zip(&judged) {
-            if let Some(class) = &item.class {
-                by_class
-                    .entry(class.clone())
-                    .or_default()
-                    .push(j.prediction);
-            }
-        }
-        let classes = by_class
-            .into_iter()
-            .map(|(class, predictions)| {
-                let stream = format!("{name} [class={class}]");
-                let scores = classification::scores(&predictions, args.seed, &stream);
-                (class, scores)
-            })
-            .collect();
-        measured.push(Measured {
-            identity: judge.describe(),
-            name,
-            scores,
-            classes,
-            judged,
-        });
-    }
     let below: Vec<&Measured> = measured
         .iter()
         .filter(|m| {
@@ -123,27 +147,140 @@ pub fn run(args: JudgeEvalArgs) -> Result<i32> {
         .collect();
     let status = if below.is_empty() { "pass" } else { "fail" };
     if args.format == GateFormat::Json {
+        let first = &measured[0];
         let document = json!({
             "schema": "ragate-judge-eval/1",
             "status": status,
-            "items_file": args.items.display().to_string(),
-            "items": items.len(),
-            "supported": items.iter().filter(|i| i.supported).count(),
-            "unsupported": items.iter().filter(|i| !i.supported).count(),
+            "source": source,
+            "items": first.items.len(),
+            "supported": first.items.iter().filter(|i| i.supported).count(),
+            "unsupported": first.items.iter().filter(|i| !i.supported).count(),
             "seed": args.seed,
             "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
             "min_balanced_accuracy": args.min_balanced_accuracy,
-            "judges": measured.iter().map(|m| json_of(m, &items)).collect::<Vec<_>>(),
+            "judges": measured.iter().map(json_of).collect::<Vec<_>>(),
         });
         write_stdout(&format!("{document:#}\n"))?;
     } else {
-        write_human(&text_of(&measured, &items, &args))?;
+        write_human(&text_of(&measured, &source, &args))?;
     }
     if below.is_empty() {
         Ok(exit_code::SUCCESS)
     } else {
         Ok(exit_code::REGRESSION)
     }
+}
+
+/// Every judge on the labelled items of `path`, through the config's cache.
+fn on_items(
+    path: &Path,
+    config: Option<&Config>,
+    judges: &[(String, Judge)],
+    seed: u64,
+) -> Result<Vec<Measured>> {
+    let items = judge_items::read(&TextFile::read(path)?)?;
+    let cache = match config {
+        Some(config) if config.cache.mode != CacheMode::Off => {
+            Some(JudgeCache::open(&config.cache.path, config.cache.mode)?)
+        }
+        _ => None,
+    };
+    let (claims, owners) = claims_of(&items, path)?;
+    judges
+        .iter()
+        .map(|(name, judge)| {
+            let (verdicts, _) = judge.judge_cached(name, &claims, cache.as_ref(), 1)?;
+            let judged = per_item(&items, &owners, &verdicts);
+            Ok(Measured::of(name, judge, items.clone(), judged, seed))
+        })
+        .collect()
+}
+
+/// Every judge's values of `--metric` on the answers of `run` against the tier's human labels
+/// of the same answers (a value of at least [`AGREEMENT_CUT`] is positive on both sides); the
+/// source named, and the measurements.
+fn on_labels(
+    config: &Config,
+    tier: &str,
+    run: &Path,
+    args: &JudgeEvalArgs,
+    judges: &[(String, Judge)],
+) -> Result<(String, Vec<Measured>)> {
+    let metric = args.metric;
+    if !MetricSpec::new(metric).is_judged() && !matches!(metric, Metric::ContextPrecision(_)) {
+        return Err(Error::Usage(format!(
+            "--metric {metric}: expected a judged metric (faithfulness, faithfulness_graded, answer_relevance)"
+        )));
+    }
+    let labels_path = match (&args.labels, &config.tier(tier)?.labels) {
+        (Some(path), _) | (None, Some(path)) => path.clone(),
+        (None, None) => {
+            return Err(Error::Usage(format!(
+                "tier `{tier}` has no `labels:` in {}: expected --labels FILE",
+                config.path.display()
+            )));
+        }
+    };
+    let labels = labels::read(&TextFile::read(&labels_path)?)?;
+    let mut judged_run = JudgedRun::open(config, tier, run)?;
+    let mut measured = Vec::new();
+    for (name, judge) in judges {
+        judged_run.add_judge(name, judge);
+        let scores = judged_run.judge(name, metric)?;
+        let answers: BTreeMap<String, String> = scores
+            .iter()
+            .filter_map(|q| Some((q.qid.clone(), q.answer.clone()?)))
+            .collect();
+        let values: BTreeMap<&str, Option<f64>> = scores
+            .iter()
+            .map(|q| (q.qid.as_str(), q.values[0]))
+            .collect();
+        let matched = labels::current_labels(&labels, &answers, &metric.to_string());
+        let mut items = Vec::new();
+        let mut judged = Vec::new();
+        for label in &matched.usable {
+            let (Some(human), Some(Some(value))) = (
+                label.value(&metric.to_string()),
+                values.get(label.qid.as_str()),
+            ) else {
+                continue;
+            };
+            items.push(JudgeItem {
+                id: label.qid.clone(),
+                qid: Some(label.qid.clone()),
+                subject: Subject::Answer(label.answer.clone()),
+                context: String::new(),
+                supported: human >= AGREEMENT_CUT,
+                class: None,
+                line: label.line,
+            });
+            judged.push(Judged {
+                prediction: Prediction {
+                    label: human >= AGREEMENT_CUT,
+                    predicted: *value >= AGREEMENT_CUT,
+                    score: Some(*value),
+                },
+                reason: None,
+            });
+        }
+        if items.is_empty() {
+            return Err(Error::input(
+                &labels_path,
+                format!(
+                    "no current {metric} label: expected labels whose answer is the run's \
+                     ({} stale, {} of queries not in the run)",
+                    matched.stale, matched.unknown_qid
+                ),
+            ));
+        }
+        measured.push(Measured::of(name, judge, items, judged, args.seed));
+    }
+    let source = format!(
+        "{} ({metric} labels of tier `{tier}`, answers of {})",
+        labels_path.display(),
+        run.display()
+    );
+    Ok((source, measured))
 }
 
 /// The judge named `name`: the config's, else a built-in lexical judge (`default` without a
@@ -241,17 +378,18 @@ fn estimate_text(estimate: Option<Estimate>) -> String {
     })
 }
 
-fn text_of(measured: &[Measured], items: &[JudgeItem], args: &JudgeEvalArgs) -> String {
+fn text_of(measured: &[Measured], source: &str, args: &JudgeEvalArgs) -> String {
+    let items = &measured[0].items;
     let supported = items.iter().filter(|i| i.supported).count();
     let mut out = format!(
-        "{} labelled items in {} ({supported} supported, {} unsupported)\n\
+        "{} labelled items in {source} ({supported} supported, {} unsupported)\n\
          95% intervals: Wilson for proportions; stratified bootstrap ({BOOTSTRAP_RESAMPLES} resamples, seed {}) for balanced accuracy, F1 and AUC\n",
         items.len(),
-        args.items.display(),
         items.len() - supported,
         args.seed,
     );
     for m in measured {
+        let items = &m.items;
         let c = &m.scores.confusion;
         let s = &m.scores;
         out.push_str(&format!(
@@ -356,8 +494,9 @@ fn label_text(supported: bool) -> &'static str {
     }
 }
 
-fn json_of(m: &Measured, items: &[JudgeItem]) -> serde_json::Value {
-    let misjudged: Vec<serde_json::Value> = items
+fn json_of(m: &Measured) -> serde_json::Value {
+    let misjudged: Vec<serde_json::Value> = m
+        .items
         .iter()
         .zip(&m.judged)
         .filter(|(_, j)| j.prediction.label != j.prediction.predicted)

@@ -12,6 +12,7 @@ mod gate;
 mod history;
 mod init;
 mod judge_eval;
+mod judged_run;
 mod manual;
 pub(crate) mod merge;
 mod output_files;

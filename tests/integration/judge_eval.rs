@@ -232,3 +232,95 @@ fn hostile_item_text_stays_inert() {
         out.stdout
     );
 }
+
+#[test]
+fn a_tiers_human_labels_measure_the_judge_on_the_runs_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    crate::gate_flow::setup_answer_tier(dir);
+    let args = [
+        "judge-eval",
+        "--tier",
+        "smoke",
+        "--run",
+        "base.jsonl",
+        "--judge",
+        "default,lexical-1",
+        "--format",
+        "json",
+    ];
+    let out = ragate_in(dir, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let document: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    // 10 current labels (one more is stale), the humans call 2 answers unfaithful; both judges
+    // call every answer faithful (its words are all in the context).
+    assert_eq!(
+        (document["items"].as_u64(), document["supported"].as_u64()),
+        (Some(10), Some(8))
+    );
+    assert!(
+        document["source"]
+            .as_str()
+            .unwrap()
+            .contains("faithfulness labels of tier `smoke`")
+    );
+    for judge in document["judges"].as_array().unwrap() {
+        let confusion = &judge["scores"]["confusion"];
+        assert_eq!(
+            (&confusion["true_positive"], &confusion["false_positive"]),
+            (&8.into(), &2.into()),
+            "{judge}"
+        );
+        assert_eq!(judge["scores"]["balanced_accuracy"]["value"], 0.5);
+        let misjudged: Vec<&str> = judge["misjudged"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(misjudged, ["q00", "q01"]);
+    }
+    // Another labels file, and the errors of a tier without one.
+    std::fs::write(
+        dir.join("other.jsonl"),
+        "{\"qid\":\"q05\",\"answer\":\"an answer that is not the run's\",\"faithfulness\":1}\n",
+    )
+    .unwrap();
+    let stale = ragate_in(
+        dir,
+        &[
+            "judge-eval",
+            "--tier",
+            "smoke",
+            "--run",
+            "base.jsonl",
+            "--labels",
+            "other.jsonl",
+        ],
+    );
+    assert_eq!(stale.code, 2);
+    assert!(
+        stale.stderr.contains("other.jsonl")
+            && stale.stderr.contains("no current faithfulness label"),
+        "{}",
+        stale.stderr
+    );
+    let both = ragate_in(
+        dir,
+        &[
+            "judge-eval",
+            "--items",
+            "x.jsonl",
+            "--tier",
+            "smoke",
+            "--run",
+            "base.jsonl",
+        ],
+    );
+    assert_eq!(both.code, 2);
+    assert!(
+        both.stderr.contains("cannot be used with"),
+        "{}",
+        both.stderr
+    );
+}
