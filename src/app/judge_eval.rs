@@ -149,8 +149,9 @@ pub fn run(args: JudgeEvalArgs) -> Result<i32> {
     if args.format == GateFormat::Json {
         let first = &measured[0];
         let document = json!({
-            "schema": "ragate-judge-eval/1",
+            "format": "ragate-judge-eval/1",
             "status": status,
+            "exit_code": if below.is_empty() { exit_code::SUCCESS } else { exit_code::REGRESSION },
             "source": source,
             "items": first.items.len(),
             "supported": first.items.iter().filter(|i| i.supported).count(),

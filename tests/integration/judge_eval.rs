@@ -24,7 +24,9 @@ fn lexical_2_sees_what_lexical_1_misses_on_labelled_items() {
         "--format",
         "json",
     ]);
-    assert_eq!(document["schema"], "ragate-judge-eval/1");
+    assert_eq!(document["format"], "ragate-judge-eval/1");
+    let schema = crate::json_schema::Schema::published("judge-eval.schema.json");
+    assert_eq!(schema.errors(&document), Vec::<String>::new());
     assert_eq!(
         (document["items"].as_u64(), document["supported"].as_u64()),
         (Some(6), Some(2))
@@ -252,6 +254,8 @@ fn a_tiers_human_labels_measure_the_judge_on_the_runs_answers() {
     let out = ragate_in(dir, &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let document: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let schema = crate::json_schema::Schema::published("judge-eval.schema.json");
+    assert_eq!(schema.errors(&document), Vec::<String>::new());
     // 10 current labels (one more is stale), the humans call 2 answers unfaithful; both judges
     // call every answer faithful (its words are all in the context).
     assert_eq!(
