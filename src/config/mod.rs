@@ -293,7 +293,7 @@ fn parse(path: &Path, text: &str) -> Result<RawConfig> {
             .and_then(|rest| rest.rsplit_once('.'))
         && let Some(kind) = kinds.get(name)
     {
-        let article = if *kind == JudgeKind::Openai {
+        let article = if matches!(kind, JudgeKind::Openai | JudgeKind::Nli) {
             "an"
         } else {
             "a"

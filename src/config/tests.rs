@@ -500,7 +500,7 @@ fn a_key_of_another_judge_kind_is_named_with_its_line_column_and_the_accepted_ke
         ),
         (
             "  j:\n    kind: lexicl\n",
-            "conf/eval-config.yaml:9:11: judges.j.kind: unknown variant `lexicl`, expected one of `lexical`, `openai`, `command` (did you mean `lexical`?)",
+            "conf/eval-config.yaml:9:11: judges.j.kind: unknown variant `lexicl`, expected one of `lexical`, `openai`, `command`, `nli` (did you mean `lexical`?)",
         ),
         (
             "  j:\n    threshold: 0.5\n",
