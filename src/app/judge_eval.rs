@@ -22,7 +22,7 @@ use crate::judge::cache::JudgeCache;
 use crate::judge::lexical::LexicalJudge;
 use crate::judge::{self, Judge, Task, Verdict};
 use crate::metrics::claims::split_claims;
-use crate::metrics::metric::{Metric, MetricSpec};
+use crate::metrics::metric::Metric;
 use crate::report::gate_table::one_line;
 use crate::stats::classification::{self, BOOTSTRAP_RESAMPLES, Estimate, Prediction, Scores};
 use crate::suggest;
@@ -208,7 +208,10 @@ fn on_labels(
     judges: &[(String, Judge)],
 ) -> Result<(String, Vec<Measured>)> {
     let metric = args.metric;
-    if !MetricSpec::new(metric).is_judged() && !matches!(metric, Metric::ContextPrecision(_)) {
+    if !matches!(
+        metric,
+        Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance
+    ) {
         return Err(Error::Usage(format!(
             "--metric {metric}: expected a judged metric (faithfulness, faithfulness_graded, answer_relevance)"
         )));
