@@ -210,7 +210,7 @@ fn no_release_or_other_sources_build_with_cargo_install() {
     assert_eq!(code, 0, "{log}");
     assert!(log.contains("no release v0.1.0"), "{log}");
     let expected = format!(
-        "install\n--locked\n--path\n{}\n--root\n{}\n",
+        "install\n--locked\n--features\nnli\n--path\n{}\n--root\n{}\n",
         bed.path("source").display(),
         bed.path("root").display()
     );
