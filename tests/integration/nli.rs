@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{accept_baseline, fixture, path_str, ragate_env, ragate_in};
+use crate::{SMOKE_GATE, accept_baseline, fixture, path_str, ragate_env, ragate_in};
 
 /// A config whose `nli` judge is the tiny model and judges faithfulness.
 fn write_config(dir: &Path) {
@@ -95,21 +95,7 @@ fn a_tier_gates_on_the_nli_judge() {
     }
     std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
-    let gate = || {
-        ragate_env(
-            dir,
-            &[
-                "gate",
-                "--tier",
-                "smoke",
-                "--run",
-                "run.jsonl",
-                "--out",
-                "out",
-            ],
-            &[],
-        )
-    };
+    let gate = || ragate_in(dir, &SMOKE_GATE);
     assert_eq!(gate().code, 2, "no baseline yet");
     accept_baseline(dir, "smoke", "out/results.json", &[]);
     let passed = gate();
