@@ -39,7 +39,8 @@ pub struct Calibration {
 
 impl Calibration {
     /// One line for the report: both estimates with their 95% intervals, the judge's mean, stale
-    /// labels.
+    /// labels. (The judge's agreement with the labels is [`Self::agreement_text`], in the
+    /// judges note.)
     pub fn describe(&self) -> String {
         let range = self
             .metric
@@ -48,7 +49,7 @@ impl Calibration {
             .and_then(|m| m.value_range());
         format!(
             "{} calibrated on {} human labels of {} queries: PPI {:.4} (95% CI {}), \
-             PPI++ {:.4} ({}, lambda {:.2}); judge alone {:.4}; {} stale labels not used; {}",
+             PPI++ {:.4} ({}, lambda {:.2}); judge alone {:.4}; {} stale labels not used",
             self.metric,
             self.ppi.n_labelled,
             self.ppi.n_total,
@@ -59,7 +60,6 @@ impl Calibration {
             self.ppi_plus_plus.lambda,
             self.judge_mean,
             self.stale,
-            self.agreement_text(),
         )
     }
 
@@ -313,8 +313,11 @@ mod tests {
             calibration.describe(),
             "faithfulness calibrated on 4 human labels of 20 queries: PPI 0.7500 (95% CI \
              [0.0000, 1.0000] (clamped to [0, 1])), PPI++ 0.7400 ([0.0200, 0.9000], lambda \
-             0.25); judge alone 0.8000; 0 stale labels not used; judge agrees with 3 of 4 \
-             labels (values >= 0.5 positive), Cohen's kappa 0.50"
+             0.25); judge alone 0.8000; 0 stale labels not used"
+        );
+        assert_eq!(
+            calibration.agreement_text(),
+            "judge agrees with 3 of 4 labels (values >= 0.5 positive), Cohen's kappa 0.50"
         );
         let rule = Rule {
             metric: "faithfulness_ppi".parse().unwrap(),

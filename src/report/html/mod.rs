@@ -409,7 +409,7 @@ fn calibration_section(page: &Page<'_>) -> Result<Option<Markup>> {
             figure {
                 figcaption class="title" { code { (calibration.metric) } }
                 (PreEscaped(chart))
-                figcaption { (calibration.describe()) ". Dots: estimates; bars: 95% intervals." }
+                figcaption { (calibration.describe()) "; " (calibration.agreement_text()) ". Dots: estimates; bars: 95% intervals." }
             }
         });
     }
