@@ -52,6 +52,11 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     };
     let calibrations = calibration::for_tier(tier, &config.metrics, &b)?;
     let mut report = decision::decide(&config, tier, &a, &b, &calibrations);
+    report.notes.extend(calibration::judges_note(
+        &config.metrics,
+        &b.provenance.judges,
+        &calibrations,
+    ));
     if !changes.is_empty() {
         let note = format!(
             "{} was re-judged with the judges of {} (--allow-judge-change): {}",

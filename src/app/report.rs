@@ -110,6 +110,11 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
     }
     let calibrations = calibration::for_tier(tier, &config.metrics, &current)?;
     let mut report = decision::decide(&config, tier, &baseline, &current, &calibrations);
+    report.notes.extend(calibration::judges_note(
+        &config.metrics,
+        &current.provenance.judges,
+        &calibrations,
+    ));
     let history = match &args.history {
         Some(dir) => Some(history_of(dir, tier, &current, &mut report)?),
         None => None,

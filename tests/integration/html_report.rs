@@ -195,6 +195,20 @@ fn a_failing_tier_gives_a_valid_self_contained_escaped_page_with_every_section()
     assert_eq!(select(&page, "#calibration svg.chart").len(), 1);
     assert_eq!(select(&page, "#length svg.chart").len(), 1);
     assert!(text_of(&select(&page, "#length figcaption")[0]).contains("Pearson r"));
+    // The judge of each judged metric, with its agreement with the labels, as in summary.md.
+    let calibration: String = select(&page, "#calibration figcaption")
+        .iter()
+        .map(text_of)
+        .collect();
+    assert!(
+        calibration.contains("judge agrees with 3 of 4 labels"),
+        "{calibration}"
+    );
+    let notes = text_of(&select(&page, "#notes")[0]);
+    assert!(
+        notes.contains("judged metrics: faithfulness, answer_relevance by `default` (lexical-2"),
+        "{notes}"
+    );
 
     // The same inputs give the same bytes.
     assert_eq!(report(dir, &["--from", "out", "--history", "hist"]).code, 0);
