@@ -19,16 +19,25 @@
 //!
 //! `V(lambda) = var(r) / n + (var(y) - var(r)) / N = var(r) * (1/n - 1/N) + var(y) / N`,
 //!
-//! with sample (n - 1) moments of the labelled pairs, where
+//! with sample (n - 1) moments of the labelled pairs (floored: see below), where
 //! `var(r) = var(y) - 2 lambda cov(y, f) + lambda^2 var(f)`. At `lambda = 1` this is
 //! `var(f - y)/n + var(f)/N - 2 cov(f, f - y)/N`: the paper's `var(f)/N + var(f - y)/n` (written
 //! for disjoint labelled and unlabelled sets) plus the overlap term `-2 cov(f, f - y)/N`. That term
 //! is negative for a noisy judge (the paper's formula is then conservative) but positive for a
 //! judge that compresses the human scale, where omitting it under-covers when `n/N` is large (see
-//! `compressed_judge_needs_the_overlap_term`). The 95% interval is
-//! `theta +- t(0.975; n - 1) * sqrt(V)`, with Student's t quantile on n - 1 degrees of freedom (n the
-//! number of labels; with a handful of labels the normal quantile covered only 61-79% in simulation),
-//! not clipped.
+//! `compressed_judge_needs_the_overlap_term`).
+//!
+//! Variance floor. The sample moments of a few labels can be zero (ten labels that are all 1 gave
+//! the interval [1, 1], which passed `min: 0.95` where the tier's human mean was 0.775), and they
+//! are smallest exactly when the estimate is near the edge of [0, 1], so a normal interval on
+//! them covers too little there. The moments are therefore those of the labelled pairs plus four
+//! pseudo-pairs (judge, human), one at each corner of [0, 1]^2 ([`PSEUDO_PAIRS`]): as in
+//! Agresti & Coull's "add two successes and two failures", the human labels get two pseudo-0s
+//! and two pseudo-1s, and, as in Agresti & Min's adjustment for paired proportions, the rectifier
+//! `y - lambda f` sees one pseudo-disagreement each way. The pseudo-pairs enter the variance (and
+//! lambda) only, never the point estimate, and `V` keeps the real `n`. The 95% interval is
+//! `theta +- t(0.975; n - 1) * sqrt(V)`, with Student's t quantile on n - 1 degrees of freedom,
+//! not clipped. Measured coverage: `gate::calibration` (its `floor_simulation` tests).
 //!
 //! Power tuning (PPI++). For disjoint sets of `n` labelled and `m` unlabelled queries, PPI++
 //! minimises the variance with `lambda' = cov(y, f) / ((1 + n/m) var(f))`. Our family is theirs
@@ -37,22 +46,33 @@
 //! `lambda = cov(y, f) / var(f)`, which is also the exact minimiser of `V(lambda)` above.
 //! As in PPI++ (its reference implementation `ppi_py` clips by default), lambda is clipped to
 //! [0, 1], between the labels-only mean and classic PPI, so an estimated lambda never amplifies the
-//! judge beyond classic PPI nor turns its sign;
-//! `V` is convex in lambda, so the clipped value is never worse than classic PPI on the same data.
-//! A judge constant on the labelled queries carries no information: lambda = 0.
+//! judge beyond classic PPI nor turns its sign. Lambda tuned on the same labels it weighs makes the
+//! interval too narrow; it is therefore cross-fitted (Zrnic & Candes (2024), "Cross-prediction-
+//! powered inference", PNAS 121): the labels are split into two folds (even and odd positions),
+//! each fold's judge scores are weighted by the lambda of the other fold (with the pseudo-pairs),
+//!
+//! `theta = mean_i(y_i - lambda_{-k(i)} f_i) + lambda_bar * mean(f_all)`,
+//!
+//! `lambda_bar` the labels-weighted mean of the two, and `V` is taken at `lambda_bar`. In
+//! simulation this brought the floor-at-truth pass rate to that of the true optimal lambda.
 
 use crate::stats::{mean, student_t_quantile};
 
 /// Two-sided confidence level of [`PpiEstimate::ci`].
 pub const CONFIDENCE: f64 = 0.95;
 
+/// The pseudo-pairs (judge, human) that floor the variance: one at each corner of [0, 1]^2.
+pub const PSEUDO_PAIRS: [(f64, f64); 4] = [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)];
+
 /// A prediction-powered estimate of the mean human score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PpiEstimate {
     pub estimate: f64,
-    /// 95% interval, `estimate +- t(0.975; n - 1) * sd`; not clipped to the metric's range.
+    /// 95% interval, `estimate +- t(0.975; n - 1) * sd`, the variance floored by
+    /// [`PSEUDO_PAIRS`]; not clipped to the metric's range.
     pub ci: (f64, f64),
-    /// Weight of the judge (1 for classic PPI).
+    /// Weight of the judge (1 for classic PPI; for PPI++ the labels-weighted mean of the two
+    /// folds' cross-fitted weights).
     pub lambda: f64,
     pub n_labelled: usize,
     pub n_total: usize,
@@ -61,44 +81,91 @@ pub struct PpiEstimate {
 /// Classic PPI: `mean(f_all) - mean(f_lab - y_lab)` with its 95% CI.
 ///
 /// `f_all`: judge scores of all N queries, the labelled ones included; `f_lab[i]` and `y_lab[i]`:
-/// judge and human scores of the i-th labelled query. `None` when there are fewer than two labels
-/// (n < 2, no variance estimate), `f_all` is shorter than the labels (N < n, so N >= 1 always
+/// judge and human scores of the i-th labelled query, values in [0, 1]. `None` when there are
+/// fewer than two labels (n < 2), `f_all` is shorter than the labels (N < n, so N >= 1 always
 /// holds otherwise), `f_lab` and `y_lab` differ in length, or any value is not finite.
 pub fn ppi_mean(f_all: &[f64], f_lab: &[f64], y_lab: &[f64]) -> Option<PpiEstimate> {
-    with_lambda(f_all, f_lab, y_lab, 1.0)
+    let moments = Moments::new(f_all, f_lab, y_lab)?;
+    Some(moments.estimate(&[1.0, 1.0]))
 }
 
-/// PPI++ power-tuned estimate, `lambda = clip(cov(y, f) / var(f), 0, 1)` on the labelled pairs
-/// (see the module notes); same inputs and `None` cases as [`ppi_mean`].
+/// PPI++ power-tuned estimate with a cross-fitted `lambda` (see the module notes); same inputs
+/// and `None` cases as [`ppi_mean`].
 pub fn ppi_plus_plus(f_all: &[f64], f_lab: &[f64], y_lab: &[f64]) -> Option<PpiEstimate> {
     let moments = Moments::new(f_all, f_lab, y_lab)?;
-    let lambda = if moments.var_f > 0.0 {
-        (moments.cov_yf / moments.var_f).clamp(0.0, 1.0)
-    } else {
-        0.0
+    let fold = |parity: usize| {
+        let (f, y): (Vec<f64>, Vec<f64>) = f_lab
+            .iter()
+            .zip(y_lab)
+            .enumerate()
+            .filter(|(i, _)| i % 2 == parity)
+            .map(|(_, (f, y))| (*f, *y))
+            .unzip();
+        Spread::of(&f, &y).lambda()
     };
-    Some(moments.estimate(lambda))
+    // Each fold's weight is tuned on the other fold.
+    Some(moments.estimate(&[fold(1), fold(0)]))
 }
 
-/// The estimate for a given `lambda` (1 = classic PPI, 0 = labels only).
-fn with_lambda(f_all: &[f64], f_lab: &[f64], y_lab: &[f64], lambda: f64) -> Option<PpiEstimate> {
-    Some(Moments::new(f_all, f_lab, y_lab)?.estimate(lambda))
-}
-
-/// Means and sample (n - 1) second moments of the inputs.
-struct Moments {
-    n: usize,
-    n_total: usize,
-    mean_f_all: f64,
-    mean_f_lab: f64,
-    mean_y: f64,
+/// Sample second moments of the labelled pairs with [`PSEUDO_PAIRS`] appended (n + 4 pairs,
+/// n + 3 in the denominator).
+#[derive(Debug, Clone, Copy)]
+struct Spread {
     var_f: f64,
     var_y: f64,
     cov_yf: f64,
 }
 
-impl Moments {
-    fn new(f_all: &[f64], f_lab: &[f64], y_lab: &[f64]) -> Option<Self> {
+impl Spread {
+    fn of(f_lab: &[f64], y_lab: &[f64]) -> Self {
+        let pairs = || {
+            f_lab
+                .iter()
+                .zip(y_lab)
+                .map(|(f, y)| (*f, *y))
+                .chain(PSEUDO_PAIRS)
+        };
+        let count = (f_lab.len() + PSEUDO_PAIRS.len()) as f64;
+        let (sum_f, sum_y) = pairs().fold((0.0, 0.0), |(a, b), (f, y)| (a + f, b + y));
+        let (mean_f, mean_y) = (sum_f / count, sum_y / count);
+        let (mut var_f, mut var_y, mut cov_yf) = (0.0, 0.0, 0.0);
+        for (f, y) in pairs() {
+            let (df, dy) = (f - mean_f, y - mean_y);
+            var_f += df * df;
+            var_y += dy * dy;
+            cov_yf += dy * df;
+        }
+        let denominator = count - 1.0;
+        Spread {
+            var_f: var_f / denominator,
+            var_y: var_y / denominator,
+            cov_yf: cov_yf / denominator,
+        }
+    }
+
+    /// The variance-minimising weight `cov(y, f) / var(f)`, clipped to [0, 1] (the pseudo-pairs
+    /// make `var(f)` positive).
+    fn lambda(&self) -> f64 {
+        (self.cov_yf / self.var_f).clamp(0.0, 1.0)
+    }
+
+    /// `var(y - lambda f)`.
+    fn var_r(&self, lambda: f64) -> f64 {
+        (self.var_y - 2.0 * lambda * self.cov_yf + lambda * lambda * self.var_f).max(0.0)
+    }
+}
+
+/// Means of the inputs and the floored spread of the labelled pairs.
+struct Moments<'a> {
+    f_lab: &'a [f64],
+    n_total: usize,
+    mean_f_all: f64,
+    mean_y: f64,
+    spread: Spread,
+}
+
+impl<'a> Moments<'a> {
+    fn new(f_all: &[f64], f_lab: &'a [f64], y_lab: &[f64]) -> Option<Self> {
         let (n, n_total) = (f_lab.len(), f_all.len());
         if n < 2 || n_total < n || y_lab.len() != n {
             return None;
@@ -107,40 +174,40 @@ impl Moments {
         if !all_values.into_iter().all(|v| v.is_finite()) {
             return None;
         }
-        let (mean_f_all, mean_f_lab, mean_y) = (mean(f_all), mean(f_lab), mean(y_lab));
-        let (mut var_f, mut var_y, mut cov_yf) = (0.0, 0.0, 0.0);
-        for (f, y) in f_lab.iter().zip(y_lab) {
-            let (df, dy) = (f - mean_f_lab, y - mean_y);
-            var_f += df * df;
-            var_y += dy * dy;
-            cov_yf += dy * df;
-        }
-        let denominator = (n - 1) as f64;
         Some(Moments {
-            n,
+            f_lab,
             n_total,
-            mean_f_all,
-            mean_f_lab,
-            mean_y,
-            var_f: var_f / denominator,
-            var_y: var_y / denominator,
-            cov_yf: cov_yf / denominator,
+            mean_f_all: mean(f_all),
+            mean_y: mean(y_lab),
+            spread: Spread::of(f_lab, y_lab),
         })
     }
 
-    fn estimate(&self, lambda: f64) -> PpiEstimate {
-        let estimate = self.mean_y + lambda * (self.mean_f_all - self.mean_f_lab);
-        let var_r =
-            (self.var_y - 2.0 * lambda * self.cov_yf + lambda * lambda * self.var_f).max(0.0);
-        let (n, big_n) = (self.n as f64, self.n_total as f64);
-        let variance = var_r * (1.0 / n - 1.0 / big_n) + self.var_y / big_n;
-        let quantile = student_t_quantile(0.5 + CONFIDENCE / 2.0, (self.n - 1) as f64);
+    /// The estimate with weight `lambdas[i % 2]` on the i-th labelled query's judge score (the
+    /// same weight twice: one `lambda` for all), and its interval at the labels-weighted mean
+    /// weight.
+    fn estimate(&self, lambdas: &[f64; 2]) -> PpiEstimate {
+        let n = self.f_lab.len();
+        let weighted_f: f64 = self
+            .f_lab
+            .iter()
+            .enumerate()
+            .map(|(i, f)| lambdas[i % 2] * f)
+            .sum::<f64>()
+            / n as f64;
+        let (even, odd) = (n.div_ceil(2) as f64, (n / 2) as f64);
+        let lambda = (even * lambdas[0] + odd * lambdas[1]) / n as f64;
+        let estimate = self.mean_y - weighted_f + lambda * self.mean_f_all;
+        let (n_f, big_n) = (n as f64, self.n_total as f64);
+        let variance =
+            self.spread.var_r(lambda) * (1.0 / n_f - 1.0 / big_n) + self.spread.var_y / big_n;
+        let quantile = student_t_quantile(0.5 + CONFIDENCE / 2.0, (n - 1) as f64);
         let half_width = quantile * variance.max(0.0).sqrt();
         PpiEstimate {
             estimate,
             ci: (estimate - half_width, estimate + half_width),
             lambda,
-            n_labelled: self.n,
+            n_labelled: n,
             n_total: self.n_total,
         }
     }
@@ -174,49 +241,95 @@ mod tests {
     const F_LAB: [f64; 4] = [0.2, 0.9, 0.5, 0.8];
     const Y_LAB: [f64; 4] = [0.0, 1.0, 1.0, 0.0];
 
+    /// The labelled pairs with the four corner pseudo-pairs appended.
+    fn with_pseudo_pairs(f_lab: &[f64], y_lab: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let (mut f, mut y) = (f_lab.to_vec(), y_lab.to_vec());
+        f.extend([0.0, 0.0, 1.0, 1.0]);
+        y.extend([0.0, 1.0, 0.0, 1.0]);
+        (f, y)
+    }
+
     #[test]
     fn hand_computed_small_case() {
-        // mean f_all = 0.55, mean f_lab = 0.6, mean y = 0.5; sample var(y) = 1/3,
-        // var(f) = 0.1, cov(y, f) = 1/15, var(f - y) = 0.3.
+        // mean f_all = 0.55, mean f_lab = 0.6, mean y = 0.5. With the corners (8 pairs: mean f
+        // 0.55, mean y 0.5, 7 in the denominator): var(y) = 2/7, var(f) = 1.32/7, cov(y, f) =
+        // 0.2/7, var(f - y) = 2.92/7.
         let classic = ppi_mean(&F_ALL, &F_LAB, &Y_LAB).unwrap();
         assert!(close(classic.estimate, 0.45));
-        // V = 0.3 (1/4 - 1/8) + (1/3)/8 = 19/240.
-        assert!(close(half(&classic), T3 * (19.0f64 / 240.0).sqrt()));
+        // V = (2.92/7)(1/4 - 1/8) + (2/7)/8 = 0.615/7 (the real n = 4 labels).
+        assert!(close(half(&classic), T3 * (0.615f64 / 7.0).sqrt()));
         assert_eq!(
             (classic.lambda, classic.n_labelled, classic.n_total),
             (1.0, 4, 8)
         );
+        // Cross-fitting: the even labels (f 0.2, 0.5; y 0, 1) get the lambda of the odd ones
+        // (f 0.9, 0.8; y 1, 0) with the corners, and the other way round. Odd + corners: mean
+        // f 3.7/6, cov sum 0.05, var(f) sum 3.45 - 3.7^2/6; even + corners: mean f 0.45, cov
+        // sum 0.15, var(f) sum 1.075.
+        let even = 0.05 / (3.45 - 3.7 * 3.7 / 6.0);
+        let odd = 0.15 / 1.075;
         let tuned = ppi_plus_plus(&F_ALL, &F_LAB, &Y_LAB).unwrap();
-        // lambda = (1/15) / 0.1 = 2/3; theta = 0.5 + (2/3)(0.55 - 0.6) = 0.4666...
-        assert!(close(tuned.lambda, 2.0 / 3.0));
-        assert!(close(tuned.estimate, 0.5 - 0.05 * 2.0 / 3.0));
-        // var(r) = 1/3 - 2 (2/3)(1/15) + (4/9)(0.1) = 13/45; V = (13/45)(1/8) + 1/24 = 7/90.
-        assert!(close(half(&tuned), T3 * (7.0f64 / 90.0).sqrt()));
+        let lambda_bar = (even + odd) / 2.0;
+        assert!(close(tuned.lambda, lambda_bar));
+        let weighted = (even * (0.2 + 0.5) + odd * (0.9 + 0.8)) / 4.0;
+        assert!(close(tuned.estimate, 0.5 - weighted + lambda_bar * 0.55));
+        let var_r = (2.0 - 2.0 * lambda_bar * 0.2 + lambda_bar * lambda_bar * 1.32) / 7.0;
+        let variance = var_r * (1.0 / 4.0 - 1.0 / 8.0) + (2.0 / 7.0) / 8.0;
+        assert!(close(half(&tuned), T3 * variance.sqrt()));
         assert!(half(&tuned) < half(&classic));
     }
 
     #[test]
-    fn lambda_one_is_classic_ppi_and_zero_is_labels_only() {
-        let forced = with_lambda(&F_ALL, &F_LAB, &Y_LAB, 1.0).unwrap();
-        assert_eq!(forced, ppi_mean(&F_ALL, &F_LAB, &Y_LAB).unwrap());
-        // Classic PPI computed the other way round: rectifier on the differences.
+    fn classic_ppi_is_the_rectified_judge_mean_with_the_floored_variance() {
+        let classic = ppi_mean(&F_ALL, &F_LAB, &Y_LAB).unwrap();
         let diffs: Vec<f64> = F_LAB.iter().zip(&Y_LAB).map(|(f, y)| f - y).collect();
-        assert!(close(forced.estimate, mean(&F_ALL) - mean(&diffs)));
-        let (var_d, var_y) = (sample_sd(&diffs).powi(2), sample_sd(&Y_LAB).powi(2));
+        assert!(close(classic.estimate, mean(&F_ALL) - mean(&diffs)));
+        let (f, y) = with_pseudo_pairs(&F_LAB, &Y_LAB);
+        let floored: Vec<f64> = f.iter().zip(&y).map(|(f, y)| f - y).collect();
+        let (var_d, var_y) = (sample_sd(&floored).powi(2), sample_sd(&y).powi(2));
         let variance = var_d / 4.0 + (var_y - var_d) / 8.0;
-        assert!(close(half(&forced), T3 * variance.sqrt()));
-        let labels_only = with_lambda(&F_ALL, &F_LAB, &Y_LAB, 0.0).unwrap();
-        assert!(close(labels_only.estimate, mean(&Y_LAB)));
-        assert!(close(half(&labels_only), T3 * (var_y / 4.0).sqrt()));
+        assert!(close(half(&classic), T3 * variance.sqrt()));
     }
 
     #[test]
-    fn lambda_is_clipped_and_a_constant_judge_gets_zero() {
-        let steep = ppi_plus_plus(&[0.5, 0.6, 0.7], &[0.5, 0.6], &[0.0, 1.0]).unwrap();
-        assert_eq!(steep.lambda, 1.0);
-        let reversed = ppi_plus_plus(&[0.5, 0.6, 0.7], &[0.5, 0.6], &[1.0, 0.0]).unwrap();
-        assert_eq!(reversed.lambda, 0.0);
-        let constant = ppi_plus_plus(&[0.5, 0.5, 0.9], &[0.5, 0.5], &[1.0, 0.0]).unwrap();
+    fn no_zero_width_interval_from_labels_without_spread() {
+        // Ten labels that are all 1, a judge at 1 on them (the review's case): the labels alone
+        // say nothing about how often humans disagree; the interval must leave room for it.
+        for judge_mean in [1.0f64, 0.9] {
+            // 200 queries, the first 10 labelled; the judge gives 0 to the last ones.
+            let zeros = (200.0 * (1.0 - judge_mean)).round() as usize;
+            let f_all: Vec<f64> = (0..200)
+                .map(|i| f64::from(u8::from(i < 200 - zeros)))
+                .collect();
+            for estimate in [
+                ppi_plus_plus(&f_all, &[1.0; 10], &[1.0; 10]).unwrap(),
+                ppi_mean(&f_all, &[1.0; 10], &[1.0; 10]).unwrap(),
+            ] {
+                assert!(
+                    estimate.ci.1 - estimate.ci.0 > 0.3,
+                    "{judge_mean}: {estimate:?}"
+                );
+                assert!(estimate.ci.0 < 0.8, "{judge_mean}: {estimate:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn lambda_is_clipped_and_a_judge_without_spread_gets_about_zero() {
+        // A judge that compresses the human scale (f = 0.4 + 0.2 y) on 60 labels: cov(y, f) /
+        // var(f) is well above 1 in both folds, pseudo-pairs included, so lambda is clipped to 1.
+        let y: Vec<f64> = (0..60).map(|i| f64::from(u8::from(i % 4 < 2))).collect();
+        let f: Vec<f64> = y.iter().map(|y| 0.4 + 0.2 * y).collect();
+        assert_eq!(ppi_plus_plus(&f, &f, &y).unwrap().lambda, 1.0);
+        let reversed: Vec<f64> = y.iter().map(|y| 1.0 - y).collect();
+        assert_eq!(ppi_plus_plus(&f, &f, &reversed).unwrap().lambda, 0.0);
+        // With few labels the pseudo-pairs shrink lambda: 8 labels of a judge equal to the human.
+        let few = ppi_plus_plus(&y[..8], &y[..8], &y[..8]).unwrap();
+        assert!(few.lambda > 0.4 && few.lambda < 1.0, "{few:?}");
+        // A judge constant on the labels at the middle of the range: the corners carry no
+        // correlation of their own.
+        let constant =
+            ppi_plus_plus(&[0.5, 0.5, 0.5, 0.5, 0.9], &[0.5; 4], &[1.0, 0.0, 0.0, 1.0]).unwrap();
         assert_eq!((constant.lambda, constant.estimate), (0.0, 0.5));
     }
 
@@ -227,9 +340,10 @@ mod tests {
         assert_eq!(ppi_mean(&[0.5], &[0.5, 0.6], &[1.0, 0.0]), None);
         assert_eq!(ppi_mean(&[0.5, 0.6], &[0.5, 0.6], &[1.0]), None);
         assert_eq!(ppi_mean(&[0.5, f64::NAN], &[0.5, 0.6], &[1.0, 0.0]), None);
-        // All queries labelled: the labels' mean, with var(y)/N.
+        // All queries labelled: the labels' mean, with var(y)/N (floored: y 1, 0, 0, 1, 0, 1
+        // has variance 0.3).
         let all = ppi_mean(&[0.5, 0.6], &[0.5, 0.6], &[1.0, 0.0]).unwrap();
-        assert!(close(all.estimate, 0.5) && close(half(&all), T1 * (0.5f64 / 2.0).sqrt()));
+        assert!(close(all.estimate, 0.5) && close(half(&all), T1 * (0.3f64 / 2.0).sqrt()));
     }
 
     /// Uniform in [0, 1) with 53 random bits.
@@ -301,7 +415,8 @@ mod tests {
         println!("biased judge: {s:.4?}");
         assert!((s.ppi_mean - 0.7).abs() < 0.005, "{}", s.ppi_mean);
         assert!((s.naive_mean - 0.8).abs() < 0.01, "{}", s.naive_mean);
-        assert!((0.92..=0.98).contains(&s.ppi_cover), "{}", s.ppi_cover);
+        // The variance floor makes classic PPI a little conservative here (0.956 without it).
+        assert!((0.92..=0.985).contains(&s.ppi_cover), "{}", s.ppi_cover);
         assert!((0.92..=0.98).contains(&s.plus_cover), "{}", s.plus_cover);
         assert!(s.plus_width <= s.ppi_width);
     }
