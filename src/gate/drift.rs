@@ -140,7 +140,7 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>) -> CheckOutcome {
         "CUSUM {:.2} (threshold {THRESHOLD}) over {} runs against this baseline, this one included, mean delta {:+.4}{left_out}",
         result.last,
         runs.len(),
-        shown_delta
+        crate::gate::verdict::no_negative_zero(shown_delta)
     );
     if result.fires() {
         drift_outcome.status = match inputs.policy {

@@ -29,8 +29,12 @@ use crate::stats::limit_test::{self, LimitTest};
 use crate::stats::{self, holm, normal};
 use paired::{Paired, pair, pair_index, worst_queries};
 
-/// Power at which the detectable drop is reported.
+/// Power at which the detectable drop and the queries an inconclusive check needs are reported.
 const POWER: f64 = 0.8;
+/// How far past the limit a mean worsening must be to count as beyond it, relative to the metric's
+/// range width (or, for an unbounded metric, to the larger of 1 and the means' size): a worsening
+/// equal to the limit up to rounding, as an exactly cancelling change gives, is not beyond it.
+pub const BEYOND_TOLERANCE: f64 = 1e-9;
 /// How many regressed queries a check lists.
 pub const WORST_QUERIES: usize = 10;
 
@@ -309,8 +313,21 @@ impl Summary {
     fn text(&self) -> String {
         format!(
             "{:.4} -> {:.4} (delta {:+.4}, n = {})",
-            self.baseline_mean, self.current_mean, self.delta, self.n
+            self.baseline_mean,
+            self.current_mean,
+            no_negative_zero(self.delta),
+            self.n
         )
+    }
+
+    /// Whether the mean worsening is beyond `limit` by more than [`BEYOND_TOLERANCE`] of the
+    /// metric's range (`range`, `None` for unbounded metrics).
+    fn beyond(&self, limit: f64, range: Option<f64>) -> bool {
+        let scale = range.unwrap_or_else(|| {
+            1f64.max(self.baseline_mean.abs())
+                .max(self.current_mean.abs())
+        });
+        self.worsening > limit + BEYOND_TOLERANCE * scale
     }
 }
 
@@ -348,13 +365,29 @@ impl Context<'_, '_> {
         }
         outcome.status = CheckStatus::Skipped;
         outcome.threshold = Some(self.lone_level);
+        let unchanged = candidate.paired.worsening.iter().all(|w| *w == 0.0);
+        let cause = if smallest >= 1.0 && unchanged {
+            format!(
+                "all {} paired values are unchanged, so the test has no evidence either way",
+                summary.n
+            )
+        } else if smallest >= 1.0 {
+            format!(
+                "every one of the {} paired worsenings equals the limit, so the test has no \
+                 evidence either way",
+                summary.n
+            )
+        } else {
+            let (smallest, needed) = compared(smallest, self.lone_level);
+            format!(
+                "with {} queries the smallest attainable p is {smallest}, above the {needed} needed \
+                 (alpha {} over this family's checks)",
+                summary.n, self.settings.alpha
+            )
+        };
         outcome.verdict = format!(
-            "{name}: skipped (underpowered): with {} queries the smallest attainable p is {smallest:.4}, \
-             above the {:.4} needed (alpha {} over this family's checks), so it could never fail; \
+            "{name}: skipped (underpowered): {cause}, so it could never fail; \
              detectable drop: none at this size; {}",
-            summary.n,
-            self.lone_level,
-            self.settings.alpha,
             summary.text()
         );
         outcome
@@ -420,14 +453,13 @@ impl Context<'_, '_> {
             return "on the point estimate".to_string();
         };
         let direction = self.check.rule.metric.direction();
+        let (p, threshold) = p_against(test.p_value, step.threshold);
         format!(
-            "{} ({}) vs threshold {:.4}{}",
-            p_text(test.p_value),
+            "{p} ({}) vs threshold {threshold}{}",
             test.method.describe(),
-            step.threshold,
             outcome.bound.map_or(String::new(), |b| format!(
                 "; worsening >= {:.4} at {:.2}% confidence",
-                worsening_of(b.delta, direction),
+                no_negative_zero(worsening_of(b.delta, direction)),
                 100.0 * b.confidence
             ))
         )
@@ -448,7 +480,8 @@ impl Context<'_, '_> {
         let direction = self.check.rule.metric.direction();
         let limit = candidate.limit;
         let limit_text = limit.map_or("no drop limit".to_string(), |l| format!("limit {l:.4}"));
-        let beyond = limit.is_some_and(|l| summary.worsening > l);
+        let range = self.check.rule.metric.range_width();
+        let beyond = limit.is_some_and(|l| summary.beyond(l, range));
         let stats_text = summary.text();
         if let Some(floor) = candidate.floor.filter(|f| f.broken(direction)) {
             outcome.status = CheckStatus::Fail;
@@ -472,7 +505,8 @@ impl Context<'_, '_> {
                  but the evidence is not enough ({evidence}){}: {stats_text}",
                 no_negative_zero(summary.worsening),
                 needed.map_or(String::new(), |q| format!(
-                    "; about {q} paired queries with this effect would decide it"
+                    "; about {q} paired queries with this effect and spread would decide it \
+                     with 80% power"
                 ))
             );
         } else if self.improved(candidate, summary) {
@@ -512,7 +546,8 @@ fn worsening_of(delta: f64, direction: Direction) -> f64 {
 }
 
 /// About how many paired queries the test needs to decide an effect this far beyond the limit,
-/// with this spread, at the check's threshold (normal approximation: n = (z sd / (W - L))^2).
+/// with this spread, at the check's threshold with [`POWER`] (normal approximation:
+/// n = ((z(1 - threshold) + z(power)) sd / (W - L))^2).
 fn queries_needed(
     summary: &Summary,
     limit: f64,
@@ -523,29 +558,16 @@ fn queries_needed(
     if excess <= 0.0 || summary.sd <= 0.0 {
         return None;
     }
-    let z = normal::quantile(1.0 - step.threshold);
+    let z = normal::quantile(1.0 - step.threshold) + normal::quantile(POWER);
     let needed = (z * summary.sd / excess).powi(2).ceil();
     (needed.is_finite() && needed < 1e12).then_some((needed as usize).max(summary.n + 1))
 }
 
-/// `value`, or 0 when it would print as `-0.0000` (a worsening of -1e-17 is none).
-pub fn no_negative_zero(value: f64) -> f64 {
-    if value.abs() < 5e-5 { 0.0 } else { value }
-}
-
-/// `<0.0001` below 1e-4, else four decimals.
-/// A p-value in running text, the one form every report uses: `p < 0.0001` or `p = 0.0123`.
-pub fn p_text(p: f64) -> String {
-    if p < 1e-4 {
-        "p < 0.0001".to_string()
-    } else {
-        format!("p = {p:.4}")
-    }
-}
-
 pub(crate) mod floor;
+mod numbers;
 mod outcome;
 mod paired;
+pub use numbers::{compared, no_negative_zero, p_against, p_text};
 pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, Floor, QueryDrop};
 #[cfg(test)]
 mod tests;

@@ -241,7 +241,7 @@ pub(crate) fn sample_report() -> GateReport {
     let inconclusive = outcome(
         "mrr [class=paraphrased]",
         CheckStatus::Inconclusive,
-        "mrr [class=paraphrased] inconclusive: worsening 0.0300 is beyond the limit 0.0200 on the point estimate, but the evidence is not enough (p = 0.2100 (skew-corrected t test) vs threshold 0.0167); about 310 paired queries with this effect would decide it: 0.5000 -> 0.4700 (delta -0.0300, n = 25)",
+        "mrr [class=paraphrased] inconclusive: worsening 0.0300 is beyond the limit 0.0200 on the point estimate, but the evidence is not enough (p = 0.2100 (skew-corrected t test) vs threshold 0.0167); about 310 paired queries with this effect and spread would decide it with 80% power: 0.5000 -> 0.4700 (delta -0.0300, n = 25)",
         25,
         [0.5, 0.47, -0.03],
     );

@@ -21,8 +21,8 @@ use crate::baseline::results::RunStatus;
 use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::calibration::interval_text;
-use crate::gate::verdict::p_text;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Floor};
+use crate::gate::verdict::{no_negative_zero, p_against, p_text};
 use crate::metrics::retrieval::Direction;
 use crate::report::answer_diff;
 use crate::report::gate_table::{bound, count, higher_is_better, optional, signed, value};
@@ -262,10 +262,13 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
         parts.push(format!("{} labels", o.n));
     } else {
         let p = o.p_value?;
-        let alpha = o
-            .threshold
-            .map_or(String::new(), |t| format!(" vs adjusted α {t:.4}"));
-        parts.push(format!("{}{alpha}", p_text(p)));
+        parts.push(match o.threshold {
+            Some(t) => {
+                let (p, t) = p_against(p, t);
+                format!("{p} vs adjusted α {t}")
+            }
+            None => p_text(p),
+        });
         if let Some(b) = o.bound.filter(|b| b.delta.is_finite()) {
             let worsening = if higher_is_better(&o.metric) {
                 -b.delta
@@ -273,13 +276,16 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
                 b.delta
             };
             parts.push(format!(
-                "worsening ≥ {worsening:.4} at {:.2}%",
+                "worsening ≥ {:.4} at {:.2}%",
+                no_negative_zero(worsening),
                 100.0 * b.confidence
             ));
         }
         parts.push(format!("n = {}", o.n));
         if let Some(needed) = o.queries_needed {
-            parts.push(format!("about {needed} paired queries would decide it"));
+            parts.push(format!(
+                "about {needed} paired queries would decide it with 80% power"
+            ));
         }
     }
     Some(format!(

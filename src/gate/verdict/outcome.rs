@@ -106,7 +106,8 @@ pub struct CheckOutcome {
     pub bound: Option<DecisionBound>,
     /// A two-sided 95% interval (calibrated estimates only).
     pub ci: Option<(f64, f64)>,
-    /// The p-value of the one-sided test against the limit, after correction.
+    /// The raw p-value of the one-sided test against the limit (not adjusted for multiplicity: the
+    /// correction is in `threshold`, the level it was compared with).
     pub p_value: Option<f64>,
     /// How p was computed.
     pub method: Option<Method>,
@@ -116,7 +117,7 @@ pub struct CheckOutcome {
     /// when it cannot fail at this size.
     pub detectable_drop: Option<f64>,
     /// For an inconclusive check: about how many paired queries with this effect and spread
-    /// would decide it.
+    /// would decide it with 80% power (at the check's threshold).
     pub queries_needed: Option<usize>,
     /// Queries that got worse, worst first (at most [`super::WORST_QUERIES`]).
     pub worst: Vec<QueryDrop>,

@@ -177,9 +177,9 @@ fn a_tolerated_change_is_tested_against_the_limit_not_against_zero() {
     assert!(needed > 1000, "{needed}");
     assert!(
         outcome.verdict.contains("about")
-            && outcome
-                .verdict
-                .contains("paired queries with this effect would decide it"),
+            && outcome.verdict.contains(
+                "paired queries with this effect and spread would decide it with 80% power"
+            ),
         "{}",
         outcome.verdict
     );
@@ -553,3 +553,4 @@ fn the_index_pairs_each_slice_with_its_own_queries_by_the_current_slice_values()
 }
 
 mod floors;
+mod messages;
