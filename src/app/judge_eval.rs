@@ -228,6 +228,8 @@ fn on_labels(
     let labels = labels::read(&TextFile::read(&labels_path)?)?;
     let mut judged_run = JudgedRun::open(config, tier, run)?;
     let mut measured = Vec::new();
+    // Labels not compared (the same for every judge: they depend on the run's answers only).
+    let mut left_out = String::new();
     for (name, judge) in judges {
         judged_run.add_judge(name, judge);
         let scores = judged_run.judge(name, metric)?;
@@ -242,11 +244,13 @@ fn on_labels(
         let matched = labels::current_labels(&labels, &answers, &metric.to_string());
         let mut items = Vec::new();
         let mut judged = Vec::new();
+        let mut without_value = 0;
         for label in &matched.usable {
             let (Some(human), Some(Some(value))) = (
                 label.value(&metric.to_string()),
                 values.get(label.qid.as_str()),
             ) else {
+                without_value += 1;
                 continue;
             };
             items.push(JudgeItem {
@@ -277,10 +281,28 @@ fn on_labels(
                 ),
             ));
         }
+        left_out = [
+            (matched.stale, "stale (the answer changed)"),
+            (matched.unknown_qid, "of queries not in the run"),
+            (
+                without_value,
+                "without a judge value (an empty answer left out)",
+            ),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, why)| format!("{n} {why}"))
+        .collect::<Vec<_>>()
+        .join(", ");
         measured.push(Measured::of(name, judge, items, judged, args.seed));
     }
+    let left_out = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!("; labels left out: {left_out}")
+    };
     let source = format!(
-        "{} ({metric} labels of tier `{tier}`, answers of {})",
+        "{} ({metric} labels of tier `{tier}`, answers of {}{left_out})",
         labels_path.display(),
         run.display()
     );

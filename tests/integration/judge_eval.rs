@@ -263,10 +263,12 @@ fn a_tiers_human_labels_measure_the_judge_on_the_runs_answers() {
         (Some(10), Some(8))
     );
     assert!(
+        document["source"].as_str().unwrap().contains(
+            "faithfulness labels of tier `smoke`, answers of base.jsonl; labels left out: \
+                 1 stale (the answer changed))"
+        ),
+        "{}",
         document["source"]
-            .as_str()
-            .unwrap()
-            .contains("faithfulness labels of tier `smoke`")
     );
     for judge in document["judges"].as_array().unwrap() {
         let confusion = &judge["scores"]["confusion"];
