@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! cargo run --release -p ragate-example-pipeline -- [--variant bm25|hybrid|rerank|degraded] [--k N]
-//!     [--corpus FILE] [--synonyms FILE] [--queries FILE] [--out FILE] < queries.jsonl
+//!     [--corpus FILE] [--synonyms FILE] [--queries FILE] [--out FILE] [--noise SIGMA --seed N]
+//!     < queries.jsonl
 //! ```
 
 mod bm25;
@@ -22,7 +23,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde_json::Value;
 
-use crate::retrieve::{Retriever, Variant};
+use crate::retrieve::{Noise, Retriever, Variant};
 
 const DEFAULT_CORPUS: &str = "corpus/docs.jsonl";
 const DEFAULT_SYNONYMS: &str = "corpus/synonyms.tsv";
@@ -51,6 +52,13 @@ struct Args {
     /// Read the queries from this native qrels JSONL file instead of stdin.
     #[arg(long, value_name = "FILE")]
     queries: Option<PathBuf>,
+    /// Stochastic retrieval: multiply every score by exp(SIGMA z), z a standard normal drawn from
+    /// (--seed, qid, doc_id), as approximate indexes and sampled rerankers vary run to run.
+    #[arg(long, value_name = "SIGMA", default_value_t = 0.0)]
+    noise: f64,
+    /// The run's seed for --noise: same seed, same output.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
     /// Write the run here instead of stdout.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -84,7 +92,19 @@ fn run(args: &Args) -> Result<(), String> {
         Some(path) => corpus::read_synonyms(path)?,
         None => corpus::Synonyms::default(),
     };
-    let retriever = Retriever::new(docs, synonyms);
+    if !(args.noise.is_finite() && args.noise >= 0.0) {
+        return Err(format!(
+            "--noise {}: expected a finite number >= 0",
+            args.noise
+        ));
+    }
+    let mut retriever = Retriever::new(docs, synonyms);
+    if args.noise > 0.0 {
+        retriever = retriever.with_noise(Noise {
+            sigma: args.noise,
+            seed: args.seed,
+        });
+    }
 
     let (source, input): (String, Box<dyn BufRead>) = match &args.queries {
         Some(path) => {

@@ -1,5 +1,6 @@
 //! The retrieval variants: plain BM25, hybrid (RRF of BM25 and a synonym-expanded BM25, plus a
-//! title bonus), rerank (hybrid re-ordered by title and phrase matches) and degraded.
+//! title bonus), rerank (hybrid re-ordered by title and phrase matches) and degraded; any of them
+//! optionally stochastic (seeded score noise, as approximate indexes and sampled rerankers are).
 
 use std::collections::BTreeSet;
 
@@ -34,6 +35,32 @@ pub struct Retriever {
     index: Index,
     synonyms: Synonyms,
     titles: Vec<BTreeSet<String>>,
+    noise: Option<Noise>,
+}
+
+/// Seeded multiplicative score noise: every (query, document) score is multiplied by
+/// `exp(sigma z)`, `z` a standard normal drawn from a hash of (seed, qid, doc_id), and the ranking
+/// re-sorted. Same seed, same output; another seed is another run of a nondeterministic retriever.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    pub sigma: f64,
+    pub seed: u64,
+}
+
+impl Noise {
+    /// The factor for one (query, document) pair.
+    fn factor(&self, qid: &str, doc_id: &str) -> f64 {
+        const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+        let key =
+            mix(self.seed.wrapping_add(GOLDEN)) ^ qid_hash(qid) ^ qid_hash(doc_id).rotate_left(17);
+        let first = mix(key.wrapping_add(GOLDEN));
+        let second = mix(first.wrapping_add(GOLDEN));
+        // Box-Muller on two uniforms in (0, 1].
+        let uniform = |bits: u64| ((bits >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        let z = (-2.0 * uniform(first).ln()).sqrt()
+            * (2.0 * std::f64::consts::PI * uniform(second)).cos();
+        (self.sigma * z).exp()
+    }
 }
 
 impl Retriever {
@@ -48,7 +75,14 @@ impl Retriever {
             index,
             synonyms,
             titles,
+            noise: None,
         }
+    }
+
+    /// The same retriever with seeded score noise on every variant.
+    pub fn with_noise(mut self, noise: Noise) -> Retriever {
+        self.noise = Some(noise);
+        self
     }
 
     /// The top `k` documents for `query`, best first.
@@ -66,6 +100,12 @@ impl Retriever {
                 ranking
             }
         };
+        if let Some(noise) = self.noise {
+            for (doc, score) in &mut ranking {
+                *score *= noise.factor(qid, &self.docs[*doc].doc_id);
+            }
+            bm25::sort_ranking(&mut ranking, &self.docs);
+        }
         ranking.truncate(k);
         ranking
     }
@@ -165,7 +205,11 @@ pub fn fnv1a(text: &str) -> u64 {
 /// A well-mixed 64-bit hash of a qid: FNV-1a, then the splitmix64 finalizer, so that every bit
 /// depends on every byte (similar qids like "q1", "q2" land far apart).
 pub fn qid_hash(qid: &str) -> u64 {
-    let mut z = fnv1a(qid);
+    mix(fnv1a(qid))
+}
+
+/// The splitmix64 finalizer.
+fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -240,6 +284,52 @@ mod tests {
         let hybrid = retriever.retrieve(&qid, "upload dropped", Variant::Hybrid, 10);
         let degraded = retriever.retrieve(&qid, "upload dropped", Variant::Degraded, 10);
         assert_eq!(degraded, hybrid[1..]);
+    }
+
+    #[test]
+    fn noise_is_seeded_lognormal_and_reorders_close_scores() {
+        let noise = |seed| Noise { sigma: 0.1, seed };
+        // The factors' logs are N(0, 0.1^2): mean near 0, sd near 0.1 over many pairs.
+        let logs: Vec<f64> = (0..4000)
+            .map(|i| {
+                noise(7)
+                    .factor(&format!("q{}", i % 40), &format!("d{i}"))
+                    .ln()
+            })
+            .collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3999.0).sqrt();
+        assert!(mean.abs() < 0.01 && (sd - 0.1).abs() < 0.01, "{mean} {sd}");
+        // Same seed, same factor; another seed or qid, another factor.
+        assert_eq!(noise(7).factor("q1", "d1"), noise(7).factor("q1", "d1"));
+        assert_ne!(noise(7).factor("q1", "d1"), noise(8).factor("q1", "d1"));
+        assert_ne!(noise(7).factor("q1", "d1"), noise(7).factor("q2", "d1"));
+        // Two documents with equal scores: some seeds swap them, the plain retriever never does.
+        let docs = vec![
+            Document {
+                doc_id: "a".into(),
+                title: String::new(),
+                text: "quota".into(),
+            },
+            Document {
+                doc_id: "b".into(),
+                title: String::new(),
+                text: "quota".into(),
+            },
+        ];
+        let first =
+            |retriever: &Retriever| retriever.retrieve("q", "quota", Variant::Bm25, 10)[0].0;
+        let plain = Retriever::new(docs.clone(), Synonyms::default());
+        assert_eq!(first(&plain), 0);
+        let swapped = (0..20)
+            .filter(|&seed| first(&plain_with(&docs, seed)) == 1)
+            .count();
+        assert!((4..=16).contains(&swapped), "{swapped}");
+        assert_eq!(first(&plain_with(&docs, 3)), first(&plain_with(&docs, 3)));
+    }
+
+    fn plain_with(docs: &[Document], seed: u64) -> Retriever {
+        Retriever::new(docs.to_vec(), Synonyms::default()).with_noise(Noise { sigma: 0.1, seed })
     }
 
     #[test]
