@@ -30,7 +30,7 @@ pub fn finish(
     evaluated: Evaluated,
     options: OutputOptions,
 ) -> Result<i32> {
-    let mut current = stored(tier, &evaluated.results);
+    let mut current = stored(tier, &evaluated);
     let baseline = match load_baseline(tier, &options) {
         Ok(baseline) => baseline,
         Err(error) => {
@@ -86,12 +86,15 @@ pub fn finish(
     Ok(report.exit_code())
 }
 
-/// The results as the tier stores them.
-fn stored(tier: &Tier, results: &Results) -> Results {
+/// The results as the tier stores them, with the run-to-run noise of a repeated run (a baseline
+/// accepted from them knows its own noise: `repeats::describe`).
+fn stored(tier: &Tier, evaluated: &Evaluated) -> Results {
+    let mut results = evaluated.results.clone();
+    results.noise = evaluated.noise.clone();
     if tier.store_text {
-        results.clone()
+        results
     } else {
-        collect::strip_text(results.clone())
+        collect::strip_text(results)
     }
 }
 

@@ -8,8 +8,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::app::repeats::{JudgeConsistency, RunNoise};
+use crate::app::repeats::JudgeConsistency;
 use crate::app::{write_human, write_stdout};
+use crate::baseline::noise::RunNoise;
 use crate::baseline::results::Results;
 use crate::baseline::{embeddings, store};
 use crate::cli::{GateFormat, ReportArgs};

@@ -134,6 +134,13 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
     };
     let evaluation = evaluate_run(with.qrels, with.source, run, &options)?;
     let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
+    // The re-judged values are of the first run's answers only: whatever noise the baseline
+    // stored for them (as means over its runs) no longer holds.
+    if let Some(noise) = &mut rejudged.noise {
+        for name in &metric_names {
+            noise.metrics.remove(name);
+        }
+    }
     for scores in &evaluation.per_query {
         let Some(record) = rejudged.queries.get_mut(&scores.qid) else {
             continue;

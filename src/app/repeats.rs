@@ -7,8 +7,11 @@
 //! Run-to-run noise of a metric is the pooled within-query variance: for every query with the
 //! metric in at least two runs, the sample variance (n - 1) of its values across the runs; their
 //! sum and count are kept (so shards add up), and the reported standard deviation is
-//! `sqrt(sum / count)`. The per-query mean of N runs carries `variance / N` of that noise; its
-//! share of a check is that over the variance of the check's per-query deltas.
+//! `sqrt(sum / count)`. The results file stores it, so a baseline accepted from a repeated run
+//! knows its own. A per-query delta (this run's mean of N runs minus the baseline's mean of M)
+//! carries `variance / N + baseline variance / M` of noise; its share of a check is that over the
+//! variance of the check's per-query deltas. A baseline without stored noise is taken to have this
+//! run's noise from a single run (M = 1), and the report says so.
 
 use std::collections::BTreeMap;
 
@@ -16,48 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::outputs::Evaluated;
 use crate::baseline::collect;
+use crate::baseline::noise::RunNoise;
 use crate::baseline::results::Results;
 use crate::stats;
-
-/// The run-to-run variation of one metric, summed over queries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WithinQuery {
-    /// Sum over queries of the sample variance of the query's values across runs.
-    pub variance_sum: f64,
-    /// How many queries had the metric in at least two runs.
-    pub queries: usize,
-}
-
-impl WithinQuery {
-    /// The pooled standard deviation of a query's value between runs.
-    pub fn sd(&self) -> f64 {
-        if self.queries == 0 {
-            0.0
-        } else {
-            (self.variance_sum / self.queries as f64).sqrt()
-        }
-    }
-}
-
-/// The noise of a tier run `repeats` times.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunNoise {
-    pub repeats: usize,
-    pub metrics: BTreeMap<String, WithinQuery>,
-}
-
-impl RunNoise {
-    /// Adds another shard's noise (same number of repeats).
-    pub fn add(&mut self, other: &RunNoise) {
-        for (metric, part) in &other.metrics {
-            let total = self.metrics.entry(metric.clone()).or_default();
-            total.variance_sum += part.variance_sum;
-            total.queries += part.queries;
-        }
-    }
-}
 
 /// How the judges' verdicts held when asked again about the same answers (`judge_repeats:`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -234,7 +198,9 @@ pub fn combine(runs: Vec<Evaluated>) -> Evaluated {
 }
 
 /// What the noise means for the gate: one line for the whole run, and one per metric with the
-/// share of its `all` check's per-query delta variance that run-to-run noise explains.
+/// share of its `all` check's per-query delta variance that run-to-run noise explains, this
+/// run's and the baseline's: the baseline's stored noise, else (a baseline of one run, or one
+/// written before ragate stored it) this run's noise from a single run, as the line says.
 pub fn describe(noise: &RunNoise, baseline: &Results, current: &Results) -> Vec<String> {
     let sds: Vec<String> = noise
         .metrics
@@ -247,31 +213,79 @@ pub fn describe(noise: &RunNoise, baseline: &Results, current: &Results) -> Vec<
         noise.repeats,
         sds.join(", ")
     )];
-    for (metric, within) in &noise.metrics {
-        let deltas: Vec<f64> = current
-            .queries
-            .iter()
-            .filter_map(|(qid, now)| {
-                let before = baseline.queries.get(qid)?.metrics.get(metric)?;
-                Some(now.metrics.get(metric)? - before)
-            })
-            .collect();
-        let delta_variance = stats::sample_sd(&deltas).powi(2);
-        if deltas.len() < 2 || delta_variance <= 0.0 {
-            continue;
+    for metric in noise.metrics.keys() {
+        if let Some(share) = share(noise, metric, baseline, current) {
+            lines.push(format!(
+                "{metric} [all]: run-to-run noise is about {:.0}% of the variance of the \
+                 per-query deltas ({})",
+                (100.0 * share.fraction).min(100.0),
+                share.whose
+            ));
         }
-        let mean_noise = within.sd().powi(2) / noise.repeats as f64;
-        lines.push(format!(
-            "{metric} [all]: run-to-run noise is about {:.0}% of the variance of the per-query deltas",
-            (100.0 * mean_noise / delta_variance).min(100.0)
-        ));
     }
     lines
+}
+
+/// The share of a metric's per-query delta variance that run-to-run noise explains.
+struct Share {
+    /// Noise variance over delta variance: not capped (a ratio of estimates can exceed 1).
+    fraction: f64,
+    /// Whose noise it counts, and where the baseline's comes from.
+    whose: String,
+}
+
+/// The noise share of `metric` over the queries with a value in both runs; `None` with fewer
+/// than two such queries or deltas that do not vary.
+fn share(noise: &RunNoise, metric: &str, baseline: &Results, current: &Results) -> Option<Share> {
+    let deltas: Vec<f64> = current
+        .queries
+        .iter()
+        .filter_map(|(qid, now)| {
+            let before = baseline.queries.get(qid)?.metrics.get(metric)?;
+            Some(now.metrics.get(metric)? - before)
+        })
+        .collect();
+    let delta_variance = stats::sample_sd(&deltas).powi(2);
+    if deltas.len() < 2 || delta_variance <= 0.0 {
+        return None;
+    }
+    let within = noise.metrics.get(metric)?;
+    let current_noise = within.variance() / noise.repeats.max(1) as f64;
+    let stored = baseline.noise.as_ref().and_then(|stored| {
+        Some((
+            stored.of_mean(metric)?,
+            stored.repeats,
+            stored.metrics[metric].sd(),
+        ))
+    });
+    let (baseline_noise, whose) = match stored {
+        Some((variance, runs, sd)) => (
+            variance,
+            format!(
+                "this run's mean of {} runs and the baseline's of {runs}, whose stored \
+                 standard deviation is {sd:.4}",
+                noise.repeats
+            ),
+        ),
+        None => (
+            within.variance(),
+            format!(
+                "this run's mean of {} runs and the baseline's, assuming the baseline has the \
+                 same run-to-run noise, from 1 run",
+                noise.repeats
+            ),
+        ),
+    };
+    Some(Share {
+        fraction: (current_noise + baseline_noise) / delta_variance,
+        whose,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::baseline::noise::WithinQuery;
     use crate::baseline::results::{Provenance, QueryRecord, RunStatus};
 
     fn evaluated(values: &[f64]) -> Evaluated {
@@ -300,6 +314,7 @@ mod tests {
                 provenance: Provenance::default(),
                 metrics: vec!["mrr".into()],
                 summary: Default::default(),
+                noise: None,
                 queries,
             },
             trace: Default::default(),
@@ -336,31 +351,156 @@ mod tests {
         assert!(single.noise.is_none());
     }
 
-    #[test]
-    fn the_noise_share_compares_the_mean_s_noise_with_the_delta_variance() {
-        let noise = RunNoise {
-            repeats: 4,
+    fn noise(repeats: usize, variance: f64) -> RunNoise {
+        RunNoise {
+            repeats,
             metrics: [(
                 "mrr".to_string(),
                 WithinQuery {
-                    variance_sum: 0.04 * 3.0,
+                    variance_sum: variance * 3.0,
                     queries: 3,
                 },
             )]
             .into_iter()
             .collect(),
-        };
-        let baseline = evaluated(&[0.5, 0.5, 0.5]).results;
+        }
+    }
+
+    #[test]
+    fn the_noise_share_counts_this_run_s_noise_and_the_baseline_s() {
+        let mut baseline = evaluated(&[0.5, 0.5, 0.5]).results;
         let current = evaluated(&[0.3, 0.5, 0.7]).results;
-        let lines = describe(&noise, &baseline, &current);
+        // Delta variance 0.04. This run: 0.016 over 4 runs, 0.004.
+        let lines = describe(&noise(4, 0.016), &baseline, &current);
         assert!(
-            lines[0].contains("over 4 runs") && lines[0].contains("mrr 0.2000"),
+            lines[0].contains("over 4 runs") && lines[0].contains("mrr 0.1265"),
             "{lines:?}"
         );
-        // Noise of a 4-run mean: 0.04 / 4 = 0.01; delta variance 0.04: 25%.
+        // A baseline without stored noise: this run's, from one run: (0.004 + 0.016) / 0.04.
         assert_eq!(
             lines[1],
-            "mrr [all]: run-to-run noise is about 25% of the variance of the per-query deltas"
+            "mrr [all]: run-to-run noise is about 50% of the variance of the per-query deltas \
+             (this run's mean of 4 runs and the baseline's, assuming the baseline has the same \
+             run-to-run noise, from 1 run)"
         );
+        // A baseline that stored its noise, 0.024 over 2 runs: (0.004 + 0.012) / 0.04.
+        baseline.noise = Some(noise(2, 0.024));
+        let lines = describe(&noise(4, 0.016), &baseline, &current);
+        assert_eq!(
+            lines[1],
+            "mrr [all]: run-to-run noise is about 40% of the variance of the per-query deltas \
+             (this run's mean of 4 runs and the baseline's of 2, whose stored standard \
+             deviation is 0.1549)"
+        );
+        // A baseline whose stored noise lacks the metric falls back to the assumption.
+        baseline.noise = Some(RunNoise {
+            repeats: 2,
+            metrics: BTreeMap::new(),
+        });
+        let lines = describe(&noise(4, 0.016), &baseline, &current);
+        assert!(lines[1].contains("about 50%") && lines[1].contains("from 1 run"));
+        // Noise beyond the delta variance (estimates) reads 100%, no more.
+        let lines = describe(&noise(4, 0.04), &baseline, &current);
+        assert!(lines[1].contains("about 100%"), "{lines:?}");
+        // Deltas that do not vary: no share.
+        let flat = describe(&noise(4, 0.016), &current, &current);
+        assert_eq!(flat.len(), 1, "{flat:?}");
+    }
+
+    /// Standard normal draw (Box-Muller).
+    fn normal(rng: &mut impl rand::Rng) -> f64 {
+        let u1 = 1.0 - (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64; // in (0, 1]
+        let u2 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    /// A tier run `runs` times: every run's value of a query is its true value plus iid noise of
+    /// standard deviation `sd`; the runs combined as `repeats:` does, the noise stored as a
+    /// results file (so a baseline accepted from it) holds it.
+    fn repeated(truth: &[f64], runs: usize, sd: f64, rng: &mut impl rand::Rng) -> Evaluated {
+        let runs = (0..runs)
+            .map(|_| {
+                let values: Vec<f64> = truth.iter().map(|t| t + sd * normal(rng)).collect();
+                evaluated(&values)
+            })
+            .collect();
+        let mut combined = combine(runs);
+        combined.results.noise = combined.noise.clone();
+        combined
+    }
+
+    /// The noise share of simulated pipelines (300 queries, true values spread over [0.2, 0.8],
+    /// run-to-run sd 0.1): `change_sd` is the sd of each query's true change from the baseline.
+    fn simulated_share(
+        seed: u64,
+        (baseline_runs, current_runs): (usize, usize),
+        change_sd: f64,
+    ) -> (f64, String) {
+        let mut rng = stats::rng_for(seed, "repeats-noise-share");
+        let truth: Vec<f64> = (0..300).map(|i| 0.2 + 0.6 * i as f64 / 299.0).collect();
+        let changed: Vec<f64> = truth
+            .iter()
+            .map(|t| t + change_sd * normal(&mut rng))
+            .collect();
+        let baseline = repeated(&truth, baseline_runs, 0.1, &mut rng);
+        if baseline_runs == 1 {
+            assert!(baseline.noise.is_none());
+        }
+        let current = repeated(&changed, current_runs, 0.1, &mut rng);
+        let noise = current.noise.as_ref().unwrap();
+        let fraction = share(noise, "mrr", &baseline.results, &current.results)
+            .unwrap()
+            .fraction;
+        let line = describe(noise, &baseline.results, &current.results).remove(1);
+        (fraction, line)
+    }
+
+    /// The percentage a share line reads.
+    fn percent(line: &str) -> f64 {
+        let after = line.split("about ").nth(1).unwrap();
+        after.split('%').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn pure_run_to_run_noise_reads_near_all_of_the_delta_variance() {
+        // Baseline and current from the same pipeline, nothing changed: every delta is noise.
+        // Counting only this run's mean read 20% (1 baseline run) and 43% (3 runs) here.
+        for runs in [(1, 4), (3, 4), (2, 2)] {
+            let (_, line) = simulated_share(7, runs, 0.0);
+            let read = percent(&line);
+            assert!((85.0..=100.0).contains(&read), "{runs:?}: {line}");
+            let fractions: Vec<f64> = (0..40)
+                .map(|seed| simulated_share(seed, runs, 0.0).0)
+                .collect();
+            let mean = stats::mean(&fractions);
+            assert!((0.95..=1.05).contains(&mean), "{runs:?}: mean share {mean}");
+        }
+        let (_, line) = simulated_share(7, (1, 4), 0.0);
+        assert!(
+            line.contains("assuming the baseline has the same"),
+            "{line}"
+        );
+        let (_, line) = simulated_share(7, (3, 4), 0.0);
+        assert!(line.contains("the baseline's of 3"), "{line}");
+    }
+
+    #[test]
+    fn a_real_per_query_change_lowers_the_noise_share_accordingly() {
+        // Noise of a delta with a 3-run baseline and a 4-run current: 0.01 / 4 + 0.01 / 3. A true
+        // per-query change of the same variance leaves noise half the delta variance; one of
+        // three times its variance, a quarter.
+        let noise: f64 = 0.01 / 4.0 + 0.01 / 3.0;
+        for (change_variance, expected) in [(noise, 0.5), (3.0 * noise, 0.25)] {
+            let fractions: Vec<f64> = (0..40)
+                .map(|seed| simulated_share(seed, (3, 4), change_variance.sqrt()).0)
+                .collect();
+            let mean = stats::mean(&fractions);
+            assert!(
+                (mean - expected).abs() < 0.05,
+                "expected {expected}, mean share {mean}"
+            );
+            let read = percent(&simulated_share(7, (3, 4), change_variance.sqrt()).1);
+            assert!((read - 100.0 * expected).abs() < 15.0, "read {read}%");
+        }
     }
 }

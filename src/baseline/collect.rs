@@ -91,6 +91,7 @@ pub fn results(
         },
         metrics: metric_names,
         summary,
+        noise: None,
         queries,
     }
 }

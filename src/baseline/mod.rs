@@ -2,5 +2,6 @@
 
 pub(crate) mod collect;
 pub mod embeddings;
+pub mod noise;
 pub mod results;
 pub(crate) mod store;

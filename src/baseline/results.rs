@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::baseline::noise::RunNoise;
 use crate::error::shorten;
 use crate::metrics::embedding_relevance::RelevanceParts;
 use crate::metrics::metric::{Metric, UnknownMetric};
@@ -144,6 +145,11 @@ pub struct Results {
     pub metrics: Vec<String>,
     /// slice (`all`, `class=literal`, ...) -> metric -> mean and n.
     pub summary: BTreeMap<String, BTreeMap<String, SliceSummary>>,
+    /// The run-to-run noise behind the per-query values when they are means over `repeats` runs
+    /// (tier option `repeats`); absent after a single run and in files written before ragate
+    /// stored it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub noise: Option<RunNoise>,
     /// qid -> record, for queries with at least one relevant doc.
     pub queries: BTreeMap<String, QueryRecord>,
 }
@@ -172,8 +178,8 @@ pub(crate) fn check_value(
 
 impl Results {
     /// Checks every stored value against its metric: finite and in the metric's range (see
-    /// [`Metric::value_range`]), claim grades 0..=2, embedding cosines in [-1, 1], and metric
-    /// names ragate knows. The message names the query (or slice) and the metric.
+    /// [`Metric::value_range`]), claim grades 0..=2, embedding cosines in [-1, 1], run-to-run
+    /// noise of at least 2 runs with finite variances >= 0, and metric names ragate knows. The message names the query (or slice) and the metric.
     pub fn check_values(&self) -> std::result::Result<(), String> {
         let mut ranges = BTreeMap::new();
         for name in &self.metrics {
@@ -220,6 +226,19 @@ impl Results {
                 check_value(parts.others_mean, Some(&cosine)).map_err(|m| {
                     format!("query `{qid}`: answer_relevance_embedding.others_mean {m}")
                 })?;
+            }
+        }
+        if let Some(noise) = &self.noise {
+            if noise.repeats < 2 {
+                return Err(format!(
+                    "noise.repeats is {}: expected at least 2 (noise is measured between runs)",
+                    noise.repeats
+                ));
+            }
+            for (name, within) in &noise.metrics {
+                range_of(name).map_err(|m| format!("noise: {m}"))?;
+                check_value(within.variance_sum, Some(&(0.0..=f64::MAX)))
+                    .map_err(|m| format!("noise: the variance_sum of `{}` {m}", shorten(name)))?;
             }
         }
         Ok(())

@@ -262,6 +262,47 @@ mod tests {
     }
 
     #[test]
+    fn the_run_to_run_noise_is_stored_and_optional() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let good = "0123456789abcdef".repeat(4);
+        // A file without `noise` (a single run, or written before ragate stored it) reads.
+        let plain = results_with(&good, &good);
+        assert!(!plain.contains("\"noise\""), "{plain}");
+        std::fs::write(&path, &plain).unwrap();
+        assert_eq!(read(&path, "run the gate").unwrap().noise, None);
+        // With noise: read back as written.
+        let with_noise = |noise: &str| {
+            plain.replace(
+                "\"queries\": {}",
+                &format!("\"noise\": {noise},\n  \"queries\": {{}}"),
+            )
+        };
+        let noise = r#"{"repeats": 3, "metrics": {"mrr": {"variance_sum": 0.5, "queries": 4}}}"#;
+        std::fs::write(&path, with_noise(noise)).unwrap();
+        let stored = read(&path, "run the gate").unwrap().noise.unwrap();
+        assert_eq!((stored.repeats, stored.metrics["mrr"].queries), (3, 4));
+        for (noise, expected) in [
+            (
+                r#"{"repeats": 1, "metrics": {}}"#,
+                "noise.repeats is 1: expected at least 2",
+            ),
+            (
+                r#"{"repeats": 2, "metrics": {"mrr": {"variance_sum": -1, "queries": 4}}}"#,
+                "noise: the variance_sum of `mrr` is -1: expected a finite number >= 0",
+            ),
+            (
+                r#"{"repeats": 2, "metrics": {"ndcg@10": {"variance_sum": 1, "queries": 4}}}"#,
+                "noise: metric `ndcg@10` is not in the file's `metrics` list",
+            ),
+        ] {
+            std::fs::write(&path, with_noise(noise)).unwrap();
+            let error = read(&path, "run the gate").unwrap_err().to_string();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    #[test]
     fn provenance_hashes_must_be_sha256_hex() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.json");

@@ -369,6 +369,7 @@ mod tests {
             provenance: Default::default(),
             metrics: vec![],
             summary: Default::default(),
+            noise: None,
             queries: Default::default(),
         };
         let error = check_baseline_tier(&baseline, "smoke", Path::new("b.json")).unwrap_err();

@@ -298,6 +298,7 @@ mod tests {
             provenance: results_provenance.clone(),
             metrics: vec![],
             summary: Default::default(),
+            noise: None,
             queries: Default::default(),
         };
         let now = record("h", 0.0, "b");
@@ -330,6 +331,7 @@ mod tests {
             },
             metrics: vec![],
             summary: Default::default(),
+            noise: None,
             queries: Default::default(),
         };
         let at = |commit: Option<&str>, mean: f64| {

@@ -134,6 +134,7 @@ mod tests {
             },
             metrics: metrics.iter().map(ToString::to_string).collect(),
             summary: Default::default(),
+            noise: None,
             queries,
         }
     }

@@ -311,6 +311,7 @@ mod tests {
             provenance: Provenance::default(),
             metrics: vec![],
             summary: Default::default(),
+            noise: None,
             queries: [("q1".to_string(), record)].into_iter().collect(),
         };
         assert_eq!(

@@ -89,6 +89,7 @@ mod tests {
             provenance: Provenance::default(),
             metrics: vec!["mrr".into()],
             summary: Default::default(),
+            noise: None,
             queries: values
                 .iter()
                 .map(|(qid, mrr)| {

@@ -390,6 +390,22 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
         summary.contains("ndcg@10 [all]: run-to-run noise is about"),
         "{summary}"
     );
+    // The baseline is a single run: its noise is assumed to be this run's, and said so.
+    assert!(
+        summary.contains("assuming the baseline has the same run-to-run noise, from 1 run"),
+        "{summary}"
+    );
+    // The results (so a baseline accepted from them) store the noise, in the published schema.
+    assert_eq!(results["noise"]["repeats"], 2, "{results}");
+    assert!(
+        results["noise"]["metrics"]["ndcg@10"]["variance_sum"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let errors = crate::json_schema::Schema::published("results.schema.json").errors(&results);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(base.get("noise").is_none(), "a single run stores no noise");
     let stats: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("repeated/run-stats.json")).unwrap(),
     )
@@ -442,6 +458,24 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
             .contains("tiers.regression.repeats: 2 runs need a pipeline that answers again"),
         "{}",
         with_run.stderr
+    );
+    // A baseline accepted from a repeated run brings its own noise into the share.
+    let twice = gate(dir, &[], "twice");
+    assert_eq!(twice.code, 0, "{}\n{}", twice.stdout, twice.stderr);
+    accept(dir, "twice");
+    // Both runs now answer from base.jsonl: no noise of its own, deltas that vary.
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        config.replace("alternate, noisy.jsonl", "alternate, base.jsonl"),
+    )
+    .unwrap();
+    let again = gate(dir, &[], "again");
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    let summary = std::fs::read_to_string(dir.join("again/summary.md")).unwrap();
+    assert!(
+        summary.contains("this run's mean of 2 runs and the baseline's of 2, whose stored"),
+        "{summary}"
     );
 }
 

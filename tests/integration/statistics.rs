@@ -183,6 +183,7 @@ fn results(values: &[Vec<f64>]) -> Results {
         provenance: Provenance::default(),
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
         summary: BTreeMap::new(),
+        noise: None,
         queries,
     }
 }

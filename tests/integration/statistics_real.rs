@@ -74,6 +74,7 @@ fn results(values: &BTreeMap<&str, Vec<f64>>) -> Results {
         provenance: Provenance::default(),
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
         summary: BTreeMap::new(),
+        noise: None,
         queries,
     }
 }

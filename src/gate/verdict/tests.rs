@@ -41,6 +41,7 @@ fn results(values: &[f64]) -> Results {
         provenance: Provenance::default(),
         metrics: vec!["mrr".into()],
         summary: BTreeMap::new(),
+        noise: None,
         queries,
     }
 }
