@@ -1,13 +1,14 @@
-//! The `drift` checks of a gate run given `--history DIR`: per `all` check, a one-sided CUSUM
-//! ([`crate::history::drift`]) over the deltas against the baseline of the runs of the current
-//! series (same config hash and judges, the same baseline file) and of this run, and the trends
-//! (sparkline values) the summary shows. A drift fails the run only under `gate: { drift: fail }`;
-//! by default it is a warning.
+//! The `drift` checks of a gate run given `--history DIR`: per `all` check, a one-sided scan test
+//! of "the recent runs worsen beyond the limit" ([`crate::history::drift`]) over the deltas
+//! against the baseline of the runs of the current series (same config hash and judges, the same
+//! baseline file) and of this run, at its share of [`drift::BUDGET`] (Bonferroni over the `all`
+//! checks); and the trends (sparkline values) the summary shows. A drift fails the run only under
+//! `gate: { drift: fail }`; by default it is a warning.
 
 use crate::baseline::results::Results;
 use crate::config::DriftPolicy;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
-use crate::history::drift::{self, RunDelta, THRESHOLD};
+use crate::history::drift::{self, RunDelta};
 use crate::history::record::Record;
 use crate::history::sparkline::{RUNS, Trend};
 use crate::metrics::metric::Metric;
@@ -59,16 +60,20 @@ fn worsening(metric: &str, delta: f64) -> f64 {
     }
 }
 
-/// One drift check per `all` metric check of `outcomes`.
+/// One drift check per `all` metric check of `outcomes`, each at `BUDGET / m` for m such checks.
 pub fn checks(outcomes: &[CheckOutcome], inputs: &DriftInputs<'_>) -> Vec<CheckOutcome> {
-    outcomes
+    let primary: Vec<&CheckOutcome> = outcomes
         .iter()
         .filter(|o| o.family == Family::Primary)
-        .map(|o| check(o, inputs))
+        .collect();
+    let alpha = drift::BUDGET / primary.len().max(1) as f64;
+    primary
+        .into_iter()
+        .map(|o| check(o, inputs, alpha))
         .collect()
 }
 
-fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>) -> CheckOutcome {
+fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>, alpha: f64) -> CheckOutcome {
     let name = format!("drift {}", outcome.name);
     let mut drift_outcome = CheckOutcome::bare(
         name.clone(),
@@ -113,19 +118,15 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>) -> CheckOutcome {
         worsening: worsening(&outcome.metric, outcome.delta),
         se,
     });
-    let result = drift::cusum(&runs, outcome.limit);
     drift_outcome.n = runs.len();
-    let mean_delta = -runs.iter().map(|r| r.worsening).sum::<f64>() / runs.len() as f64;
-    let shown_delta = match outcome.metric.parse::<Metric>().map(Metric::direction) {
-        Ok(Direction::LowerIsBetter) => -mean_delta,
-        _ => mean_delta,
-    };
     let mut left_out = Vec::new();
     if other_baseline > 0 {
         left_out.push(format!("{other_baseline} against another baseline"));
     }
     if without_value > 0 {
-        left_out.push(format!("{without_value} without a value for this check"));
+        left_out.push(format!(
+            "{without_value} whose record has no delta and standard error for this check"
+        ));
     }
     let left_out = if left_out.is_empty() {
         String::new()
@@ -136,11 +137,48 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>) -> CheckOutcome {
             left_out.join(", ")
         )
     };
+    let limit = outcome.limit.unwrap_or(0.0);
+    let Some(result) = drift::scan(&runs, limit, alpha) else {
+        drift_outcome.status = CheckStatus::Skipped;
+        drift_outcome.verdict = format!(
+            "{name}: skipped: {} run against this baseline, this one included; the drift test \
+             averages at least {} runs{left_out}",
+            runs.len(),
+            drift::MIN_WINDOW
+        );
+        return drift_outcome;
+    };
+    let direction = outcome.metric.parse::<Metric>().map(Metric::direction);
+    let shown = |worsening: f64| {
+        let delta = match direction {
+            Ok(Direction::LowerIsBetter) => worsening,
+            _ => -worsening,
+        };
+        crate::gate::verdict::no_negative_zero(delta)
+    };
+    let against_limit = if result.z > 0.0 {
+        format!(
+            "{:.2} standard errors beyond the limit {limit:.4}",
+            result.z
+        )
+    } else {
+        format!(
+            "within the limit {limit:.4} by {:.2} standard errors",
+            -result.z
+        )
+    };
     let window = format!(
-        "CUSUM {:.2} (threshold {THRESHOLD}) over {} runs against this baseline, this one included, mean delta {:+.4}{left_out}",
-        result.last,
-        runs.len(),
-        crate::gate::verdict::no_negative_zero(shown_delta)
+        "the last {} of {} runs against this baseline (this one included) average a delta of \
+         {:+.4}, {against_limit} (se {:.4}; run-to-run sd {:.4}); threshold {:.2}, for {}% \
+         false warnings over {} runs{left_out}",
+        result.window,
+        result.runs,
+        shown(result.mean),
+        result.se,
+        result.night_sd,
+        result.threshold,
+        100.0 * alpha,
+        drift::NIGHTS,
     );
     if result.fires() {
         drift_outcome.status = match inputs.policy {
@@ -152,11 +190,8 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>) -> CheckOutcome {
             DriftPolicy::Warn => "a warning (`gate: { drift: fail }` makes it fail the run)",
         };
         drift_outcome.verdict = format!(
-            "{name}: drifting: the runs since run {} of {} worsen steadily against the baseline, \
-             which no single run shows beyond its limit; {window}; {consequence}; \
-             `ragate history show` lists the runs",
-            result.since + 1,
-            runs.len(),
+            "{name}: drifting: the recent runs together worsen beyond the limit: {window}; \
+             {consequence}; `ragate history show` lists the runs"
         );
     } else {
         drift_outcome.status = CheckStatus::Pass;
@@ -241,10 +276,23 @@ mod tests {
         o
     }
 
+    fn drift_of(series: &[Record], outcome: &CheckOutcome, baseline: &str) -> Vec<CheckOutcome> {
+        let inputs = DriftInputs {
+            series,
+            baseline_sha256: baseline,
+            policy: DriftPolicy::Warn,
+        };
+        checks(std::slice::from_ref(outcome), &inputs)
+    }
+
     #[test]
-    fn four_recorded_nights_and_this_one_at_minus_001_warn_or_fail_as_configured() {
-        let series: Vec<Record> = (0..4).map(|_| record("h", -0.01, "b")).collect();
-        let outcome = current_check(-0.01);
+    fn noisy_nights_beyond_the_limit_warn_or_fail_as_configured_and_tolerated_ones_pass() {
+        // 29 recorded nights and this one alternate -0.045 and -0.035 (se 0.005, limit 0.03):
+        // each night alone is 1 to 3 standard errors beyond the limit; together they drift.
+        let series: Vec<Record> = (0..29)
+            .map(|i| record("h", if i % 2 == 0 { -0.045 } else { -0.035 }, "b"))
+            .collect();
+        let outcome = current_check(-0.035);
         for (policy, status) in [
             (DriftPolicy::Warn, CheckStatus::Warn),
             (DriftPolicy::Fail, CheckStatus::Fail),
@@ -258,23 +306,54 @@ mod tests {
             assert_eq!(drift.len(), 1);
             assert_eq!(drift[0].status, status, "{}", drift[0].verdict);
             assert_eq!(drift[0].family, Family::Drift);
-            assert_eq!(drift[0].n, 5);
+            assert_eq!(drift[0].n, 30);
             assert!(
-                drift[0].verdict.contains("drifting"),
+                drift[0].verdict.contains("drifting")
+                    && drift[0]
+                        .verdict
+                        .contains("standard errors beyond the limit 0.0300")
+                    && drift[0]
+                        .verdict
+                        .contains("for 1% false warnings over 30 runs"),
                 "{}",
                 drift[0].verdict
             );
         }
-        // The same nights against another baseline are left out: this run alone does not drift.
+        // Two metrics share the budget: each at 0.5%.
+        let mut other = outcome.clone();
+        other.metric = "ndcg@10".into();
+        other.name = "ndcg@10 [all]".into();
         let inputs = DriftInputs {
             series: &series,
-            baseline_sha256: "other",
-            policy: DriftPolicy::Fail,
+            baseline_sha256: "b",
+            policy: DriftPolicy::Warn,
         };
-        let drift = checks(std::slice::from_ref(&outcome), &inputs);
+        let both = checks(&[outcome.clone(), other], &inputs);
+        assert!(
+            both[0].verdict.contains("for 0.5% false warnings"),
+            "{}",
+            both[0].verdict
+        );
+        // A steady worsening of 0.01 (a third of the limit) passes: it is tolerated.
+        let tolerated: Vec<Record> = (0..29).map(|_| record("h", -0.01, "b")).collect();
+        let drift = drift_of(&tolerated, &current_check(-0.01), "b");
         assert_eq!(drift[0].status, CheckStatus::Pass, "{}", drift[0].verdict);
         assert!(
-            drift[0].verdict.contains("4 against another baseline"),
+            drift[0].verdict.contains("no drift") && drift[0].verdict.contains("within the limit"),
+            "{}",
+            drift[0].verdict
+        );
+        // The same nights against another baseline are left out: one run is no series.
+        let drift = drift_of(&series, &outcome, "other");
+        assert_eq!(
+            drift[0].status,
+            CheckStatus::Skipped,
+            "{}",
+            drift[0].verdict
+        );
+        assert!(
+            drift[0].verdict.contains("29 against another baseline")
+                && drift[0].verdict.contains("averages at least 2 runs"),
             "{}",
             drift[0].verdict
         );

@@ -7,6 +7,7 @@ mod action_script;
 mod cli;
 mod config_positions;
 mod convert;
+mod drift_real;
 mod empty_slices;
 mod expected_values;
 mod fail_closed_inputs;
