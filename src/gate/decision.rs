@@ -6,16 +6,20 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::baseline::results::{Results, RunStatus};
-use crate::config::{Config, InconclusivePolicy, SliceValue, Tier};
+use crate::config::{
+    AlphaScope, Config, Decision, GateSettings, InconclusivePolicy, SliceValue, Tier,
+};
 use crate::error::{Error, Result};
 use crate::gate::calibration::{self, Calibration};
 use crate::gate::checks::{self, Check, Slice};
-use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family};
+use crate::gate::error_budget::ErrorBudget;
+use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
     GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
     reported, short,
 };
 use crate::metrics::metric::Metric;
+use crate::metrics::retrieval::Direction;
 use crate::suggest;
 
 /// Compares `current` with `baseline` under the tier's rules (calibrated floors included) and
@@ -46,7 +50,15 @@ pub fn decide(
                 Slice::All => true,
                 Slice::Value(value) => values.contains(value),
             });
-    let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
+    let ppi_floors = tier
+        .gate
+        .rules
+        .iter()
+        .filter(|rule| matches!(rule.metric, Metric::Ppi(_)))
+        .count();
+    let (levels, floor_level) = family_levels(&tier.gate, &checks, ppi_floors);
+    let mut outcomes =
+        verdict::decide_at(&checks, baseline, current, &tier.gate, levels, &tier.name);
     for (outcome, check) in outcomes.iter_mut().zip(&checks) {
         let answer_metric = check.rule.metric.needs_answer();
         for drop in &mut outcome.worst {
@@ -72,7 +84,9 @@ pub fn decide(
         &tier.gate.rules,
         calibrations,
         tier.gate.inconclusive,
+        floor_level,
     ));
+    let error_budget = ErrorBudget::of(&outcomes, &tier.gate, floor_level);
     warnings.extend(tier.gate.notices.iter().cloned());
     let diagnoses = current
         .summary
@@ -96,6 +110,55 @@ pub fn decide(
         diagnoses,
         notes,
         warnings,
+        error_budget: Some(error_budget),
+    }
+}
+
+/// The level of each family of metric checks and each calibrated floor's one-sided level: the one
+/// place they are set. By default (`alpha_scope: family`) every family is held at alpha and a
+/// floor at the 95% interval's lower end ([`calibration::FLOOR_LEVEL`]). Under `alpha_scope: run`
+/// alpha is split evenly across the families present (the `all` checks and the slice checks when
+/// some check of theirs limits the change under `decision: significant`, the calibrated floors
+/// when a rule has one; a floor gets its family's share divided by the number of floors), so that
+/// the run's bound (`ErrorBudget`) is alpha.
+pub fn family_levels(
+    settings: &GateSettings,
+    checks: &[Check<'_>],
+    ppi_floors: usize,
+) -> (FamilyLevels, f64) {
+    let alpha = settings.alpha;
+    if settings.alpha_scope == AlphaScope::Family {
+        return (FamilyLevels::uniform(alpha), calibration::FLOOR_LEVEL);
+    }
+    let tested = settings.decision == Decision::Significant;
+    let present = |primary: bool| {
+        tested
+            && checks
+                .iter()
+                .any(|c| matches!(c.slice, Slice::All) == primary && limits_change(c))
+    };
+    let families = [present(true), present(false), ppi_floors > 0];
+    let share = alpha / families.iter().filter(|f| **f).count().max(1) as f64;
+    let floor_level = if ppi_floors > 0 {
+        share / ppi_floors as f64
+    } else {
+        calibration::FLOOR_LEVEL
+    };
+    (
+        FamilyLevels {
+            primary: share,
+            slices: share,
+        },
+        floor_level,
+    )
+}
+
+/// Whether the check's rule limits the change from the baseline in the metric's direction.
+fn limits_change(check: &Check<'_>) -> bool {
+    let l = &check.rule.limits;
+    match check.rule.metric.direction() {
+        Direction::HigherIsBetter => l.max_drop.is_some() || l.max_drop_pct.is_some(),
+        Direction::LowerIsBetter => l.max_increase.is_some() || l.max_increase_pct.is_some(),
     }
 }
 
