@@ -424,6 +424,70 @@ mod tests {
     }
 
     #[test]
+    fn alpha_is_split_across_the_families_present_only_under_run_scope() {
+        use crate::config::{
+            AlphaScope, Correction, Decision, GateSettings, Limits, Rule, SliceCorrection,
+        };
+        use crate::metrics::retrieval::RetrievalMetric;
+        let recall: Metric = RetrievalMetric::Recall(5).into();
+        let rule = |max_drop: Option<f64>, min: Option<f64>| Rule {
+            metric: recall,
+            slice: None,
+            limits: Limits {
+                max_drop,
+                min,
+                ..Limits::default()
+            },
+        };
+        let settings = |scope, rules: Vec<Rule>| GateSettings {
+            decision: Decision::Significant,
+            alpha: 0.06,
+            alpha_scope: scope,
+            correction: Correction::Holm,
+            slice_correction: SliceCorrection::Holm,
+            inconclusive: InconclusivePolicy::Pass,
+            min_queries: 5,
+            seed: 1,
+            rules,
+            notices: Vec::new(),
+        };
+        let values: BTreeSet<SliceValue> = [SliceValue {
+            field: "class".into(),
+            value: "a".into(),
+        }]
+        .into();
+        let limited = settings(AlphaScope::Run, vec![rule(Some(0.02), None)]);
+        let with_slices = checks::expand(&limited.rules, &values, &[recall]);
+        let all_only = checks::expand(&limited.rules, &BTreeSet::new(), &[recall]);
+        let close = |got: (FamilyLevels, f64), primary: f64, slices: f64, floor: f64| {
+            let (levels, floor_level) = got;
+            assert!((levels.primary - primary).abs() < 1e-15, "{levels:?}");
+            assert!((levels.slices - slices).abs() < 1e-15, "{levels:?}");
+            assert!((floor_level - floor).abs() < 1e-15, "{floor_level}");
+        };
+        // Default: every family at alpha, floors at the 95% interval's lower end.
+        let family = settings(AlphaScope::Family, limited.rules.clone());
+        close(family_levels(&family, &with_slices, 2), 0.06, 0.06, 0.025);
+        // Primary and slices: half each; with two floors, a third each, a floor a sixth.
+        close(family_levels(&limited, &with_slices, 0), 0.03, 0.03, 0.025);
+        close(family_levels(&limited, &with_slices, 2), 0.02, 0.02, 0.01);
+        // Only the `all` checks: all of alpha.
+        close(family_levels(&limited, &all_only, 0), 0.06, 0.06, 0.025);
+        // Floor-only rules limit no change: their checks are no family; point decisions neither.
+        let floors_only = settings(AlphaScope::Run, vec![rule(None, Some(0.5))]);
+        let floor_checks = checks::expand(&floors_only.rules, &values, &[recall]);
+        close(
+            family_levels(&floors_only, &floor_checks, 1),
+            0.06,
+            0.06,
+            0.06,
+        );
+        let mut point = limited.clone();
+        point.decision = Decision::Point;
+        close(family_levels(&point, &with_slices, 1), 0.06, 0.06, 0.06);
+    }
+
+    #[test]
     fn a_baseline_of_another_tier_is_an_error() {
         let mut baseline = Results {
             format: String::new(),

@@ -288,7 +288,7 @@ mod tests {
                     let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
                     // Many small p-values, and some ties (rounded to 3 decimals).
                     let p = u.powi(3);
-                    if rng.next_u64() % 4 == 0 {
+                    if rng.next_u64().is_multiple_of(4) {
                         (p * 1000.0).round() / 1000.0
                     } else {
                         p

@@ -72,7 +72,7 @@ fn half_the_limit_on_few_queries_is_not_proven_and_fails_the_run() {
     // sd = 0.1 x sqrt(100 / 99): ((1.645 + 0.842) x 0.1005 / 0.01)^2 = 625.
     assert_eq!(outcome.queries_needed, Some(625));
     assert_eq!(
-        run_status(&[outcome.clone()], InconclusivePolicy::Fail),
+        run_status(std::slice::from_ref(&outcome), InconclusivePolicy::Fail),
         RunStatus::Regression
     );
     // The same data under the default policy: a pass, no proof asked.
@@ -163,14 +163,7 @@ fn a_regression_with_evidence_still_fails_as_a_regression() {
 /// (`noise` draws a centred value) that the non-inferiority test proves within the limit 0.02 at
 /// alpha 0.05: the checks that pass under `inconclusive: fail` (the tests above take the same
 /// test through `decide`; this calls it directly, which keeps thousands of trials fast).
-fn pass_rate(
-    n: usize,
-    mu: f64,
-    sd: f64,
-    trials: usize,
-    stream: &str,
-    noise: fn(&mut rand_chacha::ChaCha8Rng) -> f64,
-) -> f64 {
+fn pass_rate(n: usize, mu: f64, sd: f64, trials: usize, stream: &str, noise: Noise) -> f64 {
     let mut rng = rng_for(23, stream);
     let mut passed = 0;
     for _ in 0..trials {
@@ -179,6 +172,9 @@ fn pass_rate(
     }
     passed as f64 / trials as f64
 }
+
+/// A draw of centred noise.
+type Noise = fn(&mut rand_chacha::ChaCha8Rng) -> f64;
 
 /// Exp(1) - 1: mean 0, skewness 2.
 fn skewed(rng: &mut rand_chacha::ChaCha8Rng) -> f64 {
@@ -197,7 +193,7 @@ fn mirrored(rng: &mut rand_chacha::ChaCha8Rng) -> f64 {
 fn prove_it_simulation() {
     const TRIALS: usize = 2000;
     let slack = 0.05 + 2.5 * (0.05f64 * 0.95 / TRIALS as f64).sqrt();
-    let cases: [(&str, usize, fn(&mut rand_chacha::ChaCha8Rng) -> f64); 5] = [
+    let cases: [(&str, usize, Noise); 5] = [
         ("normal", 15, normal),
         ("normal", 100, normal),
         ("normal", 400, normal),
