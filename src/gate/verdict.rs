@@ -36,8 +36,8 @@ use crate::metrics::retrieval::Direction;
 use crate::stats::holm::{self, Procedure};
 use crate::stats::limit_test::{self, LimitTest};
 use crate::stats::{self, normal};
+use family::decide_family;
 use paired::{Paired, pair, pair_index, worst_queries};
-use proof::Proof;
 use summary::Summary;
 
 /// Power at which the detectable drop and the queries an inconclusive check needs are reported.
@@ -264,78 +264,6 @@ fn has_change_limit(check: &Check<'_>) -> bool {
     }
 }
 
-/// The family's correction at its level `alpha`, then each member's verdict.
-fn decide_family(
-    members: &[&Candidate],
-    family: Family,
-    alpha: f64,
-    checks: &[Check<'_>],
-    settings: &GateSettings,
-    tier: &str,
-    outcomes: &mut [CheckOutcome],
-) {
-    let procedure = procedure(family, settings);
-    // Bonferroni level of one check in this family: the threshold of the family's smallest p, so
-    // a check that cannot reach it can never fail on its own evidence.
-    let tested = members.iter().filter(|c| c.limit.is_some()).count().max(1);
-    let lone_level = match procedure {
-        Procedure::None => alpha,
-        Procedure::Holm | Procedure::BenjaminiHochberg => alpha / tested as f64,
-    };
-    let (powered, underpowered): (Vec<&&Candidate>, Vec<&&Candidate>) = members
-        .iter()
-        .partition(|c| c.test.is_none_or(|t| t.smallest_p <= lone_level));
-    let p_values: Vec<f64> = powered
-        .iter()
-        .filter_map(|c| c.test.map(|t| t.p_value))
-        .collect();
-    let mut steps = procedure.apply(&p_values, alpha).into_iter();
-    let family_checks = p_values.len();
-    for candidate in powered {
-        let step = candidate.test.and_then(|_| steps.next());
-        let context = Context {
-            check: &checks[candidate.index],
-            settings,
-            tier,
-            alpha,
-            tested,
-            lone_level,
-        };
-        let adjustment = step.map(|s| Adjustment {
-            procedure,
-            checks: family_checks,
-            alpha,
-            adjusted: s.adjusted,
-        });
-        outcomes[candidate.index] = context.decide_check(candidate, step, adjustment);
-    }
-    for candidate in underpowered {
-        let context = Context {
-            check: &checks[candidate.index],
-            settings,
-            tier,
-            alpha,
-            tested,
-            lone_level,
-        };
-        outcomes[candidate.index] = context.underpowered(candidate);
-    }
-}
-
-fn procedure(family: Family, settings: &GateSettings) -> Procedure {
-    match family {
-        Family::Slices => match settings.slice_correction {
-            SliceCorrection::Holm => Procedure::Holm,
-            SliceCorrection::Bh => Procedure::BenjaminiHochberg,
-            SliceCorrection::None => Procedure::None,
-        },
-        Family::Primary | Family::Calibration | Family::Drift => match settings.correction {
-            Correction::Holm => Procedure::Holm,
-            Correction::None => Procedure::None,
-        },
-    }
-}
-
 /// What one check's verdict needs besides its values.
 struct Context<'a, 'c> {
     check: &'a Check<'c>,
@@ -363,17 +291,6 @@ impl Context<'_, '_> {
         (outcome.worst, outcome.worse_count) =
             worst_queries(&candidate.paired, self.check.rule.metric.direction());
         outcome
-    }
-
-    /// The non-inferiority test of a check with a limit, in the "prove it" mode only.
-    fn proof(&self, candidate: &Candidate) -> Option<Proof> {
-        let limit = candidate.limit.filter(|_| proving(self.settings))?;
-        Some(Proof::of(
-            &candidate.paired.worsening,
-            limit,
-            self.settings.alpha,
-            self.check.rule.metric.range_width(),
-        ))
     }
 
     /// A check whose test could never reach its family's level at this size.
@@ -594,77 +511,6 @@ impl Context<'_, '_> {
         }
     }
 
-    /// The "prove it" verdict: pass (or improved) when the non-inferiority test proves the
-    /// worsening below the limit, else inconclusive, which fails the run; `evidence` is the
-    /// regular test's when the point estimate is beyond the limit.
-    fn proven_or_not(
-        &self,
-        mut outcome: CheckOutcome,
-        candidate: &Candidate,
-        summary: &Summary,
-        proof: Proof,
-        evidence: Option<&str>,
-    ) -> CheckOutcome {
-        let limit = candidate.limit.unwrap_or(0.0);
-        let alpha = proof.alpha;
-        let confidence = 100.0 * (1.0 - alpha);
-        let upper = proof.upper.map_or("none at this size".to_string(), |u| {
-            format!("{:.4}", no_negative_zero(u))
-        });
-        let (p, alpha_text) = p_against(proof.p_value, alpha);
-        outcome.proof = Some(proof);
-        if proof.proven() && evidence.is_none() {
-            let within = format!(
-                "proven within the limit {limit:.4} ({PROVE_MODE}): worsening {:.4}, at most \
-                 {upper} at {confidence:.2}% confidence (non-inferiority {p} <= alpha \
-                 {alpha_text})",
-                no_negative_zero(summary.worsening)
-            );
-            self.pass_or_improved(&mut outcome, candidate, summary, &within);
-            return outcome;
-        }
-        let name = self.check.name();
-        let needed = proof::queries_needed(summary.worsening, summary.sd, limit, alpha, POWER)
-            .map(|q| q.max(summary.n + 1));
-        outcome.queries_needed = needed;
-        outcome.status = CheckStatus::Inconclusive;
-        let why = if proof.underpowered() {
-            let (smallest, alpha_text) = compared(proof.smallest_p, alpha);
-            format!(
-                "with {} queries the smallest attainable p is {smallest}, above alpha \
-                 {alpha_text}, so it can never be proven at this size",
-                summary.n
-            )
-        } else {
-            format!(
-                "the worsening is at most {upper} at {confidence:.2}% confidence, not below the \
-                 limit (non-inferiority {p} > alpha {alpha_text})"
-            )
-        };
-        let more = match needed {
-            Some(q) => format!(
-                "; about {q} paired queries with this effect and spread would prove it with 80% \
-                 power"
-            ),
-            None if summary.worsening >= limit => {
-                "; the point estimate is at or beyond the limit, so more queries with this effect \
-                 would not prove it"
-                    .to_string()
-            }
-            None => String::new(),
-        };
-        let regular = evidence.map_or(String::new(), |e| {
-            format!("; beyond the limit on the point estimate without the evidence to fail ({e})")
-        });
-        outcome.verdict = format!(
-            "{name} not proven within the limit {limit:.4} ({PROVE_MODE}): worsening {:.4}; \
-             {why}{more}{regular}; fails the run: {}",
-            no_negative_zero(summary.worsening),
-            summary.text()
-        );
-        outcome
-    }
-
     /// The p-value of "no improvement" when the check got better with evidence at alpha / m
     /// (Bonferroni: a suggestion to accept must not fire on noise), else None.
     fn improved(&self, candidate: &Candidate, summary: &Summary) -> Option<f64> {
@@ -686,6 +532,7 @@ fn worsening_of(delta: f64, direction: Direction) -> f64 {
 }
 
 mod adjusted;
+mod family;
 pub(crate) mod floor;
 mod numbers;
 mod outcome;

@@ -8,6 +8,11 @@
 //! that a run passes while some check's true worsening is at or beyond its limit is at most alpha,
 //! with no multiplicity correction.
 
+use crate::gate::verdict::summary::Summary;
+use crate::gate::verdict::{
+    Candidate, CheckOutcome, CheckStatus, Context, POWER, PROVE_MODE, compared, no_negative_zero,
+    p_against, proving,
+};
 use crate::stats::limit_test;
 use crate::stats::normal;
 
@@ -69,6 +74,91 @@ pub fn queries_needed(
     let z = normal::quantile(1.0 - alpha) + normal::quantile(power);
     let needed = (z * sd / margin).powi(2).ceil();
     (needed.is_finite() && needed < 1e12).then_some(needed as usize)
+}
+
+/// The "prove it" verdict of a check with a limit.
+impl Context<'_, '_> {
+    /// The non-inferiority test of a check with a limit, in the "prove it" mode only.
+    pub(super) fn proof(&self, candidate: &Candidate) -> Option<Proof> {
+        let limit = candidate.limit.filter(|_| proving(self.settings))?;
+        Some(Proof::of(
+            &candidate.paired.worsening,
+            limit,
+            self.settings.alpha,
+            self.check.rule.metric.range_width(),
+        ))
+    }
+
+    /// The "prove it" verdict: pass (or improved) when the non-inferiority test proves the
+    /// worsening below the limit, else inconclusive, which fails the run; `evidence` is the
+    /// regular test's when the point estimate is beyond the limit.
+    pub(super) fn proven_or_not(
+        &self,
+        mut outcome: CheckOutcome,
+        candidate: &Candidate,
+        summary: &Summary,
+        proof: Proof,
+        evidence: Option<&str>,
+    ) -> CheckOutcome {
+        let limit = candidate.limit.unwrap_or(0.0);
+        let alpha = proof.alpha;
+        let confidence = 100.0 * (1.0 - alpha);
+        let upper = proof.upper.map_or("none at this size".to_string(), |u| {
+            format!("{:.4}", no_negative_zero(u))
+        });
+        let (p, alpha_text) = p_against(proof.p_value, alpha);
+        outcome.proof = Some(proof);
+        if proof.proven() && evidence.is_none() {
+            let within = format!(
+                "proven within the limit {limit:.4} ({PROVE_MODE}): worsening {:.4}, at most \
+                 {upper} at {confidence:.2}% confidence (non-inferiority {p} <= alpha \
+                 {alpha_text})",
+                no_negative_zero(summary.worsening)
+            );
+            self.pass_or_improved(&mut outcome, candidate, summary, &within);
+            return outcome;
+        }
+        let name = self.check.name();
+        let needed = queries_needed(summary.worsening, summary.sd, limit, alpha, POWER)
+            .map(|q| q.max(summary.n + 1));
+        outcome.queries_needed = needed;
+        outcome.status = CheckStatus::Inconclusive;
+        let why = if proof.underpowered() {
+            let (smallest, alpha_text) = compared(proof.smallest_p, alpha);
+            format!(
+                "with {} queries the smallest attainable p is {smallest}, above alpha \
+                 {alpha_text}, so it can never be proven at this size",
+                summary.n
+            )
+        } else {
+            format!(
+                "the worsening is at most {upper} at {confidence:.2}% confidence, not below the \
+                 limit (non-inferiority {p} > alpha {alpha_text})"
+            )
+        };
+        let more = match needed {
+            Some(q) => format!(
+                "; about {q} paired queries with this effect and spread would prove it with 80% \
+                 power"
+            ),
+            None if summary.worsening >= limit => {
+                "; the point estimate is at or beyond the limit, so more queries with this effect \
+                 would not prove it"
+                    .to_string()
+            }
+            None => String::new(),
+        };
+        let regular = evidence.map_or(String::new(), |e| {
+            format!("; beyond the limit on the point estimate without the evidence to fail ({e})")
+        });
+        outcome.verdict = format!(
+            "{name} not proven within the limit {limit:.4} ({PROVE_MODE}): worsening {:.4}; \
+             {why}{more}{regular}; fails the run: {}",
+            no_negative_zero(summary.worsening),
+            summary.text()
+        );
+        outcome
+    }
 }
 
 #[cfg(test)]
