@@ -8,11 +8,11 @@ use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
 use crate::baseline::store as results_store;
 use crate::cli::{GateFormat, HistoryAddArgs, HistoryShowArgs};
-use crate::config::{self, Config, Tier};
+use crate::config::{self, Config, DriftPolicy, Tier};
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::gate::verdict::CheckOutcome;
+use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::gate::{GateReport, calibration, decision, drift};
 use crate::history::record::{Record, RecordInputs};
 use crate::history::sparkline::Trend;
@@ -200,6 +200,15 @@ pub fn apply_drift(
         policy: tier.drift,
     };
     let drift_checks = drift::checks(&report.outcomes, &inputs);
+    if let Some(budget) = report.error_budget.as_mut() {
+        // The drift check has no calibrated level yet: a drift that fails the run leaves the
+        // run's bound open (TODO(issue 23, item 3): its level once calibrated).
+        let decided = drift_checks
+            .iter()
+            .filter(|o| !matches!(o.status, CheckStatus::Skipped | CheckStatus::Error))
+            .count();
+        budget.add_drift(decided, None, tier.drift == DriftPolicy::Fail);
+    }
     report.outcomes.extend(drift_checks);
     report.status = decision::run_status(&report.outcomes, report.inconclusive);
     Ok((series, after_break))

@@ -27,7 +27,7 @@ use crate::suggest;
 pub use embeddings::EmbeddingsSpec;
 pub use endpoint::HttpEndpoint;
 pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, NliSpec, OpenAiSpec};
-pub use raw::{Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
+pub use raw::{AlphaScope, Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
 use raw::{JudgeKind, RawConfig, RawTier};
 pub use rules::DEFAULT_EMPTY_ANSWERS_MAX_INCREASE;
 use rules::{merge_gate, validate_gate};
@@ -140,6 +140,9 @@ pub struct GateSettings {
     pub decision: Decision,
     /// Significance level of a check, before correction (default 0.05).
     pub alpha: f64,
+    /// Whether alpha holds per family of checks (default) or for the whole run, split across the
+    /// families present (`gate::decision` sets the levels).
+    pub alpha_scope: AlphaScope,
     /// Multiple-comparison correction over the `all` checks.
     pub correction: Correction,
     /// Multiple-comparison correction over the per-slice checks.

@@ -310,6 +310,19 @@ pub enum InconclusivePolicy {
     Fail,
 }
 
+/// Where alpha applies: to each family of checks (the default), or to the whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlphaScope {
+    /// Each family (the `all` checks, the slice checks) at alpha; calibrated floors at their own
+    /// one-sided 2.5%: a run's chance of a false verdict is the sum (the gate states it).
+    #[default]
+    Family,
+    /// alpha split evenly across the families present in the run (the `all` checks, the slice
+    /// checks, calibrated floors), so the run's chance of a false verdict is at most alpha.
+    Run,
+}
+
 /// What a drift across runs (`--history`) does to the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -334,6 +347,8 @@ pub struct RawHistory {
 pub struct RawGate {
     pub decision: Option<Decision>,
     pub alpha: Option<f64>,
+    /// `family` (default: alpha per family) or `run` (alpha split across the families).
+    pub alpha_scope: Option<AlphaScope>,
     pub correction: Option<Correction>,
     pub slice_correction: Option<SliceCorrection>,
     pub inconclusive: Option<InconclusivePolicy>,

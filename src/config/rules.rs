@@ -17,6 +17,7 @@ pub(crate) fn merge_gate(top: &RawGate, tier: Option<&RawGate>) -> RawGate {
         decision: tier.decision.or(top.decision),
         drift: tier.drift.or(top.drift),
         alpha: tier.alpha.or(top.alpha),
+        alpha_scope: tier.alpha_scope.or(top.alpha_scope),
         correction: tier.correction.or(top.correction),
         slice_correction: tier.slice_correction.or(top.slice_correction),
         inconclusive: tier.inconclusive.or(top.inconclusive),
@@ -108,6 +109,7 @@ pub(crate) fn validate_gate(
     Ok(GateSettings {
         decision,
         alpha,
+        alpha_scope: gate.alpha_scope.unwrap_or_default(),
         correction: gate.correction.unwrap_or(Correction::Holm),
         slice_correction: gate.slice_correction.unwrap_or(SliceCorrection::Holm),
         inconclusive: gate.inconclusive.unwrap_or(InconclusivePolicy::Pass),

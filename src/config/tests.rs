@@ -107,7 +107,7 @@ fn bad_configs_name_the_key_path() {
     let cases = [
         (
             replace("  alpha: 0.05", "  alpah: 0.05"),
-            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules`, `drift` (did you mean `alpha`?)",
+            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `alpha_scope`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules`, `drift` (did you mean `alpha`?)",
         ),
         (
             replace("decision: significant", "decision: signficant"),
@@ -251,6 +251,13 @@ fn bad_configs_name_the_key_path() {
             replace("correction: holm", "correction: holm\n  inconclusive: warn"),
             "gate.inconclusive: unknown variant `warn`, expected `pass` or `fail`",
         ),
+        (
+            replace(
+                "correction: holm",
+                "correction: holm\n  alpha_scope: global",
+            ),
+            "conf/eval-config.yaml:16:16: gate.alpha_scope: unknown variant `global`, expected `family` or `run`",
+        ),
         // Time limits beyond a day overflowed Duration or Instant arithmetic (a panic).
         (
             replace(
@@ -373,6 +380,23 @@ fn decision_settings_default_and_override_per_tier() {
     let regression = &strict.tiers["regression"].gate;
     assert_eq!(regression.inconclusive, InconclusivePolicy::Fail);
     assert_eq!(regression.slice_correction, SliceCorrection::Bh);
+    assert_eq!(
+        config.tiers["regression"].gate.alpha_scope,
+        crate::config::AlphaScope::Family
+    );
+    let run_scope = load_str(&VALID.replace(
+        "  regression: { qrels: qrels/regression.jsonl, baseline: baselines/regression.json }",
+        "  regression: { qrels: qrels/regression.jsonl, baseline: baselines/regression.json, gate: { alpha_scope: run } }",
+    ))
+    .unwrap();
+    assert_eq!(
+        run_scope.tiers["regression"].gate.alpha_scope,
+        crate::config::AlphaScope::Run
+    );
+    assert_eq!(
+        run_scope.tiers["smoke"].gate.alpha_scope,
+        crate::config::AlphaScope::Family
+    );
     assert_eq!(
         strict.tiers["smoke"].gate.inconclusive,
         InconclusivePolicy::Pass

@@ -14,6 +14,7 @@ use crate::input::text_file::TextFile;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::stats::agreement::{Agreement, agreement};
 use crate::stats::ppi::{self, PpiEstimate};
+use crate::stats::student_t_quantile;
 
 /// A value at least this counts as positive (supported, relevant) when the judge's and the
 /// human's values of a labelled answer are compared as verdicts.
@@ -192,13 +193,36 @@ pub fn judges_note(
 /// tiers.
 pub const MIN_LABELS_FOR_FLOOR: usize = 10;
 
+/// The one-sided level of a calibrated floor's lower bound by default (`alpha_scope: family`): the
+/// lower end of the two-sided 95% interval.
+pub const FLOOR_LEVEL: f64 = (1.0 - ppi::CONFIDENCE) / 2.0;
+
 /// The status of a floor `min` on a calibrated estimate, `None` when too few labels decide it:
 /// pass when the lower bound of the 95% interval reaches `min`, fail when the estimate is below
 /// it, inconclusive in between.
 pub fn floor_status(estimate: &PpiEstimate, min: f64) -> Option<CheckStatus> {
+    floor_status_at(estimate, min, FLOOR_LEVEL)
+}
+
+/// The lower confidence bound of a calibrated estimate at one-sided `level`: the 95% interval's
+/// lower end at [`FLOOR_LEVEL`], else the same standard error with Student's t quantile of
+/// `1 - level`.
+pub fn lower_bound_at(estimate: &PpiEstimate, level: f64) -> f64 {
+    let n = estimate.n_labelled;
+    if level == FLOOR_LEVEL || n < 2 {
+        return estimate.ci.0;
+    }
+    let df = (n - 1) as f64;
+    let standard = student_t_quantile(1.0 - FLOOR_LEVEL, df);
+    let wanted = student_t_quantile(1.0 - level, df);
+    estimate.estimate - (estimate.estimate - estimate.ci.0) * wanted / standard
+}
+
+/// [`floor_status`] with the lower bound at one-sided `level`.
+pub fn floor_status_at(estimate: &PpiEstimate, min: f64, level: f64) -> Option<CheckStatus> {
     if estimate.n_labelled < MIN_LABELS_FOR_FLOOR {
         None
-    } else if estimate.ci.0 >= min {
+    } else if lower_bound_at(estimate, level) >= min {
         Some(CheckStatus::Pass)
     } else if estimate.estimate < min {
         Some(CheckStatus::Fail)
@@ -212,10 +236,13 @@ pub fn floor_status(estimate: &PpiEstimate, min: f64) -> Option<CheckStatus> {
 /// it fails when the estimate itself is below the floor; between the two (estimate above, lower
 /// bound below) it is inconclusive. Without a calibration (no labels file, or no current label)
 /// the check is an error; with fewer than [`MIN_LABELS_FOR_FLOOR`] current labels it is skipped.
+/// `level` is the lower bound's one-sided level ([`FLOOR_LEVEL`] unless `alpha_scope: run` splits
+/// alpha).
 pub fn checks(
     rules: &[Rule],
     calibrations: &[Calibration],
     inconclusive: InconclusivePolicy,
+    level: f64,
 ) -> Vec<CheckOutcome> {
     rules
         .iter()
@@ -251,7 +278,16 @@ pub fn checks(
                 estimate.n_labelled,
                 estimate.n_total
             );
-            let (status, verdict) = match floor_status(estimate, min) {
+            let lower = if level == FLOOR_LEVEL {
+                "the lower bound".to_string()
+            } else {
+                format!(
+                    "the one-sided {:.2}% lower bound {:.4} (its share of alpha, `alpha_scope: run`)",
+                    100.0 * (1.0 - level),
+                    lower_bound_at(estimate, level)
+                )
+            };
+            let (status, verdict) = match floor_status_at(estimate, min, level) {
                 None => (
                     CheckStatus::Skipped,
                     format!(
@@ -263,7 +299,7 @@ pub fn checks(
                 ),
                 Some(CheckStatus::Pass) => (
                     CheckStatus::Pass,
-                    format!("{name}: {figures}; the lower bound meets min {min}"),
+                    format!("{name}: {figures}; {lower} meets min {min}"),
                 ),
                 Some(CheckStatus::Fail) => (
                     CheckStatus::Fail,
@@ -277,8 +313,8 @@ pub fn checks(
                     (
                         status,
                         format!(
-                            "{name} inconclusive: {figures}; the estimate meets min {min} but the \
-                             lower bound does not: more labels would decide it; {effect}"
+                            "{name} inconclusive: {figures}; the estimate meets min {min} but \
+                             {lower} does not: more labels would decide it; {effect}"
                         ),
                     )
                 }
@@ -355,7 +391,7 @@ mod tests {
             n_labelled: 30,
             ..estimate(0.9, (0.7, 1.1), 0.5)
         };
-        let outcome = &checks(&[rule], &[wide], InconclusivePolicy::Pass)[0];
+        let outcome = &checks(&[rule], &[wide], InconclusivePolicy::Pass, FLOOR_LEVEL)[0];
         assert_eq!(outcome.status, CheckStatus::Pass);
         assert!(
             outcome
@@ -410,6 +446,7 @@ mod tests {
                 &[floor_rule(0.95)],
                 &[calibration],
                 InconclusivePolicy::Pass,
+                FLOOR_LEVEL,
             )[0];
             assert_eq!(
                 outcome.status,
@@ -429,7 +466,12 @@ mod tests {
     fn a_floor_with_too_few_labels_says_how_many_more_it_needs() {
         let calibration =
             calibration_of(&[(1.0, 1.0), (1.0, 0.0), (0.0, 0.0), (1.0, 1.0)], 50, 0.8);
-        let outcome = &checks(&[floor_rule(0.5)], &[calibration], InconclusivePolicy::Pass)[0];
+        let outcome = &checks(
+            &[floor_rule(0.5)],
+            &[calibration],
+            InconclusivePolicy::Pass,
+            FLOOR_LEVEL,
+        )[0];
         assert_eq!(outcome.status, CheckStatus::Skipped);
         assert!(
             outcome.verdict.ends_with(

@@ -6,16 +6,20 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::baseline::results::{Results, RunStatus};
-use crate::config::{Config, InconclusivePolicy, SliceValue, Tier};
+use crate::config::{
+    AlphaScope, Config, Decision, GateSettings, InconclusivePolicy, SliceValue, Tier,
+};
 use crate::error::{Error, Result};
 use crate::gate::calibration::{self, Calibration};
 use crate::gate::checks::{self, Check, Slice};
-use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family};
+use crate::gate::error_budget::ErrorBudget;
+use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
     GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
     reported, short,
 };
 use crate::metrics::metric::Metric;
+use crate::metrics::retrieval::Direction;
 use crate::suggest;
 
 /// Compares `current` with `baseline` under the tier's rules (calibrated floors included) and
@@ -46,7 +50,15 @@ pub fn decide(
                 Slice::All => true,
                 Slice::Value(value) => values.contains(value),
             });
-    let mut outcomes = verdict::decide(&checks, baseline, current, &tier.gate, &tier.name);
+    let ppi_floors = tier
+        .gate
+        .rules
+        .iter()
+        .filter(|rule| matches!(rule.metric, Metric::Ppi(_)))
+        .count();
+    let (levels, floor_level) = family_levels(&tier.gate, &checks, ppi_floors);
+    let mut outcomes =
+        verdict::decide_at(&checks, baseline, current, &tier.gate, levels, &tier.name);
     for (outcome, check) in outcomes.iter_mut().zip(&checks) {
         let answer_metric = check.rule.metric.needs_answer();
         for drop in &mut outcome.worst {
@@ -72,7 +84,9 @@ pub fn decide(
         &tier.gate.rules,
         calibrations,
         tier.gate.inconclusive,
+        floor_level,
     ));
+    let error_budget = ErrorBudget::of(&outcomes, &tier.gate, floor_level);
     warnings.extend(tier.gate.notices.iter().cloned());
     let diagnoses = current
         .summary
@@ -96,6 +110,55 @@ pub fn decide(
         diagnoses,
         notes,
         warnings,
+        error_budget: Some(error_budget),
+    }
+}
+
+/// The level of each family of metric checks and each calibrated floor's one-sided level: the one
+/// place they are set. By default (`alpha_scope: family`) every family is held at alpha and a
+/// floor at the 95% interval's lower end ([`calibration::FLOOR_LEVEL`]). Under `alpha_scope: run`
+/// alpha is split evenly across the families present (the `all` checks and the slice checks when
+/// some check of theirs limits the change under `decision: significant`, the calibrated floors
+/// when a rule has one; a floor gets its family's share divided by the number of floors), so that
+/// the run's bound (`ErrorBudget`) is alpha.
+pub fn family_levels(
+    settings: &GateSettings,
+    checks: &[Check<'_>],
+    ppi_floors: usize,
+) -> (FamilyLevels, f64) {
+    let alpha = settings.alpha;
+    if settings.alpha_scope == AlphaScope::Family {
+        return (FamilyLevels::uniform(alpha), calibration::FLOOR_LEVEL);
+    }
+    let tested = settings.decision == Decision::Significant;
+    let present = |primary: bool| {
+        tested
+            && checks
+                .iter()
+                .any(|c| matches!(c.slice, Slice::All) == primary && limits_change(c))
+    };
+    let families = [present(true), present(false), ppi_floors > 0];
+    let share = alpha / families.iter().filter(|f| **f).count().max(1) as f64;
+    let floor_level = if ppi_floors > 0 {
+        share / ppi_floors as f64
+    } else {
+        calibration::FLOOR_LEVEL
+    };
+    (
+        FamilyLevels {
+            primary: share,
+            slices: share,
+        },
+        floor_level,
+    )
+}
+
+/// Whether the check's rule limits the change from the baseline in the metric's direction.
+fn limits_change(check: &Check<'_>) -> bool {
+    let l = &check.rule.limits;
+    match check.rule.metric.direction() {
+        Direction::HigherIsBetter => l.max_drop.is_some() || l.max_drop_pct.is_some(),
+        Direction::LowerIsBetter => l.max_increase.is_some() || l.max_increase_pct.is_some(),
     }
 }
 
@@ -358,6 +421,70 @@ mod tests {
                 "{checks:?} under {policy:?}"
             );
         }
+    }
+
+    #[test]
+    fn alpha_is_split_across_the_families_present_only_under_run_scope() {
+        use crate::config::{
+            AlphaScope, Correction, Decision, GateSettings, Limits, Rule, SliceCorrection,
+        };
+        use crate::metrics::retrieval::RetrievalMetric;
+        let recall: Metric = RetrievalMetric::Recall(5).into();
+        let rule = |max_drop: Option<f64>, min: Option<f64>| Rule {
+            metric: recall,
+            slice: None,
+            limits: Limits {
+                max_drop,
+                min,
+                ..Limits::default()
+            },
+        };
+        let settings = |scope, rules: Vec<Rule>| GateSettings {
+            decision: Decision::Significant,
+            alpha: 0.06,
+            alpha_scope: scope,
+            correction: Correction::Holm,
+            slice_correction: SliceCorrection::Holm,
+            inconclusive: InconclusivePolicy::Pass,
+            min_queries: 5,
+            seed: 1,
+            rules,
+            notices: Vec::new(),
+        };
+        let values: BTreeSet<SliceValue> = [SliceValue {
+            field: "class".into(),
+            value: "a".into(),
+        }]
+        .into();
+        let limited = settings(AlphaScope::Run, vec![rule(Some(0.02), None)]);
+        let with_slices = checks::expand(&limited.rules, &values, &[recall]);
+        let all_only = checks::expand(&limited.rules, &BTreeSet::new(), &[recall]);
+        let close = |got: (FamilyLevels, f64), primary: f64, slices: f64, floor: f64| {
+            let (levels, floor_level) = got;
+            assert!((levels.primary - primary).abs() < 1e-15, "{levels:?}");
+            assert!((levels.slices - slices).abs() < 1e-15, "{levels:?}");
+            assert!((floor_level - floor).abs() < 1e-15, "{floor_level}");
+        };
+        // Default: every family at alpha, floors at the 95% interval's lower end.
+        let family = settings(AlphaScope::Family, limited.rules.clone());
+        close(family_levels(&family, &with_slices, 2), 0.06, 0.06, 0.025);
+        // Primary and slices: half each; with two floors, a third each, a floor a sixth.
+        close(family_levels(&limited, &with_slices, 0), 0.03, 0.03, 0.025);
+        close(family_levels(&limited, &with_slices, 2), 0.02, 0.02, 0.01);
+        // Only the `all` checks: all of alpha.
+        close(family_levels(&limited, &all_only, 0), 0.06, 0.06, 0.025);
+        // Floor-only rules limit no change: their checks are no family; point decisions neither.
+        let floors_only = settings(AlphaScope::Run, vec![rule(None, Some(0.5))]);
+        let floor_checks = checks::expand(&floors_only.rules, &values, &[recall]);
+        close(
+            family_levels(&floors_only, &floor_checks, 1),
+            0.06,
+            0.06,
+            0.06,
+        );
+        let mut point = limited.clone();
+        point.decision = Decision::Point;
+        close(family_levels(&point, &with_slices, 1), 0.06, 0.06, 0.06);
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod decision;
 pub mod diagnosis;
 pub mod drift;
 mod empty_answers;
+pub mod error_budget;
 pub mod reported;
 pub(crate) mod slice_index;
 pub mod verdict;
@@ -47,6 +48,8 @@ pub struct GateReport {
     pub notes: Vec<String>,
     /// Things the user should know that did not decide the verdict.
     pub warnings: Vec<String>,
+    /// The bound on the run's false verdicts (none for a run without checks).
+    pub error_budget: Option<error_budget::ErrorBudget>,
 }
 
 impl GateReport {
@@ -65,6 +68,7 @@ impl GateReport {
             diagnoses: Vec::new(),
             notes: Vec::new(),
             warnings: Vec::new(),
+            error_budget: None,
         }
     }
 

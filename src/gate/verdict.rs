@@ -7,6 +7,9 @@
 //! Families: the `all` checks are the primary family, corrected with `correction` (Holm by
 //! default: family-wise error at most alpha); the slice checks are a second, diagnostic family,
 //! corrected with `slice_correction` (Holm, or Benjamini-Hochberg for a false-discovery rate).
+//! Each family's level is set by `gate::decision` ([`FamilyLevels`]). A tested check shows its
+//! adjusted p-value against that level (`adjusted`), and its bound at the level that agrees with
+//! the verdict.
 //!
 //! Statuses, for `decision: significant` (the default), with W the mean worsening and L the
 //! tolerated worsening:
@@ -20,14 +23,22 @@
 //!   finite).
 //!
 //! `decision: point` fails when W > L on the point estimate alone (no test, never inconclusive).
+//!
+//! `inconclusive: fail` (with `decision: significant`) makes a check with a change limit pass only
+//! when the data prove the worsening below the limit (`proof`); the rest fail the run.
 
 use crate::baseline::results::Results;
-use crate::config::{Correction, Decision, GateSettings, Limits, SliceCorrection};
+use crate::config::{
+    Correction, Decision, GateSettings, InconclusivePolicy, Limits, SliceCorrection,
+};
 use crate::gate::checks::{Check, Slice};
 use crate::metrics::retrieval::Direction;
+use crate::stats::holm::{self, Procedure};
 use crate::stats::limit_test::{self, LimitTest};
-use crate::stats::{self, holm, normal};
+use crate::stats::{self, normal};
+use family::decide_family;
 use paired::{Paired, pair, pair_index, worst_queries};
+use summary::Summary;
 
 /// Power at which the detectable drop and the queries an inconclusive check needs are reported.
 const POWER: f64 = 0.8;
@@ -83,12 +94,27 @@ struct Candidate {
     test: Option<LimitTest>,
 }
 
-/// Decides every metric check of a run. `tier` names the tier in the "accept" hint.
+/// Decides every metric check of a run, each family at `settings.alpha`. `tier` names the tier in
+/// the "accept" hint.
 pub fn decide(
     checks: &[Check<'_>],
     baseline: &Results,
     current: &Results,
     settings: &GateSettings,
+    tier: &str,
+) -> Vec<CheckOutcome> {
+    let levels = FamilyLevels::uniform(settings.alpha);
+    decide_at(checks, baseline, current, settings, levels, tier)
+}
+
+/// Decides every metric check of a run, each family at its level in `levels` (set by
+/// `gate::decision`, which splits alpha under `alpha_scope: run`).
+pub fn decide_at(
+    checks: &[Check<'_>],
+    baseline: &Results,
+    current: &Results,
+    settings: &GateSettings,
+    levels: FamilyLevels,
     tier: &str,
 ) -> Vec<CheckOutcome> {
     let mut outcomes: Vec<CheckOutcome> = Vec::with_capacity(checks.len());
@@ -127,7 +153,16 @@ pub fn decide(
     }
     for family in [Family::Primary, Family::Slices] {
         let members: Vec<&Candidate> = candidates.iter().filter(|c| c.family == family).collect();
-        decide_family(&members, family, checks, settings, tier, &mut outcomes);
+        let alpha = levels.of(family);
+        decide_family(
+            &members,
+            family,
+            alpha,
+            checks,
+            settings,
+            tier,
+            &mut outcomes,
+        );
     }
     outcomes
 }
@@ -157,6 +192,14 @@ fn too_few_pairs(
                 f.describe(direction)
             ),
         ),
+        Some(f) if has_change_limit(check) && proving(settings) => (
+            CheckStatus::Inconclusive,
+            format!(
+                "{name} not proven within its limit ({PROVE_MODE}): the floor holds: {}; the \
+                 change is {skipped}, so it cannot be shown within the limit and fails the run",
+                f.describe(direction)
+            ),
+        ),
         Some(f) if has_change_limit(check) => (
             CheckStatus::Skipped,
             format!(
@@ -169,6 +212,13 @@ fn too_few_pairs(
             format!(
                 "{name} holds its floor: {} ({pairs} paired queries; floors need no baseline)",
                 f.describe(direction)
+            ),
+        ),
+        None if has_change_limit(check) && proving(settings) => (
+            CheckStatus::Inconclusive,
+            format!(
+                "{name} not proven within its limit ({PROVE_MODE}): the change is {skipped}, so \
+                 it cannot be shown within the limit and fails the run"
             ),
         ),
         None => (
@@ -196,6 +246,15 @@ fn too_few_pairs(
     outcome
 }
 
+/// How verdicts name the "prove it" mode.
+pub const PROVE_MODE: &str = "`inconclusive: fail` requires proof";
+
+/// Whether checks with a change limit must prove it (`inconclusive: fail` under `decision:
+/// significant`).
+fn proving(settings: &GateSettings) -> bool {
+    settings.inconclusive == InconclusivePolicy::Fail && settings.decision == Decision::Significant
+}
+
 /// Whether the rule limits the change from the baseline (not only the current mean).
 fn has_change_limit(check: &Check<'_>) -> bool {
     let l = &check.rule.limits;
@@ -205,130 +264,17 @@ fn has_change_limit(check: &Check<'_>) -> bool {
     }
 }
 
-/// The family's correction, then each member's verdict.
-fn decide_family(
-    members: &[&Candidate],
-    family: Family,
-    checks: &[Check<'_>],
-    settings: &GateSettings,
-    tier: &str,
-    outcomes: &mut [CheckOutcome],
-) {
-    // Bonferroni level of one check in this family: the threshold of the family's smallest p, so
-    // a check that cannot reach it can never fail on its own evidence.
-    let tested = members.iter().filter(|c| c.limit.is_some()).count().max(1);
-    let lone_level = match correction(family, settings) {
-        Multiplicity::None => settings.alpha,
-        Multiplicity::Holm | Multiplicity::BenjaminiHochberg => settings.alpha / tested as f64,
-    };
-    let (powered, underpowered): (Vec<&&Candidate>, Vec<&&Candidate>) = members
-        .iter()
-        .partition(|c| c.test.is_none_or(|t| t.smallest_p <= lone_level));
-    let p_values: Vec<f64> = powered
-        .iter()
-        .filter_map(|c| c.test.map(|t| t.p_value))
-        .collect();
-    let steps = match correction(family, settings) {
-        Multiplicity::Holm => holm::holm(&p_values, settings.alpha),
-        Multiplicity::BenjaminiHochberg => holm::benjamini_hochberg(&p_values, settings.alpha),
-        Multiplicity::None => holm::uncorrected(&p_values, settings.alpha),
-    };
-    let mut steps = steps.into_iter();
-    for candidate in powered {
-        let step = candidate.test.and_then(|_| steps.next());
-        let context = Context {
-            check: &checks[candidate.index],
-            settings,
-            tier,
-            lone_level,
-        };
-        outcomes[candidate.index] = context.decide_check(candidate, step);
-    }
-    for candidate in underpowered {
-        let context = Context {
-            check: &checks[candidate.index],
-            settings,
-            tier,
-            lone_level,
-        };
-        outcomes[candidate.index] = context.underpowered(candidate);
-    }
-}
-
-/// The multiplicity correction a family gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Multiplicity {
-    Holm,
-    BenjaminiHochberg,
-    None,
-}
-
-fn correction(family: Family, settings: &GateSettings) -> Multiplicity {
-    match family {
-        Family::Slices => match settings.slice_correction {
-            SliceCorrection::Holm => Multiplicity::Holm,
-            SliceCorrection::Bh => Multiplicity::BenjaminiHochberg,
-            SliceCorrection::None => Multiplicity::None,
-        },
-        Family::Primary | Family::Calibration | Family::Drift => match settings.correction {
-            Correction::Holm => Multiplicity::Holm,
-            Correction::None => Multiplicity::None,
-        },
-    }
-}
-
 /// What one check's verdict needs besides its values.
 struct Context<'a, 'c> {
     check: &'a Check<'c>,
     settings: &'a GateSettings,
     tier: &'a str,
+    /// The family's level.
+    alpha: f64,
+    /// How many checks of the family have a change limit (m).
+    tested: usize,
     /// alpha / m of the check's family (alpha without correction).
     lone_level: f64,
-}
-
-/// Means and spread of a check's paired values.
-struct Summary {
-    n: usize,
-    baseline_mean: f64,
-    current_mean: f64,
-    delta: f64,
-    worsening: f64,
-    sd: f64,
-}
-
-impl Summary {
-    fn of(paired: &Paired) -> Summary {
-        let baseline_mean = stats::mean(&paired.baseline);
-        let current_mean = stats::mean(&paired.current);
-        Summary {
-            n: paired.qids.len(),
-            baseline_mean,
-            current_mean,
-            delta: current_mean - baseline_mean,
-            worsening: stats::mean(&paired.worsening),
-            sd: stats::sample_sd(&paired.worsening),
-        }
-    }
-
-    fn text(&self) -> String {
-        format!(
-            "{:.4} -> {:.4} (delta {:+.4}, n = {})",
-            self.baseline_mean,
-            self.current_mean,
-            no_negative_zero(self.delta),
-            self.n
-        )
-    }
-
-    /// Whether the mean worsening is beyond `limit` by more than [`BEYOND_TOLERANCE`] of the
-    /// metric's range (`range`, `None` for unbounded metrics).
-    fn beyond(&self, limit: f64, range: Option<f64>) -> bool {
-        let scale = range.unwrap_or_else(|| {
-            1f64.max(self.baseline_mean.abs())
-                .max(self.current_mean.abs())
-        });
-        self.worsening > limit + BEYOND_TOLERANCE * scale
-    }
 }
 
 impl Context<'_, '_> {
@@ -363,8 +309,12 @@ impl Context<'_, '_> {
             );
             return outcome;
         }
-        outcome.status = CheckStatus::Skipped;
         outcome.threshold = Some(self.lone_level);
+        if let Some(proof) = self.proof(candidate) {
+            // Too few queries to fail it, but perhaps enough to prove it within the limit.
+            return self.proven_or_not(outcome, candidate, &summary, proof, None);
+        }
+        outcome.status = CheckStatus::Skipped;
         let unchanged = candidate.paired.worsening.iter().all(|w| *w == 0.0);
         let cause = if smallest >= 1.0 && unchanged {
             format!(
@@ -382,7 +332,7 @@ impl Context<'_, '_> {
             format!(
                 "with {} queries the smallest attainable p is {smallest}, above the {needed} needed \
                  (alpha {} over this family's checks)",
-                summary.n, self.settings.alpha
+                summary.n, self.alpha
             )
         };
         outcome.verdict = format!(
@@ -398,19 +348,22 @@ impl Context<'_, '_> {
         &self,
         candidate: &Candidate,
         step: Option<holm::StepDecision>,
+        adjustment: Option<Adjustment>,
     ) -> CheckOutcome {
         let summary = Summary::of(&candidate.paired);
         let mut outcome = self.base(candidate, &summary);
         outcome.threshold = step.map(|s| s.threshold);
+        outcome.adjustment = adjustment;
         if let (Some(limit), Some(step)) = (candidate.limit, step) {
             self.attach_bound(&mut outcome, candidate, &summary, limit, step);
         }
-        let evidence = self.evidence(candidate, step, &outcome);
+        let evidence = self.evidence(candidate, &outcome);
         self.classify(outcome, candidate, &summary, step, &evidence)
     }
 
-    /// The one-sided bound at the check's own level (the bound the verdict uses) and the drop the
-    /// check would detect.
+    /// The one-sided bound at the level that agrees with the family's decision (`threshold`: the
+    /// check's own Holm level when rejected, the level where Holm stopped when not, BH's
+    /// `R alpha / m`) and the drop the check would detect.
     fn attach_bound(
         &self,
         outcome: &mut CheckOutcome,
@@ -441,21 +394,21 @@ impl Context<'_, '_> {
         ));
     }
 
-    /// "p = ... (method) vs threshold ...; worsening >= ... at ...% confidence", or "on the point
-    /// estimate" when nothing was tested.
-    fn evidence(
-        &self,
-        candidate: &Candidate,
-        step: Option<holm::StepDecision>,
-        outcome: &CheckOutcome,
-    ) -> String {
-        let (Some(test), Some(step)) = (candidate.test, step) else {
+    /// "Holm-adjusted p = ... over m checks <= alpha ... (raw p = ..., method); worsening >= ... at
+    /// ...% confidence", or "on the point estimate" when nothing was tested.
+    fn evidence(&self, candidate: &Candidate, outcome: &CheckOutcome) -> String {
+        let (Some(test), Some(adjustment)) = (candidate.test, outcome.adjustment) else {
             return "on the point estimate".to_string();
         };
         let direction = self.check.rule.metric.direction();
-        let (p, threshold) = p_against(test.p_value, step.threshold);
+        let raw = if adjustment.adjusts() {
+            format!("raw {}, ", p_text(test.p_value))
+        } else {
+            String::new()
+        };
         format!(
-            "{p} ({}) vs threshold {threshold}{}",
+            "{} ({raw}{}){}",
+            adjustment.describe(Notation::Ascii),
             test.method.describe(),
             outcome.bound.map_or(String::new(), |b| format!(
                 "; worsening >= {:.4} at {:.2}% confidence",
@@ -466,8 +419,9 @@ impl Context<'_, '_> {
     }
 
     /// The status and verdict text: a broken floor fails; beyond the limit fails with evidence
-    /// (or on the point estimate in `point` mode) and is inconclusive without; else improved or
-    /// pass.
+    /// (or on the point estimate in `point` mode) and is inconclusive without; in the "prove it"
+    /// mode a check not proven within its limit is inconclusive (and fails the run); else improved
+    /// or pass.
     fn classify(
         &self,
         mut outcome: CheckOutcome,
@@ -496,8 +450,12 @@ impl Context<'_, '_> {
                 "{name} regressed: worsening {:.4} exceeds the {limit_text} ({evidence}): {stats_text}",
                 no_negative_zero(summary.worsening)
             );
+        } else if let Some(proof) = self.proof(candidate) {
+            let evidence = beyond.then_some(evidence);
+            return self.proven_or_not(outcome, candidate, summary, proof, evidence);
         } else if beyond {
-            let needed = queries_needed(summary, limit.unwrap_or(0.0), step);
+            let level = step.map_or(self.alpha, |s| s.threshold);
+            let needed = step.and(summary.queries_needed(limit.unwrap_or(0.0), level, POWER));
             outcome.queries_needed = needed;
             outcome.status = CheckStatus::Inconclusive;
             outcome.verdict = format!(
@@ -509,31 +467,59 @@ impl Context<'_, '_> {
                      with 80% power"
                 ))
             );
-        } else if self.improved(candidate, summary) {
-            outcome.status = CheckStatus::Improved;
-            outcome.verdict = format!(
-                "{name} improved: {stats_text}; if intended, run `ragate baseline accept --tier {}`",
-                self.tier
-            );
         } else {
-            outcome.status = CheckStatus::Pass;
-            outcome.verdict = format!(
-                "{name} within the {limit_text}: worsening {:.4}: {stats_text}",
-                no_negative_zero(summary.worsening)
+            self.pass_or_improved(
+                &mut outcome,
+                candidate,
+                summary,
+                &format!(
+                    "within the {limit_text}: worsening {:.4}",
+                    no_negative_zero(summary.worsening)
+                ),
             );
         }
         outcome
     }
 
-    /// Whether the check got better with evidence at alpha / m (Bonferroni: a suggestion to
-    /// accept must not fire on noise).
-    fn improved(&self, candidate: &Candidate, summary: &Summary) -> bool {
+    /// `improved` with its evidence when the check got better with evidence, else `pass`;
+    /// `within` says why it passes.
+    fn pass_or_improved(
+        &self,
+        outcome: &mut CheckOutcome,
+        candidate: &Candidate,
+        summary: &Summary,
+        within: &str,
+    ) {
+        let name = self.check.name();
+        let stats_text = summary.text();
+        if let Some(gain_p) = self.improved(candidate, summary) {
+            let (p, level) = p_against(gain_p, self.lone_level);
+            let correction = if self.lone_level < self.alpha {
+                format!("alpha {} / {} checks, Bonferroni", self.alpha, self.tested)
+            } else {
+                "no correction".to_string()
+            };
+            outcome.status = CheckStatus::Improved;
+            outcome.verdict = format!(
+                "{name} improved: {stats_text} (no improvement rejected: {p} <= {level}, \
+                 {correction}); if intended, run `ragate baseline accept --tier {}`",
+                self.tier
+            );
+        } else {
+            outcome.status = CheckStatus::Pass;
+            outcome.verdict = format!("{name} {within}: {stats_text}");
+        }
+    }
+
+    /// The p-value of "no improvement" when the check got better with evidence at alpha / m
+    /// (Bonferroni: a suggestion to accept must not fire on noise), else None.
+    fn improved(&self, candidate: &Candidate, summary: &Summary) -> Option<f64> {
         if summary.worsening >= 0.0 {
-            return false;
+            return None;
         }
         let gains: Vec<f64> = candidate.paired.worsening.iter().map(|w| -w).collect();
-        limit_test::test(&gains, 0.0, self.check.rule.metric.range_width()).p_value
-            <= self.lone_level
+        let p = limit_test::test(&gains, 0.0, self.check.rule.metric.range_width()).p_value;
+        (p <= self.lone_level).then_some(p)
     }
 }
 
@@ -545,28 +531,15 @@ fn worsening_of(delta: f64, direction: Direction) -> f64 {
     }
 }
 
-/// About how many paired queries the test needs to decide an effect this far beyond the limit,
-/// with this spread, at the check's threshold with [`POWER`] (normal approximation:
-/// n = ((z(1 - threshold) + z(power)) sd / (W - L))^2).
-fn queries_needed(
-    summary: &Summary,
-    limit: f64,
-    step: Option<holm::StepDecision>,
-) -> Option<usize> {
-    let step = step?;
-    let excess = summary.worsening - limit;
-    if excess <= 0.0 || summary.sd <= 0.0 {
-        return None;
-    }
-    let z = normal::quantile(1.0 - step.threshold) + normal::quantile(POWER);
-    let needed = (z * summary.sd / excess).powi(2).ceil();
-    (needed.is_finite() && needed < 1e12).then_some((needed as usize).max(summary.n + 1))
-}
-
+mod adjusted;
+mod family;
 pub(crate) mod floor;
 mod numbers;
 mod outcome;
 mod paired;
+pub mod proof;
+mod summary;
+pub use adjusted::{Adjustment, FamilyLevels, Notation};
 pub use numbers::{compared, no_negative_zero, p_against, p_text};
 pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, Floor, QueryDrop};
 #[cfg(test)]

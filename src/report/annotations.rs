@@ -143,7 +143,8 @@ fn failure_lines(report: &GateReport) -> Vec<String> {
 #[cfg(test)]
 pub(crate) fn sample_report() -> GateReport {
     use crate::gate::verdict::QueryDrop;
-    use crate::gate::verdict::{DecisionBound, Family};
+    use crate::gate::verdict::{Adjustment, DecisionBound, Family};
+    use crate::stats::holm::Procedure;
     use crate::stats::limit_test::Method;
     let outcome = |name: &str, status, verdict: &str, n, means: [f64; 3]| {
         let slice = name[name.find('[').unwrap_or(0) + 1..name.len() - 1].to_string();
@@ -164,7 +165,8 @@ pub(crate) fn sample_report() -> GateReport {
         (o.baseline_mean, o.current_mean, o.delta) = (means[0], means[1], means[2]);
         o
     };
-    let stats = |mut o: CheckOutcome, bound: f64, p, threshold: f64, detectable| {
+    // `adjusted`: Holm's adjusted p over the check's family of two.
+    let stats = |mut o: CheckOutcome, bound: f64, p, threshold: f64, detectable, adjusted| {
         o.limit = Some(0.02);
         o.bound = Some(DecisionBound {
             delta: bound,
@@ -173,6 +175,12 @@ pub(crate) fn sample_report() -> GateReport {
         o.p_value = Some(p);
         o.method = Some(Method::SkewCorrectedT);
         o.threshold = Some(threshold);
+        o.adjustment = Some(Adjustment {
+            procedure: Procedure::Holm,
+            checks: 2,
+            alpha: 0.05,
+            adjusted,
+        });
         o.detectable_drop = Some(detectable);
         o
     };
@@ -202,7 +210,7 @@ pub(crate) fn sample_report() -> GateReport {
     let mut fail = outcome(
         "recall@5 [class=paraphrased]",
         CheckStatus::Fail,
-        "recall@5 [class=paraphrased] regressed: worsening 0.2000 exceeds the limit 0.0200 (p = 0.0010 (skew-corrected t test) vs threshold 0.0125; worsening >= 0.1000 at 98.75% confidence): 0.8000 -> 0.6000 (delta -0.2000, n = 25)",
+        "recall@5 [class=paraphrased] regressed: worsening 0.2000 exceeds the limit 0.0200 (Holm-adjusted p = 0.0020 over 2 checks <= alpha 0.0500 (raw p = 0.0010, skew-corrected t test); worsening >= 0.1000 at 97.50% confidence): 0.8000 -> 0.6000 (delta -0.2000, n = 25)",
         25,
         [0.8, 0.6, -0.2],
     );
@@ -241,15 +249,15 @@ pub(crate) fn sample_report() -> GateReport {
     let inconclusive = outcome(
         "mrr [class=paraphrased]",
         CheckStatus::Inconclusive,
-        "mrr [class=paraphrased] inconclusive: worsening 0.0300 is beyond the limit 0.0200 on the point estimate, but the evidence is not enough (p = 0.2100 (skew-corrected t test) vs threshold 0.0167); about 310 paired queries with this effect and spread would decide it with 80% power: 0.5000 -> 0.4700 (delta -0.0300, n = 25)",
+        "mrr [class=paraphrased] inconclusive: worsening 0.0300 is beyond the limit 0.0200 on the point estimate, but the evidence is not enough (Holm-adjusted p = 0.2100 over 2 checks > alpha 0.0500 (raw p = 0.2100, skew-corrected t test); worsening >= -0.0050 at 95.00% confidence); about 310 paired queries with this effect and spread would decide it with 80% power: 0.5000 -> 0.4700 (delta -0.0300, n = 25)",
         25,
         [0.5, 0.47, -0.03],
     );
     let outcomes = vec![
-        stats(pass, 0.01, 0.31, 0.025, 0.061),
-        stats(improved, 0.09, 0.0004, 0.0167, 0.055),
-        stats(fail, -0.1, 0.001, 0.0125, 0.12),
-        stats(inconclusive, 0.005, 0.21, 0.0167, 0.08),
+        stats(pass, 0.01, 0.31, 0.05, 0.061, 0.31),
+        stats(improved, 0.09, 0.0004, 0.025, 0.055, 0.0008),
+        stats(fail, -0.1, 0.001, 0.025, 0.12, 0.002),
+        stats(inconclusive, 0.005, 0.21, 0.05, 0.08, 0.21),
         skipped,
         error,
     ];
@@ -266,6 +274,7 @@ pub(crate) fn sample_report() -> GateReport {
         diagnoses: vec![],
         notes: vec![],
         warnings: vec!["the qrels changed since the baseline (sha256 aaa -> bbb)".to_string()],
+        error_budget: None,
     }
 }
 
@@ -307,7 +316,10 @@ mod tests {
             lines[0]
         );
         assert!(
-            lines[0].contains("(p = 0.0010 (skew-corrected t test) vs threshold 0.0125; worsening"),
+            lines[0].contains(
+                "(Holm-adjusted p = 0.0020 over 2 checks <= alpha 0.0500 (raw p = 0.0010, \
+                 skew-corrected t test); worsening"
+            ),
             "commas stay in the message"
         );
         // Inconclusive checks are warnings, or errors when they fail the run.

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::baseline::results::Results;
 use crate::gate::GateReport;
+use crate::gate::error_budget::ErrorBudget;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::report::gate_table::status_word;
 use crate::report::reported;
@@ -27,9 +28,36 @@ pub fn render(report: &GateReport, results: Option<&Results>) -> String {
         "reported": reported::json(report),
         "warnings": report.warnings,
         "notes": report.notes,
+        "error_budget": report.error_budget.as_ref().map(error_budget),
         "results": results,
     });
     pretty(document)
+}
+
+/// The run's bound on false verdicts: the statement the reports print and its parts.
+fn error_budget(budget: &ErrorBudget) -> Value {
+    json!({
+        "statement": budget.statement(),
+        "alpha": budget.alpha,
+        "alpha_scope": budget.scope,
+        "bound": budget.total(),
+        "proving": budget.proving,
+        "parts": budget.parts.iter().map(|part| json!({
+            "family": family(part.family),
+            "checks": part.checks,
+            "level": finite(part.level),
+            "contribution": part.contribution,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn family(family: Family) -> &'static str {
+    match family {
+        Family::Primary => "primary",
+        Family::Slices => "slices",
+        Family::Calibration => "calibration",
+        Family::Drift => "drift",
+    }
 }
 
 /// The document of a run that was not gated (no baseline, or an unreadable one): its status,
@@ -45,6 +73,7 @@ pub fn render_ungated(results: &Results) -> String {
         "reported": [],
         "warnings": [],
         "notes": [],
+        "error_budget": null,
         "results": serde_json::from_str::<Value>(&results.to_json()).expect("results JSON"),
     });
     pretty(document)
@@ -65,6 +94,7 @@ pub fn render_error(tier: &str, error: &str) -> String {
         "reported": [],
         "warnings": [],
         "notes": [],
+        "error_budget": null,
         "results": null,
     }))
 }
@@ -96,12 +126,7 @@ fn check(outcome: &CheckOutcome) -> Value {
         "name": outcome.name,
         "metric": outcome.metric,
         "slice": outcome.slice,
-        "family": match outcome.family {
-            Family::Primary => "primary",
-            Family::Slices => "slices",
-            Family::Calibration => "calibration",
-            Family::Drift => "drift",
-        },
+        "family": family(outcome.family),
         "status": status(outcome.status),
         "verdict": outcome.verdict,
         "n": outcome.n,
@@ -112,8 +137,20 @@ fn check(outcome: &CheckOutcome) -> Value {
         "bound": outcome.bound.map(|b| json!({"delta": finite(b.delta), "confidence": b.confidence})),
         "interval": outcome.ci.map(|(low, high)| json!([finite(low), finite(high)])),
         "p": outcome.p_value.and_then(finite),
+        "p_adjusted": outcome.adjustment.and_then(|a| finite(a.adjusted)),
+        "correction": outcome.adjustment.map(|a| json!({
+            "procedure": a.procedure_name(),
+            "checks": a.checks,
+            "alpha": a.alpha,
+        })),
         "method": outcome.method.map(|m| m.describe()),
         "threshold": outcome.threshold,
+        "proof": outcome.proof.map(|p| json!({
+            "p": finite(p.p_value),
+            "alpha": p.alpha,
+            "upper_bound": p.upper.and_then(finite),
+            "proven": p.proven(),
+        })),
         "detectable_drop": outcome.detectable_drop.and_then(finite),
         "queries_needed": outcome.queries_needed,
         "floor": outcome.floor.map(|f| json!({"bound": f.bound, "mean": finite(f.mean), "n": f.n})),

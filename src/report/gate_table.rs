@@ -155,8 +155,12 @@ pub fn render(report: &GateReport) -> String {
 
 /// The terminal table of a gate run, its verdict words coloured by `paint`.
 pub(crate) fn render_painted(report: &GateReport, paint: Paint) -> String {
-    let mut rows: Vec<[String; 7]> =
-        vec![["status", "check", "baseline", "current", "delta", "p", "n"].map(String::from)];
+    let mut rows: Vec<[String; 7]> = vec![
+        [
+            "status", "check", "baseline", "current", "delta", "adj. p", "n",
+        ]
+        .map(String::from),
+    ];
     // The status of each row below the header, to colour its (padded) first cell.
     let statuses: Vec<CheckStatus> = report.outcomes.iter().map(|o| o.status).collect();
     for o in &report.outcomes {
@@ -166,7 +170,9 @@ pub(crate) fn render_painted(report: &GateReport, paint: Paint) -> String {
             value(o.baseline_mean),
             value(o.current_mean),
             signed(o.delta),
-            p_value(o.p_value),
+            // The adjusted p is the one compared with alpha (the raw p of a check outside the
+            // correction: an underpowered one).
+            p_value(o.adjustment.map(|a| a.adjusted).or(o.p_value)),
             count(o),
         ]);
     }
@@ -217,6 +223,10 @@ pub(crate) fn render_painted(report: &GateReport, paint: Paint) -> String {
     out.push('\n');
     out.push_str(&totals(report));
     out.push('\n');
+    if let Some(budget) = &report.error_budget {
+        out.push_str(&budget.statement());
+        out.push('\n');
+    }
     if let Some(line) = reported::totals(report) {
         out.push_str(&line);
         out.push('\n');
@@ -234,10 +244,10 @@ mod tests {
         let text = render(&sample_report());
         let lines: Vec<&str> = text.lines().collect();
         let expected_rows = [
-            "status        check                         baseline  current    delta       p   n",
+            "status        check                         baseline  current    delta  adj. p   n",
             "pass          recall@5 [all]                  0.7000   0.6950  -0.0050  0.3100  40",
-            "improved      ndcg@10 [all]                   0.6000   0.6600  +0.0600  0.0004  40",
-            "FAIL          recall@5 [class=paraphrased]    0.8000   0.6000  -0.2000  0.0010  25",
+            "improved      ndcg@10 [all]                   0.6000   0.6600  +0.0600  0.0008  40",
+            "FAIL          recall@5 [class=paraphrased]    0.8000   0.6000  -0.2000  0.0020  25",
             "inconclusive  mrr [class=paraphrased]         0.5000   0.4700  -0.0300  0.2100  25",
             "skipped       recall@5 [class=rare]                –        –        –       –   3",
             "ERROR         mrr [all]                            –        –        –       –   –",

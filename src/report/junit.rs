@@ -3,8 +3,8 @@
 //! `ragate.<tier>.<metric>` (CI servers group the cases per metric) and the slice in the name
 //! (`recall@10 [class=literal]`); a regression is a `failure` (message: the verdict; body: the
 //! regressed queries), an evaluation problem an `error`, an underpowered check `skipped`; an
-//! inconclusive check passes with its verdict in system-out (a `failure` of type `inconclusive`
-//! under `inconclusive: fail`). The suite's system-out carries the baseline counts and the
+//! inconclusive check passes with its verdict in system-out (a `failure` of type `not proven
+//! (inconclusive: fail)` under `inconclusive: fail`, where a check must be proven within its limit). The suite's system-out carries the baseline counts and the
 //! warnings; its `file` names the config the checks come from, its `timestamp` and `time` the
 //! run's start (UTC) and duration ([`RunClock`]: pinned by `SOURCE_DATE_EPOCH`).
 //!
@@ -192,7 +192,7 @@ fn testcase(outcome: &CheckOutcome, suite: &str, inconclusive_fails: bool) -> Te
             TestCaseBuilder::success(&name, ZERO)
         }
         CheckStatus::Inconclusive if inconclusive_fails => {
-            TestCaseBuilder::failure(&name, ZERO, "inconclusive", &verdict)
+            TestCaseBuilder::failure(&name, ZERO, "not proven (inconclusive: fail)", &verdict)
         }
         CheckStatus::Inconclusive => TestCaseBuilder::success(&name, ZERO),
         CheckStatus::Fail => TestCaseBuilder::failure(&name, ZERO, "regression", &verdict),

@@ -21,8 +21,10 @@ use crate::baseline::results::RunStatus;
 use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::calibration::interval_text;
+use crate::gate::error_budget::ErrorBudget;
+use crate::gate::verdict::proof::Proof;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Floor};
-use crate::gate::verdict::{no_negative_zero, p_against, p_text};
+use crate::gate::verdict::{Notation, no_negative_zero, p_against, p_text};
 use crate::metrics::retrieval::Direction;
 use crate::report::answer_diff;
 use crate::report::gate_table::{bound, count, higher_is_better, optional, signed, value};
@@ -195,7 +197,8 @@ fn headline(report: &GateReport) -> String {
         RunStatus::Regression => (
             "❌",
             format!(
-                "{} of {total} checks inconclusive, which fail the run (`inconclusive: fail`)",
+                "{} of {total} checks not proven within their limits, which fails the run \
+                 (`inconclusive: fail` requires proof)",
                 counts.inconclusive
             ),
             CheckStatus::Inconclusive,
@@ -245,7 +248,8 @@ fn notable_row(o: &CheckOutcome) -> String {
 }
 
 /// The statistics behind a failing or inconclusive check, on one line, when the decision used
-/// them (never in `decision: point`, which has none): `p = 0.0010 vs adjusted α 0.0125 ·
+/// them (never in `decision: point`, which has none): `Holm-adjusted p = 0.0040 over 4 checks ≤
+/// α 0.0500 (raw p = 0.0010) ·
 /// worsening ≥ 0.1000 at 98.75% · n = 25` (the test's name is in the verdict, in the details);
 /// for a calibrated floor its interval.
 fn statistics_line(o: &CheckOutcome) -> Option<String> {
@@ -262,11 +266,11 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
         parts.push(format!("{} labels", o.n));
     } else {
         let p = o.p_value?;
-        parts.push(match o.threshold {
-            Some(t) => {
-                let (p, t) = p_against(p, t);
-                format!("{p} vs adjusted α {t}")
+        parts.push(match o.adjustment {
+            Some(a) if a.adjusts() => {
+                format!("{} (raw {})", a.describe(Notation::Symbols), p_text(p))
             }
+            Some(a) => a.describe(Notation::Symbols),
             None => p_text(p),
         });
         if let Some(b) = o.bound.filter(|b| b.delta.is_finite()) {
@@ -281,10 +285,14 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
                 100.0 * b.confidence
             ));
         }
+        if let Some(proof) = o.proof {
+            parts.push(proof_text(&proof, o.limit));
+        }
         parts.push(format!("n = {}", o.n));
         if let Some(needed) = o.queries_needed {
+            let verb = if o.proof.is_some() { "prove" } else { "decide" };
             parts.push(format!(
-                "about {needed} paired queries would decide it with 80% power"
+                "about {needed} paired queries would {verb} it with 80% power"
             ));
         }
     }
@@ -293,6 +301,27 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
         inline(&o.name, TEXT_CHARS),
         parts.join(" · ")
     ))
+}
+
+/// The "prove it" test of a check: `not proven (inconclusive: fail): worsening ≤ 0.0312 at 95.00%,
+/// limit 0.0200 (non-inferiority p = 0.2100 > α 0.0500)`.
+fn proof_text(proof: &Proof, limit: Option<f64>) -> String {
+    let (p, alpha) = p_against(proof.p_value, proof.alpha);
+    let relation = if proof.proven() { "≤" } else { ">" };
+    let upper = proof.upper.map_or("none at this size".to_string(), |u| {
+        format!("{:.4}", no_negative_zero(u))
+    });
+    format!(
+        "{} (`inconclusive: fail`): worsening ≤ {upper} at {:.2}%, limit {} (non-inferiority {p} \
+         {relation} α {alpha})",
+        if proof.proven() {
+            "proven"
+        } else {
+            "not proven"
+        },
+        100.0 * (1.0 - proof.alpha),
+        limit.map_or("–".to_string(), |l| format!("{l:.4}"))
+    )
 }
 
 /// Headline, the notable checks, their statistics, and the checks that were not evaluated.
@@ -467,7 +496,7 @@ fn full_row(o: &CheckOutcome, statistics: bool) -> String {
         row.push_str(&format!(
             " {} | {} | {} | {} |",
             p_cell(o.p_value),
-            optional(o.threshold),
+            p_cell(o.adjustment.map(|a| a.adjusted)),
             interval,
             optional(o.detectable_drop),
         ));
@@ -489,7 +518,7 @@ fn push_all_checks(out: &mut String, report: &GateReport) {
     out.push_str("| status | check | baseline | current | delta | limit | n |");
     let mut rule = String::from("|---|---|---:|---:|---:|---:|---:|");
     if statistics {
-        out.push_str(" p | adjusted α | decision bound | detectable drop |");
+        out.push_str(" p | adjusted p | decision bound | detectable drop |");
         rule.push_str("---:|---:|---:|---:|");
     }
     out.push('\n');
@@ -523,14 +552,15 @@ fn push_all_checks(out: &mut String, report: &GateReport) {
     out.push_str("\n\n</details>\n\n");
 }
 
-/// The notes (calibration, judging, noise, operational figures), folded.
+/// The notes (the run's error budget, calibration, judging, noise, operational figures), folded.
 fn push_notes(out: &mut String, report: &GateReport) {
-    let notes: Vec<&String> = report.notes.iter().collect();
+    let budget = report.error_budget.as_ref().map(ErrorBudget::statement);
+    let notes: Vec<&String> = budget.iter().chain(&report.notes).collect();
     if notes.is_empty() {
         return;
     }
     out.push_str(&open_details(
-        "Notes: calibration, judging, operational figures",
+        "Notes: error budget, calibration, judging, operational figures",
     ));
     let mut lines = notes
         .iter()

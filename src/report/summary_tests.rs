@@ -66,9 +66,9 @@ fn failing_report() -> GateReport {
     faithfulness.slice = "all".into();
     faithfulness.family = Family::Primary;
     faithfulness.verdict = "faithfulness [all] regressed: worsening 0.1500 exceeds the limit \
-                            0.0500 (p < 0.0001 (exact sign-flip test) vs threshold 0.0250; \
-                            worsening >= 0.0900 at 97.50% confidence): 1.0000 -> 0.8500 (delta \
-                            -0.1500, n = 20)"
+                            0.0500 (Holm-adjusted p < 0.0001 over 2 checks <= alpha 0.0500 (raw \
+                            p < 0.0001, exact sign-flip test); worsening >= 0.0900 at 97.50% \
+                            confidence): 1.0000 -> 0.8500 (delta -0.1500, n = 20)"
         .into();
     (faithfulness.baseline_mean, faithfulness.current_mean) = (1.0, 0.85);
     faithfulness.delta = -0.15;
@@ -76,6 +76,12 @@ fn failing_report() -> GateReport {
     faithfulness.p_value = Some(0.00002);
     faithfulness.method = Some(crate::stats::limit_test::Method::ExactSignFlip);
     faithfulness.threshold = Some(0.025);
+    faithfulness.adjustment = Some(crate::gate::verdict::Adjustment {
+        procedure: crate::stats::holm::Procedure::Holm,
+        checks: 2,
+        alpha: 0.05,
+        adjusted: 0.00004,
+    });
     faithfulness.bound = Some(DecisionBound {
         delta: -0.09,
         confidence: 0.975,
@@ -221,8 +227,8 @@ fn only_notable_checks_come_before_the_details_with_their_limit() {
 fn statistics_are_shown_in_one_form_and_only_where_the_decision_used_them() {
     let text = render(&failing_report());
     assert!(text.contains(
-        "- faithfulness [all]: p < 0.0001 vs adjusted α 0.0250 · \
-         worsening ≥ 0.0900 at 97.50% · n = 20\n"
+        "- faithfulness [all]: Holm-adjusted p < 0.0001 over 2 checks ≤ α 0.0500 (raw p < \
+         0.0001) · worsening ≥ 0.0900 at 97.50% · n = 20\n"
     ));
     assert!(text.contains("| < 0.0001 |"), "the same form in the table");
     assert!(
@@ -244,10 +250,11 @@ fn statistics_are_shown_in_one_form_and_only_where_the_decision_used_them() {
     let mut point = failing_report();
     for o in &mut point.outcomes {
         (o.p_value, o.threshold, o.bound, o.detectable_drop, o.ci) = (None, None, None, None, None);
+        o.adjustment = None;
     }
     let text = render(&point);
     assert!(
-        !text.contains("adjusted α") && !text.contains("| p |"),
+        !text.contains("| adjusted p |") && !text.contains("| p |"),
         "{text}"
     );
 }

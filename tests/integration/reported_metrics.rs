@@ -110,6 +110,16 @@ fn an_ungated_metric_is_reported_everywhere_and_cannot_fail_the_gate() {
     let errors = Schema::published("gate.schema.json").errors(&document);
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(document["checks"].as_array().unwrap().len(), 1);
+    // The run's error budget (issue 23, item 6): this tier decides on point estimates, so the
+    // gate says it has no error control rather than printing a bound.
+    assert_eq!(document["error_budget"]["alpha_scope"], "family");
+    assert!(document["error_budget"]["bound"].is_null());
+    assert_eq!(
+        document["error_budget"]["statement"],
+        "error control: none for the metric checks (`decision: point` fails on the point \
+         estimate, with no test)"
+    );
+    assert!(document["checks"][0]["p_adjusted"].is_null());
     assert_eq!(
         document["reported"],
         serde_json::json!([{

@@ -30,8 +30,8 @@ use serde::Deserialize;
 
 use ragate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus};
 use ragate::config::{
-    Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule, SliceCorrection,
-    SliceValue,
+    AlphaScope, Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule,
+    SliceCorrection, SliceValue,
 };
 use ragate::gate::checks::{Check, expand};
 use ragate::gate::verdict::{CheckOutcome, CheckStatus, decide};
@@ -216,6 +216,7 @@ fn settings(rules: &[Rule], seed: u64) -> GateSettings {
     GateSettings {
         decision: Decision::Significant,
         alpha: ALPHA,
+        alpha_scope: AlphaScope::Family,
         correction: Correction::Holm,
         slice_correction: SliceCorrection::Holm,
         inconclusive: InconclusivePolicy::Pass,

@@ -16,7 +16,8 @@ use rand_chacha::ChaCha8Rng;
 
 use ragate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus};
 use ragate::config::{
-    Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule, SliceCorrection,
+    AlphaScope, Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule,
+    SliceCorrection,
 };
 use ragate::gate::checks::{Check, Slice};
 use ragate::gate::verdict::{CheckStatus, decide};
@@ -153,6 +154,7 @@ fn statistics_real_nfcorpus_pairs() {
     let settings = GateSettings {
         decision: Decision::Significant,
         alpha: ALPHA,
+        alpha_scope: AlphaScope::Family,
         correction: Correction::Holm,
         slice_correction: SliceCorrection::Holm,
         inconclusive: InconclusivePolicy::Pass,

@@ -1,6 +1,8 @@
 //! What deciding a check produces: its status, its family, the bound and the queries behind it
 //! ([`CheckOutcome`]).
 
+use crate::gate::verdict::Adjustment;
+use crate::gate::verdict::proof::Proof;
 use crate::stats::limit_test::Method;
 
 /// The verdict of one check.
@@ -107,12 +109,20 @@ pub struct CheckOutcome {
     /// A two-sided 95% interval (calibrated estimates only).
     pub ci: Option<(f64, f64)>,
     /// The raw p-value of the one-sided test against the limit (not adjusted for multiplicity: the
-    /// correction is in `threshold`, the level it was compared with).
+    /// adjusted one is in `adjustment`).
     pub p_value: Option<f64>,
     /// How p was computed.
     pub method: Option<Method>,
-    /// The corrected significance threshold p was compared with.
+    /// The level of the decision bound, which the raw p is equivalently compared with: the
+    /// family's correction rejects the check exactly when `p_value <= threshold` (the check's own
+    /// Holm level when rejected, the level where Holm stopped when not, BH's `R alpha / m`); for
+    /// an underpowered check, alpha / m.
     pub threshold: Option<f64>,
+    /// The check's adjusted p-value against its family's alpha (tested checks).
+    pub adjustment: Option<Adjustment>,
+    /// Under `inconclusive: fail`: the non-inferiority test that must prove the worsening below
+    /// the limit.
+    pub proof: Option<Proof>,
     /// The smallest mean worsening this check detects with 80% power (beyond its limit); `None`
     /// when it cannot fail at this size.
     pub detectable_drop: Option<f64>,
@@ -150,6 +160,8 @@ impl CheckOutcome {
             p_value: None,
             method: None,
             threshold: None,
+            adjustment: None,
+            proof: None,
             detectable_drop: None,
             queries_needed: None,
             worst: Vec::new(),

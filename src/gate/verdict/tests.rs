@@ -50,6 +50,7 @@ fn settings(decision: Decision, min_queries: usize, rules: Vec<Rule>) -> GateSet
     GateSettings {
         decision,
         alpha: 0.05,
+        alpha_scope: crate::config::AlphaScope::Family,
         correction: Correction::Holm,
         slice_correction: SliceCorrection::Holm,
         inconclusive: crate::config::InconclusivePolicy::Pass,
@@ -147,7 +148,7 @@ fn a_large_consistent_drop_fails_and_names_the_worst_queries() {
     assert!(bound.delta < -0.05 && bound.delta > -0.5, "{bound:?}");
     assert!(
         all.verdict.starts_with(&format!(
-            "mrr [all] regressed: worsening 0.5000 exceeds the limit 0.0500 ({} (skew-corrected t test checked by a betting test: few queries changed) vs threshold 0.0500; worsening >= ",
+            "mrr [all] regressed: worsening 0.5000 exceeds the limit 0.0500 ({} <= alpha 0.0500 (skew-corrected t test checked by a betting test: few queries changed); worsening >= ",
             super::p_text(all.p_value.unwrap())
         )),
         "{}",
@@ -432,8 +433,21 @@ fn holm_stops_at_the_first_p_value_above_its_threshold() {
             outcome.verdict
         );
     }
+    // Both bounds at the level where Holm stopped (alpha / 2), which both raw p-values exceed;
+    // both adjusted p-values are 2 x 0.0322 > alpha, as the verdicts say.
     assert_eq!(outcomes[0].threshold, Some(0.025));
-    assert_eq!(outcomes[1].threshold, Some(0.05));
+    assert_eq!(outcomes[1].threshold, Some(0.025));
+    for outcome in &outcomes {
+        let adjustment = outcome.adjustment.unwrap();
+        assert_eq!(adjustment.adjusted, 2.0 * 132.0 / 4096.0);
+        assert!(
+            outcome
+                .verdict
+                .contains("(Holm-adjusted p = 0.0645 over 2 checks > alpha 0.0500 (raw p = 0.0322, exact sign-flip test)"),
+            "{}",
+            outcome.verdict
+        );
+    }
     // without correction both fail
     let mut none = s.clone();
     none.correction = Correction::None;
@@ -464,12 +478,20 @@ fn slice_checks_form_their_own_family() {
             (Family::Slices, Some(0.05)),
         ]
     );
-    // Benjamini-Hochberg for the slices: thresholds i alpha / m.
+    // Benjamini-Hochberg for the slices: both rejected (R = 2), so both bounds at R alpha / m =
+    // alpha.
     let mut bh = significant(vec![rule(DROP, None)]);
     bh.slice_correction = SliceCorrection::Bh;
     let outcomes = run(&baseline, &current, &bh);
-    assert_eq!(outcomes[1].threshold, Some(0.025));
+    assert_eq!(outcomes[1].threshold, Some(0.05));
     assert_eq!(outcomes[2].threshold, Some(0.05));
+    assert!(
+        outcomes[1]
+            .verdict
+            .contains("BH-adjusted q < 0.0001 over 2 checks <= alpha 0.0500"),
+        "{}",
+        outcomes[1].verdict
+    );
     assert!(outcomes.iter().all(|o| o.status == CheckStatus::Fail));
 }
 
@@ -553,5 +575,7 @@ fn the_index_pairs_each_slice_with_its_own_queries_by_the_current_slice_values()
     assert_eq!(paired.current, [0.7, 0.6, 0.4, 0.1]);
 }
 
+mod agreement;
 mod floors;
 mod messages;
+mod proof;

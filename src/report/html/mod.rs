@@ -15,7 +15,7 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::error::Result;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, no_negative_zero, p_text};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation, no_negative_zero, p_text};
 use crate::history::record::{Record, status_word as check_word};
 
 /// The run history behind the trend charts.
@@ -202,7 +202,7 @@ fn checks_table(rows: &[&CheckOutcome]) -> Markup {
                 thead { tr {
                     th { "status" } th { "check" } th class="num" { "baseline" }
                     th class="num" { "current" } th class="num" { "delta" }
-                    th class="num" { "limit" } th class="num" { "p" } th class="num" { "n" }
+                    th class="num" { "limit" } th class="num" { "adjusted p" } th class="num" { "n" }
                 } }
                 tbody {
                     @for o in rows {
@@ -214,7 +214,8 @@ fn checks_table(rows: &[&CheckOutcome]) -> Markup {
                                     (number(o.baseline_mean)) " → " (number(o.current_mean))
                                     " (" (signed(o.delta)) ")"
                                     @if let Some(limit) = o.limit { ", limit " (number(limit)) }
-                                    @if let Some(p) = o.p_value { ", " (p_text(p)) }
+                                    @if let Some(a) = o.adjustment { ", " (a.describe(Notation::Ascii)) }
+                                    @else if let Some(p) = o.p_value { ", " (p_text(p)) }
                                     ", n = " (o.n)
                                 }
                                 div class="verdict" { (o.verdict) }
@@ -223,7 +224,7 @@ fn checks_table(rows: &[&CheckOutcome]) -> Markup {
                             td class="num" { (number(o.current_mean)) }
                             td class="num" { (signed(o.delta)) }
                             td class="num" { (o.limit.map_or("–".to_string(), number)) }
-                            td class="num" { (o.p_value.map_or("–".to_string(), p_text)) }
+                            td class="num" { (o.adjustment.map(|a| a.adjusted).or(o.p_value).map_or("–".to_string(), p_text)) }
                             td class="num" { (o.n) }
                         }
                     }
