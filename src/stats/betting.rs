@@ -37,17 +37,15 @@ impl Tallied {
         Tallied { values: tallied }
     }
 
-    /// How many values differ from the most common one (the queries that carry information when
-    /// most queries did not change).
-    pub fn off_mode(&self) -> usize {
-        let total: usize = self.values.iter().map(|(_, count)| count).sum();
-        let mode = self
-            .values
+    /// How many values are not zero (within 1e-12): the queries that changed, which carry the
+    /// information when most queries did not. A uniform shift (every query worse by the same
+    /// amount) changed every query.
+    pub fn changed(&self) -> usize {
+        self.values
             .iter()
-            .map(|(_, count)| *count)
-            .max()
-            .unwrap_or(0);
-        total - mode
+            .filter(|(value, _)| !same(*value, 0.0))
+            .map(|(_, count)| count)
+            .sum()
     }
 
     /// The p-value of `H0: E[w] <= limit` for values in `[-range, range]`. Values outside the
@@ -151,10 +149,12 @@ mod tests {
     }
 
     #[test]
-    fn off_mode_counts_the_values_that_differ_from_the_most_common_one() {
-        assert_eq!(Tallied::new(&[0.0, 0.0, 0.0, 0.3, -0.2, 0.3]).off_mode(), 3);
-        assert_eq!(Tallied::new(&[0.1 + 0.2, 0.3, 0.5]).off_mode(), 1);
-        assert_eq!(Tallied::new(&[]).off_mode(), 0);
+    fn changed_counts_the_values_that_are_not_zero() {
+        assert_eq!(Tallied::new(&[0.0, 0.0, 0.0, 0.3, -0.2, 0.3]).changed(), 3);
+        // A uniform shift changed every value (the most common value is not "unchanged").
+        assert_eq!(Tallied::new(&[0.1 + 0.2, 0.3, 0.5]).changed(), 3);
+        assert_eq!(Tallied::new(&[1e-17, -0.0, 0.5]).changed(), 1);
+        assert_eq!(Tallied::new(&[]).changed(), 0);
     }
 
     #[test]

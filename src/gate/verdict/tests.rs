@@ -554,3 +554,19 @@ fn the_index_pairs_each_slice_with_its_own_queries_by_the_current_slice_values()
 
 mod floors;
 mod messages;
+
+#[test]
+fn a_uniform_large_shift_fails_with_p_near_zero() {
+    // 30 queries that all lost 0.3 against a limit of 0.02: before, "few queries changed" counted
+    // the values off the most common one (none), the betting check capped p at 0.0045.
+    let baseline = vec![0.8; 30];
+    let current = vec![0.5; 30];
+    let all = &run(
+        &baseline,
+        &current,
+        &significant(vec![rule(limited(0.02), None)]),
+    )[0];
+    assert_eq!(all.status, CheckStatus::Fail, "{}", all.verdict);
+    assert_eq!(all.method, Some(Method::SkewCorrectedT));
+    assert_eq!(all.p_value, Some(0.0));
+}
