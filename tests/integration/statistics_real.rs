@@ -9,6 +9,8 @@
 //! is a tolerated change (0.5x, 0.8x) or a regression (2x, 5x). Each trial draws 323 deltas with
 //! replacement and runs the four `all` checks through `gate::verdict::decide` (Holm over 4).
 
+mod runs;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
