@@ -14,7 +14,7 @@
 //! could move by the whole range. The gate uses this test only as a check on the analytic test
 //! where the analytic test's normal approximation is not to be trusted (see `limit_test`).
 
-/// Number of bets averaged: `λ_j = j / (GRID (R + L))`, `j = 1..=GRID`.
+/// Number of bets of the even grid: `λ_j = j / (GRID (R + L))`, `j = 1..=GRID`.
 const GRID: usize = 100;
 
 /// Values with their multiplicities, so the capital is computed once per distinct value.
@@ -37,17 +37,15 @@ impl Tallied {
         Tallied { values: tallied }
     }
 
-    /// How many values differ from the most common one (the queries that carry information when
-    /// most queries did not change).
-    pub fn off_mode(&self) -> usize {
-        let total: usize = self.values.iter().map(|(_, count)| count).sum();
-        let mode = self
-            .values
+    /// How many values are not zero (within 1e-12): the queries that changed, which carry the
+    /// information when most queries did not. A uniform shift (every query worse by the same
+    /// amount) changed every query.
+    pub fn changed(&self) -> usize {
+        self.values
             .iter()
-            .map(|(_, count)| *count)
-            .max()
-            .unwrap_or(0);
-        total - mode
+            .filter(|(value, _)| !same(*value, 0.0))
+            .map(|(_, count)| count)
+            .sum()
     }
 
     /// The p-value of `H0: E[w] <= limit` for values in `[-range, range]`. Values outside the
@@ -61,13 +59,15 @@ impl Tallied {
         if outside || !limit.is_finite() || !positive_range || limit.abs() >= range {
             return f64::NAN;
         }
-        let log_e = log_mean_exp((1..=GRID).map(|j| {
-            let bet = j as f64 / (GRID as f64 * (range + limit));
+        let log_capital = |bet: f64| -> f64 {
             self.values
                 .iter()
                 .map(|&(v, count)| count as f64 * (bet * (v - limit)).max(-1.0).ln_1p())
                 .sum::<f64>()
-        }));
+        };
+        let largest = 1.0 / (range + limit);
+        let grid = log_mean_exp((1..=GRID).map(|j| log_capital(j as f64 * largest / GRID as f64)));
+        let log_e = log_mean_exp([log_capital(largest), grid].into_iter());
         (-log_e).exp().min(1.0)
     }
 }
@@ -106,14 +106,16 @@ mod tests {
     #[test]
     fn the_p_value_is_the_inverse_of_the_mean_capital_over_the_grid() {
         // Two values 0.5 and -0.5 at L = 0: K(λ) = (1 + λ/2)(1 - λ/2) = 1 - λ²/4 with λ = j / 100,
-        // mean over j = 1..100 of 1 - j²/40000 = 1 - 338350/4000000 = 0.9154125: p = 1.
+        // mean over j = 1..100 of 1 - j²/40000 = 0.9154125, and 0.75 at λ = 1: p = 1.
         assert_eq!(p(&[0.5, -0.5], 0.0), 1.0);
-        // Ten values of 1 at L = 0: K(λ) = (1 + λ)^10; E = mean over j of (1 + j/100)^10.
-        let e: f64 = (1..=100)
+        // Ten values of 1 at L = 0: K(λ) = (1 + λ)^10; E = half of K(1) = 2^10 plus half the mean
+        // over j of (1 + j/100)^10 (222.6, which alone gave p = 0.0045).
+        let grid: f64 = (1..=100)
             .map(|j| (1.0 + j as f64 / 100.0).powi(10))
             .sum::<f64>()
             / 100.0;
-        let expected = 1.0 / e;
+        let expected = 1.0 / (0.5 * 1024.0 + 0.5 * grid);
+        assert!(expected < 2.0f64.powi(-9), "{expected}");
         assert!((p(&[1.0; 10], 0.0) - expected).abs() < 1e-15 * expected.max(1.0));
         assert_eq!(smallest_p(10, 0.0, 1.0), p(&[1.0; 10], 0.0));
     }
@@ -151,10 +153,12 @@ mod tests {
     }
 
     #[test]
-    fn off_mode_counts_the_values_that_differ_from_the_most_common_one() {
-        assert_eq!(Tallied::new(&[0.0, 0.0, 0.0, 0.3, -0.2, 0.3]).off_mode(), 3);
-        assert_eq!(Tallied::new(&[0.1 + 0.2, 0.3, 0.5]).off_mode(), 1);
-        assert_eq!(Tallied::new(&[]).off_mode(), 0);
+    fn changed_counts_the_values_that_are_not_zero() {
+        assert_eq!(Tallied::new(&[0.0, 0.0, 0.0, 0.3, -0.2, 0.3]).changed(), 3);
+        // A uniform shift changed every value (the most common value is not "unchanged").
+        assert_eq!(Tallied::new(&[0.1 + 0.2, 0.3, 0.5]).changed(), 3);
+        assert_eq!(Tallied::new(&[1e-17, -0.0, 0.5]).changed(), 1);
+        assert_eq!(Tallied::new(&[]).changed(), 0);
     }
 
     #[test]

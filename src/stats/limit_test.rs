@@ -22,9 +22,10 @@
 //!   and the transformation is monotone (`1 + g u / 3` squared is its derivative), so it inverts
 //!   into a confidence bound in closed form.
 //!
-//! - n >= [`ANALYTIC_MIN_N`] but fewer than `ANALYTIC_MIN_N - 1` queries differ from the most common
-//!   worsening (usually 0: most queries did not change), for a metric with a bounded range: the
-//!   analytic test **checked by a betting test** (`stats::betting`), `p = max(p_analytic, p_bet)`.
+//! - n >= [`ANALYTIC_MIN_N`] but fewer than `ANALYTIC_MIN_N - 1` queries changed (a worsening
+//!   other than 0), for a metric with a bounded range: the analytic test **checked by a betting
+//!   test** (`stats::betting`), `p = max(p_analytic, p_bet)`. A uniform shift (every query worse by
+//!   the same amount) changed every query, so the analytic test decides it alone.
 //!   The normal approximation rests on the few queries that changed; when the rare changes are
 //!   large gains, samples that happen to hold few of them look like a regression (measured on
 //!   NFCorpus recall@10: 3x the level at 0.05, 7.5x at 0.0125). The betting test is valid for any
@@ -45,8 +46,11 @@ pub const ANALYTIC_MIN_N: usize = 30;
 /// How a p-value was computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// Exact enumeration of all sign flips of `w - L`.
+    /// Exact enumeration of all sign flips of `w - L` (an unbounded metric).
     ExactSignFlip,
+    /// The exact sign-flip test checked by a betting test on the metric's range (a bounded metric
+    /// with fewer than 30 pairs): the larger of the two p-values.
+    ExactSignFlipAndBetting,
     /// Studentized mean with Hall's skewness correction, Student's t reference.
     SkewCorrectedT,
     /// The skew-corrected t test checked by a betting test on the metric's range (few queries
@@ -58,6 +62,9 @@ impl Method {
     pub fn describe(self) -> &'static str {
         match self {
             Method::ExactSignFlip => "exact sign-flip test",
+            Method::ExactSignFlipAndBetting => {
+                "exact sign-flip test checked by a betting test: fewer than 30 queries"
+            }
             Method::SkewCorrectedT => "skew-corrected t test",
             Method::SkewCorrectedTAndBetting => {
                 "skew-corrected t test checked by a betting test: few queries changed"
@@ -87,10 +94,19 @@ pub fn test(worsening: &[f64], limit: f64, range: Option<f64>) -> LimitTest {
         let shifted: Vec<f64> = worsening.iter().map(|w| limit - w).collect();
         let tolerance = 1e-12 * (1.0 + limit.abs());
         let non_zero = shifted.iter().filter(|d| d.abs() > tolerance).count();
-        return LimitTest {
-            p_value: randomization::exact_drop_p_value(&shifted),
-            method: Method::ExactSignFlip,
-            smallest_p: 0.5f64.powi(non_zero as i32),
+        let exact = randomization::exact_drop_p_value(&shifted);
+        let smallest = 0.5f64.powi(non_zero as i32);
+        return match bounded(range) {
+            Some(range) => LimitTest {
+                p_value: exact.max(Tallied::new(worsening).p_value(limit, range)),
+                method: Method::ExactSignFlipAndBetting,
+                smallest_p: smallest.max(betting::smallest_p(n, limit, range)),
+            },
+            None => LimitTest {
+                p_value: exact,
+                method: Method::ExactSignFlip,
+                smallest_p: smallest,
+            },
         };
     }
     let analytic = SkewCorrected::new(worsening).p_value(limit);
@@ -108,14 +124,21 @@ pub fn test(worsening: &[f64], limit: f64, range: Option<f64>) -> LimitTest {
     }
 }
 
+/// The width of a bounded metric's range (finite and positive), `None` for an unbounded metric.
+fn bounded(range: Option<f64>) -> Option<f64> {
+    range.filter(|r| r.is_finite() && *r > 0.0)
+}
+
 /// The tallied values and the range when the analytic test must be checked by the betting test:
 /// a bounded metric with fewer than [`ANALYTIC_MIN_N`] informative values, counting each query
-/// off the most common worsening and one for that common value (so 30 distinct values are enough,
-/// as for the switch from the exact test).
+/// that changed (a worsening other than 0) and one for the unchanged ones (so 29 changed queries
+/// are enough, as 30 values are for the switch from the exact test). Counting the values off the
+/// most common one instead sent uniform shifts (30 queries all worse by 0.3) to the betting test,
+/// whose power is bounded by the range: p = 0.0045 where the analytic test gives 0.
 fn sparse_check(worsening: &[f64], range: Option<f64>) -> Option<(Tallied, f64)> {
-    let range = range.filter(|r| r.is_finite() && *r > 0.0)?;
+    let range = bounded(range)?;
     let tallied = Tallied::new(worsening);
-    (tallied.off_mode() + 1 < ANALYTIC_MIN_N).then_some((tallied, range))
+    (tallied.changed() + 1 < ANALYTIC_MIN_N).then_some((tallied, range))
 }
 
 /// The lower confidence bound of `E[worsening]` at confidence `1 - level`: the largest limit the
@@ -141,9 +164,13 @@ pub fn lower_bound(worsening: &[f64], level: f64, range: Option<f64>) -> Option<
         };
     }
     // p(limit) of the exact test is non-decreasing in the limit (a sign vector counts when the
-    // flipped subset's mean worsening is at most the limit), so bisect for where it crosses level.
+    // flipped subset's mean worsening is at most the limit), and so is the betting test's (each
+    // factor `1 + λ_j (w - L)` with `λ_j` proportional to `1 / (R + L)` falls as L grows): bisect
+    // for where their maximum crosses the level, from the bottom of the range for a bounded metric.
     let (low, high) = spread_of(worsening);
-    bisect_bound(worsening, low - (high - low).max(1e-9), |limit| {
+    let floor = low - (high - low).max(1e-9);
+    let floor = bounded(range).map_or(floor, |r| -r * (1.0 - 1e-9));
+    bisect_bound(worsening, floor, |limit| {
         test(worsening, limit, range).p_value <= level
     })
 }
@@ -243,227 +270,22 @@ impl SkewCorrected {
             let beyond = self.mean > limit + 1e-12 * (1.0 + limit.abs());
             return if beyond { 0.0 } else { 1.0 };
         }
-        let statistic = self.n.sqrt() * self.transform((self.mean - limit) / self.sd);
-        self.reference().sf(statistic)
+        let u = (self.mean - limit) / self.sd;
+        let plain = self.reference().sf(self.n.sqrt() * u);
+        let corrected = self.reference().sf(self.n.sqrt() * self.transform(u));
+        plain.max(corrected)
     }
 
     fn lower_bound(&self, level: f64) -> f64 {
         if self.constant() {
             return self.mean;
         }
-        let quantile = self.reference().inverse_cdf(1.0 - level.min(0.5));
-        self.mean - self.sd * self.inverse(quantile / self.n.sqrt())
+        // The larger of two p-values that grow with the limit is at most the level below the
+        // smaller of their two bounds.
+        let quantile = self.reference().inverse_cdf(1.0 - level.min(0.5)) / self.n.sqrt();
+        self.mean - self.sd * quantile.max(self.inverse(quantile))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::rng_for;
-    use rand::Rng;
-
-    fn uniform(rng: &mut impl Rng) -> f64 {
-        (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn exponential(rng: &mut impl Rng) -> f64 {
-        -(1.0 - uniform(rng)).ln()
-    }
-
-    #[test]
-    fn exact_test_is_the_sign_flip_share_of_the_shifted_values() {
-        // w - L = [0.9, 0.9, -0.1] with L = 0.1: sign vectors whose signed sum is at least the
-        // observed 1.7: (+,+,+) 1.7 and (+,+,-) 1.9, so p = 2/8.
-        let result = test(&[1.0, 1.0, 0.0], 0.1, None);
-        assert_eq!(result.method, Method::ExactSignFlip);
-        assert_eq!(result.p_value, 0.25);
-        assert_eq!(result.smallest_p, 0.125);
-        // With L = 0 the unchanged query is a zero: only 2 non-zero values, p >= 1/4.
-        let at_zero = test(&[1.0, 1.0, 0.0], 0.0, None);
-        assert_eq!(at_zero.smallest_p, 0.25);
-        assert_eq!(at_zero.p_value, 0.25);
-    }
-
-    #[test]
-    fn seven_total_losses_cannot_reach_a_holm_threshold_of_21_checks() {
-        let result = test(&[1.0; 7], 0.03, None);
-        assert_eq!(result.p_value, 1.0 / 128.0);
-        assert!(result.smallest_p > 0.05 / 21.0);
-    }
-
-    #[test]
-    fn the_analytic_test_matches_a_t_test_on_symmetric_data() {
-        // Symmetric values (skewness 0): T is the plain t statistic plus nothing.
-        let values: Vec<f64> = (0..40)
-            .map(|i| if i % 2 == 0 { 0.3 } else { -0.1 })
-            .collect();
-        let result = test(&values, 0.0, None);
-        assert_eq!(result.method, Method::SkewCorrectedT);
-        // mean 0.1, sd = 0.2 * sqrt(40 / 39); t = 0.1 / (sd / sqrt(40)) = 3.1225; t(39) upper tail.
-        let sd = 0.2 * (40.0f64 / 39.0).sqrt();
-        let t = 0.1 / (sd / 40.0f64.sqrt());
-        let expected = StudentsT::new(0.0, 1.0, 39.0).unwrap().sf(t);
-        assert!(
-            (result.p_value - expected).abs() < 1e-12,
-            "{result:?} {expected}"
-        );
-        // scipy.stats.t.sf(3.122498999199199, 39)
-        assert!(
-            (expected - 0.001_686_525_290_093_039).abs() < 1e-12,
-            "{expected}"
-        );
-    }
-
-    #[test]
-    fn the_bound_inverts_the_test() {
-        let mut rng = rng_for(3, "bound");
-        for n in [8, 15, 40, 200] {
-            let values: Vec<f64> = (0..n).map(|_| exponential(&mut rng) - 0.7).collect();
-            for level in [0.05, 0.0025] {
-                let Some(bound) = lower_bound(&values, level, None) else {
-                    assert!(test(&values, -10.0, None).p_value > level, "n = {n}");
-                    continue;
-                };
-                let just_below = test(&values, bound - 1e-6, None).p_value;
-                let just_above = test(&values, bound + 1e-6, None).p_value;
-                assert!(
-                    just_below <= level,
-                    "n = {n}, level {level}: p {just_below}"
-                );
-                assert!(just_above > level, "n = {n}, level {level}: p {just_above}");
-            }
-        }
-    }
-
-    /// 300 queries of which `changed` lost 0.5 and the rest did not change.
-    fn sparse(changed: usize) -> Vec<f64> {
-        (0..300)
-            .map(|i| if i < changed { 0.5 } else { 0.0 })
-            .collect()
-    }
-
-    #[test]
-    fn few_changed_queries_of_a_bounded_metric_add_the_betting_test() {
-        let values = sparse(20);
-        let analytic = test(&values, 0.01, None);
-        assert_eq!(analytic.method, Method::SkewCorrectedT);
-        let checked = test(&values, 0.01, Some(1.0));
-        assert_eq!(checked.method, Method::SkewCorrectedTAndBetting);
-        let betting = Tallied::new(&values).p_value(0.01, 1.0);
-        assert_eq!(checked.p_value, analytic.p_value.max(betting));
-        assert!(betting > analytic.p_value, "{betting} vs {analytic:?}");
-        assert!(checked.smallest_p > 0.0 && checked.smallest_p < 1e-12);
-        // 29 changed queries (and the unchanged value) are enough for the analytic test alone.
-        assert_eq!(
-            test(&sparse(28), 0.01, Some(1.0)).method,
-            Method::SkewCorrectedTAndBetting
-        );
-        assert_eq!(
-            test(&sparse(29), 0.01, Some(1.0)).method,
-            Method::SkewCorrectedT
-        );
-        let distinct: Vec<f64> = (0..30).map(|i| f64::from(i) / 100.0).collect();
-        assert_eq!(
-            test(&distinct, 0.01, Some(1.0)).method,
-            Method::SkewCorrectedT
-        );
-    }
-
-    #[test]
-    fn the_betting_check_holds_the_level_where_rare_large_gains_fool_the_analytic_test() {
-        // 2% of queries better by 0.5, the rest worse by 0.01/0.98 (mean 0), n = 100: a sample
-        // with no gain looks like a clear regression. numpy/scipy, 20,000 trials: the analytic
-        // test alone rejects 13% at 0.0125 (10.6x), the checked test never.
-        let mut rng = rng_for(5, "rare gains");
-        let loss = 0.02 * 0.5 / 0.98;
-        let trials = 4_000;
-        let (mut analytic, mut checked) = (0, 0);
-        for _ in 0..trials {
-            let values: Vec<f64> = (0..100)
-                .map(|_| if uniform(&mut rng) < 0.02 { -0.5 } else { loss })
-                .collect();
-            analytic += usize::from(test(&values, 0.0, None).p_value <= 0.0125);
-            checked += usize::from(test(&values, 0.0, Some(1.0)).p_value <= 0.0125);
-        }
-        assert!(
-            analytic as f64 > 0.08 * trials as f64,
-            "analytic: {analytic}"
-        );
-        assert!(
-            checked as f64 <= 0.0125 * trials as f64,
-            "checked: {checked}"
-        );
-    }
-
-    #[test]
-    fn the_bound_inverts_the_checked_test() {
-        for changed in [5, 12, 29] {
-            let values = sparse(changed);
-            for level in [0.05, 0.0025] {
-                let bound = lower_bound(&values, level, Some(1.0)).expect("a bound");
-                let just_below = test(&values, bound - 1e-6, Some(1.0)).p_value;
-                let just_above = test(&values, bound + 1e-6, Some(1.0)).p_value;
-                assert!(just_below <= level, "{changed}, {level}: p {just_below}");
-                assert!(just_above > level, "{changed}, {level}: p {just_above}");
-                let analytic = lower_bound(&values, level, None).unwrap();
-                assert!(bound <= analytic, "{changed}: {bound} > {analytic}");
-            }
-        }
-    }
-
-    #[test]
-    fn an_unreachable_level_has_no_bound() {
-        assert_eq!(lower_bound(&[1.0; 5], 0.01, None), None, "2^-5 > 0.01");
-        assert!(lower_bound(&[1.0; 5], 0.05, None).is_some());
-        assert_eq!(lower_bound(&[], 0.05, None), None);
-        assert_eq!(lower_bound(&[f64::NAN; 40], 0.05, None), None);
-    }
-
-    #[test]
-    fn constant_values_decide_without_spread() {
-        let losses = vec![0.3; 570];
-        assert_eq!(test(&losses, 0.05, None).p_value, 0.0);
-        assert_eq!(test(&losses, 0.3, None).p_value, 1.0);
-        assert!((lower_bound(&losses, 0.001, None).unwrap() - 0.3).abs() < 1e-12);
-    }
-
-    /// Rejection rate of the upper-tail test at the null (true mean = limit) on skewed data.
-    fn rejection_rate(skew_sign: f64, corrected: bool, level: f64) -> f64 {
-        let mut rng = rng_for(7, if skew_sign > 0.0 { "right" } else { "left" });
-        let trials = 20_000;
-        let n = 100;
-        let mut rejected = 0;
-        for _ in 0..trials {
-            // Exponential(1) has mean 1 and skewness 2; centred on 0.
-            let values: Vec<f64> = (0..n)
-                .map(|_| skew_sign * (exponential(&mut rng) - 1.0))
-                .collect();
-            let p = if corrected {
-                test(&values, 0.0, None).p_value
-            } else {
-                let t = mean(&values) / (sample_sd(&values) / (n as f64).sqrt());
-                StudentsT::new(0.0, 1.0, n as f64 - 1.0).unwrap().sf(t)
-            };
-            rejected += usize::from(p <= level);
-        }
-        rejected as f64 / trials as f64
-    }
-
-    #[test]
-    fn the_skewness_correction_holds_the_level_where_the_t_test_does_not() {
-        // Left-skewed worsening (rare large improvements), n = 100, skewness -2: the plain t
-        // test's upper tail rejects about 7.3% at 5% (numpy/scipy, 40,000 trials); the corrected
-        // test about 5.3%.
-        let plain = rejection_rate(-1.0, false, 0.05);
-        let corrected = rejection_rate(-1.0, true, 0.05);
-        assert!(plain > 0.065, "plain t: {plain}");
-        assert!(corrected < 0.058, "corrected: {corrected}");
-        // Right-skewed worsening: the plain test is conservative (3.1%); the correction brings
-        // it back near the level without overshooting (4.7%).
-        let right = rejection_rate(1.0, true, 0.05);
-        assert!(
-            (0.04..0.058).contains(&right),
-            "corrected, right skew: {right}"
-        );
-    }
-}
+mod tests;

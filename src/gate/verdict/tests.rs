@@ -393,12 +393,14 @@ fn with_recall(values: &[f64]) -> Results {
 
 #[test]
 fn holm_stops_at_the_first_p_value_above_its_threshold() {
-    // Two checks with the same exact p = 132/4096 = 0.0322 (worsening 1 x6, -1 x2, 0.5 x4; all
-    // non-zero, so p could reach 2^-12). Holm compares the first with alpha/2 = 0.025 and stops
-    // there: neither fails, although the second's own threshold (alpha = 0.05) is above 0.0322.
-    let before: Vec<f64> = vec![1.0; 12];
-    let worsening = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, -1.0, 0.5, 0.5, 0.5, 0.5];
-    let after: Vec<f64> = worsening.iter().map(|w| 1.0 - w).collect();
+    // Two checks with the same p between 0.025 and 0.05: 40 queries, worsening 0.3 + 0.0893 and
+    // -0.3 + 0.0893 alternating (symmetric, so the plain and the corrected t agree; every query
+    // changed, so no betting check). Holm compares the first with alpha/2 = 0.025 and stops
+    // there: neither fails, although the second's own threshold (alpha = 0.05) is above p.
+    let before: Vec<f64> = vec![0.6; 40];
+    let after: Vec<f64> = (0..40)
+        .map(|i| 0.6 - 0.0893 + if i % 2 == 0 { -0.3 } else { 0.3 })
+        .collect();
     let limits = limited(0.0);
     let recall: Metric = RetrievalMetric::Recall(5).into();
     let mrr: Metric = RetrievalMetric::Mrr(None).into();
@@ -423,9 +425,11 @@ fn holm_stops_at_the_first_p_value_above_its_threshold() {
         &s,
         "t",
     );
+    let p = outcomes[0].p_value.unwrap();
+    assert!(p > 0.025 && p < 0.05, "{p}");
     for outcome in &outcomes {
-        assert_eq!(outcome.p_value, Some(132.0 / 4096.0));
-        assert_eq!(outcome.method, Some(Method::ExactSignFlip));
+        assert_eq!(outcome.p_value, Some(p));
+        assert_eq!(outcome.method, Some(Method::SkewCorrectedT));
         assert_eq!(
             outcome.status,
             CheckStatus::Inconclusive,
@@ -579,3 +583,19 @@ mod agreement;
 mod floors;
 mod messages;
 mod proof;
+
+#[test]
+fn a_uniform_large_shift_fails_with_p_near_zero() {
+    // 30 queries that all lost 0.3 against a limit of 0.02: before, "few queries changed" counted
+    // the values off the most common one (none), the betting check capped p at 0.0045.
+    let baseline = vec![0.8; 30];
+    let current = vec![0.5; 30];
+    let all = &run(
+        &baseline,
+        &current,
+        &significant(vec![rule(limited(0.02), None)]),
+    )[0];
+    assert_eq!(all.status, CheckStatus::Fail, "{}", all.verdict);
+    assert_eq!(all.method, Some(Method::SkewCorrectedT));
+    assert_eq!(all.p_value, Some(0.0));
+}

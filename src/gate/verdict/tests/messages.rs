@@ -79,16 +79,17 @@ fn p_values_compared_in_a_message_print_apart() {
 
 #[test]
 fn an_underpowered_check_prints_its_smallest_p_apart_from_the_level() {
-    // 12 queries that all lose everything: smallest p 2^-12 = 0.000244 against alpha 0.00024;
-    // both printed 0.0002 before.
+    // 12 queries that all lose everything: smallest p 7.514e-4 (the betting check's, which a
+    // bounded metric below 30 pairs gets: half of (1 + 0.95 / 1.05)^12 plus half the grid's mean
+    // capital, inverted) against alpha 0.00075; both would print 0.0008 with four decimals.
     let mut settings = settings(Decision::Significant, 5, vec![rule(DROP, None)]);
-    settings.alpha = 0.00024;
+    settings.alpha = 0.00075;
     let all = &run(&[1.0; 12], &[0.0; 12], &settings)[0];
     assert_eq!(all.status, CheckStatus::Skipped, "{}", all.verdict);
     assert_eq!(
         all.verdict,
-        "mrr [all]: skipped (underpowered): with 12 queries the smallest attainable p is 2.44e-4, \
-         above the 2.40e-4 needed (alpha 0.00024 over this family's checks), so it could never \
+        "mrr [all]: skipped (underpowered): with 12 queries the smallest attainable p is 7.51e-4, \
+         above the 7.50e-4 needed (alpha 0.00075 over this family's checks), so it could never \
          fail; detectable drop: none at this size; 1.0000 -> 0.0000 (delta -1.0000, n = 12)"
     );
 }
