@@ -4,6 +4,8 @@
 //! when `git status --porcelain` lists anything) and `RAGATE_COMMIT` to the bracketed part; from a
 //! crates.io or wheel source build (no `.git`, or no `git` on PATH, or a checkout that is not this
 //! crate's own) `RAGATE_VERSION` is the bare version and `RAGATE_COMMIT` is empty.
+//! `RAGATE_COMMIT_SHA` is the full 40-hex `HEAD` (empty without git): `ragate init` pins the
+//! scaffolded workflow's `uses: ragate-dev/ragate@<sha>` to it.
 //!
 //! Reruns only when what it reports can change: `HEAD`, the branch it points to (loose or packed),
 //! and the sources (a change there rebuilds the crate anyway, and may flip the `-dirty` mark).
@@ -16,7 +18,7 @@ fn main() {
     for path in ["build.rs", "Cargo.toml", "Cargo.lock", "src"] {
         println!("cargo:rerun-if-changed={path}");
     }
-    let commit = commit(&manifest_dir).unwrap_or_default();
+    let (commit, sha) = commit(&manifest_dir).unwrap_or_default();
     let version = env!("CARGO_PKG_VERSION");
     if commit.is_empty() {
         println!("cargo:rustc-env=RAGATE_VERSION={version}");
@@ -24,10 +26,12 @@ fn main() {
         println!("cargo:rustc-env=RAGATE_VERSION={version} ({commit})");
     }
     println!("cargo:rustc-env=RAGATE_COMMIT={commit}");
+    println!("cargo:rustc-env=RAGATE_COMMIT_SHA={sha}");
 }
 
-/// `abc123def456` or `abc123def456-dirty`, when `dir` is the top of a git work tree.
-fn commit(dir: &Path) -> Option<String> {
+/// (`abc123def456` or `abc123def456-dirty`, the full 40-hex `HEAD`), when `dir` is the top of a
+/// git work tree.
+fn commit(dir: &Path) -> Option<(String, String)> {
     // A crate unpacked inside some other repository (a vendored copy, CARGO_HOME under a git
     // checkout) must not report that repository's commit.
     let top = PathBuf::from(git(dir, &["rev-parse", "--show-toplevel"])?);
@@ -35,9 +39,14 @@ fn commit(dir: &Path) -> Option<String> {
         return None;
     }
     watch_git_files(dir);
-    let hash = git(dir, &["rev-parse", "--short=12", "HEAD"])?;
+    let sha = git(dir, &["rev-parse", "HEAD"])?;
+    if sha.len() != 40 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let hash = sha[..12].to_string();
     let dirty = !git(dir, &["status", "--porcelain"])?.is_empty();
-    Some(if dirty { format!("{hash}-dirty") } else { hash })
+    let commit = if dirty { format!("{hash}-dirty") } else { hash };
+    Some((commit, sha))
 }
 
 /// `rerun-if-changed` on `HEAD`, the ref it names and `packed-refs`: a commit or a checkout

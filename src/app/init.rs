@@ -42,6 +42,51 @@ impl Scaffold {
     }
 }
 
+/// The commit the scaffolded workflow's `uses: ragate-dev/ragate@...` names: the one this binary
+/// was built from (`RAGATE_COMMIT_SHA`, set by build.rs from a git checkout), so that the
+/// reference resolves and is pinned. A build without git metadata (crates.io, a source archive)
+/// knows no commit: the workflow then names `main`, and `init` says to pin it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ActionPin {
+    version: &'static str,
+    sha: Option<&'static str>,
+}
+
+impl ActionPin {
+    fn of_this_build() -> ActionPin {
+        ActionPin::new(env!("CARGO_PKG_VERSION"), env!("RAGATE_COMMIT_SHA"))
+    }
+
+    fn new(version: &'static str, sha: &'static str) -> ActionPin {
+        let full = sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+        ActionPin {
+            version,
+            sha: full.then_some(sha),
+        }
+    }
+
+    /// What follows `@` in `uses:`, with its comment.
+    fn reference(&self) -> String {
+        match self.sha {
+            Some(sha) => format!("{sha} # ragate {}", self.version),
+            None => format!(
+                "main # ragate {}: built without its git commit; pin a commit SHA here",
+                self.version
+            ),
+        }
+    }
+
+    fn note(&self) -> String {
+        match self.sha {
+            Some(sha) => format!("ragate {}, commit {}", self.version, &sha[..12]),
+            None => format!(
+                "ragate {} was built without git metadata, so this file names `main` until you pin it",
+                self.version
+            ),
+        }
+    }
+}
+
 /// Every file `init --pipeline <pipeline>` writes, in the order they are listed.
 fn scaffold(pipeline: InitPipeline) -> Vec<Scaffold> {
     let (section, setup) = match pipeline {
@@ -51,9 +96,11 @@ fn scaffold(pipeline: InitPipeline) -> Vec<Scaffold> {
         InitPipeline::RunFile => (PIPELINE_RUN_FILE, SETUP_RUN_FILE),
     };
     let config = CONFIG.replace("@PIPELINE@\n", section);
+    let pin = ActionPin::of_this_build();
     let workflow = WORKFLOW
         .replace("@SETUP@\n", setup)
-        .replace("@VERSION@", env!("CARGO_PKG_VERSION"));
+        .replace("@REF@", &pin.reference())
+        .replace("@PIN_NOTE@", &pin.note());
     vec![
         Scaffold::new("eval-config.yaml", config),
         Scaffold::new("eval/qrels.jsonl", QRELS),
@@ -233,6 +280,13 @@ fn report(dir: &Path, files: &[Scaffold], pipeline: InitPipeline) -> String {
             text.push_str(&format!("  {command:width$}   # {note}\n"));
         }
     }
+    if ActionPin::of_this_build().sha.is_none() {
+        text.push_str(
+            "\nNote: this ragate was built without its git commit, so \
+             .github/workflows/rag-gate.yml uses ragate-dev/ragate@main: pin it to a commit SHA \
+             (`git ls-remote https://github.com/ragate-dev/ragate main`).\n",
+        );
+    }
     text.push_str(
         "\nThen replace eval/pipeline.py (or the config's `pipeline:`) with your own pipeline, \
          and eval/qrels.jsonl with your queries.\n",
@@ -258,12 +312,52 @@ mod tests {
                 assert!(
                     !file.contents.contains("@PIPELINE@")
                         && !file.contents.contains("@SETUP@")
-                        && !file.contents.contains("@VERSION@"),
+                        && !file.contents.contains("@REF@")
+                        && !file.contents.contains("@PIN_NOTE@"),
                     "{pipeline:?}: {}",
                     file.path
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_workflow_pins_the_action_to_this_builds_commit() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let pinned = ActionPin::new("1.2.3", sha);
+        assert_eq!(pinned.reference(), format!("{sha} # ragate 1.2.3"));
+        assert_eq!(pinned.note(), "ragate 1.2.3, commit 0123456789ab");
+        // No commit (or not a full one): `main`, which resolves, and a request to pin it.
+        for unknown in [
+            "",
+            "0123456789ab",
+            "zz23456789abcdef0123456789abcdef01234567",
+        ] {
+            let pin = ActionPin::new("1.2.3", unknown);
+            assert_eq!(pin.sha, None, "{unknown}");
+            assert!(
+                pin.reference()
+                    .starts_with("main # ragate 1.2.3: built without")
+            );
+        }
+        // This build: a checkout of the repository, so the workflow names its commit.
+        let workflow = scaffold(InitPipeline::Python)
+            .into_iter()
+            .find(|file| file.path.ends_with("rag-gate.yml"))
+            .unwrap()
+            .contents;
+        let uses = workflow
+            .lines()
+            .find(|line| line.contains("uses: ragate-dev/ragate@"))
+            .unwrap();
+        match ActionPin::of_this_build().sha {
+            Some(sha) => assert!(
+                uses.ends_with(&format!("@{sha} # ragate {}", env!("CARGO_PKG_VERSION"))),
+                "{uses}"
+            ),
+            None => assert!(uses.contains("@main # ragate"), "{uses}"),
+        }
+        assert!(!workflow.contains("@v0"), "no tag reference: {workflow}");
     }
 
     #[test]
