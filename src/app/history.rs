@@ -207,7 +207,10 @@ pub fn apply_drift(
             .iter()
             .filter(|o| !matches!(o.status, CheckStatus::Skipped | CheckStatus::Error))
             .count();
-        budget.add_drift(decided, None, tier.drift == DriftPolicy::Fail);
+        // The drift checks share one calibrated budget: false warnings over the last
+        // `drift::NIGHTS` runs at most `drift::BUDGET` across the metrics (src/history/drift.rs).
+        let per_check = crate::history::drift::BUDGET / decided.max(1) as f64;
+        budget.add_drift(decided, Some(per_check), tier.drift == DriftPolicy::Fail);
     }
     report.outcomes.extend(drift_checks);
     report.status = decision::run_status(&report.outcomes, report.inconclusive);

@@ -116,7 +116,9 @@ impl ErrorBudget {
             level: level.unwrap_or(f64::NAN),
             contribution: level.map(|l| (checks as f64 * l).min(1.0)),
             how: match level {
-                Some(_) => "drift: fail".to_string(),
+                Some(_) => {
+                    "drift: fail, false warnings over 30 runs calibrated to this share".to_string()
+                }
                 None => "drift: fail, whose false-alarm rate is not calibrated".to_string(),
             },
         });

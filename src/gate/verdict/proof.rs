@@ -197,12 +197,24 @@ mod tests {
     }
 
     #[test]
-    fn five_queries_that_did_not_change_are_too_few_at_alpha_0_05() {
+    fn unchanged_queries_of_a_bounded_metric_prove_little() {
         // The exact test on 4 values cannot go below 2^-4 = 0.0625: never proven.
-        let proof = Proof::of(&[0.0; 4], 0.02, 0.05, Some(1.0));
+        let proof = Proof::of(&[0.0; 4], 0.02, 0.05, None);
         assert!(proof.underpowered() && !proof.proven(), "{proof:?}");
-        let proof = Proof::of(&[0.0; 5], 0.02, 0.05, Some(1.0));
+        // On 5 values of an unbounded metric the sign-flip test alone decides: 2^-5 < 0.05.
+        let proof = Proof::of(&[0.0; 5], 0.02, 0.05, None);
         assert!(!proof.underpowered() && proof.proven(), "{proof:?}");
+        // A metric in [0, 1] is checked by the betting test when few values changed: five unchanged queries
+        // do not show that the mean worsening is below 0.02 (a 3% chance of losing 1 would give
+        // five zeros 86% of the time), so it is not proven.
+        let proof = Proof::of(&[0.0; 5], 0.02, 0.05, Some(1.0));
+        assert!(!proof.proven() && proof.p_value > 0.5, "{proof:?}");
+        // Unchanged values are "few changed" at any n, so the betting check stays: 30 unchanged
+        // queries are not proof yet, 300 are.
+        let proof = Proof::of(&[0.0; 30], 0.02, 0.05, Some(1.0));
+        assert!(!proof.proven(), "{proof:?}");
+        let proof = Proof::of(&[0.0; 300], 0.02, 0.05, Some(1.0));
+        assert!(proof.proven(), "{proof:?}");
     }
 
     #[test]

@@ -32,7 +32,8 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use ragate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus};
 use ragate::config::{
-    Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule, SliceCorrection,
+    AlphaScope, Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule,
+    SliceCorrection,
 };
 use ragate::gate::checks::{Check, Slice};
 use ragate::gate::verdict::{CheckOutcome, CheckStatus, decide};
@@ -220,6 +221,7 @@ fn results(values: &[Vec<f64>]) -> Results {
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
         summary: BTreeMap::new(),
         queries,
+        noise: None,
     }
 }
 
@@ -253,6 +255,7 @@ fn verdicts(
         correction,
         slice_correction: SliceCorrection::Holm,
         inconclusive: InconclusivePolicy::Pass,
+        alpha_scope: AlphaScope::Family,
         min_queries: 5,
         seed: 0,
         rules: rules.clone(),

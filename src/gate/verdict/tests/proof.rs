@@ -110,8 +110,8 @@ fn a_change_beyond_the_limit_is_not_proven_and_more_queries_would_not_help() {
 
 #[test]
 fn underpowered_and_too_small_checks_fail_in_this_mode() {
-    // Four unchanged queries: the exact test cannot go below 2^-4 > alpha, so no proof is
-    // possible; min_queries 4 lets the check be tested at all.
+    // Four unchanged queries: the exact test cannot go below 2^-4 > alpha (nor the betting
+    // check below 0.0832), so no proof is possible; min_queries 4 lets the check be tested at all.
     let mut s = proving(vec![rule(limited(0.02), None)]);
     s.min_queries = 4;
     let outcome = decide_all(&[0.5; 4], &[0.5; 4], &s);
@@ -123,7 +123,7 @@ fn underpowered_and_too_small_checks_fail_in_this_mode() {
     );
     assert!(
         outcome.verdict.contains(
-            "with 4 queries the smallest attainable p is 0.0625, above alpha 0.0500, so it can \
+            "with 4 queries the smallest attainable p is 0.0832, above alpha 0.0500, so it can \
              never be proven at this size"
         ),
         "{}",
@@ -144,8 +144,23 @@ fn underpowered_and_too_small_checks_fail_in_this_mode() {
          is skipped (underpowered): 3 paired queries, fewer than min_queries 5, so it cannot be \
          shown within the limit and fails the run"
     );
-    // Five unchanged queries are enough (2^-5 <= 0.05).
+    // Five unchanged queries are not proof for a metric in [0, 1] (the betting check: a small
+    // chance of a large loss is not ruled out); 300 are.
     let outcome = decide_all(&[0.5; 5], &[0.5; 5], &s);
+    assert_eq!(
+        outcome.status,
+        CheckStatus::Inconclusive,
+        "{}",
+        outcome.verdict
+    );
+    assert!(
+        outcome
+            .verdict
+            .contains("non-inferiority p = 0.9262 > alpha 0.0500"),
+        "{}",
+        outcome.verdict
+    );
+    let outcome = decide_all(&[0.5; 300], &[0.5; 300], &s);
     assert_eq!(outcome.status, CheckStatus::Pass, "{}", outcome.verdict);
 }
 
