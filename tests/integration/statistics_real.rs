@@ -149,36 +149,9 @@ fn statistics_real_nfcorpus_pairs() {
         }
     }
     // Tolerated changes and regressions: every metric's mean worsening set to factor x LIMIT.
-    let rules: Vec<Rule> = METRICS
-        .iter()
-        .map(|m| Rule {
-            metric: m.parse().unwrap(),
-            slice: None,
-            limits: Limits {
-                max_drop: Some(LIMIT),
-                ..Limits::default()
-            },
-        })
-        .collect();
-    let checks: Vec<Check<'_>> = rules
-        .iter()
-        .map(|rule| Check {
-            rule,
-            slice: Slice::All,
-        })
-        .collect();
-    let settings = GateSettings {
-        decision: Decision::Significant,
-        alpha: ALPHA,
-        alpha_scope: AlphaScope::Family,
-        correction: Correction::Holm,
-        slice_correction: SliceCorrection::Holm,
-        inconclusive: InconclusivePolicy::Pass,
-        min_queries: 5,
-        seed: 0,
-        rules: rules.clone(),
-        notices: Vec::new(),
-    };
+    let rules = all_rules(&METRICS, &[LIMIT; 4]);
+    let checks = all_checks(&rules);
+    let settings = significant(rules.clone(), Correction::Holm);
     let baseline_values: BTreeMap<&str, Vec<f64>> =
         METRICS.iter().map(|&m| (m, vec![0.5; n])).collect();
     let baseline = results(&baseline_values);
@@ -233,5 +206,48 @@ fn statistics_real_nfcorpus_pairs() {
                 "a tolerated change failed too often"
             );
         }
+    }
+}
+
+/// One `all` rule per metric, `limits[i]` as its `max_drop`.
+fn all_rules(metrics: &[&str], limits: &[f64]) -> Vec<Rule> {
+    metrics
+        .iter()
+        .zip(limits)
+        .map(|(m, &limit)| Rule {
+            metric: m.parse().unwrap(),
+            slice: None,
+            limits: Limits {
+                max_drop: Some(limit),
+                ..Limits::default()
+            },
+        })
+        .collect()
+}
+
+/// The `all` check of every rule.
+fn all_checks(rules: &[Rule]) -> Vec<Check<'_>> {
+    rules
+        .iter()
+        .map(|rule| Check {
+            rule,
+            slice: Slice::All,
+        })
+        .collect()
+}
+
+/// `decision: significant` at ALPHA, the primary family corrected with `correction`.
+fn significant(rules: Vec<Rule>, correction: Correction) -> GateSettings {
+    GateSettings {
+        decision: Decision::Significant,
+        alpha: ALPHA,
+        alpha_scope: AlphaScope::Family,
+        correction,
+        slice_correction: SliceCorrection::Holm,
+        inconclusive: InconclusivePolicy::Pass,
+        min_queries: 5,
+        seed: 0,
+        rules,
+        notices: Vec::new(),
     }
 }

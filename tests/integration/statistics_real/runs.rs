@@ -31,11 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use ragate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus};
-use ragate::config::{
-    AlphaScope, Correction, Decision, GateSettings, InconclusivePolicy, Limits, Rule,
-    SliceCorrection,
-};
-use ragate::gate::checks::{Check, Slice};
+use ragate::config::Correction;
 use ragate::gate::verdict::{CheckOutcome, CheckStatus, decide};
 use ragate::stats;
 use ragate::stats::betting::Tallied;
@@ -232,35 +228,9 @@ fn verdicts(
     baseline: &[Vec<f64>],
     current: &[Vec<f64>],
 ) -> Vec<CheckOutcome> {
-    let rules: Vec<Rule> = (METRICS.iter().zip(limits))
-        .map(|(m, &limit)| Rule {
-            metric: m.parse().unwrap(),
-            slice: None,
-            limits: Limits {
-                max_drop: Some(limit),
-                ..Limits::default()
-            },
-        })
-        .collect();
-    let checks: Vec<Check<'_>> = rules
-        .iter()
-        .map(|rule| Check {
-            rule,
-            slice: Slice::All,
-        })
-        .collect();
-    let settings = GateSettings {
-        decision: Decision::Significant,
-        alpha: ALPHA,
-        correction,
-        slice_correction: SliceCorrection::Holm,
-        inconclusive: InconclusivePolicy::Pass,
-        alpha_scope: AlphaScope::Family,
-        min_queries: 5,
-        seed: 0,
-        rules: rules.clone(),
-        notices: Vec::new(),
-    };
+    let rules = super::all_rules(&METRICS, limits);
+    let checks = super::all_checks(&rules);
+    let settings = super::significant(rules.clone(), correction);
     let outcomes = decide(
         &checks,
         &results(baseline),
