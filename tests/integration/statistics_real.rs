@@ -75,7 +75,7 @@ fn results(values: &BTreeMap<&str, Vec<f64>>) -> Results {
         tier: "nf".to_string(),
         status: RunStatus::Pass,
         provenance: Provenance::default(),
-        metrics: METRICS.iter().map(|m| m.to_string()).collect(),
+        metrics: values.keys().map(|m| m.to_string()).collect(),
         summary: BTreeMap::new(),
         noise: None,
         queries,

@@ -30,7 +30,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use ragate::baseline::results::{FORMAT, Provenance, QueryRecord, Results, RunStatus};
+use ragate::baseline::results::Results;
 use ragate::config::Correction;
 use ragate::gate::verdict::{CheckOutcome, CheckStatus, decide};
 use ragate::stats;
@@ -192,33 +192,13 @@ fn sample(rng: &mut ChaCha8Rng, population: usize, n: usize) -> Vec<usize> {
 
 /// Results with `values[metric][i]` for queries `q0000`...
 fn results(values: &[Vec<f64>]) -> Results {
-    let queries = (0..values[0].len())
-        .map(|i| {
-            let record = QueryRecord {
-                query: None,
-                slices: BTreeMap::new(),
-                metrics: (METRICS.iter().zip(values))
-                    .map(|(m, v)| (m.to_string(), v[i]))
-                    .collect(),
-                retrieved: Vec::new(),
-                answer: None,
-                answer_sha256: None,
-                claims: Vec::new(),
-                answer_relevance_embedding: None,
-            };
-            (format!("q{i:04}"), record)
-        })
-        .collect();
-    Results {
-        format: FORMAT.to_string(),
-        tier: "nf".to_string(),
-        status: RunStatus::Pass,
-        provenance: Provenance::default(),
-        metrics: METRICS.iter().map(|m| m.to_string()).collect(),
-        summary: BTreeMap::new(),
-        queries,
-        noise: None,
-    }
+    super::results(
+        &METRICS
+            .iter()
+            .copied()
+            .zip(values.iter().cloned())
+            .collect(),
+    )
 }
 
 /// The five `all` checks' verdicts, `limits[metric]` as `max_drop`.
