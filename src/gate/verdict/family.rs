@@ -30,34 +30,27 @@ pub(super) fn decide_family(
         .collect();
     let mut steps = procedure.apply(&p_values, alpha).into_iter();
     let family_checks = p_values.len();
+    let context = |index: usize| Context {
+        check: &checks[index],
+        settings,
+        tier,
+        alpha,
+        tested,
+        lone_level,
+    };
     for candidate in powered {
         let step = candidate.test.and_then(|_| steps.next());
-        let context = Context {
-            check: &checks[candidate.index],
-            settings,
-            tier,
-            alpha,
-            tested,
-            lone_level,
-        };
         let adjustment = step.map(|s| Adjustment {
             procedure,
             checks: family_checks,
             alpha,
             adjusted: s.adjusted,
         });
-        outcomes[candidate.index] = context.decide_check(candidate, step, adjustment);
+        outcomes[candidate.index] =
+            context(candidate.index).decide_check(candidate, step, adjustment);
     }
     for candidate in underpowered {
-        let context = Context {
-            check: &checks[candidate.index],
-            settings,
-            tier,
-            alpha,
-            tested,
-            lone_level,
-        };
-        outcomes[candidate.index] = context.underpowered(candidate);
+        outcomes[candidate.index] = context(candidate.index).underpowered(candidate);
     }
 }
 
