@@ -75,6 +75,25 @@ pub fn finish(
         None => Vec::new(),
     };
     current.status = report.status;
+    current.baseline_mismatch = decision::baseline_mismatch(&report, &current);
+    let accept = options.accept_command(&tier.name);
+    // Accept is named only when it would take these results; otherwise the other errors first.
+    let next_step = if current.baseline_mismatch.is_some() || report.status != RunStatus::Error {
+        format!(
+            "if this run's numbers are what the tier should hold, replace the baseline with \
+             `{accept}` (it shows what the new baseline drops)"
+        )
+    } else {
+        format!(
+            "fix the run's other errors (listed with the checks), run the gate again, then \
+             replace the baseline with `{accept}`"
+        )
+    };
+    let mismatch =
+        decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step);
+    if let Some(message) = &mismatch {
+        report.warnings.insert(0, message.clone());
+    }
     let junit = RunInfo::of_run(&config.path, options.started)?;
     let run = RunFigures {
         calibrations: &calibrations,
@@ -82,7 +101,12 @@ pub fn finish(
         junit: &junit,
         trends: &trends,
     };
-    outputs::render(tier, &current, &evaluated, &report, run, &options).write(&options)?;
+    let mut outputs = outputs::render(tier, &current, &evaluated, &report, run, &options);
+    // Why nothing was gated is the run's last line, not one warning among others.
+    if let Some(message) = mismatch.filter(|_| report.status == RunStatus::Error) {
+        outputs.error_last(message);
+    }
+    outputs.write(&options)?;
     Ok(report.exit_code())
 }
 
