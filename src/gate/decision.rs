@@ -510,6 +510,111 @@ mod tests {
     }
 
     #[test]
+    fn only_a_run_that_errored_because_its_baseline_does_not_fit_records_the_mismatch() {
+        use crate::baseline::results::SliceSummary;
+        let pairing = |shared: usize, missing: &[&str]| Pairing {
+            shared_queries: shared,
+            queries: 6,
+            baseline_queries: 6,
+            min_queries: 3,
+            missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
+        };
+        let check = |metric: &str, slice: &str, family: Family, status: CheckStatus| {
+            let mut o = CheckOutcome::bare(
+                format!("{metric} [{slice}]"),
+                metric.into(),
+                slice.into(),
+                family,
+            );
+            o.status = status;
+            o
+        };
+        let mut current = Results {
+            format: String::new(),
+            tier: "smoke".into(),
+            status: RunStatus::Error,
+            provenance: Default::default(),
+            metrics: vec!["mrr".into(), "recall@5".into()],
+            summary: Default::default(),
+            noise: None,
+            baseline_mismatch: None,
+            queries: Default::default(),
+        };
+        for slice in ["all", "class=a"] {
+            current.summary.insert(
+                slice.into(),
+                [("mrr".to_string(), SliceSummary { mean: 0.5, n: 3 })].into(),
+            );
+        }
+        let report = |outcomes: Vec<CheckOutcome>, pairing: Pairing| GateReport {
+            status: run_status(&outcomes, InconclusivePolicy::Pass),
+            outcomes,
+            pairing: Some(pairing),
+            ..GateReport::without_checks("smoke", RunStatus::Error, InconclusivePolicy::Pass)
+        };
+        // Nothing pairs: every check skipped for want of pairs.
+        let unpaired = report(
+            vec![check("mrr", "all", All, S), check("mrr", "class=a", Sl, S)],
+            pairing(0, &[]),
+        );
+        assert_eq!(unpaired.status, RunStatus::Error);
+        assert_eq!(
+            baseline_mismatch(&unpaired, &current),
+            Some(pairing(0, &[]))
+        );
+        // A gated metric the baseline lacks: its checks error, the others pass.
+        let missing = report(
+            vec![
+                check("mrr", "all", All, P),
+                check("recall@5", "all", All, E),
+                check("recall@5", "class=a", Sl, E),
+            ],
+            pairing(6, &["recall@5"]),
+        );
+        assert_eq!(
+            baseline_mismatch(&missing, &current),
+            Some(pairing(6, &["recall@5"]))
+        );
+        // Fail closed: an error of another metric, on a slice the run lacks, or of a calibrated
+        // floor; a baseline that fits; every remaining `all` check skipped while enough pair.
+        for (outcomes, fits) in [
+            (
+                vec![check("mrr", "all", All, S), check("mrr", "all", All, E)],
+                pairing(0, &[]),
+            ),
+            (
+                vec![
+                    check("mrr", "all", All, P),
+                    check("recall@5", "class=zzz", Sl, E),
+                ],
+                pairing(6, &["recall@5"]),
+            ),
+            (
+                vec![
+                    check("mrr", "all", All, S),
+                    check("faithfulness_ppi", "all", Cal, E),
+                ],
+                pairing(0, &[]),
+            ),
+            (vec![check("mrr", "all", All, E)], pairing(6, &[])),
+            (
+                vec![
+                    check("mrr", "all", All, S),
+                    check("recall@5", "all", All, E),
+                ],
+                pairing(6, &["recall@5"]),
+            ),
+        ] {
+            let other = report(outcomes, fits);
+            assert_eq!(other.status, RunStatus::Error, "{other:?}");
+            assert_eq!(baseline_mismatch(&other, &current), None, "{other:?}");
+        }
+        // A run that is not an error needs no record (accept takes it as it is).
+        let regression = report(vec![check("mrr", "all", All, F)], pairing(0, &[]));
+        assert_eq!(baseline_mismatch(&regression, &current), None);
+    }
+
+    #[test]
     fn alpha_is_split_across_the_families_present_only_under_run_scope() {
         use crate::config::{
             AlphaScope, Correction, Decision, GateSettings, Limits, Rule, SliceCorrection,
