@@ -7,6 +7,7 @@ use crate::app::outputs::{self, Evaluated, OutputOptions, RunFigures};
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::repeats;
 use crate::baseline::collect;
+use crate::baseline::pairing;
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
 use crate::config::{CacheMode, Config, Tier};
@@ -76,19 +77,8 @@ pub fn finish(
     };
     current.status = report.status;
     current.baseline_mismatch = decision::baseline_mismatch(&report, &current);
-    let accept = options.accept_command(&tier.name);
-    // Accept is named only when it would take these results; otherwise the other errors first.
-    let next_step = if current.baseline_mismatch.is_some() || report.status != RunStatus::Error {
-        format!(
-            "if this run's numbers are what the tier should hold, replace the baseline with \
-             `{accept}` (it shows what the new baseline drops)"
-        )
-    } else {
-        format!(
-            "fix the run's other errors (listed with the checks), run the gate again, then \
-             replace the baseline with `{accept}`"
-        )
-    };
+    let acceptable = current.baseline_mismatch.is_some() || report.status != RunStatus::Error;
+    let next_step = pairing::next_step(&options.accept_command(&tier.name), acceptable);
     let mismatch =
         decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step);
     if let Some(message) = &mismatch {

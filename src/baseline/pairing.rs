@@ -136,6 +136,23 @@ impl Pairing {
     }
 }
 
+/// The next step after a baseline that does not fit a run: accept the run (`accept_command`)
+/// when `acceptable` (its results record the mismatch, or it is no error), else fix its other
+/// errors first, since `baseline accept` refuses results that errored otherwise.
+pub fn next_step(accept_command: &str, acceptable: bool) -> String {
+    if acceptable {
+        format!(
+            "if this run's numbers are what the tier should hold, replace the baseline with \
+             `{accept_command}` (it shows what the new baseline drops)"
+        )
+    } else {
+        format!(
+            "fix the run's other errors (listed with the checks), run the gate again, then \
+             replace the baseline with `{accept_command}`"
+        )
+    }
+}
+
 /// What changed since the baseline was accepted, from its provenance and the tier's current
 /// hashes: `the qrels changed since it was accepted, sha256 b9d978b55f6e -> 3da6128ade67`; None
 /// when neither did.

@@ -124,6 +124,8 @@ fn swapped_queries_name_the_next_step_and_one_accept_replaces_the_baseline() {
         results["baseline_mismatch"],
         serde_json::json!({"shared_queries": 0, "queries": 6, "baseline_queries": 6, "min_queries": 3})
     );
+    let errors = crate::json_schema::Schema::published("results.schema.json").errors(&results);
+    assert!(errors.is_empty(), "{errors:?}");
 
     let accepted = accept(dir);
     assert_eq!(accepted.code, 0, "{}", accepted.stderr);
@@ -233,6 +235,8 @@ fn a_gated_metric_the_baseline_lacks_is_replaced_by_one_accept() {
         results["baseline_mismatch"]["missing_metrics"],
         serde_json::json!(["recall@5"])
     );
+    let errors = crate::json_schema::Schema::published("results.schema.json").errors(&results);
+    assert!(errors.is_empty(), "{errors:?}");
     let accepted = accept(dir);
     assert_eq!(accepted.code, 0, "{}", accepted.stderr);
     assert!(
