@@ -13,6 +13,14 @@ use crate::{Outcome, ragate_in};
 fn accepted_scaffold(dir: &Path) {
     let init = ragate_in(dir, &["init", "--pipeline", "python"]);
     assert_eq!(init.code, 0, "{}", init.stderr);
+    assert!(
+        init.stdout.contains(
+            "and eval/qrels.jsonl with your queries (`ragate convert` reads TREC, TSV and BEIR \
+             files); `ragate validate` then names the commands that replace the baseline.\n"
+        ),
+        "{}",
+        init.stdout
+    );
     assert_eq!(gate(dir).code, 2, "no baseline yet");
     let accepted = accept(dir);
     assert_eq!(accepted.code, 0, "{}", accepted.stderr);
