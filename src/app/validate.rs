@@ -262,12 +262,18 @@ fn check_slices(config: &Config, tier: &Tier, qrels: &Qrels, findings: &mut Find
         let Some(value) = &rule.slice else { continue };
         let named = value.to_string();
         if !sizes.contains_key(&named) {
+            let existing = if sizes.is_empty() {
+                "no query has a value of a `slices:` field".to_string()
+            } else {
+                format!(
+                    "the slice values are {}",
+                    sizes.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            };
             findings.problems.push(suggest::did_you_mean(
                 format!(
-                    "tier `{}`: the rule for {} names {named}, which no query has (the slice values are {})",
-                    tier.name,
-                    rule.metric,
-                    sizes.keys().cloned().collect::<Vec<_>>().join(", ")
+                    "tier `{}`: the rule for {} names {named}, which no query has ({existing})",
+                    tier.name, rule.metric,
                 ),
                 &named,
                 sizes.keys().map(String::as_str),

@@ -345,6 +345,36 @@ fn a_converted_beir_collection_gates_after_the_steps_ragate_names() {
     accepted_scaffold(dir);
     let beir = tempfile::tempdir().unwrap();
     write_beir(beir.path(), dir);
+    // Without `--keep class` the queries lose the slice field the config names: validate says
+    // what each part of the config expects.
+    let classless = ragate_in(
+        dir,
+        &[
+            "convert",
+            "--qrels",
+            crate::path_str(beir.path()),
+            "--out",
+            "eval/qrels.jsonl",
+        ],
+    );
+    assert_eq!(classless.code, 0, "{}", classless.stderr);
+    assert!(
+        classless
+            .stderr
+            .contains("fields not kept (--keep FIELD keeps one as a slice field): class"),
+        "{}",
+        classless.stderr
+    );
+    let validated = ragate_in(dir, &["validate"]);
+    assert_eq!(validated.code, 2, "{}", validated.stdout);
+    assert!(
+        validated.stdout.contains(
+            "error: tier `smoke`: the rule for answer_contains names class=literal, which no \
+             query has (no query has a value of a `slices:` field)"
+        ),
+        "{}",
+        validated.stdout
+    );
     let converted = ragate_in(
         dir,
         &[
