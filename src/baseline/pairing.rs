@@ -154,8 +154,8 @@ pub fn next_step(accept_command: &str, acceptable: bool) -> String {
 }
 
 /// What changed since the baseline was accepted, from its provenance and the tier's current
-/// hashes: `the qrels changed since it was accepted, sha256 b9d978b55f6e -> 3da6128ade67`; None
-/// when neither did.
+/// hashes: `the qrels changed since it was accepted, qrels sha256 b9d978b55f6e -> 3da6128ade67`;
+/// None when neither did.
 pub fn changes(baseline: &Provenance, qrels_sha256: &str, config_hash: &str) -> Option<String> {
     let qrels = baseline.qrels_sha256 != qrels_sha256;
     let config = baseline.config_hash != config_hash;
