@@ -21,7 +21,12 @@ pub struct TierQueries {
 /// The tier's queries: its qrels (sampled when the tier is `from:` a larger file) with the texts
 /// of its `queries:` file.
 pub fn load(config: &Config, tier: &Tier) -> Result<TierQueries> {
-    let whole = load_source(tier)?;
+    sample(config, tier, load_source(tier)?)
+}
+
+/// The tier's queries from its whole qrels file ([`load_source`]): sampled when the tier is
+/// `from:` a larger file, else `whole` as it is.
+pub fn sample(config: &Config, tier: &Tier, whole: TierQueries) -> Result<TierQueries> {
     let TierSource::Sample {
         from,
         size,

@@ -64,20 +64,22 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
         &others,
     )?;
     let (from, mut results) = read_tier_results(&tier.name, args.from)?;
-    if results.status == RunStatus::Error {
+    // Results that errored only because the baseline no longer fits them (the gate recorded
+    // it) replace that baseline; any other error is refused.
+    if results.status == RunStatus::Error && results.baseline_mismatch.is_none() {
         return Err(Error::input(
             &from,
             "these results could not be fully evaluated (status error): fix the errors and run the gate again",
         ));
     }
-    let old = match store::read(&tier.baseline, "") {
-        Ok(old) => measured::table(&old),
-        Err(error) if error.is_missing() => String::new(),
+    let old_baseline = match store::read(&tier.baseline, "") {
+        Ok(old) => Some(old),
+        Err(error) if error.is_missing() => None,
         Err(error) if args.force => {
             term::warning(format!(
                 "overwriting a baseline that cannot be read (--force): {error}"
             ));
-            String::new()
+            None
         }
         Err(error) => {
             return Err(Error::input(
@@ -91,6 +93,14 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
             ));
         }
     };
+    let old = old_baseline
+        .as_ref()
+        .map(measured::table)
+        .unwrap_or_default();
+    let dropped = old_baseline
+        .as_ref()
+        .map(|old| Dropped::between(old, &results))
+        .unwrap_or_default();
     results.provenance.accepted_utc = Some(accepted_utc()?);
     // Temporary files of an earlier accept that was killed before it renamed its file.
     let stale = store::remove_stale_temps(&tier.baseline)?;
@@ -114,6 +124,12 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
             "from": from.display().to_string(),
             "baseline": tier.baseline.display().to_string(),
             "changed": old != new,
+            "replaced_mismatch": results.baseline_mismatch,
+            "dropped": {
+                "queries": dropped.queries,
+                "metrics": dropped.metrics,
+                "slices": dropped.slices,
+            },
             "diff": unified,
         });
         write_stdout(&format!("{document:#}\n"))?;
@@ -125,6 +141,15 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
         tier.name,
         tier.baseline.display()
     );
+    if let Some(pairing) = &results.baseline_mismatch {
+        let problem = pairing
+            .problem(&tier.name, None)
+            .unwrap_or_else(|| "it did not fit them".to_string());
+        out.push_str(&format!(
+            "replaced a baseline that no longer fit these results: {problem}\n"
+        ));
+    }
+    out.push_str(&dropped.describe());
     if old == new {
         out.push_str("summary unchanged\n");
     } else {
@@ -132,6 +157,82 @@ pub fn accept(args: AcceptArgs) -> Result<i32> {
     }
     write_human(&out)?;
     Ok(exit_code::SUCCESS)
+}
+
+/// How many dropped qids a line lists.
+const LISTED_QIDS: usize = 5;
+
+/// What a new baseline drops of the old one.
+#[derive(Debug, Default, PartialEq)]
+struct Dropped {
+    /// Queries of the old baseline that the new one does not have.
+    queries: Vec<String>,
+    /// Metrics the old baseline has values of and the new one has not.
+    metrics: Vec<String>,
+    /// Slices (`class=literal`) of the old baseline's summary that the new one has not.
+    slices: Vec<String>,
+}
+
+impl Dropped {
+    fn between(old: &Results, new: &Results) -> Dropped {
+        Dropped {
+            queries: old
+                .queries
+                .keys()
+                .filter(|qid| !new.queries.contains_key(*qid))
+                .cloned()
+                .collect(),
+            metrics: old
+                .metrics
+                .iter()
+                .filter(|m| !new.metrics.contains(m))
+                .cloned()
+                .collect(),
+            slices: old
+                .summary
+                .keys()
+                .filter(|slice| !new.summary.contains_key(*slice))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// `dropped: 6 queries of the old baseline ...` lines (none when nothing is dropped); ids
+    /// and slice values are data, each shortened and quoted.
+    fn describe(&self) -> String {
+        let listed = |items: &[String]| {
+            let mut names: Vec<String> = items
+                .iter()
+                .take(LISTED_QIDS)
+                .map(|item| format!("`{}`", crate::error::shorten(item)))
+                .collect();
+            if items.len() > LISTED_QIDS {
+                names.push(format!("and {} more", items.len() - LISTED_QIDS));
+            }
+            names.join(", ")
+        };
+        let mut out = String::new();
+        if !self.queries.is_empty() {
+            out.push_str(&format!(
+                "dropped: {} queries of the old baseline that the tier no longer has ({})\n",
+                self.queries.len(),
+                listed(&self.queries)
+            ));
+        }
+        if !self.metrics.is_empty() {
+            out.push_str(&format!(
+                "dropped: metrics no longer measured: {}\n",
+                listed(&self.metrics)
+            ));
+        }
+        if !self.slices.is_empty() {
+            out.push_str(&format!(
+                "dropped: slices no query has now: {}\n",
+                listed(&self.slices)
+            ));
+        }
+        out
+    }
 }
 
 pub fn show(args: ShowArgs) -> Result<i32> {
@@ -168,4 +269,58 @@ pub fn show(args: ShowArgs) -> Result<i32> {
     out.push_str(&measured::table(&baseline));
     write_human(&out)?;
     Ok(exit_code::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::results::{Provenance, QueryRecord, SliceSummary};
+
+    fn results(qids: &[&str], metrics: &[&str], slices: &[&str]) -> Results {
+        let summary = slices
+            .iter()
+            .map(|s| {
+                let values = metrics
+                    .iter()
+                    .map(|m| (m.to_string(), SliceSummary { mean: 0.5, n: 1 }))
+                    .collect();
+                (s.to_string(), values)
+            })
+            .collect();
+        Results {
+            format: String::new(),
+            tier: "smoke".into(),
+            status: RunStatus::Pass,
+            provenance: Provenance::default(),
+            metrics: metrics.iter().map(|m| m.to_string()).collect(),
+            summary,
+            noise: None,
+            baseline_mismatch: None,
+            queries: qids
+                .iter()
+                .map(|q| (q.to_string(), QueryRecord::default()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn dropped_names_the_old_queries_metrics_and_slices_the_new_baseline_lacks() {
+        let qids: Vec<String> = (1..=7).map(|i| format!("q{i}")).collect();
+        let qids: Vec<&str> = qids.iter().map(String::as_str).collect();
+        let old = results(&qids, &["mrr", "ndcg@3"], &["all", "class=a", "class=b"]);
+        let new = results(&["q1", "x1"], &["mrr", "recall@3"], &["all", "class=a"]);
+        let dropped = Dropped::between(&old, &new);
+        assert_eq!(dropped.queries, ["q2", "q3", "q4", "q5", "q6", "q7"]);
+        assert_eq!(dropped.metrics, ["ndcg@3"]);
+        assert_eq!(dropped.slices, ["class=b"]);
+        assert_eq!(
+            dropped.describe(),
+            "dropped: 6 queries of the old baseline that the tier no longer has (`q2`, `q3`, \
+             `q4`, `q5`, `q6`, and 1 more)\n\
+             dropped: metrics no longer measured: `ndcg@3`\n\
+             dropped: slices no query has now: `class=b`\n"
+        );
+        assert_eq!(Dropped::between(&old, &old), Dropped::default());
+        assert_eq!(Dropped::default().describe(), "");
+    }
 }

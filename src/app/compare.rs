@@ -52,6 +52,14 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     };
     let calibrations = calibration::for_tier(tier, &config.metrics, &b)?;
     let mut report = decision::decide(&config, tier, &a, &b, &calibrations);
+    let next_step = format!(
+        "compare results of the same queries and metrics, or gate {} against a baseline \
+         accepted from it",
+        args.b.display()
+    );
+    if let Some(message) = decision::mismatch_message(&report, &a, &b, &args.a, &next_step) {
+        report.warnings.insert(0, message);
+    }
     report.notes.extend(calibration::judges_note(
         &config.metrics,
         &b.provenance.judges,

@@ -7,6 +7,7 @@ use crate::app::outputs::{self, Evaluated, OutputOptions, RunFigures};
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::repeats;
 use crate::baseline::collect;
+use crate::baseline::pairing;
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
 use crate::config::{CacheMode, Config, Tier};
@@ -75,6 +76,14 @@ pub fn finish(
         None => Vec::new(),
     };
     current.status = report.status;
+    current.baseline_mismatch = decision::baseline_mismatch(&report, &current);
+    let acceptable = current.baseline_mismatch.is_some() || report.status != RunStatus::Error;
+    let next_step = pairing::next_step(&options.accept_command(&tier.name), acceptable);
+    let mismatch =
+        decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step);
+    if let Some(message) = &mismatch {
+        report.warnings.insert(0, message.clone());
+    }
     let junit = RunInfo::of_run(&config.path, options.started)?;
     let run = RunFigures {
         calibrations: &calibrations,
@@ -82,7 +91,12 @@ pub fn finish(
         junit: &junit,
         trends: &trends,
     };
-    outputs::render(tier, &current, &evaluated, &report, run, &options).write(&options)?;
+    let mut outputs = outputs::render(tier, &current, &evaluated, &report, run, &options);
+    // Why nothing was gated is the run's last line, not one warning among others.
+    if let Some(message) = mismatch.filter(|_| report.status == RunStatus::Error) {
+        outputs.error_last(message);
+    }
+    outputs.write(&options)?;
     Ok(report.exit_code())
 }
 

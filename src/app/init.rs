@@ -289,7 +289,8 @@ fn report(dir: &Path, files: &[Scaffold], pipeline: InitPipeline) -> String {
     }
     text.push_str(
         "\nThen replace eval/pipeline.py (or the config's `pipeline:`) with your own pipeline, \
-         and eval/qrels.jsonl with your queries.\n",
+         and eval/qrels.jsonl with your queries (`ragate convert` reads TREC, TSV and BEIR \
+         files); `ragate validate` then names the commands that replace the baseline.\n",
     );
     text
 }

@@ -142,6 +142,8 @@ pub struct Outputs {
     /// GitHub workflow commands, emitted only under GitHub Actions.
     annotations: Vec<String>,
     stdout: String,
+    /// Printed as errors after stdout: why the run could not be gated.
+    errors: Vec<String>,
 }
 
 impl Outputs {
@@ -162,6 +164,13 @@ impl Outputs {
             .collect();
         outputs.file(out_dir.join("trace.jsonl"), trace);
         outputs
+    }
+
+    /// Prints `message` as an error after everything else (and not among the warnings, where
+    /// summary.md keeps it).
+    pub fn error_last(&mut self, message: String) {
+        self.warnings.retain(|warning| *warning != message);
+        self.errors.push(message);
     }
 
     fn file(&mut self, path: PathBuf, text: String) {
@@ -192,9 +201,11 @@ impl Outputs {
             }
         }
         match options.format {
-            GateFormat::Table => write_human(&self.stdout),
-            GateFormat::Json => write_stdout(&self.stdout),
+            GateFormat::Table => write_human(&self.stdout)?,
+            GateFormat::Json => write_stdout(&self.stdout)?,
         }
+        self.errors.iter().for_each(term::error_message);
+        Ok(())
     }
 }
 

@@ -315,6 +315,7 @@ mod tests {
                 metrics: vec!["mrr".into()],
                 summary: Default::default(),
                 noise: None,
+                baseline_mismatch: None,
                 queries,
             },
             trace: Default::default(),

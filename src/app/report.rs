@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::app::rejudge::{self, Identities};
 use crate::app::write_human;
 use crate::app::{history, output_files};
+use crate::baseline::pairing;
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::HtmlReportArgs;
@@ -119,6 +120,19 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
         Some(dir) => Some(history_of(dir, tier, &current, &mut report)?),
         None => None,
     };
+    // As the gate said it: the results record whether accepting them would replace the baseline.
+    let accept = format!(
+        "ragate baseline accept --tier {} --from {}",
+        tier.name,
+        from.display()
+    );
+    let acceptable = current.baseline_mismatch.is_some() || report.status != RunStatus::Error;
+    let next_step = pairing::next_step(&accept, acceptable);
+    if let Some(message) =
+        decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step)
+    {
+        report.warnings.insert(0, message);
+    }
     let page = Page {
         results_path: &from,
         current: &current,

@@ -6,12 +6,14 @@ use serde_json::json;
 
 use crate::app::error_output::with_causes;
 use crate::app::{preflight, write_human, write_stdout};
+use crate::baseline::pairing::{self, Pairing};
+use crate::baseline::results::Results;
 use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::gate::decision;
+use crate::gate::{decision, empty_answers};
 use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
 use crate::suggest;
@@ -103,17 +105,20 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
             .problems
             .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
     };
+    let mut whole = None;
     match tier::load_source(tier) {
-        Ok(TierQueries {
-            qrels, unjudged, ..
-        }) => {
-            preflight::query_errors(config, tier, &qrels, true)
+        Ok(queries) => {
+            let qrels = &queries.qrels;
+            preflight::query_errors(config, tier, qrels, true)
                 .into_iter()
-                .chain(tier::stratify_error(config, tier, &qrels))
+                .chain(tier::stratify_error(config, tier, qrels))
                 .for_each(&mut problem);
-            findings.lints.extend(tier::unjudged_note(tier, unjudged));
-            lint_qrels(tier, &qrels, corpus, &mut findings.lints);
-            check_slices(config, tier, &qrels, findings);
+            findings
+                .lints
+                .extend(tier::unjudged_note(tier, queries.unjudged));
+            lint_qrels(tier, qrels, corpus, &mut findings.lints);
+            check_slices(config, tier, qrels, findings);
+            whole = Some(queries);
         }
         Err(error) => problem(error),
     }
@@ -129,9 +134,15 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
             tier.name
         ),
     )
-    .and_then(|baseline| decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline));
+    .and_then(|baseline| {
+        decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline).map(|()| baseline)
+    });
     match baseline {
-        Ok(_) => {}
+        Ok(baseline) => {
+            if let Some(whole) = whole {
+                check_pairing(config, tier, whole, &baseline, findings);
+            }
+        }
         // A tier not accepted yet (right after `ragate init`, say) is a valid config: its gate
         // measures and exits 2 until a baseline is accepted, so fail-closed holds there.
         Err(Error::Missing { path, .. }) => findings.lints.push(format!(
@@ -148,6 +159,49 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
         if !findings.lints.contains(notice) {
             findings.lints.push(notice.clone());
         }
+    }
+}
+
+/// The baseline must still fit the tier's queries (after sampling) and rules, as the gate pairs
+/// them: an error with the next step when it does not, a warning when only part of the queries
+/// pair. A tier whose sample cannot be drawn is left to the gate, which says why.
+fn check_pairing(
+    config: &Config,
+    tier: &Tier,
+    whole: TierQueries,
+    baseline: &Results,
+    findings: &mut Findings,
+) {
+    let changed = pairing::changes(&baseline.provenance, &whole.file_sha256, &tier.config_hash);
+    let Ok(queries) = tier::sample(config, tier, whole) else {
+        return;
+    };
+    // The gate's results hold the queries with a relevant doc; an old baseline gets its
+    // `empty_answers` values there too.
+    let qids = queries
+        .qrels
+        .queries()
+        .iter()
+        .filter(|q| q.num_relevant() > 0)
+        .map(|q| q.qid.as_str());
+    let baseline = empty_answers::with_values(baseline, "the baseline", &mut Vec::new());
+    let pairing = Pairing::of(
+        &baseline,
+        qids,
+        &pairing::gated_metrics(tier),
+        tier.gate.min_queries,
+    );
+    let path = tier.baseline.display();
+    if let Some(problem) = pairing.problem(&tier.name, changed.as_deref()) {
+        findings.problems.push(format!(
+            "tier `{0}`: {path}: {problem}: run `ragate gate --tier {0}`, then `ragate baseline \
+             accept --tier {0}` to replace it",
+            tier.name
+        ));
+    } else if let Some(partial) = pairing.partial(&tier.name) {
+        findings
+            .lints
+            .push(format!("tier `{}`: {path}: {partial}", tier.name));
     }
 }
 
@@ -208,12 +262,18 @@ fn check_slices(config: &Config, tier: &Tier, qrels: &Qrels, findings: &mut Find
         let Some(value) = &rule.slice else { continue };
         let named = value.to_string();
         if !sizes.contains_key(&named) {
+            let existing = if sizes.is_empty() {
+                "no query has a value of a `slices:` field".to_string()
+            } else {
+                format!(
+                    "the slice values are {}",
+                    sizes.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            };
             findings.problems.push(suggest::did_you_mean(
                 format!(
-                    "tier `{}`: the rule for {} names {named}, which no query has (the slice values are {})",
-                    tier.name,
-                    rule.metric,
-                    sizes.keys().cloned().collect::<Vec<_>>().join(", ")
+                    "tier `{}`: the rule for {} names {named}, which no query has ({existing})",
+                    tier.name, rule.metric,
                 ),
                 &named,
                 sizes.keys().map(String::as_str),

@@ -92,6 +92,7 @@ pub fn results(
         metrics: metric_names,
         summary,
         noise: None,
+        baseline_mismatch: None,
         queries,
     }
 }

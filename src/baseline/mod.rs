@@ -3,5 +3,6 @@
 pub(crate) mod collect;
 pub mod embeddings;
 pub mod noise;
+pub mod pairing;
 pub mod results;
 pub(crate) mod store;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::baseline::noise::RunNoise;
+use crate::baseline::pairing::Pairing;
 use crate::error::shorten;
 use crate::metrics::embedding_relevance::RelevanceParts;
 use crate::metrics::metric::{Metric, UnknownMetric};
@@ -150,6 +151,12 @@ pub struct Results {
     /// stored it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub noise: Option<RunNoise>,
+    /// Set when the status is `error` only because the baseline did not fit the run (too few of
+    /// its queries pair, or it lacks a gated metric): how it paired. `baseline accept` replaces
+    /// the baseline with such results; results that errored for any other reason have none and
+    /// are refused.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub baseline_mismatch: Option<Pairing>,
     /// qid -> record, for queries with at least one relevant doc.
     pub queries: BTreeMap<String, QueryRecord>,
 }
@@ -226,6 +233,28 @@ impl Results {
                 check_value(parts.others_mean, Some(&cosine)).map_err(|m| {
                     format!("query `{qid}`: answer_relevance_embedding.others_mean {m}")
                 })?;
+            }
+        }
+        if let Some(pairing) = &self.baseline_mismatch {
+            if self.status != RunStatus::Error {
+                return Err(
+                    "`baseline_mismatch` is set, but the status is not `error`: expected it only \
+                     on a run that errored because its baseline did not fit"
+                        .to_string(),
+                );
+            }
+            if pairing.shared_queries > pairing.queries.min(pairing.baseline_queries)
+                || !pairing.broken()
+            {
+                return Err(format!(
+                    "`baseline_mismatch` says {} of {} queries pair (of {} in the baseline, \
+                     min_queries {}) and {} missing metrics: not a baseline that fails to fit",
+                    pairing.shared_queries,
+                    pairing.queries,
+                    pairing.baseline_queries,
+                    pairing.min_queries,
+                    pairing.missing_metrics.len()
+                ));
             }
         }
         if let Some(noise) = &self.noise {

@@ -303,6 +303,50 @@ mod tests {
     }
 
     #[test]
+    fn a_baseline_mismatch_is_read_only_on_an_error_run_whose_baseline_did_not_fit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let good = "0123456789abcdef".repeat(4);
+        let with = |status: &str, mismatch: &str| {
+            results_with(&good, &good)
+                .replace("\"status\": \"pass\"", &format!("\"status\": \"{status}\""))
+                .replace(
+                    "\"queries\": {}",
+                    &format!("\"baseline_mismatch\": {mismatch},\n  \"queries\": {{}}"),
+                )
+        };
+        let unpaired =
+            r#"{"shared_queries": 0, "queries": 6, "baseline_queries": 6, "min_queries": 3}"#;
+        std::fs::write(&path, with("error", unpaired)).unwrap();
+        let read_back = read(&path, "run the gate")
+            .unwrap()
+            .baseline_mismatch
+            .unwrap();
+        assert_eq!((read_back.shared_queries, read_back.queries), (0, 6));
+        for (status, mismatch, expected) in [
+            (
+                "pass",
+                unpaired,
+                "`baseline_mismatch` is set, but the status is not `error`",
+            ),
+            (
+                "error",
+                r#"{"shared_queries": 6, "queries": 6, "baseline_queries": 6, "min_queries": 3}"#,
+                "`baseline_mismatch` says 6 of 6 queries pair",
+            ),
+            (
+                "error",
+                r#"{"shared_queries": 7, "queries": 6, "baseline_queries": 9, "min_queries": 9}"#,
+                "`baseline_mismatch` says 7 of 6 queries pair",
+            ),
+        ] {
+            std::fs::write(&path, with(status, mismatch)).unwrap();
+            let error = read(&path, "run the gate").unwrap_err().to_string();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    #[test]
     fn provenance_hashes_must_be_sha256_hex() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.json");

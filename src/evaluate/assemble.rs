@@ -138,7 +138,9 @@ fn metric_means(
                 qrels_path,
                 format!(
                     "no query has a value for {metric}: expected gold_answer_substring (answer_contains), \
-                     reference_answer (answer_f1, answer_exact) or non-empty answers"
+                     reference_answer (answer_f1, answer_exact) or non-empty answers; or remove \
+                     `{metric}` from the config's `metrics:` (and its rules) when the queries \
+                     have none"
                 ),
             ));
         }

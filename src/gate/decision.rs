@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::{Results, RunStatus};
 use crate::config::{
     AlphaScope, Config, Decision, GateSettings, InconclusivePolicy, SliceValue, Tier,
@@ -31,11 +32,25 @@ pub fn decide(
     current: &Results,
     calibrations: &[Calibration],
 ) -> GateReport {
-    let mut warnings = provenance_warnings(baseline, current);
+    let mut warnings = Vec::new();
     // Results from before `empty_answers` get its values from their stored answers.
     let baseline = empty_answers::with_values(baseline, "the baseline", &mut warnings);
     let current = empty_answers::with_values(current, "the current results", &mut warnings);
     let (baseline, current) = (baseline.as_ref(), current.as_ref());
+    let pairing = Pairing::of(
+        baseline,
+        current.queries.keys().map(String::as_str),
+        &pairing::gated_metrics(tier),
+        tier.gate.min_queries,
+    );
+    // A baseline that no longer fits is said once, with the next step, by the caller
+    // (`mismatch_message`); otherwise what changed and how many queries pair.
+    if !pairing.broken() {
+        warnings.splice(
+            0..0,
+            provenance_warnings(baseline, current, &pairing, &tier.name),
+        );
+    }
     warnings.extend(empty_answers::warning(config, baseline, current));
     let baseline_only = only_in(baseline, current);
     let current_only = only_in(current, baseline);
@@ -104,6 +119,7 @@ pub fn decide(
         outcomes,
         reported: reported::ungated(config, tier, baseline, current),
         paired_queries: current.queries.len() - current_only.len(),
+        pairing: Some(pairing),
         baseline_only,
         current_only,
         judged_at_k: None,
@@ -222,6 +238,63 @@ pub fn run_status(outcomes: &[CheckOutcome], inconclusive: InconclusivePolicy) -
     }
 }
 
+/// The line that says the baseline no longer fits the run (too few queries pair, a gated
+/// metric missing), what changed since it was accepted, and `next_step`; None when it fits.
+/// `path` is the baseline's file.
+pub fn mismatch_message(
+    report: &GateReport,
+    baseline: &Results,
+    current: &Results,
+    path: &Path,
+    next_step: &str,
+) -> Option<String> {
+    let changed = pairing::changes(
+        &baseline.provenance,
+        &current.provenance.qrels_sha256,
+        &current.provenance.config_hash,
+    );
+    let problem = report
+        .pairing
+        .as_ref()?
+        .problem(&report.tier, changed.as_deref())?;
+    Some(format!("{}: {problem}: {next_step}", path.display()))
+}
+
+/// How the baseline paired, when the run's status is `error` only because the baseline did not
+/// fit it: every check that errored is one of a gated metric the baseline lacks (on a slice the
+/// run has), and, unless too few queries pair (then every skip is for want of pairs), the other
+/// checks alone would not make the run an error. None otherwise: results that errored for any
+/// other reason are not accepted as a baseline (fail closed).
+pub fn baseline_mismatch(report: &GateReport, current: &Results) -> Option<Pairing> {
+    let pairing = report.pairing.as_ref().filter(|p| p.broken())?;
+    if report.status != RunStatus::Error {
+        return None;
+    }
+    let explained = |o: &CheckOutcome| {
+        o.status == CheckStatus::Error
+            && matches!(o.family, Family::Primary | Family::Slices)
+            && pairing.missing_metrics.contains(&o.metric)
+            && current.summary.contains_key(&o.slice)
+    };
+    let errors_explained = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Error)
+        .all(explained);
+    if !errors_explained {
+        return None;
+    }
+    let rest: Vec<CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| !explained(o))
+        .cloned()
+        .collect();
+    let rest_decided =
+        rest.is_empty() || run_status(&rest, report.inconclusive) != RunStatus::Error;
+    (pairing.too_few() || rest_decided).then(|| pairing.clone())
+}
+
 /// An error when `baseline` holds results of another tier than the one gated.
 pub fn check_baseline_tier(baseline: &Results, tier: &str, path: &Path) -> Result<()> {
     if baseline.tier == tier {
@@ -271,14 +344,27 @@ fn unknown_slice(check: &Check<'_>, values: &BTreeSet<SliceValue>) -> CheckOutco
     outcome
 }
 
-fn provenance_warnings(baseline: &Results, current: &Results) -> Vec<String> {
+/// What changed since the baseline (qrels, config) and, when only part of the run's queries
+/// pair, how many do, for a baseline that still fits the run.
+fn provenance_warnings(
+    baseline: &Results,
+    current: &Results,
+    pairing: &Pairing,
+    tier: &str,
+) -> Vec<String> {
     let mut warnings = Vec::new();
+    let partial = pairing.partial(tier);
     if baseline.provenance.qrels_sha256 != current.provenance.qrels_sha256 {
         warnings.push(format!(
-            "the qrels changed since the baseline (sha256 {} -> {}): comparing the queries both have",
+            "the qrels changed since the baseline (sha256 {} -> {}): {}",
             short(&baseline.provenance.qrels_sha256),
-            short(&current.provenance.qrels_sha256)
+            short(&current.provenance.qrels_sha256),
+            partial
+                .as_deref()
+                .unwrap_or("comparing the queries both have")
         ));
+    } else if let Some(partial) = partial {
+        warnings.push(partial);
     }
     if baseline.provenance.config_hash != current.provenance.config_hash {
         warnings.push(format!(
@@ -424,6 +510,111 @@ mod tests {
     }
 
     #[test]
+    fn only_a_run_that_errored_because_its_baseline_does_not_fit_records_the_mismatch() {
+        use crate::baseline::results::SliceSummary;
+        let pairing = |shared: usize, missing: &[&str]| Pairing {
+            shared_queries: shared,
+            queries: 6,
+            baseline_queries: 6,
+            min_queries: 3,
+            missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
+        };
+        let check = |metric: &str, slice: &str, family: Family, status: CheckStatus| {
+            let mut o = CheckOutcome::bare(
+                format!("{metric} [{slice}]"),
+                metric.into(),
+                slice.into(),
+                family,
+            );
+            o.status = status;
+            o
+        };
+        let mut current = Results {
+            format: String::new(),
+            tier: "smoke".into(),
+            status: RunStatus::Error,
+            provenance: Default::default(),
+            metrics: vec!["mrr".into(), "recall@5".into()],
+            summary: Default::default(),
+            noise: None,
+            baseline_mismatch: None,
+            queries: Default::default(),
+        };
+        for slice in ["all", "class=a"] {
+            current.summary.insert(
+                slice.into(),
+                [("mrr".to_string(), SliceSummary { mean: 0.5, n: 3 })].into(),
+            );
+        }
+        let report = |outcomes: Vec<CheckOutcome>, pairing: Pairing| GateReport {
+            status: run_status(&outcomes, InconclusivePolicy::Pass),
+            outcomes,
+            pairing: Some(pairing),
+            ..GateReport::without_checks("smoke", RunStatus::Error, InconclusivePolicy::Pass)
+        };
+        // Nothing pairs: every check skipped for want of pairs.
+        let unpaired = report(
+            vec![check("mrr", "all", All, S), check("mrr", "class=a", Sl, S)],
+            pairing(0, &[]),
+        );
+        assert_eq!(unpaired.status, RunStatus::Error);
+        assert_eq!(
+            baseline_mismatch(&unpaired, &current),
+            Some(pairing(0, &[]))
+        );
+        // A gated metric the baseline lacks: its checks error, the others pass.
+        let missing = report(
+            vec![
+                check("mrr", "all", All, P),
+                check("recall@5", "all", All, E),
+                check("recall@5", "class=a", Sl, E),
+            ],
+            pairing(6, &["recall@5"]),
+        );
+        assert_eq!(
+            baseline_mismatch(&missing, &current),
+            Some(pairing(6, &["recall@5"]))
+        );
+        // Fail closed: an error of another metric, on a slice the run lacks, or of a calibrated
+        // floor; a baseline that fits; every remaining `all` check skipped while enough pair.
+        for (outcomes, fits) in [
+            (
+                vec![check("mrr", "all", All, S), check("mrr", "all", All, E)],
+                pairing(0, &[]),
+            ),
+            (
+                vec![
+                    check("mrr", "all", All, P),
+                    check("recall@5", "class=zzz", Sl, E),
+                ],
+                pairing(6, &["recall@5"]),
+            ),
+            (
+                vec![
+                    check("mrr", "all", All, S),
+                    check("faithfulness_ppi", "all", Cal, E),
+                ],
+                pairing(0, &[]),
+            ),
+            (vec![check("mrr", "all", All, E)], pairing(6, &[])),
+            (
+                vec![
+                    check("mrr", "all", All, S),
+                    check("recall@5", "all", All, E),
+                ],
+                pairing(6, &["recall@5"]),
+            ),
+        ] {
+            let other = report(outcomes, fits);
+            assert_eq!(other.status, RunStatus::Error, "{other:?}");
+            assert_eq!(baseline_mismatch(&other, &current), None, "{other:?}");
+        }
+        // A run that is not an error needs no record (accept takes it as it is).
+        let regression = report(vec![check("mrr", "all", All, F)], pairing(0, &[]));
+        assert_eq!(baseline_mismatch(&regression, &current), None);
+    }
+
+    #[test]
     fn alpha_is_split_across_the_families_present_only_under_run_scope() {
         use crate::config::{
             AlphaScope, Correction, Decision, GateSettings, Limits, Rule, SliceCorrection,
@@ -497,6 +688,7 @@ mod tests {
             metrics: vec![],
             summary: Default::default(),
             noise: None,
+            baseline_mismatch: None,
             queries: Default::default(),
         };
         let error = check_baseline_tier(&baseline, "smoke", Path::new("b.json")).unwrap_err();

@@ -378,6 +378,7 @@ mod tests {
             metrics: vec![],
             summary: Default::default(),
             noise: None,
+            baseline_mismatch: None,
             queries: Default::default(),
         };
         let now = record("h", 0.0, "b");
@@ -411,6 +412,7 @@ mod tests {
             metrics: vec![],
             summary: Default::default(),
             noise: None,
+            baseline_mismatch: None,
             queries: Default::default(),
         };
         let at = |commit: Option<&str>, mean: f64| {

@@ -135,6 +135,7 @@ mod tests {
             metrics: metrics.iter().map(ToString::to_string).collect(),
             summary: Default::default(),
             noise: None,
+            baseline_mismatch: None,
             queries,
         }
     }

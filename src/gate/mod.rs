@@ -5,7 +5,7 @@ pub mod checks;
 pub mod decision;
 pub mod diagnosis;
 pub mod drift;
-mod empty_answers;
+pub(crate) mod empty_answers;
 pub mod error_budget;
 pub mod reported;
 pub(crate) mod slice_index;
@@ -13,6 +13,7 @@ pub mod verdict;
 
 use std::collections::BTreeSet;
 
+use crate::baseline::pairing::Pairing;
 use crate::baseline::results::{QueryRecord, Results, RunStatus};
 use crate::config::InconclusivePolicy;
 use crate::exit_code;
@@ -35,6 +36,8 @@ pub struct GateReport {
     pub inconclusive: InconclusivePolicy,
     /// Queries compared (present in both results).
     pub paired_queries: usize,
+    /// How the baseline pairs with the run's queries and the tier's rules (None: no baseline).
+    pub pairing: Option<Pairing>,
     /// Queries in the baseline only (dropped from the tier or the qrels).
     pub baseline_only: Vec<String>,
     /// Queries in the current run only (new in the qrels).
@@ -62,6 +65,7 @@ impl GateReport {
             status,
             inconclusive,
             paired_queries: 0,
+            pairing: None,
             baseline_only: Vec::new(),
             current_only: Vec::new(),
             judged_at_k: None,
@@ -316,6 +320,7 @@ mod tests {
             metrics: vec![],
             summary: Default::default(),
             noise: None,
+            baseline_mismatch: None,
             queries: [("q1".to_string(), record)].into_iter().collect(),
         };
         assert_eq!(

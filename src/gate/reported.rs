@@ -90,6 +90,7 @@ mod tests {
             metrics: vec!["mrr".into()],
             summary: Default::default(),
             noise: None,
+            baseline_mismatch: None,
             queries: values
                 .iter()
                 .map(|(qid, mrr)| {

@@ -20,6 +20,8 @@ pub struct QueryText {
     pub text: String,
     /// A reference answer, when the line has one.
     pub reference_answer: Option<String>,
+    /// A substring the answer must contain (`answer_contains`), when the line has one.
+    pub gold_answer_substring: Option<String>,
     /// Other scalar fields of a JSONL line (slice attributes such as `class`).
     pub attributes: BTreeMap<String, String>,
 }
@@ -54,6 +56,7 @@ pub fn read(file: &TextFile) -> Result<Vec<QueryText>> {
                 line: line.number,
                 text: text.trim().to_string(),
                 reference_answer: None,
+                gold_answer_substring: None,
                 attributes: BTreeMap::new(),
             }
         };
@@ -101,6 +104,10 @@ fn from_json(mut object: Map<String, Value>, line: u64) -> Result<QueryText, Str
         )
     })?;
     let reference_answer = take_string(&mut object, ["reference_answer", "reference_answer"])?;
+    let gold_answer_substring = take_string(
+        &mut object,
+        ["gold_answer_substring", "gold_answer_substring"],
+    )?;
     // Non-scalar metadata (BEIR's `metadata` object) cannot be a slice value and is not kept.
     let attributes = object
         .iter()
@@ -111,6 +118,7 @@ fn from_json(mut object: Map<String, Value>, line: u64) -> Result<QueryText, Str
         line,
         text,
         reference_answer,
+        gold_answer_substring,
         attributes,
     })
 }
@@ -129,6 +137,9 @@ pub fn attach(qrels: &mut Qrels, queries: Vec<QueryText>) -> usize {
         target.text = Some(query.text);
         if target.reference_answer.is_none() {
             target.reference_answer = query.reference_answer;
+        }
+        if target.gold_answer_substring.is_none() {
+            target.gold_answer_substring = query.gold_answer_substring;
         }
         for (key, value) in query.attributes {
             target.attributes.entry(key).or_insert(value);
@@ -194,5 +205,32 @@ mod tests {
             "the queries file's text wins"
         );
         assert_eq!(q1.attributes["class"], "a", "the qrels' metadata wins");
+    }
+
+    #[test]
+    fn the_answer_references_of_a_queries_file_reach_the_qrels_without_replacing_theirs() {
+        let file = TextFile::from_bytes(
+            "q.jsonl",
+            b"{\"qid\":\"q1\",\"query\":\"\",\"gold_doc_ids\":[\"d\"]}\n\
+              {\"qid\":\"q2\",\"query\":\"\",\"gold_doc_ids\":[\"d\"],\"gold_answer_substring\":\"own\"}\n"
+                .to_vec(),
+        )
+        .unwrap();
+        let mut qrels = crate::input::native_qrels::read(&file).unwrap();
+        let texts = read_str(
+            "{\"_id\":\"q1\",\"text\":\"a\",\"gold_answer_substring\":\"30 minutes\",\"reference_answer\":\"It is 30 minutes.\"}\n\
+             {\"_id\":\"q2\",\"text\":\"b\",\"gold_answer_substring\":\"theirs\"}\n",
+        )
+        .unwrap();
+        assert!(texts[0].attributes.is_empty(), "{:?}", texts[0].attributes);
+        assert_eq!(attach(&mut qrels, texts), 0);
+        let (q1, q2) = (&qrels.queries()[0], &qrels.queries()[1]);
+        assert_eq!(q1.gold_answer_substring.as_deref(), Some("30 minutes"));
+        assert_eq!(q1.reference_answer.as_deref(), Some("It is 30 minutes."));
+        assert_eq!(
+            q2.gold_answer_substring.as_deref(),
+            Some("own"),
+            "the qrels' wins"
+        );
     }
 }

@@ -268,6 +268,7 @@ pub(crate) fn sample_report() -> GateReport {
         outcomes,
         reported: vec![],
         paired_queries: 40,
+        pairing: None,
         baseline_only: vec!["q99".to_string()],
         current_only: Vec::new(),
         judged_at_k: Some((10, 0.42)),

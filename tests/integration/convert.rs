@@ -126,3 +126,33 @@ fn a_malformed_line_is_named_and_exits_2() {
     );
     assert!(!dir.join("out.jsonl").exists(), "nothing written");
 }
+
+#[test]
+fn a_beir_folder_keeps_the_answer_references_its_queries_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir_all(dir.join("beir/qrels")).unwrap();
+    std::fs::write(
+        dir.join("beir/queries.jsonl"),
+        "{\"_id\":\"b1\",\"text\":\"how long is the link valid\",\"metadata\":{},\
+         \"gold_answer_substring\":\"30 minutes\",\"reference_answer\":\"It is valid for 30 minutes.\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("beir/qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nb1\treset\t2\n",
+    )
+    .unwrap();
+    let outcome = ragate_in(dir, &["convert", "--qrels", "beir", "--out", "qrels.jsonl"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert!(
+        !outcome.stderr.contains("gold_answer_substring"),
+        "written, not left out: {}",
+        outcome.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("qrels.jsonl")).unwrap(),
+        "{\"qid\":\"b1\",\"query\":\"how long is the link valid\",\"graded_relevance\":{\"reset\":2},\
+         \"gold_answer_substring\":\"30 minutes\",\"reference_answer\":\"It is valid for 30 minutes.\"}\n"
+    );
+}

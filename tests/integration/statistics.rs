@@ -184,6 +184,7 @@ fn results(values: &[Vec<f64>]) -> Results {
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
         summary: BTreeMap::new(),
         noise: None,
+        baseline_mismatch: None,
         queries,
     }
 }

@@ -78,6 +78,7 @@ fn results(values: &BTreeMap<&str, Vec<f64>>) -> Results {
         metrics: values.keys().map(|m| m.to_string()).collect(),
         summary: BTreeMap::new(),
         noise: None,
+        baseline_mismatch: None,
         queries,
     }
 }

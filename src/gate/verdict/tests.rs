@@ -42,6 +42,7 @@ fn results(values: &[f64]) -> Results {
         metrics: vec!["mrr".into()],
         summary: BTreeMap::new(),
         noise: None,
+        baseline_mismatch: None,
         queries,
     }
 }
