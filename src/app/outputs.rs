@@ -220,7 +220,18 @@ pub fn render(
     let mut summary_text = summary::render(report);
     if !run.trends.is_empty() {
         summary_text.push('\n');
+        // A pass stays quiet (`summary::PASS_LINES`): its trends are folded.
+        let pass = report.status == crate::baseline::results::RunStatus::Pass;
+        if pass {
+            summary_text.push_str(&format!(
+                "<details><summary>Trends ({} checks)</summary>\n\n",
+                run.trends.len()
+            ));
+        }
         summary_text.push_str(&sparkline::markdown(run.trends));
+        if pass {
+            summary_text.push_str("</details>\n");
+        }
         let trimmed = summary_text.trim_end().len();
         summary_text.truncate(trimmed);
         summary_text.push('\n');
