@@ -84,16 +84,22 @@ impl StderrTail {
     }
 }
 
-/// The last [`TAIL_LINES`] non-empty lines of `bytes` (lossy UTF-8), secrets redacted: a first
-/// line cut by the byte bound (`cut`) is dropped (a secret cut in two would not be recognised);
-/// of a line rewritten with carriage returns (a progress bar) only what a terminal would show
-/// last is kept. The lines are raw text still: callers make them inert for their output.
+/// The last [`TAIL_LINES`] non-empty lines of `bytes` (lossy UTF-8), secrets redacted. Of a first
+/// line cut by the byte bound (`cut`) the first word is dropped, `…` in its place (a secret cut in
+/// two would not be recognised), the whole line when it has one word; of a line rewritten with
+/// carriage returns (a progress bar) only what a terminal would show last is kept. The lines are
+/// raw text still: callers make them inert for their output.
 pub fn tail_lines(bytes: &[u8], cut: bool) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
     let text = crate::secrets::redact(&text).into_owned();
-    let mut lines: Vec<&str> = text.split('\n').collect();
+    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
     if cut && !lines.is_empty() {
-        lines.remove(0);
+        match lines[0].split_once(char::is_whitespace) {
+            Some((_, rest)) if !rest.trim().is_empty() => lines[0] = format!("…{rest}"),
+            _ => {
+                lines.remove(0);
+            }
+        }
     }
     let kept: Vec<String> = lines
         .iter()
@@ -129,10 +135,14 @@ mod tests {
     }
 
     #[test]
-    fn a_line_cut_by_the_byte_bound_is_dropped() {
+    fn a_line_cut_by_the_byte_bound_loses_its_first_word() {
         assert_eq!(
             tail_lines(b"abcdef-partial\nwhole line\n", true),
             ["whole line"]
+        );
+        assert_eq!(
+            tail_lines(b"cdef0123 rest of a long line", true),
+            ["…rest of a long line"]
         );
         assert_eq!(tail_lines(b"first\nsecond", false), ["first", "second"]);
     }

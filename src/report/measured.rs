@@ -215,9 +215,10 @@ mod tests {
         );
         assert!(text.contains("could not be read"), "{text}");
         assert!(
-            text.contains("```text\nbad json\n```"),
-            "the error itself: {text}"
+            text.ends_with("</details>\n\nbad json\n"),
+            "the error itself, as wrapping text: {text}"
         );
+        assert!(!text.contains("```"), "no clipped code block: {text}");
         assert!(!text.contains("baseline accept"), "{text}");
     }
 

@@ -1,13 +1,19 @@
 //! The Markdown summary of a gate run (`summary.md`, appended to `$GITHUB_STEP_SUMMARY`, posted as
 //! the PR comment), built to be read in five seconds at PR-comment width:
-//! 1. one headline: `❌ 3 of 25 checks failed: worst ndcg@10 [class=literal] -0.62 (limit -0.05)`
-//!    or `✅ 25 of 25 checks passed`, with the tier;
+//! 1. one headline: `❌ 3 of 25 checks failed: worst ndcg@10 [class=literal] -0.62 (limit -0.05)`,
+//!    `✅ 25 of 25 checks passed`, or for a pass with an inconclusive check `❓ 24 of 25 checks
+//!    passed, 1 inconclusive: ndcg@10 [all] -0.0280 beyond its limit -0.0250 without enough
+//!    evidence; about 619 paired queries would decide it`, with the tier;
 //! 2. only the failing (furthest beyond their limit first), inconclusive and improved checks, as `check | baseline → current | delta
 //!    (%) | limit`, with the statistics (p, bound, adjusted alpha, n) in one line per check when
 //!    the decision used them; the checks that could not be evaluated;
 //! 3. the diagnosis lines and the warnings;
 //! 4. everything else folded in `<details>`: the regressed queries with their answer changes,
 //!    every check, the notes (calibration, judging, operational figures).
+//!
+//! A run that passes is quiet: after its headline only the hint to accept an improvement and one
+//! short line per warning; 2 and 3 are folded too ([`PASS_LINES`] lines at most outside
+//! `<details>`), since a reviewer reads whatever is unfolded as a problem.
 //!
 //! Every string that comes from data goes through [`crate::report::inert`]: prose inert, qids as
 //! code spans, diff blocks fenced beyond any backtick run (no link, image, mention or HTML that

@@ -83,3 +83,27 @@ fn a_crashing_pipeline_s_stderr_tail_is_in_the_summary_redacted_and_inert() {
     let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
     assert!(junit.contains("<error"), "{junit}");
 }
+
+#[test]
+fn the_hostile_corpus_on_a_pipeline_s_stderr_is_inert_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    crashing_project(dir);
+    // The last 20 lines of the corpus (one string a line) on stderr, then a crash.
+    let strings = crate::hostile_strings::corpus();
+    let lines: Vec<String> = strings.iter().map(|s| s.replace('\n', " ")).collect();
+    std::fs::write(dir.join("eval/hostile.txt"), lines.join("\n")).unwrap();
+    std::fs::write(
+        dir.join("eval/crash.sh"),
+        "cat > /dev/null\ncat eval/hostile.txt >&2\nexit 1\n",
+    )
+    .unwrap();
+    let outcome = gate(dir);
+    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary.contains("of the pipeline's stderr (secrets redacted)</summary>"),
+        "{summary}"
+    );
+    crate::hostile_strings::assert_markdown_inert(&summary, "a crashing pipeline's stderr");
+}
