@@ -58,8 +58,8 @@ fn a_crashing_pipeline_s_stderr_tail_is_in_the_summary_redacted_and_inert() {
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
     assert!(
         summary.starts_with(
-            "**⚠️ Not evaluated: the pipeline failed** · tier\u{a0}smoke\n\nThe gate could not \
-             evaluate this tier (exit 2):\n\npipeline (command): `sh eval/crash.sh`: exited with"
+            "**⚠️ Not evaluated: the pipeline failed** · tier\u{a0}smoke\n\nThe gate stopped with an \
+             error before it could evaluate this tier (exit 2):\n\npipeline (command): `sh eval/crash.sh`: exited with"
         ),
         "{summary}"
     );
