@@ -35,14 +35,18 @@ fn what_failed(error: &Error) -> String {
 fn whose(error: &Error) -> String {
     match error {
         Error::Child { error, .. } => whose(error),
-        Error::Judge { judge, .. } => format!("judge {}'s", inert::code(judge, 100)),
+        // In `<summary>`, where Markdown (a code span) does not apply.
+        Error::Judge { judge, .. } => format!("judge {}'s", inert::text(judge, 100)),
         _ => "the pipeline's".to_string(),
     }
 }
 
-/// Inert Markdown `text` that starts no line with `::` (as a workflow command does), even where
-/// a Markdown file is printed: a leading `:` is escaped.
-fn no_command(text: String) -> String {
+/// A line of a message or of stderr as inert Markdown prose ([`inert::text`]) whose backticks are
+/// escaped too: a message's own code spans would show `&amp;` and `\_` as written, so the line
+/// reads as on the terminal. No line starts with `::` (as a workflow command does), even where a
+/// Markdown file is printed: a leading `:` is escaped.
+fn prose(line: &str, max_chars: usize) -> String {
+    let text = inert::text(line, max_chars).replace('`', "\\`");
     if text.starts_with(':') {
         format!("\\{text}")
     } else {
@@ -61,7 +65,7 @@ fn stderr_line(line: &str) -> String {
     format!(
         "{}{}<br>\n",
         "\u{a0}".repeat(indent.min(MAX_INDENT)),
-        no_command(inert::text(line, LINE_CHARS))
+        prose(line, LINE_CHARS)
     )
 }
 
@@ -76,7 +80,7 @@ pub fn render(tier: &str, error: &Error) -> String {
         .to_string()
         .lines()
         .filter(|line| !line.trim().is_empty())
-        .map(|line| no_command(inert::text(line, CAUSE_CHARS)))
+        .map(|line| prose(line, CAUSE_CHARS))
         .collect();
     out.push_str(&cause.join("<br>\n"));
     out.push_str("\n\n");
@@ -121,8 +125,8 @@ mod tests {
         );
         assert!(
             text.contains(
-                "\n\npipeline (command): `python3 eval/pipeline.py`: exited with exit status: 1: \
-                 expected exit code 0\n"
+                "\n\npipeline (command): \\`python3 eval/pipeline.py\\`: exited with exit status: \
+                 1: expected exit code 0\n"
             ),
             "{text}"
         );
@@ -139,7 +143,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("eval-config.yaml: gate.rules[0].metric: unknown metric `recal@5`"),
+            text.contains("eval-config.yaml: gate.rules[0].metric: unknown metric \\`recal@5\\`"),
             "{text}"
         );
     }
@@ -174,7 +178,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("The last line of judge `nli`'s stderr"),
+            text.contains("<summary>The last line of judge nli's stderr"),
             "{text}"
         );
     }

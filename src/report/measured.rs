@@ -93,7 +93,7 @@ pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &st
         let lines: Vec<String> = problem
             .lines()
             .filter(|line| !line.trim().is_empty())
-            .map(|line| inert::text(line, 2000))
+            .map(|line| inert::text(line, 2000).replace('`', "\\`"))
             .collect();
         out.push_str(&lines.join("<br>\n"));
         out.push('\n');

@@ -59,7 +59,8 @@ fn a_crashing_pipeline_s_stderr_tail_is_in_the_summary_redacted_and_inert() {
     assert!(
         summary.starts_with(
             "**⚠️ Not evaluated: the pipeline failed** · tier\u{a0}smoke\n\nThe gate stopped with an \
-             error before it could evaluate this tier (exit 2):\n\npipeline (command): `sh eval/crash.sh`: exited with"
+             error before it could evaluate this tier (exit 2):\n\npipeline (command): \\`sh \
+             eval/crash.sh\\`: exited with"
         ),
         "{summary}"
     );
