@@ -120,6 +120,16 @@ pub enum Error {
         /// What went wrong and what to do.
         message: String,
     },
+    /// A child process (the pipeline, a command judge) failed as `error` says; `stderr` holds the
+    /// last lines it wrote on its stderr (bounded, secrets redacted, not yet inert), which the
+    /// exit-2 summary shows. Reads as `error`.
+    #[error("{error}")]
+    Child {
+        /// How it failed ([`Error::Pipeline`] or [`Error::Judge`]).
+        error: Box<Error>,
+        /// The last lines of its stderr.
+        stderr: Vec<String>,
+    },
     /// Command-line arguments that parse but make no sense (an unknown metric name, say).
     #[error("{0}")]
     Usage(String),
@@ -134,6 +144,25 @@ pub enum Error {
 }
 
 impl Error {
+    /// `self` with the last lines of the failed child's stderr (unchanged when there are none).
+    pub fn with_stderr(self, stderr: Vec<String>) -> Self {
+        if stderr.is_empty() {
+            return self;
+        }
+        Error::Child {
+            error: Box::new(self),
+            stderr,
+        }
+    }
+
+    /// The last lines of a failed child's stderr, if the error carries them.
+    pub fn stderr_tail(&self) -> &[String] {
+        match self {
+            Error::Child { stderr, .. } => stderr,
+            _ => &[],
+        }
+    }
+
     /// A file that could not be read.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {

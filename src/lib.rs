@@ -86,6 +86,7 @@ pub(crate) mod shard;
 // benches, which exercise them directly, but not part of the documented API.
 #[doc(hidden)]
 pub mod stats;
+pub(crate) mod stderr_tail;
 pub(crate) mod subprocess;
 pub(crate) mod suggest;
 pub(crate) mod term;

@@ -1,6 +1,7 @@
 //! A child process spoken to in JSON lines: argv (never a shell), stdin written by one thread while
-//! stdout is read by another (so large batches cannot deadlock), a deadline over the whole run, and
-//! the child killed when the caller gives up.
+//! stdout is read by another (so large batches cannot deadlock), stderr passed through by a third
+//! that keeps its end for errors ([`StderrTail`]), a deadline over the whole run, and the child
+//! killed when the caller gives up.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -8,6 +9,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use crate::stderr_tail::StderrTail;
 
 /// What the next read of the child's output gave.
 #[derive(Debug)]
@@ -27,12 +30,13 @@ pub struct LineProcess {
     lines: mpsc::Receiver<std::io::Result<String>>,
     written_at: Arc<Mutex<Vec<Instant>>>,
     deadline: Instant,
+    stderr: StderrTail,
 }
 
 impl LineProcess {
     /// Starts `argv` in `dir` (the current directory when `None`) and writes `input` (each entry
     /// one line, newline included) to its stdin, which is closed afterwards. stderr is passed
-    /// through.
+    /// through, its end kept ([`LineProcess::stderr_tail`]).
     pub fn start(
         argv: &[String],
         dir: Option<&Path>,
@@ -47,7 +51,7 @@ impl LineProcess {
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::piped());
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
@@ -55,6 +59,7 @@ impl LineProcess {
         let deadline = Instant::now() + timeout;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = StderrTail::pass_through(child.stderr.take().expect("stderr is piped"));
         let written_at = Arc::new(Mutex::new(Vec::with_capacity(input.len())));
         let written = Arc::clone(&written_at);
         let writer = std::thread::spawn(move || {
@@ -84,6 +89,7 @@ impl LineProcess {
             lines,
             written_at,
             deadline,
+            stderr,
         })
     }
 
@@ -105,6 +111,11 @@ impl LineProcess {
             .expect("writer lock")
             .get(index)
             .copied()
+    }
+
+    /// The end of the child's stderr, readable after the process is consumed (killed, waited).
+    pub fn stderr_tail(&self) -> StderrTail {
+        self.stderr.clone()
     }
 
     /// Kills the child (the caller gave up on it) and reaps it.

@@ -12,7 +12,7 @@ use crate::baseline::store;
 use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result};
 use crate::report::junit::{self, RunClock, RunInfo};
-use crate::report::{annotations, inert};
+use crate::report::{annotations, error_summary};
 use crate::term;
 
 /// Every file name a run may write into its output directory.
@@ -301,11 +301,7 @@ pub fn write_failure(
     }
     let summary_path = options.out_dir.join("summary.md");
     if !summary_path.exists() {
-        let summary = format!(
-            "## ragate · tier {} · ⚠️ error\n\nThe gate could not evaluate this tier (exit 2):\n\n{}",
-            inert::text(tier, 200),
-            inert::block("text", &message)
-        );
+        let summary = error_summary::render(tier, error);
         write(&summary_path, &summary)?;
         append_step_summary(&summary)?;
     }
@@ -413,7 +409,9 @@ mod tests {
         }
         let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
         assert!(
-            summary.starts_with("## ragate · tier smoke · ⚠️ error"),
+            summary.starts_with(
+                "**⚠️ Not evaluated: the command cannot run as given** · tier\u{a0}smoke\n"
+            ),
             "{summary}"
         );
         assert!(

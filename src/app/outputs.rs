@@ -231,7 +231,18 @@ pub fn render(
     let mut summary_text = summary::render(report);
     if !run.trends.is_empty() {
         summary_text.push('\n');
+        // A pass stays quiet (`summary::PASS_LINES`): its trends are folded.
+        let pass = report.status == crate::baseline::results::RunStatus::Pass;
+        if pass {
+            summary_text.push_str(&format!(
+                "<details><summary>Trends ({} checks)</summary>\n\n",
+                run.trends.len()
+            ));
+        }
         summary_text.push_str(&sparkline::markdown(run.trends));
+        if pass {
+            summary_text.push_str("</details>\n");
+        }
         let trimmed = summary_text.trim_end().len();
         summary_text.truncate(trimmed);
         summary_text.push('\n');
@@ -276,24 +287,19 @@ pub fn render_unbaselined(
     outputs
 }
 
-/// The floors of a first run in the summary, as preformatted text with `&`, `<` and `>` escaped
-/// (slice values are data: inside `<pre>` no Markdown applies and nothing can close it).
+/// The floors of a first run in the summary, one inert list item each (slice values are data),
+/// so they wrap at PR-comment width (a `<pre>` block is clipped there).
 fn first_run_floors(floors: &[String]) -> String {
     if floors.is_empty() {
         return String::new();
     }
-    let escaped: Vec<String> = floors
+    let items: String = floors
         .iter()
-        .map(|line| {
-            line.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-        })
+        .map(|line| format!("- {}\n", crate::report::inert::text(line, 1000)))
         .collect();
     format!(
         "\n**Floors on this run** (`min`, `max`: decided on every query of the slice; reported, \
-         not gated without a baseline)\n\n<pre>\n{}\n</pre>\n",
-        escaped.join("\n")
+         not gated without a baseline)\n\n{items}"
     )
 }
 

@@ -117,7 +117,26 @@ impl CommandJudge {
         let count = requests.len();
         let process = LineProcess::start(&self.command, None, requests, self.timeout)
             .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
-        let replies = match self.collect(count, summary, expected, &check, &process) {
+        let stderr = process.stderr_tail();
+        self.finish(name, count, summary, expected, &check, process)
+            .map_err(|e| e.with_stderr(stderr.lines()))
+    }
+
+    /// Reads the replies of the started `process` (see [`CommandJudge::exchange`]) and waits for
+    /// it to exit.
+    fn finish<R, T>(
+        &self,
+        name: &str,
+        count: usize,
+        summary: &dyn Fn(usize) -> String,
+        expected: &str,
+        check: &dyn Fn(usize, R, u64) -> std::result::Result<T, String>,
+        process: LineProcess,
+    ) -> Result<Vec<T>>
+    where
+        R: serde::de::DeserializeOwned + ReplyId,
+    {
+        let replies = match self.collect(count, summary, expected, check, &process) {
             Ok(replies) => replies,
             Err(Stopped::Closed(message)) => {
                 // The program closed its output early: most likely it exited or was killed,

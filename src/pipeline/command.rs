@@ -1,6 +1,7 @@
 //! The `command` pipeline adapter: a program started once per run (argv, never a shell, in the
 //! config's directory) that reads `{"qid","query"}` lines on stdin until EOF and writes one native
-//! run line per query on stdout, in any order; its stderr is passed through.
+//! run line per query on stdout, in any order; its stderr is passed through, and its last lines
+//! go with an error (the exit-2 summary shows them).
 //!
 //! Latency: a query's `latency_ms` is the time from when it was available to the program (written
 //! to its stdin, and the previous answer read) to when its answer was read. For a program that
@@ -45,6 +46,18 @@ impl CommandPipeline {
             .collect();
         let process = LineProcess::start(&self.argv, Some(dir), input, self.timeout)
             .map_err(|e| self.error(format!("cannot start in {}: {e}", dir.display())))?;
+        let stderr = process.stderr_tail();
+        self.run(requests, process, progress)
+            .map_err(|e| e.with_stderr(stderr.lines()))
+    }
+
+    /// Reads the answers of the started `process` and waits for it to exit.
+    fn run(
+        &self,
+        requests: &[Request],
+        process: LineProcess,
+        progress: &Progress,
+    ) -> Result<ProducedRun> {
         let collector = match self.read_answers(requests, &process, progress) {
             Ok(collector) => collector,
             Err(error) => {

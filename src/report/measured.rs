@@ -89,7 +89,14 @@ pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &st
     }
     if !first_run {
         out.push('\n');
-        out.push_str(&inert::block("text", problem));
+        // Wrapping text, not a code block (clipped at the comment's width).
+        let lines: Vec<String> = problem
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| inert::text(line, 2000).replace('`', "\\`"))
+            .collect();
+        out.push_str(&lines.join("<br>\n"));
+        out.push('\n');
     }
     out
 }
@@ -208,9 +215,10 @@ mod tests {
         );
         assert!(text.contains("could not be read"), "{text}");
         assert!(
-            text.contains("```text\nbad json\n```"),
-            "the error itself: {text}"
+            text.ends_with("</details>\n\nbad json\n"),
+            "the error itself, as wrapping text: {text}"
         );
+        assert!(!text.contains("```"), "no clipped code block: {text}");
         assert!(!text.contains("baseline accept"), "{text}");
     }
 

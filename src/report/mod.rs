@@ -3,6 +3,7 @@
 pub(crate) mod annotations;
 pub(crate) mod answer_diff;
 pub(crate) mod columns;
+pub(crate) mod error_summary;
 pub mod eval_output;
 pub mod gate_json;
 pub mod gate_table;

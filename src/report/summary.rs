@@ -1,13 +1,19 @@
 //! The Markdown summary of a gate run (`summary.md`, appended to `$GITHUB_STEP_SUMMARY`, posted as
 //! the PR comment), built to be read in five seconds at PR-comment width:
-//! 1. one headline: `❌ 3 of 25 checks failed: worst ndcg@10 [class=literal] -0.62 (limit -0.05)`
-//!    or `✅ 25 of 25 checks passed`, with the tier;
+//! 1. one headline: `❌ 3 of 25 checks failed: worst ndcg@10 [class=literal] -0.62 (limit -0.05)`,
+//!    `✅ 25 of 25 checks passed`, or for a pass with an inconclusive check `❓ 24 of 25 checks
+//!    passed, 1 inconclusive: ndcg@10 [all] -0.0280 beyond its limit -0.0250 without enough
+//!    evidence; about 619 paired queries would decide it`, with the tier;
 //! 2. only the failing (furthest beyond their limit first), inconclusive and improved checks, as `check | baseline → current | delta
 //!    (%) | limit`, with the statistics (p, bound, adjusted alpha, n) in one line per check when
 //!    the decision used them; the checks that could not be evaluated;
 //! 3. the diagnosis lines and the warnings;
 //! 4. everything else folded in `<details>`: the regressed queries with their answer changes,
 //!    every check, the notes (calibration, judging, operational figures).
+//!
+//! A run that passes is quiet: after its headline only the hint to accept an improvement and one
+//! short line per warning; 2 and 3 are folded too ([`PASS_LINES`] lines at most outside
+//! `<details>`), since a reviewer reads whatever is unfolded as a problem.
 //!
 //! Every string that comes from data goes through [`crate::report::inert`]: prose inert, qids as
 //! code spans, diff blocks fenced beyond any backtick run (no link, image, mention or HTML that
@@ -172,12 +178,95 @@ fn worst_of(o: &CheckOutcome) -> String {
     )
 }
 
+/// The inconclusive checks, the furthest beyond (or least within) its limit first (ties by name).
+fn inconclusive_by_excess(report: &GateReport) -> Vec<&CheckOutcome> {
+    let mut checks: Vec<&CheckOutcome> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Inconclusive)
+        .collect();
+    checks.sort_by(|a, b| {
+        excess(b)
+            .total_cmp(&excess(a))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    checks
+}
+
+/// What the headline says of the inconclusive checks (`count` of them): the one furthest beyond
+/// its limit, what it lacks and about how many paired queries would settle it (the gate's
+/// `queries_needed`: same mean change and per-query spread, 80% power, see docs/statistics.md),
+/// and how many more there are. `ndcg@10 [all] -0.0280 beyond its limit -0.0250 without enough
+/// evidence; about 619 paired queries would decide it`.
+fn undecided(report: &GateReport, count: usize) -> String {
+    let Some(o) = inconclusive_by_excess(report).first().copied() else {
+        return String::new();
+    };
+    let more = if count > 1 {
+        format!(" ({} more in the details)", count - 1)
+    } else {
+        String::new()
+    };
+    format!("{}{more}", undecided_check(o))
+}
+
+/// One inconclusive check in a headline (see [`undecided`]).
+fn undecided_check(o: &CheckOutcome) -> String {
+    let name = inline(&o.name, TEXT_CHARS);
+    if o.family == Family::Calibration || !o.delta.is_finite() || o.limit.is_none() {
+        return format!(
+            "{name} {} is not decided by its labels; more labels would decide it",
+            value(o.current_mean)
+        );
+    }
+    let limit = signed_limit(o);
+    let delta = signed(o.delta);
+    let worsening = if higher_is_better(&o.metric) {
+        -o.delta
+    } else {
+        o.delta
+    };
+    let beyond = o.limit.is_some_and(|l| worsening > l);
+    let (state, verb) = match (o.proof.is_some(), beyond) {
+        (false, _) => (
+            format!("{delta} beyond its limit {limit} without enough evidence"),
+            "decide",
+        ),
+        (true, true) => (format!("{delta} beyond its limit {limit}"), "prove"),
+        (true, false) => (
+            format!("{delta} within its limit {limit}, not proven"),
+            "prove",
+        ),
+    };
+    let needed = match o.queries_needed {
+        Some(n) => format!("about {n} paired queries would {verb} it"),
+        None if o.proof.is_some() && beyond => {
+            "no number of queries proves a change beyond its limit".to_string()
+        }
+        None => format!(
+            "more paired queries would be needed to {verb} it (n = {})",
+            o.n
+        ),
+    };
+    format!("{name} {state}; {needed}")
+}
+
 /// The one headline line (no-break spaces inside `tier smoke` and `2 improved`, so a narrow
 /// comment wraps it between its parts).
 fn headline(report: &GateReport) -> String {
     let counts = Counts::of(report);
     let total = counts.total;
     let (mark, text, shown) = match report.status {
+        RunStatus::Pass if counts.inconclusive > 0 => (
+            "❓",
+            format!(
+                "{} of {total} checks passed, {} inconclusive: {}",
+                counts.passed,
+                counts.inconclusive,
+                undecided(report, counts.inconclusive)
+            ),
+            CheckStatus::Inconclusive,
+        ),
         RunStatus::Pass => (
             "✅",
             format!("{} of {total} checks passed", counts.passed),
@@ -198,8 +287,9 @@ fn headline(report: &GateReport) -> String {
             "❌",
             format!(
                 "{} of {total} checks not proven within their limits, which fails the run \
-                 (`inconclusive: fail` requires proof)",
-                counts.inconclusive
+                 (`inconclusive: fail` requires proof): {}",
+                counts.inconclusive,
+                undecided(report, counts.inconclusive)
             ),
             CheckStatus::Inconclusive,
         ),
@@ -324,9 +414,10 @@ fn proof_text(proof: &Proof, limit: Option<f64>) -> String {
     )
 }
 
-/// Headline, the notable checks, their statistics, and the checks that were not evaluated.
-fn push_verdicts(out: &mut String, report: &GateReport) {
-    out.push_str(&headline(report));
+/// The notable checks, their statistics, what inconclusive and improved mean here, and the
+/// checks that were not evaluated.
+/// `hint`: whether the hint to accept an improvement is written here (a pass shows it unfolded).
+fn push_verdicts(out: &mut String, report: &GateReport, hint: bool) {
     let notable = notable(report);
     if !notable.is_empty() {
         out.push_str("| check | baseline → current | delta (%) | limit |\n|---|---:|---:|---:|\n");
@@ -357,7 +448,7 @@ fn push_verdicts(out: &mut String, report: &GateReport) {
             }
         });
     }
-    if notable.iter().any(|o| o.status == CheckStatus::Improved) {
+    if hint && notable.iter().any(|o| o.status == CheckStatus::Improved) {
         out.push_str(&format!(
             "⬆️ improved: if intended, run {}.\n\n",
             inert::code(
@@ -396,6 +487,80 @@ fn push_diagnosis_and_warnings(out: &mut String, report: &GateReport) {
         ));
     }
     push_list(out, "**Warnings**", warnings);
+}
+
+/// The lines a passing run shows outside `<details>` at most (blank lines not counted).
+pub const PASS_LINES: usize = 12;
+/// Longest warning shown unfolded on a pass, in characters (in full in the details).
+const NOTE_CHARS: usize = 90;
+
+/// After the headline of a passing run: the hint to accept an improvement, one short line per
+/// warning (up to the line budget, then how many more), and folded: the inconclusive and improved
+/// checks with their statistics, the likely causes and the warnings in full.
+fn push_quiet_pass(out: &mut String, report: &GateReport) {
+    let improved = report
+        .outcomes
+        .iter()
+        .any(|o| o.status == CheckStatus::Improved);
+    let mut used = 1;
+    if improved {
+        out.push_str(&format!(
+            "⬆️ improved: if intended, run {}.\n\n",
+            inert::code(
+                &format!("ragate baseline accept --tier {}", report.tier),
+                TEXT_CHARS
+            )
+        ));
+        used += 1;
+    }
+    let room = PASS_LINES - used;
+    let warnings = &report.warnings;
+    let shown = if warnings.len() <= room {
+        warnings.len()
+    } else {
+        room - 1
+    };
+    for w in &warnings[..shown] {
+        out.push_str(&format!("- ⚠️ {}\n", inline(w, NOTE_CHARS)));
+    }
+    if shown < warnings.len() {
+        out.push_str(&format!(
+            "- ⚠️ {} more warnings, in the details below\n",
+            warnings.len() - shown
+        ));
+    }
+    if !warnings.is_empty() {
+        out.push('\n');
+    }
+    let mut folded = String::new();
+    push_verdicts(&mut folded, report, false);
+    push_diagnosis_and_warnings(&mut folded, report);
+    if folded.is_empty() {
+        return;
+    }
+    let mut parts = Vec::new();
+    let counts = Counts::of(report);
+    if counts.inconclusive > 0 {
+        parts.push(format!("{} inconclusive", counts.inconclusive));
+    }
+    if counts.improved > 0 {
+        parts.push(format!("{} improved", counts.improved));
+    }
+    if counts.warned > 0 {
+        parts.push(format!("{} warned", counts.warned));
+    }
+    if !report.diagnoses.is_empty() {
+        parts.push("likely causes".to_string());
+    }
+    if !report.warnings.is_empty() {
+        parts.push("warnings in full".to_string());
+    }
+    out.push_str(&open_details(&format!(
+        "Details of this pass: {}",
+        parts.join(", ")
+    )));
+    out.push_str(&folded);
+    out.push_str("</details>\n\n");
 }
 
 /// A failing check: its verdict and the queries that dropped most, with their answer changes.
@@ -577,13 +742,30 @@ fn push_notes(out: &mut String, report: &GateReport) {
 
 /// The Markdown summary of a decided run (summary.md, the step summary, the PR comment): the
 /// headline, the notable checks, the likely causes, then everything else folded; bounded in size.
+/// A run that passes is quiet: the headline, the hint to accept an improvement, one short line
+/// per warning, and everything else folded ([`PASS_LINES`] lines at most outside `<details>`).
 pub fn render(report: &GateReport) -> String {
-    let mut out = String::new();
-    push_verdicts(&mut out, report);
-    push_diagnosis_and_warnings(&mut out, report);
+    let mut out = headline(report);
+    let pass = report.status == RunStatus::Pass;
+    if pass {
+        push_quiet_pass(&mut out, report);
+    } else {
+        push_verdicts(&mut out, report, true);
+        push_diagnosis_and_warnings(&mut out, report);
+    }
     push_regressed_queries(&mut out, report);
     push_all_checks(&mut out, report);
-    out.push_str(&reported::markdown(report));
+    let reported = reported::markdown(report);
+    if pass && !reported.is_empty() {
+        out.push_str(&open_details(&format!(
+            "Reported, not gated ({} metrics)",
+            report.reported.len()
+        )));
+        out.push_str(&reported);
+        out.push_str("</details>\n\n");
+    } else {
+        out.push_str(&reported);
+    }
     push_notes(&mut out, report);
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);

@@ -385,3 +385,144 @@ fn the_worst_check_is_the_one_furthest_beyond_its_limit_whatever_its_scale() {
         "| ❌ answer_length [class=literal] | 25.7500 → 44.5000 | +18.7500 (+72.8%) | +12.8750 |"
     ));
 }
+
+/// The lines of `text` outside `<details>` … `</details>` that show (blank lines do not).
+fn unfolded_lines(text: &str) -> Vec<&str> {
+    let mut depth = 0usize;
+    let mut shown = Vec::new();
+    for line in text.lines() {
+        let opens = line.matches("<details").count();
+        let closes = line.matches("</details>").count();
+        if depth == 0 && opens == 0 && !line.trim().is_empty() {
+            shown.push(line);
+        }
+        depth = (depth + opens).saturating_sub(closes);
+    }
+    shown
+}
+
+/// A passing run with everything a pass can carry: an improvement, an inconclusive check, a
+/// skip, likely causes, 20 long warnings, a reported metric and notes.
+fn busy_passing_report() -> GateReport {
+    let mut report = passing_report();
+    let inconclusive = sample_report()
+        .outcomes
+        .into_iter()
+        .find(|o| o.status == CheckStatus::Inconclusive)
+        .expect("the sample has an inconclusive check");
+    report.outcomes.push(inconclusive);
+    report.diagnoses = vec![DIAGNOSIS.into(), DIAGNOSIS.into(), DIAGNOSIS.into()];
+    report.warnings = (0..20)
+        .map(|i| {
+            format!(
+                "warning {i}: {}",
+                "the qrels changed since the baseline ".repeat(5)
+            )
+        })
+        .collect();
+    report
+}
+
+#[test]
+fn a_pass_shows_at_most_twelve_lines_outside_its_details() {
+    let text = render(&busy_passing_report());
+    let shown = unfolded_lines(&text);
+    assert!(
+        shown.len() <= PASS_LINES,
+        "{} lines: {shown:#?}",
+        shown.len()
+    );
+    assert_eq!(shown.len(), PASS_LINES, "the budget is used: {shown:#?}");
+    assert!(shown[0].starts_with("**❓ "), "{shown:#?}");
+    assert_eq!(
+        shown[1],
+        "⬆️ improved: if intended, run `ragate baseline accept --tier smoke`."
+    );
+    // One short line per warning, then how many more; the rest folded.
+    assert!(
+        shown[2].starts_with("- ⚠️ warning 0: the qrels changed"),
+        "{}",
+        shown[2]
+    );
+    assert!(shown[2].chars().count() < 100, "{}", shown[2]);
+    assert!(shown[2].ends_with('…'), "{}", shown[2]);
+    assert_eq!(shown[11], "- ⚠️ 11 more warnings, in the details below");
+    for hidden in [
+        "Likely causes",
+        "| check |",
+        "ranking buries evidence",
+        "warning 19",
+    ] {
+        assert!(
+            !shown.iter().any(|l| l.contains(hidden)),
+            "{hidden} is folded: {shown:#?}"
+        );
+        assert!(text.contains(hidden), "{hidden} is in the details: {text}");
+    }
+    assert!(text.contains(
+        "<details><summary>Details of this pass: 1 inconclusive, 1 improved, likely causes, \
+         warnings in full</summary>"
+    ));
+    assert_eq!(
+        text.matches("ragate baseline accept --tier smoke").count(),
+        1,
+        "the hint once: {text}"
+    );
+    // A pass with a few warnings shows them all.
+    let mut few = busy_passing_report();
+    few.warnings.truncate(3);
+    let few = render(&few);
+    let shown = unfolded_lines(&few);
+    assert_eq!(shown.len(), 5, "{shown:#?}");
+    assert!(shown[4].starts_with("- ⚠️ warning 2:"), "{shown:#?}");
+}
+
+#[test]
+fn an_inconclusive_pass_is_headlined_as_what_it_is() {
+    let text = render(&busy_passing_report());
+    assert!(
+        text.starts_with(
+            "**❓ 2 of 4 checks passed, 1 inconclusive: mrr [class=paraphrased] -0.0300 beyond its \
+             limit -0.0200 without enough evidence; more paired queries would be needed to \
+             decide it (n = 25)** · 1\u{a0}improved · 1\u{a0}skipped · tier\u{a0}smoke\n"
+        ),
+        "{text}"
+    );
+    let mut report = busy_passing_report();
+    let last = report.outcomes.len() - 1;
+    report.outcomes[last].queries_needed = Some(619);
+    let mut second = report.outcomes[last].clone();
+    (second.name, second.delta) = ("recall@5 [class=paraphrased]".into(), -0.021);
+    report.outcomes.push(second);
+    let text = render(&report);
+    assert!(
+        text.starts_with(
+            "**❓ 2 of 5 checks passed, 2 inconclusive: mrr [class=paraphrased] -0.0300 beyond its \
+             limit -0.0200 without enough evidence; about 619 paired queries would decide it (1 \
+             more in the details)** ·"
+        ),
+        "the one furthest beyond its limit: {text}"
+    );
+    // Under `inconclusive: fail` the run fails; a change within its limit says so.
+    let mut proving = busy_passing_report();
+    proving.status = RunStatus::Regression;
+    proving.inconclusive = InconclusivePolicy::Fail;
+    let o = proving.outcomes.last_mut().unwrap();
+    o.delta = -0.01;
+    o.queries_needed = Some(812);
+    o.proof = Some(Proof {
+        p_value: 0.2,
+        alpha: 0.05,
+        upper: Some(0.03),
+        smallest_p: 0.0,
+    });
+    let text = render(&proving);
+    assert!(
+        text.starts_with(
+            "**❌ 1 of 4 checks not proven within their limits, which fails the run \
+             (`inconclusive: fail` requires proof): mrr [class=paraphrased] -0.0100 within its \
+             limit -0.0200, not proven; about 812 paired queries would prove it** ·"
+        ),
+        "{text}"
+    );
+}

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::{Outcome, accept_baseline, fixture, path_str, ragate_env};
 
 /// The corpus, with a string of more than 64 KiB.
-fn corpus() -> Vec<String> {
+pub(crate) fn corpus() -> Vec<String> {
     let file: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("hostile/strings.json")).unwrap())
             .unwrap();
@@ -127,10 +127,11 @@ fn gfm(markdown: &str) -> String {
     comrak::markdown_to_html(markdown, &options)
 }
 
-/// The elements ragate's summaries are made of.
-const RAGATE_ELEMENTS: [&str; 20] = [
+/// The elements ragate's summaries are made of (`br` ends a line of an error message or of a
+/// failed pipeline's stderr).
+const RAGATE_ELEMENTS: [&str; 21] = [
     "h4", "h2", "h3", "html", "head", "body", "p", "strong", "table", "thead", "tbody", "tr", "th",
-    "td", "ul", "li", "details", "summary", "code", "pre",
+    "td", "ul", "li", "details", "summary", "code", "pre", "br",
 ];
 
 /// Patterns GitHub turns into a link, a mention or an emoji in text outside code.
@@ -154,7 +155,7 @@ fn is_hazard(c: char) -> bool {
 
 /// summary.md is inert: only ragate's elements, no link or image, no GitHub pattern outside
 /// code, no control character, and bounded.
-fn assert_markdown_inert(markdown: &str, what: &str) {
+pub(crate) fn assert_markdown_inert(markdown: &str, what: &str) {
     assert!(
         markdown.len() < 1024 * 1024,
         "{what}: {} bytes",

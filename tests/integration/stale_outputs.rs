@@ -34,7 +34,8 @@ fn a_failed_gate_replaces_the_previous_outputs_with_the_error() {
     );
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
     assert!(
-        summary.starts_with("## ragate · tier regression · ⚠️ error")
+        summary
+            .starts_with("**⚠️ Not evaluated: an input cannot be read** · tier\u{a0}regression\n")
             && summary.contains("missing.jsonl"),
         "{summary}"
     );
