@@ -293,6 +293,15 @@ fn headline(report: &GateReport) -> String {
             ),
             CheckStatus::Inconclusive,
         ),
+        RunStatus::Error | RunStatus::NoBaseline if misfit(report).is_some() => (
+            "⚠️",
+            format!(
+                "not decided: the baseline no longer fits this tier ({}); the first warning \
+                 names the command that replaces it",
+                misfit(report).unwrap_or_default()
+            ),
+            CheckStatus::Error,
+        ),
         RunStatus::Error | RunStatus::NoBaseline if counts.errors > 0 => (
             "⚠️",
             format!("{} of {total} checks could not be evaluated", counts.errors),
@@ -312,6 +321,28 @@ fn headline(report: &GateReport) -> String {
         "**{mark} {text}**{extras} · tier\u{a0}{}\n\n",
         inline(&report.tier, TEXT_CHARS)
     )
+}
+
+/// How a baseline that no longer fits the tier misses it (`it shares 0 of 6 queries`, `it has
+/// no values of recall@5`), None when it fits or there is none.
+fn misfit(report: &GateReport) -> Option<String> {
+    let pairing = report.pairing.as_ref().filter(|p| p.broken())?;
+    let mut parts = Vec::new();
+    if pairing.too_few() {
+        parts.push(format!(
+            "it shares {} of {} queries",
+            pairing.shared_queries, pairing.queries
+        ));
+    }
+    if !pairing.missing_metrics.is_empty() {
+        let names: Vec<String> = pairing
+            .missing_metrics
+            .iter()
+            .map(|m| inline(m, TEXT_CHARS))
+            .collect();
+        parts.push(format!("it has no values of {}", names.join(", ")));
+    }
+    Some(parts.join("; "))
 }
 
 /// A row of the table of notable checks.

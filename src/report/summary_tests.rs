@@ -526,3 +526,41 @@ fn an_inconclusive_pass_is_headlined_as_what_it_is() {
         "{text}"
     );
 }
+
+#[test]
+fn a_baseline_that_no_longer_fits_is_the_headline_not_a_count_of_skipped_checks() {
+    let mut report = sample_report();
+    for outcome in &mut report.outcomes {
+        outcome.status = CheckStatus::Skipped;
+    }
+    report.status = RunStatus::Error;
+    let pairing = |shared: usize, missing: &[&str]| crate::baseline::pairing::Pairing {
+        shared_queries: shared,
+        queries: 6,
+        baseline_queries: 6,
+        min_queries: 3,
+        missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
+    };
+    report.pairing = Some(pairing(0, &[]));
+    let text = render(&report);
+    assert!(
+        text.starts_with(
+            "**⚠️ not decided: the baseline no longer fits this tier (it shares 0 of 6 queries); \
+             the first warning names the command that replaces it** · "
+        ),
+        "{text}"
+    );
+    report.pairing = Some(pairing(1, &["recall@5"]));
+    let text = render(&report);
+    assert!(
+        text.contains("(it shares 1 of 6 queries; it has no values of recall@5)"),
+        "{text}"
+    );
+    // A baseline that pairs enough keeps the usual headline.
+    report.pairing = Some(pairing(6, &[]));
+    assert!(
+        render(&report).starts_with("**⚠️ not decided: 6 of 6 checks skipped"),
+        "{}",
+        render(&report)
+    );
+}
