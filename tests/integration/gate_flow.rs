@@ -737,7 +737,7 @@ fn json_output_stays_one_document_on_github_actions() {
 }
 
 /// The README's pipeline command in `eval-config.yaml`, replaced by the built binary in tests.
-pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--quiet", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
+pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
 
 /// Builds the example pipeline (dev profile, this test run's target dir) and returns its path.
 pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
