@@ -31,6 +31,7 @@ mod nli;
 mod openai_judge;
 mod output_paths;
 mod pipeline;
+mod readme_quotes;
 mod reported_metrics;
 mod secrets;
 mod setup_checks;
