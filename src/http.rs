@@ -10,7 +10,8 @@
 //! scaled by a jitter in [50%, 100%] hashed from the request index and attempt. Other HTTP
 //! statuses fail at once. Once a request has failed, the others stop retrying; the error
 //! reported is the first failed request in request order, so messages are deterministic, and a
-//! failed batch never returns partial replies.
+//! failed batch never returns partial replies. A request abandoned because another one failed is
+//! never the error reported: the message names the root cause (`HTTP 500` after `max_retries`).
 
 // Without the `llm` feature nothing is ever sent, so the helpers of replies go unused.
 #![cfg_attr(not(feature = "llm"), allow(dead_code))]
@@ -179,7 +180,7 @@ where
     let agent = transport::Agent::new(policy)?;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<Result<T, String>>>> =
+    let results: Mutex<Vec<Option<Result<T, Stopped>>>> =
         Mutex::new((0..requests.len()).map(|_| None).collect());
     let workers = policy.concurrency.clamp(1, requests.len());
     std::thread::scope(|scope| {
@@ -197,8 +198,10 @@ where
                             .and_then(|body| parse(index, &body, started.elapsed()))
                     };
                     let outcome = with_retries(policy, index, &stop, &before_attempt, attempt)
-                        .map_err(|message| {
-                            format!("request {index} ({}): {message}", request.what)
+                        .map_err(|stopped| {
+                            stopped.map(|message| {
+                                format!("request {index} ({}): {message}", request.what)
+                            })
                         });
                     if outcome.is_err() {
                         stop.store(true, Ordering::Relaxed);
@@ -209,22 +212,50 @@ where
         }
     });
     let results = results.into_inner().expect("no worker panics");
-    let mut replies = Vec::with_capacity(requests.len());
-    let mut first_error = None;
+    let replies = collect(results)?;
+    assert_eq!(replies.len(), requests.len(), "every request ran");
+    Ok(replies)
+}
+
+/// The replies in request order, or the error of the first request that failed (in request
+/// order), never one that was abandoned because another failed, with every secret redacted.
+fn collect<T>(results: Vec<Option<Result<T, Stopped>>>) -> Result<Vec<T>, String> {
+    let mut replies = Vec::with_capacity(results.len());
+    let (mut first_failure, mut first_abandoned) = (None, None);
     for result in results.into_iter().flatten() {
         match result {
             Ok(reply) => replies.push(reply),
-            Err(message) => {
-                first_error.get_or_insert(message);
+            Err(Stopped::Failed(message)) => {
+                first_failure.get_or_insert(message);
+            }
+            Err(Stopped::Abandoned(message)) => {
+                first_abandoned.get_or_insert(message);
             }
         }
     }
-    match first_error {
+    // A request is abandoned only after another one failed (and that failure is stored), so the
+    // root cause is always there; the abandoned message is a fallback that cannot be reached.
+    match first_failure.or(first_abandoned) {
         // Whatever an endpoint's reply put in the message, no key it echoed goes further.
         Some(message) => Err(crate::secrets::redact(&message).into_owned()),
-        None => {
-            assert_eq!(replies.len(), requests.len(), "every request ran");
-            Ok(replies)
+        None => Ok(replies),
+    }
+}
+
+/// Why a request ended without a reply.
+#[derive(Debug, Clone, PartialEq)]
+enum Stopped {
+    /// It failed: a fatal reply, the retries used up, or an attempt refused (the call budget).
+    Failed(String),
+    /// It stopped retrying because another request had failed: not a cause of its own.
+    Abandoned(String),
+}
+
+impl Stopped {
+    fn map(self, f: impl FnOnce(String) -> String) -> Self {
+        match self {
+            Stopped::Failed(message) => Stopped::Failed(f(message)),
+            Stopped::Abandoned(message) => Stopped::Abandoned(f(message)),
         }
     }
 }
@@ -236,27 +267,29 @@ fn with_retries<T>(
     stop: &AtomicBool,
     before_attempt: &(impl Fn(u32) -> Result<(), String> + Sync),
     attempt_once: impl Fn() -> Result<T, Failure>,
-) -> Result<T, String> {
+) -> Result<T, Stopped> {
     let mut attempt = 0u32;
     loop {
-        before_attempt(attempt)?;
+        before_attempt(attempt).map_err(Stopped::Failed)?;
         let (reason, retry_after) = match attempt_once() {
             Ok(reply) => return Ok(reply),
-            Err(Failure::Fatal(message)) => return Err(message),
+            Err(Failure::Fatal(message)) => return Err(Stopped::Failed(message)),
             Err(Failure::Transient {
                 reason,
                 retry_after,
             }) => (reason, retry_after),
         };
         if attempt >= policy.max_retries {
-            return Err(format!(
+            return Err(Stopped::Failed(format!(
                 "failed after {} attempts (max_retries {}): {reason}",
                 attempt + 1,
                 policy.max_retries
-            ));
+            )));
         }
         if stop.load(Ordering::Relaxed) {
-            return Err(format!("abandoned after another request failed: {reason}"));
+            return Err(Stopped::Abandoned(format!(
+                "abandoned after another request failed: {reason}"
+            )));
         }
         let wait = retry_after.unwrap_or_else(|| policy.backoff(index, attempt));
         std::thread::sleep(wait);
@@ -390,6 +423,46 @@ mod tests {
         assert_eq!(authorization(None), Ok(None));
         let error = authorization(Some("RAGATE_TEST_HTTP_KEY_NEVER_SET")).unwrap_err();
         assert!(error.contains("RAGATE_TEST_HTTP_KEY_NEVER_SET"), "{error}");
+    }
+
+    #[test]
+    fn the_error_is_the_root_cause_not_a_request_abandoned_for_it() {
+        let policy = RetryPolicy {
+            backoff_base: Duration::ZERO,
+            ..policy()
+        };
+        let transient = || -> Result<(), Failure> {
+            Err(Failure::Transient {
+                reason: "HTTP 500".into(),
+                retry_after: None,
+            })
+        };
+        let allow = |_attempt: u32| Ok(());
+        // Its own retries used up: a failure, whatever the other requests did.
+        let stop = AtomicBool::new(false);
+        assert_eq!(
+            with_retries(&policy, 0, &stop, &allow, transient),
+            Err(Stopped::Failed(
+                "failed after 4 attempts (max_retries 3): HTTP 500".into()
+            ))
+        );
+        // Another request failed first: this one stops retrying, abandoned.
+        let stop = AtomicBool::new(true);
+        assert_eq!(
+            with_retries(&policy, 0, &stop, &allow, transient),
+            Err(Stopped::Abandoned(
+                "abandoned after another request failed: HTTP 500".into()
+            ))
+        );
+        // Request 0 abandoned for request 1's failure: request 1's error is the one reported.
+        let results: Vec<Option<Result<(), Stopped>>> = vec![
+            Some(Err(Stopped::Abandoned("request 0: abandoned".into()))),
+            Some(Err(Stopped::Failed("request 1: HTTP 500".into()))),
+            Some(Err(Stopped::Failed("request 2: HTTP 500".into()))),
+        ];
+        assert_eq!(collect(results), Err("request 1: HTTP 500".to_string()));
+        let replies: Vec<Option<Result<u8, Stopped>>> = vec![Some(Ok(1)), Some(Ok(2))];
+        assert_eq!(collect(replies), Ok(vec![1, 2]));
     }
 
     #[test]

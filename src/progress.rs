@@ -87,6 +87,31 @@ impl Progress {
         )
     }
 
+    /// A line of ragate's about the work (`ragate: TEXT`), unless `--quiet`; above the bar when
+    /// there is one.
+    pub fn note(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
+        let line = format!("ragate: {text}");
+        match &self.bar {
+            Some(bar) => bar.suspend(|| crate::term::info(&line)),
+            None => crate::term::info(&line),
+        }
+    }
+
+    /// Prints the stderr lines of the program doing the work as `LABEL: LINE`, sanitised
+    /// ([`crate::term::child_line`]), above the bar when there is one; also under `--quiet` and
+    /// for hidden progress.
+    pub fn child_printer(&self, label: &str) -> impl FnMut(&str) + Send + 'static {
+        let bar = self.bar.clone();
+        let label = label.to_string();
+        move |line| match &bar {
+            Some(bar) => bar.suspend(|| crate::term::child_line(&label, line)),
+            None => crate::term::child_line(&label, line),
+        }
+    }
+
     pub fn done(&self) -> usize {
         self.done.load(Ordering::Relaxed)
     }

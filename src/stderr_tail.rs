@@ -1,8 +1,7 @@
-//! The end of a child's stderr (the pipeline's, a command judge's), kept while it is passed
-//! through untouched, so that an error can show the child's own last words (bounded, secrets
+//! The end of a child's stderr (the pipeline's, a command judge's), kept while its lines are
+//! forwarded to the terminal, so that an error can show the child's own last words (bounded, secrets
 //! redacted) where the reason often is: a Python traceback, a missing module, a refused key.
 
-use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,29 +39,16 @@ impl State {
 pub struct StderrTail(Arc<Mutex<State>>);
 
 impl StderrTail {
-    /// Copies `stream` to ragate's stderr as it comes (byte for byte: it is the child's own
-    /// output), keeping its end, on a thread of its own.
-    pub fn pass_through(mut stream: impl Read + Send + 'static) -> StderrTail {
-        let tail = StderrTail::default();
-        let state = Arc::clone(&tail.0);
-        std::thread::spawn(move || {
-            let mut buffer = [0u8; 8192];
-            let mut stderr = std::io::stderr();
-            loop {
-                match stream.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        let _ = stderr.write_all(&buffer[..n]);
-                        state
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(&buffer[..n]);
-                    }
-                }
-            }
-            state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
-        });
-        tail
+    /// Keeps one line of the child's stderr (without its line ending).
+    pub fn push_line(&self, line: &str) {
+        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        state.push(line.as_bytes());
+        state.push(b"\n");
+    }
+
+    /// Marks the stream closed: [`StderrTail::lines`] no longer waits.
+    pub fn close(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
     }
 
     /// The tail as it stands: waits up to half a second for the stream to close, then returns its
@@ -160,13 +146,20 @@ mod tests {
 
     #[test]
     fn a_child_s_stderr_is_kept_after_it_exits() {
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "echo one >&2; echo two >&2; exit 3"])
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let tail = StderrTail::pass_through(child.stderr.take().unwrap());
-        assert_eq!(child.wait().unwrap().code(), Some(3));
+        let process = crate::subprocess::LineProcess::start(
+            &[
+                "sh".into(),
+                "-c".into(),
+                "echo one >&2; echo two >&2; exit 3".into(),
+            ],
+            None,
+            Vec::new(),
+            Duration::from_secs(60),
+            |_| {},
+        )
+        .unwrap();
+        let tail = process.stderr_tail();
+        assert_eq!(process.wait().unwrap().unwrap().code(), Some(3));
         assert_eq!(tail.lines(), ["one", "two"]);
     }
 }

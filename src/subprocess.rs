@@ -1,9 +1,9 @@
 //! A child process spoken to in JSON lines: argv (never a shell), stdin written by one thread while
-//! stdout is read by another (so large batches cannot deadlock), stderr passed through by a third
-//! that keeps its end for errors ([`StderrTail`]), a deadline over the whole run, and the child
-//! killed when the caller gives up.
+//! stdout is read by another (so large batches cannot deadlock), its stderr handed line by line to
+//! the caller as it comes (the caller prints it, sanitised) and its end kept for errors
+//! ([`StderrTail`]), a deadline over the whole run, and the child killed when the caller gives up.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
@@ -29,19 +29,32 @@ pub struct LineProcess {
     writer: Option<JoinHandle<()>>,
     lines: mpsc::Receiver<std::io::Result<String>>,
     written_at: Arc<Mutex<Vec<Instant>>>,
+    /// Signals once the child's stderr is read to its end.
+    stderr_done: mpsc::Receiver<()>,
     deadline: Instant,
-    stderr: StderrTail,
+    stderr_tail: StderrTail,
 }
+
+/// The longest stderr line handed on, in bytes; the rest of a longer one is dropped and the line
+/// marked as cut.
+pub const MAX_STDERR_LINE: usize = 4096;
+
+/// How long [`LineProcess::wait`] waits, once the child has exited, for the rest of its stderr
+/// (a grandchild that inherited the pipe may keep it open: its lines are still handed on later).
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
 
 impl LineProcess {
     /// Starts `argv` in `dir` (the current directory when `None`) and writes `input` (each entry
-    /// one line, newline included) to its stdin, which is closed afterwards. stderr is passed
-    /// through, its end kept ([`LineProcess::stderr_tail`]).
+    /// one line, newline included) to its stdin, which is closed afterwards. Each line the child
+    /// writes to stderr goes to `stderr` as soon as it is complete (without its line ending,
+    /// invalid UTF-8 replaced, at most [`MAX_STDERR_LINE`] bytes), from a thread of its own; its
+    /// end is kept too ([`LineProcess::stderr_tail`]).
     pub fn start(
         argv: &[String],
         dir: Option<&Path>,
         input: Vec<String>,
         timeout: Duration,
+        stderr: impl FnMut(&str) + Send + 'static,
     ) -> std::io::Result<Self> {
         let (program, args) = argv.split_first().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command")
@@ -59,7 +72,19 @@ impl LineProcess {
         let deadline = Instant::now() + timeout;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = StderrTail::pass_through(child.stderr.take().expect("stderr is piped"));
+        let child_stderr = child.stderr.take().expect("stderr is piped");
+        let (done_tx, stderr_done) = mpsc::channel();
+        let stderr_tail = StderrTail::default();
+        let tail = stderr_tail.clone();
+        let mut stderr = stderr;
+        std::thread::spawn(move || {
+            forward_lines(child_stderr, |line| {
+                tail.push_line(line);
+                stderr(line);
+            });
+            tail.close();
+            let _ = done_tx.send(());
+        });
         let written_at = Arc::new(Mutex::new(Vec::with_capacity(input.len())));
         let written = Arc::clone(&written_at);
         let writer = std::thread::spawn(move || {
@@ -88,9 +113,15 @@ impl LineProcess {
             writer: Some(writer),
             lines,
             written_at,
+            stderr_done,
             deadline,
-            stderr,
+            stderr_tail,
         })
+    }
+
+    /// The end of the child's stderr, readable after the process is consumed (killed, waited).
+    pub fn stderr_tail(&self) -> StderrTail {
+        self.stderr_tail.clone()
     }
 
     /// The next output line, waiting at most until the deadline.
@@ -111,11 +142,6 @@ impl LineProcess {
             .expect("writer lock")
             .get(index)
             .copied()
-    }
-
-    /// The end of the child's stderr, readable after the process is consumed (killed, waited).
-    pub fn stderr_tail(&self) -> StderrTail {
-        self.stderr.clone()
     }
 
     /// Kills the child (the caller gave up on it) and reaps it.
@@ -141,6 +167,8 @@ impl LineProcess {
                 if let Some(writer) = self.writer.take() {
                     let _ = writer.join();
                 }
+                // Its last stderr lines before whatever the caller prints next.
+                let _ = self.stderr_done.recv_timeout(STDERR_DRAIN);
                 return Ok(Some(status));
             }
             if Instant::now() >= self.deadline {
@@ -148,6 +176,51 @@ impl LineProcess {
                 return Ok(None);
             }
             std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Hands each line of `reader` to `sink` as soon as it is complete: without its `\n` or `\r\n`,
+/// invalid UTF-8 replaced, cut to [`MAX_STDERR_LINE`] bytes (`... (cut)`); a last line without a
+/// line feed too. Stops at the end or at a read error.
+fn forward_lines(reader: impl Read, mut sink: impl FnMut(&str)) {
+    let mut reader = BufReader::new(reader);
+    let mut line: Vec<u8> = Vec::new();
+    let mut cut = false;
+    let mut emit = |line: &mut Vec<u8>, cut: &mut bool| {
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        let text = String::from_utf8_lossy(line);
+        if *cut {
+            sink(&format!("{text}... (cut)"));
+        } else {
+            sink(&text);
+        }
+        line.clear();
+        *cut = false;
+    };
+    loop {
+        let buffer = match reader.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        if buffer.is_empty() {
+            if !line.is_empty() || cut {
+                emit(&mut line, &mut cut);
+            }
+            break;
+        }
+        let newline = memchr::memchr(b'\n', buffer);
+        let chunk = &buffer[..newline.unwrap_or(buffer.len())];
+        let room = MAX_STDERR_LINE.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        cut |= chunk.len() > room;
+        let used = newline.map_or(buffer.len(), |at| at + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            emit(&mut line, &mut cut);
         }
     }
 }
@@ -189,7 +262,8 @@ mod tests {
     fn echoes_a_large_input_without_deadlock() {
         // 20,000 lines of ~100 bytes: far more than a pipe buffer in both directions.
         let input: Vec<String> = (0..20_000).map(|i| format!("{i:0>100}\n")).collect();
-        let process = LineProcess::start(&sh("cat"), None, input, Duration::from_secs(30)).unwrap();
+        let process =
+            LineProcess::start(&sh("cat"), None, input, Duration::from_secs(30), |_| {}).unwrap();
         let mut count = 0;
         loop {
             match process.next() {
@@ -213,6 +287,7 @@ mod tests {
             None,
             vec!["x\n".into()],
             Duration::from_millis(200),
+            |_| {},
         )
         .unwrap();
         let started = Instant::now();
@@ -230,6 +305,7 @@ mod tests {
             Some(dir.path()),
             Vec::new(),
             Duration::from_secs(10),
+            |_| {},
         )
         .unwrap();
         assert!(matches!(process.next(), Next::Line(line) if line == "here"));
@@ -239,8 +315,44 @@ mod tests {
 
     #[test]
     fn an_empty_or_missing_program_is_an_error() {
-        assert!(LineProcess::start(&[], None, Vec::new(), Duration::from_secs(1)).is_err());
-        let missing = vec!["/nonexistent/ragate-test-program".to_string()];
-        assert!(LineProcess::start(&missing, None, Vec::new(), Duration::from_secs(1)).is_err());
+        let start = |argv: &[String]| {
+            LineProcess::start(argv, None, Vec::new(), Duration::from_secs(1), |_| {})
+        };
+        assert!(start(&[]).is_err());
+        assert!(start(&["/nonexistent/ragate-test-program".to_string()]).is_err());
+    }
+
+    #[test]
+    fn stderr_lines_reach_the_sink_before_wait_returns() {
+        let (tx, rx) = mpsc::channel();
+        let script = "printf 'Compiling x\\r\\n\\033[31mred\\n' >&2; echo out; printf 'last' >&2";
+        let process = LineProcess::start(
+            &sh(script),
+            None,
+            Vec::new(),
+            Duration::from_secs(30),
+            move |line| tx.send(line.to_string()).unwrap(),
+        )
+        .unwrap();
+        assert!(matches!(process.next(), Next::Line(line) if line == "out"));
+        assert!(process.wait().unwrap().unwrap().success());
+        // Raw here: the printer sanitises (term::child_line).
+        let lines: Vec<String> = rx.try_iter().collect();
+        assert_eq!(lines, ["Compiling x", "\u{1b}[31mred", "last"]);
+    }
+
+    #[test]
+    fn long_stderr_lines_are_cut_and_bad_utf8_replaced() {
+        let mut long = vec![b'a'; MAX_STDERR_LINE + 10];
+        long.extend_from_slice(b"\nok \xff\nend");
+        let mut lines = Vec::new();
+        forward_lines(&long[..], |line| lines.push(line.to_string()));
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            format!("{}... (cut)", "a".repeat(MAX_STDERR_LINE))
+        );
+        assert_eq!(lines[1], "ok \u{fffd}");
+        assert_eq!(lines[2], "end");
     }
 }

@@ -222,6 +222,19 @@ pub(crate) fn info(message: impl Display) {
     }
 }
 
+/// One line a child program (the pipeline, a judge program) wrote to its stderr, on stderr as
+/// `LABEL: LINE`, also under `--quiet` (it is the program's own diagnostics). Untrusted text: every
+/// control character is shown escaped, the child's colour codes included, and no line of it
+/// starts a workflow command.
+pub(crate) fn child_line(label: &str, line: &str) {
+    write_stderr(&child_text(label, line));
+}
+
+fn child_text(label: &str, line: &str) -> String {
+    // Colour off: not even a colour code of the child's stays raw.
+    crate::report::inert::terminal(&format!("{label}: {line}\n"), false).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,5 +260,22 @@ mod tests {
         assert_eq!(Paint::plain().paint(BAD, "FAIL"), "FAIL");
         let painted = Paint { enabled: true }.paint(BAD, "FAIL");
         assert_eq!(painted, "\u{1b}[1m\u{1b}[31mFAIL\u{1b}[0m");
+    }
+
+    #[test]
+    fn child_lines_are_labelled_and_inert() {
+        assert_eq!(
+            child_text("pipeline", "   Compiling ragate-example-pipeline v0.1.0"),
+            "pipeline:    Compiling ragate-example-pipeline v0.1.0\n"
+        );
+        // The child's colour, a screen clear and a bell are shown escaped.
+        assert_eq!(
+            child_text("pipeline", "\u{1b}[31mred\u{1b}[0m\u{1b}[2J\u{7}"),
+            "pipeline: \\u{1b}[31mred\\u{1b}[0m\\u{1b}[2J\\u{7}\n"
+        );
+        assert_eq!(
+            child_text("judge `ext`", "##[error]x"),
+            "judge `ext`: #\\#[error]x\n"
+        );
     }
 }

@@ -115,7 +115,9 @@ impl CommandJudge {
             return Ok(Vec::new());
         }
         let count = requests.len();
-        let process = LineProcess::start(&self.command, None, requests, self.timeout)
+        let label = format!("judge `{name}`");
+        let stderr = move |line: &str| crate::term::child_line(&label, line);
+        let process = LineProcess::start(&self.command, None, requests, self.timeout, stderr)
             .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
         let stderr = process.stderr_tail();
         self.finish(name, count, summary, expected, &check, process)

@@ -1,7 +1,9 @@
 //! The `command` pipeline adapter: a program started once per run (argv, never a shell, in the
 //! config's directory) that reads `{"qid","query"}` lines on stdin until EOF and writes one native
-//! run line per query on stdout, in any order; its stderr is passed through, and its last lines
-//! go with an error (the exit-2 summary shows them).
+//! run line per query on stdout, in any order. Its stderr is forwarded line by line as it comes,
+//! as `pipeline: LINE` with control characters shown escaped, so a pipeline that builds itself
+//! first (`cargo run`) shows its build instead of a silent wait; its last lines go with an error
+//! (the exit-2 summary shows them).
 //!
 //! Latency: a query's `latency_ms` is the time from when it was available to the program (written
 //! to its stdin, and the previous answer read) to when its answer was read. For a program that
@@ -44,8 +46,13 @@ impl CommandPipeline {
             .iter()
             .map(|r| format!("{}\n", r.to_json()))
             .collect();
-        let process = LineProcess::start(&self.argv, Some(dir), input, self.timeout)
+        let stderr = progress.child_printer("pipeline");
+        let process = LineProcess::start(&self.argv, Some(dir), input, self.timeout, stderr)
             .map_err(|e| self.error(format!("cannot start in {}: {e}", dir.display())))?;
+        progress.note(&format!(
+            "pipeline: started `{}`, waiting for its first answer",
+            self.shown
+        ));
         let stderr = process.stderr_tail();
         self.run(requests, process, progress)
             .map_err(|e| e.with_stderr(stderr.lines()))

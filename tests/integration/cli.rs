@@ -377,3 +377,29 @@ fn man_out_writes_a_page_per_subcommand_and_names_the_option_it_cannot_write() {
         outcome.stderr
     );
 }
+
+#[test]
+fn programs_the_tests_run_see_only_the_kept_environment() {
+    // `env` prints what it was given: the kept variables, the toolchain's and the test's own.
+    let output = crate::clean_command("env")
+        .env("RAGATE_SET_BY_THE_TEST", "1")
+        .output()
+        .expect("env runs");
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let names: Vec<&str> = printed
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        .collect();
+    assert!(names.contains(&"RAGATE_SET_BY_THE_TEST"), "{printed}");
+    for name in names {
+        let toolchain = ["CARGO", "RUSTUP", "RUSTC"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix));
+        assert!(
+            toolchain
+                || crate::KEPT_ENVIRONMENT.contains(&name)
+                || name == "RAGATE_SET_BY_THE_TEST",
+            "`{name}` leaks from the shell running the tests: {printed}"
+        );
+    }
+}

@@ -737,7 +737,7 @@ fn json_output_stays_one_document_on_github_actions() {
 }
 
 /// The README's pipeline command in `eval-config.yaml`, replaced by the built binary in tests.
-pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--quiet", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
+pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
 
 /// Builds the example pipeline (dev profile, this test run's target dir) and returns its path.
 pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
@@ -779,11 +779,11 @@ pub(crate) fn copy_files(dir: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn the_readme_gate_command_passes_on_the_repo_example() {
-    // The repository's own config, corpus, qrels and baselines, copied so that nothing (the judge
-    // cache, the outputs) is written into the working tree; the pipeline command the README's
-    // `cargo run --release -- gate --tier smoke` runs is replaced by the same program, built.
+/// The README's `[RAGATE_VARIANT=VARIANT] cargo run --release -- gate --tier smoke --out out` on
+/// the repository's own config, corpus, qrels and baselines, copied so that nothing (the judge
+/// cache, the outputs) is written into the working tree; the pipeline command's `cargo run` is
+/// replaced by the same program, built. Returns the work directory (outputs in `out/`).
+pub(crate) fn run_readme_example(variant: &str) -> (tempfile::TempDir, Outcome) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = tempfile::tempdir().unwrap();
     for dir in ["corpus", "qrels", "baselines"] {
@@ -792,13 +792,26 @@ fn the_readme_gate_command_passes_on_the_repo_example() {
     let config = std::fs::read_to_string(repo.join("eval-config.yaml")).unwrap();
     assert!(config.contains(README_PIPELINE), "{config}");
     let pipeline = built_example_pipeline(repo);
-    let command = format!(r#"["{}", "--variant", "hybrid"]"#, path_str(&pipeline));
+    let command = format!(
+        r#"["{}", "--variant", "${{RAGATE_VARIANT:-hybrid}}"]"#,
+        path_str(&pipeline)
+    );
     std::fs::write(
         work.path().join("eval-config.yaml"),
         config.replace(README_PIPELINE, &command),
     )
     .unwrap();
-    let out = ragate_in(work.path(), &["gate", "--tier", "smoke", "--out", "out"]);
+    let out = ragate_env(
+        work.path(),
+        &["gate", "--tier", "smoke", "--out", "out"],
+        &[("RAGATE_VARIANT", variant)],
+    );
+    (work, out)
+}
+
+#[test]
+fn the_readme_gate_command_passes_on_the_repo_example() {
+    let (work, out) = run_readme_example("hybrid");
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout
@@ -810,4 +823,15 @@ fn the_readme_gate_command_passes_on_the_repo_example() {
     let run = std::fs::read_to_string(work.path().join("out/run.jsonl")).unwrap();
     assert_eq!(run.lines().count(), 20);
     assert!(work.path().join(".ragate/judge-cache.sqlite").is_file());
+    // What the pipeline is doing is said before its first answer.
+    assert!(
+        out.stderr.starts_with("ragate: pipeline: started `"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("waiting for its first answer\n"),
+        "{}",
+        out.stderr
+    );
 }

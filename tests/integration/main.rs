@@ -33,6 +33,7 @@ mod nli;
 mod openai_judge;
 mod output_paths;
 mod pipeline;
+mod readme_quotes;
 mod reported_metrics;
 mod secrets;
 mod setup_checks;
@@ -72,30 +73,14 @@ pub fn ragate(args: &[&str]) -> Outcome {
     ragate_in(Path::new("."), args)
 }
 
-/// Runs the binary in `dir` with the CI-related environment removed (CI sets CI=true, which
-/// makes `baseline accept` refuse, and GITHUB_* variables, which add annotations), and every
-/// `RAGATE_*` variable of the shell running the tests.
+/// Runs the binary in `dir` in a cleared environment ([`clean_command`]).
 pub fn ragate_in(dir: &Path, args: &[&str]) -> Outcome {
     ragate_env(dir, args, &[])
 }
 
 /// [`ragate_in`] with extra environment variables.
 pub fn ragate_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ragate"));
-    // Nothing ragate reads from the environment leaks in from the shell that runs the tests.
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("RAGATE_") {
-            command.env_remove(key);
-        }
-    }
-    // Colour follows the test, not the shell: no NO_COLOR, FORCE_COLOR or CLICOLOR* from it.
-    for key in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
-        command.env_remove(key);
-    }
-    let output = command
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
+    let output = clean_command(env!("CARGO_BIN_EXE_ragate"))
         .envs(env.iter().copied())
         .args(args)
         .current_dir(dir)
@@ -109,6 +94,39 @@ pub fn ragate_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
         stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
         stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
     }
+}
+
+/// What a program the tests run keeps of the environment of the shell running the tests: where
+/// programs and temporary files are, the locale, the toolchain's variables and the ONNX Runtime
+/// the `nli` tests load. Everything else ragate reads (`SOURCE_DATE_EPOCH`, `CI`, `GITHUB_*`,
+/// `RAGATE_*`, `NO_COLOR`/`FORCE_COLOR`/`CLICOLOR*`, a `${VAR}` of a config, a secret-looking
+/// variable whose value would be redacted from the output) comes from the test or not at all.
+const KEPT_ENVIRONMENT: [&str; 8] = [
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "SYSTEMROOT",
+    "ORT_DYLIB_PATH",
+];
+
+/// `program` with the environment cleared but for [`KEPT_ENVIRONMENT`] and the toolchain's
+/// `CARGO*`/`RUSTUP*`/`RUSTC*` variables.
+pub fn clean_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.env_clear();
+    for (key, value) in std::env::vars_os() {
+        let name = key.to_string_lossy();
+        let toolchain = ["CARGO", "RUSTUP", "RUSTC"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix));
+        if toolchain || KEPT_ENVIRONMENT.contains(&name.as_ref()) {
+            command.env(&key, value);
+        }
+    }
+    command
 }
 
 /// `ragate baseline accept --tier TIER --from FROM` in `dir` (with `env`), which must succeed.

@@ -146,7 +146,10 @@ fn a_misbehaving_command_pipeline_fails_closed_naming_the_problem() {
         ),
     ];
     for (mode, expected) in cases {
-        let outcome = gate(dir, &[("MODE", mode), ("TIMEOUT", "1")], mode);
+        // Only the hanging pipeline meets the 1 s limit: the others keep the config's 60 s, far
+        // beyond what a Python start and 120 answers take on a loaded machine.
+        let timeout = if mode == "hang" { "1" } else { "60" };
+        let outcome = gate(dir, &[("MODE", mode), ("TIMEOUT", timeout)], mode);
         assert_eq!(outcome.code, 2, "{mode}: {}", outcome.stderr);
         assert!(
             outcome.stderr.contains("pipeline (command): `python3 ")
@@ -519,4 +522,43 @@ fn an_unusable_baseline_stops_the_gate_before_the_pipeline_runs() {
             && summary.contains("ragate baseline accept --tier regression --from out/results.json"),
         "{summary}"
     );
+}
+
+#[test]
+fn the_pipelines_stderr_is_forwarded_prefixed_and_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_with_baseline(dir);
+    // A pipeline that clears the screen, rings the bell and tries a workflow command on stderr,
+    // with a CRLF line and an unterminated last line, then fails.
+    let script = "import sys\n\
+        sys.stderr.write('building\\r\\n')\n\
+        sys.stderr.write('\\x1b[2J\\x07::error::pwned\\n')\n\
+        sys.stderr.write('::add-mask::x')\n\
+        sys.exit(3)\n";
+    std::fs::write(dir.join("noisy.py"), script).unwrap();
+    write_config(dir, "command: [python3, noisy.py]", false);
+    let outcome = gate(dir, &[], "noisy");
+    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    let stderr = &outcome.stderr;
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr:?}"
+    );
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("::")),
+        "no workflow command from the pipeline: {stderr}"
+    );
+    let building = stderr.find("\npipeline: building\n").expect(stderr);
+    let hostile = stderr
+        .find("\npipeline: \\u{1b}[2J\\u{7}::error::pwned\n")
+        .expect(stderr);
+    let last = stderr.find("\npipeline: ::add-mask::x\n").expect(stderr);
+    // In the order written, before ragate's error about the exit.
+    let error = stderr.find("error: ").expect(stderr);
+    assert!(
+        building < hostile && hostile < last && last < error,
+        "{stderr}"
+    );
+    assert!(stderr.contains("exited with exit status: 3"), "{stderr}");
 }
