@@ -12,6 +12,7 @@ use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::metrics::generation::ClaimVerdict;
+use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::Metric;
 use crate::stats::agreement::agreement;
 use crate::suggest;
@@ -49,7 +50,7 @@ pub fn run(args: AgreementArgs) -> Result<i32> {
     let run = JudgedRun::open(&config, &tier.name, &args.run)?;
     let claims_of = |judge: &str| -> Result<BTreeMap<String, Vec<ClaimVerdict>>> {
         Ok(run
-            .judge(judge, Metric::Faithfulness)?
+            .judge(judge, Metric::Judged(JudgedMetric::Faithfulness))?
             .into_iter()
             .map(|q| (q.qid, q.claims))
             .collect())

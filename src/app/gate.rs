@@ -28,6 +28,7 @@ use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
 use crate::judge::{self, Clients, Judge};
 use crate::metrics::claims::ClaimSplitter;
+use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::{Pipeline, Request};
 use crate::progress::Progress;
@@ -85,7 +86,10 @@ pub(crate) fn judged_by_judges(config: &Config) -> impl Iterator<Item = &MetricS
         .metrics
         .iter()
         .filter(|spec| spec.is_judged())
-        .filter(|spec| !(spec.metric == Metric::AnswerRelevance && config.embeddings.is_some()))
+        .filter(|spec| {
+            !(spec.metric == Metric::Judged(JudgedMetric::AnswerRelevance)
+                && config.embeddings.is_some())
+        })
 }
 
 /// The embeddings endpoint, when answer relevance is computed with it.
@@ -93,7 +97,7 @@ pub(crate) fn embeddings_called(config: &Config) -> Option<&EmbeddingsSpec> {
     let relevance = config
         .metrics
         .iter()
-        .any(|spec| spec.metric == Metric::AnswerRelevance);
+        .any(|spec| spec.metric == Metric::Judged(JudgedMetric::AnswerRelevance));
     config.embeddings.as_ref().filter(|_| relevance)
 }
 
@@ -105,7 +109,7 @@ fn trace_splitter(config: &Config) -> String {
         .find(|spec| {
             matches!(
                 spec.metric,
-                Metric::Faithfulness | Metric::FaithfulnessGraded
+                Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
             )
         })
         .map_or(ClaimSplitter::Sentences, |spec| spec.claims)
@@ -308,7 +312,9 @@ fn evaluate_tier(
         .metrics
         .iter()
         .filter_map(|spec| match spec.metric {
-            Metric::Faithfulness | Metric::FaithfulnessGraded => Some(spec.contexts_k),
+            Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded) => {
+                Some(spec.contexts_k)
+            }
             metric => metric.cutoff(),
         })
         .max()

@@ -208,10 +208,7 @@ fn on_labels(
     judges: &[(String, Judge)],
 ) -> Result<(String, Vec<Measured>)> {
     let metric = args.metric;
-    if !matches!(
-        metric,
-        Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance
-    ) {
+    if !matches!(metric, Metric::Judged(_)) {
         return Err(Error::Usage(format!(
             "--metric {metric}: expected a judged metric (faithfulness, faithfulness_graded, answer_relevance)"
         )));

@@ -22,6 +22,7 @@ use crate::input::qrels::Qrels;
 use crate::input::run::{Retrieved, RunQuery};
 use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
+use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::Metric;
 
 /// The judging identities of a results file: judge name -> description, and the embeddings.
@@ -96,7 +97,8 @@ fn judged_metrics(config: &Config) -> Vec<String> {
         .iter()
         .filter(|spec| {
             spec.is_judged()
-                || (spec.metric == Metric::AnswerRelevance && config.embeddings.is_some())
+                || (spec.metric == Metric::Judged(JudgedMetric::AnswerRelevance)
+                    && config.embeddings.is_some())
         })
         .map(|spec| spec.metric.to_string())
         .collect()
@@ -184,7 +186,7 @@ fn rebuilt_run(baseline: &Results, with: &Rejudging<'_>) -> Result<Vec<RunQuery>
         .filter(|spec| {
             matches!(
                 spec.metric,
-                Metric::Faithfulness | Metric::FaithfulnessGraded
+                Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
             )
         })
         .map(|spec| spec.contexts_k)

@@ -9,6 +9,7 @@ use crate::config::raw::{RawClaims, RawConfig, RawEmptyAnswer, RawMetric};
 use crate::error::Result;
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::generation::EmptyAnswer;
+use crate::metrics::metric::{AnswerMetric, JudgedMetric};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::suggest;
 
@@ -47,11 +48,11 @@ pub fn validate_metrics(
         }
         let mut spec = MetricSpec::new(metric);
         if let RawMetric::Spec(raw) = entry {
-            let judged_metric = matches!(
+            let judged_metric = matches!(metric, Metric::Judged(_));
+            let faithfulness = matches!(
                 metric,
-                Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance
+                Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
             );
-            let faithfulness = matches!(metric, Metric::Faithfulness | Metric::FaithfulnessGraded);
             let context_precision = matches!(metric, Metric::ContextPrecision(_));
             let allowed = [
                 (
@@ -118,7 +119,10 @@ pub fn validate_metrics(
             }
             spec.judged = raw.judged.unwrap_or(false);
         }
-        let support_only = !matches!(metric, Metric::Faithfulness | Metric::FaithfulnessGraded);
+        let support_only = !matches!(
+            metric,
+            Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
+        );
         if spec.is_judged()
             && support_only
             && matches!(judges.get(&spec.judge), Some(JudgeSpec::Nli(_)))
@@ -142,8 +146,12 @@ pub fn validate_metrics(
 /// ((`config::rules::default_empty_answers_rule`)) whenever answers are.
 pub(crate) fn add_empty_answers(specs: &mut Vec<MetricSpec>) {
     let answers = specs.iter().any(|s| s.metric.needs_answer());
-    if answers && !specs.iter().any(|s| s.metric == Metric::EmptyAnswers) {
-        specs.push(MetricSpec::new(Metric::EmptyAnswers));
+    if answers
+        && !specs
+            .iter()
+            .any(|s| s.metric == Metric::Answer(AnswerMetric::Empty))
+    {
+        specs.push(MetricSpec::new(Metric::Answer(AnswerMetric::Empty)));
     }
 }
 

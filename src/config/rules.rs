@@ -6,6 +6,7 @@ use crate::config::raw::{
 };
 use crate::config::{GateSettings, Keys, Limits, Rule, SliceValue};
 use crate::error::Result;
+use crate::metrics::metric::AnswerMetric;
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
 use crate::suggest;
@@ -129,12 +130,12 @@ pub const DEFAULT_EMPTY_ANSWERS_MAX_INCREASE: f64 = 0.05;
 /// (or a shorter `answer_length`) cannot hide a generator that stopped answering. A rule naming
 /// `empty_answers` replaces it; one naming a slice overrides it on that slice.
 pub(crate) fn default_empty_answers_rule(metrics: &[Metric], rules: &[Rule]) -> Option<Rule> {
-    let computed = metrics.contains(&Metric::EmptyAnswers);
+    let computed = metrics.contains(&Metric::Answer(AnswerMetric::Empty));
     let own = rules
         .iter()
-        .any(|r| r.metric == Metric::EmptyAnswers && r.slice.is_none());
+        .any(|r| r.metric == Metric::Answer(AnswerMetric::Empty) && r.slice.is_none());
     (computed && !own).then(|| Rule {
-        metric: Metric::EmptyAnswers,
+        metric: Metric::Answer(AnswerMetric::Empty),
         slice: None,
         limits: Limits {
             max_increase: Some(DEFAULT_EMPTY_ANSWERS_MAX_INCREASE),

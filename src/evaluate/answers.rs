@@ -16,12 +16,13 @@ use crate::judge::{Judge, Task, Verdict};
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::claims::split_claims;
 use crate::metrics::generation::{self, AnswerInputs, ClaimVerdict, Judged, Missing};
+use crate::metrics::metric::{AnswerLevel, JudgedMetric};
 use crate::metrics::metric::{Metric, MetricSpec};
 
 /// The answer metrics of an evaluation and what they need.
 pub struct AnswerMetrics<'a> {
-    /// (position in the evaluation's metric list, spec)
-    pub specs: Vec<(usize, &'a MetricSpec)>,
+    /// (position in the evaluation's metric list, the metric, its spec)
+    pub specs: Vec<(usize, AnswerLevel, &'a MetricSpec)>,
     pub corpus: Option<&'a Corpus>,
     pub separator: Option<&'a str>,
     pub run_path: &'a Path,
@@ -137,7 +138,10 @@ pub struct AnswerScores {
 }
 
 fn is_faithfulness(metric: Metric) -> bool {
-    matches!(metric, Metric::Faithfulness | Metric::FaithfulnessGraded)
+    matches!(
+        metric,
+        Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
+    )
 }
 
 impl AnswerMetrics<'_> {
@@ -214,8 +218,10 @@ impl AnswerMetrics<'_> {
         let deciders: Vec<(&str, Metric)> = self
             .specs
             .iter()
-            .filter(|(_, spec)| is_faithfulness(spec.metric) && spec.claims == ClaimSplitter::Llm)
-            .map(|(_, spec)| (spec.judge.as_str(), spec.metric))
+            .filter(|(_, _, spec)| {
+                is_faithfulness(spec.metric) && spec.claims == ClaimSplitter::Llm
+            })
+            .map(|(_, _, spec)| (spec.judge.as_str(), spec.metric))
             .collect();
         let mut decomposed = Decomposed::default();
         if deciders.is_empty() {
@@ -268,14 +274,14 @@ impl AnswerMetrics<'_> {
         // Only the judges that read the question need one: faithfulness with `claims: llm`
         // (non-empty answers), judge-based answer_relevance (non-empty answers) and judged
         // context_precision.
-        let asks_question = self.specs.iter().find(|(_, spec)| match spec.metric {
+        let asks_question = self.specs.iter().find(|(_, _, spec)| match spec.metric {
             metric if is_faithfulness(metric) => !empty && spec.claims == ClaimSplitter::Llm,
-            Metric::AnswerRelevance => !empty && !self.embedding_relevance,
+            Metric::Judged(JudgedMetric::AnswerRelevance) => !empty && !self.embedding_relevance,
             Metric::ContextPrecision(_) => spec.judged,
             _ => false,
         });
         let question = match asks_question {
-            Some((_, spec)) => self.question(query, spec.metric)?,
+            Some((_, _, spec)) => self.question(query, spec.metric)?,
             None => query.text.clone().unwrap_or_default(),
         };
         let mut prepared = PreparedQuery {
@@ -297,7 +303,7 @@ impl AnswerMetrics<'_> {
             relevance: BTreeMap::new(),
             chunks: BTreeMap::new(),
         };
-        for (_, spec) in &self.specs {
+        for (_, _, spec) in &self.specs {
             let judge = spec.judge.as_str();
             match spec.metric {
                 metric if is_faithfulness(metric) && !empty => {
@@ -330,7 +336,7 @@ impl AnswerMetrics<'_> {
                         prepared.claims.insert(key, claims);
                     }
                 }
-                Metric::AnswerRelevance
+                Metric::Judged(JudgedMetric::AnswerRelevance)
                     if !empty
                         && !self.embedding_relevance
                         && !prepared.relevance.contains_key(judge) =>
@@ -374,7 +380,7 @@ impl AnswerMetrics<'_> {
             claims: Vec::new(),
             empty_excluded: false,
         };
-        for &(index, spec) in &self.specs {
+        for &(index, metric, spec) in &self.specs {
             let judge = spec.judge.as_str();
             let claims: Vec<ClaimVerdict> = prepared
                 .claims
@@ -416,7 +422,7 @@ impl AnswerMetrics<'_> {
                 gold_answer_substring: prepared.gold_answer_substring.as_deref(),
                 reference_answer: prepared.reference_answer.as_deref(),
             };
-            let value = match generation::value(spec.metric, &inputs, &judged, spec.empty_answer) {
+            let value = match generation::value(metric, &inputs, &judged, spec.empty_answer) {
                 Ok(value) => Some(value),
                 Err(Missing::EmptyAnswerExcluded) => {
                     scores.empty_excluded = true;

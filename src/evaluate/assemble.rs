@@ -7,6 +7,7 @@ use super::{Evaluation, JudgeUsage, QueryScores, Scored, Scorer, Tally};
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
 use crate::input::qrels::Qrels;
+use crate::metrics::metric::AnswerMetric;
 use crate::metrics::metric::Metric;
 
 /// What a judged query missing from the run scores: 0 (a dropped query is a regression), except
@@ -14,8 +15,8 @@ use crate::metrics::metric::Metric;
 /// `empty_answers`, which is 1 (the query got no answer).
 fn missing_value(metric: Metric) -> Option<f64> {
     match metric {
-        Metric::EmptyAnswers => Some(1.0),
-        Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => None,
+        Metric::Answer(AnswerMetric::Empty) => Some(1.0),
+        Metric::Answer(AnswerMetric::Length) | Metric::Operational(_) => None,
         _ => Some(0.0),
     }
 }

@@ -25,6 +25,7 @@ use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
 use crate::metrics::embedding_relevance::{EmbeddedQuery, RelevanceParts};
 use crate::metrics::generation::ClaimVerdict;
+use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
 pub use answers::JudgeUsage;
@@ -344,9 +345,7 @@ fn score_run(
             .metrics
             .iter()
             .enumerate()
-            .filter(|(_, spec)| {
-                spec.metric.as_retrieval().is_none() && !spec.metric.is_operational()
-            })
+            .filter_map(|(index, spec)| Some((index, spec.metric.answer_level()?, spec)))
             .collect(),
         corpus: options.corpus,
         separator,
@@ -380,7 +379,7 @@ fn score_run(
     let relevance_index = options
         .metrics
         .iter()
-        .position(|spec| spec.metric == Metric::AnswerRelevance);
+        .position(|spec| spec.metric == Metric::Judged(JudgedMetric::AnswerRelevance));
     let mut embeddings = Vec::new();
     if let (Some(client), Some(index)) = (options.embeddings, relevance_index) {
         let (embedded, usage) = relevance::apply(
@@ -440,8 +439,8 @@ fn score_native(
             scores.answer = query.answer.clone();
             scores.operational = Operational::of(&query, run_path)?;
             for (index, spec) in options.metrics.iter().enumerate() {
-                if spec.metric.is_operational() {
-                    let value = scores.operational.value(spec.metric, &query, run_path)?;
+                if let Metric::Operational(metric) = spec.metric {
+                    let value = scores.operational.value(metric, &query, run_path)?;
                     scores.values[index] = Some(value);
                 }
             }

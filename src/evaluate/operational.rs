@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::input::run::RunQuery;
-use crate::metrics::metric::Metric;
+use crate::metrics::metric::{Metric, OperationalMetric};
 
 /// A query's operational figures, each present when the run line carried it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -71,24 +71,24 @@ impl Operational {
 
     /// The value of an operational `metric` for the query on `run`'s line; missing is an error,
     /// since a pipeline that stops reporting cannot be allowed to pass a cost gate.
-    pub fn value(&self, metric: Metric, run: &RunQuery, run_path: &Path) -> Result<f64> {
+    pub fn value(&self, metric: OperationalMetric, run: &RunQuery, run_path: &Path) -> Result<f64> {
         let (value, field) = match metric {
-            Metric::LatencyMs => (self.latency_ms, "\"latency_ms\""),
-            Metric::Tokens => (
+            OperationalMetric::LatencyMs => (self.latency_ms, "\"latency_ms\""),
+            OperationalMetric::Tokens => (
                 self.tokens.map(|t| t as f64),
                 "\"usage\": {\"prompt_tokens\", \"completion_tokens\"}",
             ),
-            Metric::Cost => (self.cost, "\"cost\""),
-            other => unreachable!("{other} is not operational"),
+            OperationalMetric::Cost => (self.cost, "\"cost\""),
         };
         value.ok_or_else(|| {
             Error::parse(
                 run_path,
                 run.line,
                 format!(
-                    "query `{}` has no {field}: expected it for the metric {metric} (the command and \
+                    "query `{}` has no {field}: expected it for the metric {} (the command and \
                      http pipeline adapters measure latency_ms; usage and cost come from the pipeline)",
-                    run.qid
+                    run.qid,
+                    Metric::Operational(metric)
                 ),
             )
         })
@@ -123,12 +123,14 @@ mod tests {
         let figures = Operational::of(&run, Path::new("run.jsonl")).unwrap();
         assert_eq!(
             figures
-                .value(Metric::LatencyMs, &run, Path::new("r"))
+                .value(OperationalMetric::LatencyMs, &run, Path::new("r"))
                 .unwrap(),
             12.5
         );
         assert_eq!(
-            figures.value(Metric::Tokens, &run, Path::new("r")).unwrap(),
+            figures
+                .value(OperationalMetric::Tokens, &run, Path::new("r"))
+                .unwrap(),
             120.0
         );
     }
@@ -138,7 +140,7 @@ mod tests {
         let run = run_line();
         let figures = Operational::of(&run, Path::new("run.jsonl")).unwrap();
         let message = figures
-            .value(Metric::Cost, &run, Path::new("run.jsonl"))
+            .value(OperationalMetric::Cost, &run, Path::new("run.jsonl"))
             .unwrap_err()
             .to_string();
         assert!(

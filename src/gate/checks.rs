@@ -82,7 +82,7 @@ pub fn expand<'a>(
     metrics: &[Metric],
 ) -> Vec<Check<'a>> {
     let mut checks = Vec::new();
-    // Calibrated estimates are checked on their own (`gate::calibration`).
+    // JudgedMetric estimates are checked on their own (`gate::calibration`).
     for rule in rules.iter().filter(|r| !matches!(r.metric, Metric::Ppi(_))) {
         match &rule.slice {
             Some(value) => checks.push(Check {

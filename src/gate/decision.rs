@@ -483,7 +483,7 @@ mod tests {
                 RunStatus::Error,
             ),
             (&[], InconclusivePolicy::Pass, RunStatus::Error),
-            // Calibrated floors count like any check.
+            // JudgedMetric floors count like any check.
             (
                 &[(All, P), (Cal, F)],
                 InconclusivePolicy::Pass,

@@ -9,11 +9,12 @@ use crate::baseline::results::Results;
 use crate::config::Config;
 use crate::digest::sha256_hex;
 use crate::metrics::generation::EmptyAnswer;
+use crate::metrics::metric::AnswerMetric;
 use crate::metrics::metric::Metric;
 
 /// The metric's name in results.
 fn name() -> String {
-    Metric::EmptyAnswers.to_string()
+    Metric::Answer(AnswerMetric::Empty).to_string()
 }
 
 /// `results` with `empty_answers` values, derived from its stored answers when it has answer

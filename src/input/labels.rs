@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::input::native_qrels::parse_json_line;
 use crate::input::text_file::{FirstLines, TextFile, check_id};
 use crate::input::unique_keys::UniqueKeys;
+use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::Metric;
 use crate::suggest;
 
@@ -144,9 +145,9 @@ fn check_metric_name(name: &str) -> Result<(), String> {
     let judged = match name.parse::<Metric>() {
         Ok(metric) => matches!(
             metric,
-            Metric::Faithfulness
-                | Metric::FaithfulnessGraded
-                | Metric::AnswerRelevance
+            Metric::Judged(JudgedMetric::Faithfulness)
+                | Metric::Judged(JudgedMetric::FaithfulnessGraded)
+                | Metric::Judged(JudgedMetric::AnswerRelevance)
                 | Metric::ContextPrecision(_)
         ),
         Err(_) => false,

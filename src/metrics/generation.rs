@@ -4,7 +4,7 @@
 
 use crate::metrics::answer;
 pub use crate::metrics::metric::EmptyAnswer;
-use crate::metrics::metric::Metric;
+use crate::metrics::metric::{AnswerLevel, AnswerMetric, JudgedMetric};
 
 /// One claim of an answer and the judge's verdict on it.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +68,7 @@ pub fn context_precision(relevant: &[bool], k: usize) -> f64 {
 
 /// The value of an answer-level `metric`.
 pub fn value(
-    metric: Metric,
+    metric: AnswerLevel,
     inputs: &AnswerInputs<'_>,
     judged: &Judged<'_>,
     empty_answer: EmptyAnswer,
@@ -76,49 +76,45 @@ pub fn value(
     let empty = inputs.answer.trim().is_empty();
     let claims = judged.claims;
     match metric {
-        Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance if empty => {
-            match empty_answer {
-                EmptyAnswer::Zero => Ok(0.0),
-                EmptyAnswer::Exclude => Err(Missing::EmptyAnswerExcluded),
-            }
-        }
+        AnswerLevel::Judged(_) if empty => match empty_answer {
+            EmptyAnswer::Zero => Ok(0.0),
+            EmptyAnswer::Exclude => Err(Missing::EmptyAnswerExcluded),
+        },
         // An answer made only of punctuation has no claim: nothing in it is supported.
-        Metric::Faithfulness | Metric::FaithfulnessGraded if claims.is_empty() => Ok(0.0),
-        Metric::Faithfulness => {
+        AnswerLevel::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
+            if claims.is_empty() =>
+        {
+            Ok(0.0)
+        }
+        AnswerLevel::Judged(JudgedMetric::Faithfulness) => {
             Ok(claims.iter().filter(|c| c.supported).count() as f64 / claims.len() as f64)
         }
-        Metric::FaithfulnessGraded => Ok(
-            claims.iter().map(|c| f64::from(c.grade)).sum::<f64>() / (2.0 * claims.len() as f64)
-        ),
-        Metric::AnswerRelevance => Ok(f64::from(u8::from(judged.relevant.unwrap_or(false)))),
-        Metric::ContextPrecision(k) => Ok(match &judged.chunks {
+        AnswerLevel::Judged(JudgedMetric::FaithfulnessGraded) => Ok(claims
+            .iter()
+            .map(|c| f64::from(c.grade))
+            .sum::<f64>()
+            / (2.0 * claims.len() as f64)),
+        AnswerLevel::Judged(JudgedMetric::AnswerRelevance) => {
+            Ok(f64::from(u8::from(judged.relevant.unwrap_or(false))))
+        }
+        AnswerLevel::ContextPrecision(k) => Ok(match &judged.chunks {
             Some(chunks) => context_precision(chunks, k),
             None => context_precision(inputs.chunk_relevant, k),
         }),
-        Metric::AnswerContains => inputs
+        AnswerLevel::Answer(AnswerMetric::Contains) => inputs
             .gold_answer_substring
             .map(|gold| answer::answer_contains(inputs.answer, gold))
             .ok_or(Missing::NoReference),
-        Metric::AnswerF1 => inputs
+        AnswerLevel::Answer(AnswerMetric::F1) => inputs
             .reference_answer
             .map(|reference| answer::answer_f1(inputs.answer, reference))
             .ok_or(Missing::NoReference),
-        Metric::AnswerExact => inputs
+        AnswerLevel::Answer(AnswerMetric::Exact) => inputs
             .reference_answer
             .map(|reference| answer::answer_exact(inputs.answer, reference))
             .ok_or(Missing::NoReference),
-        Metric::AnswerLength => Ok(answer::answer_length(inputs.answer)),
-        Metric::EmptyAnswers => Ok(f64::from(u8::from(empty))),
-        Metric::Retrieval(_)
-        | Metric::Ppi(_)
-        | Metric::LatencyMs
-        | Metric::Tokens
-        | Metric::Cost => {
-            unreachable!(
-                "retrieval metrics come from the ranking, operational ones from the run line, \
-                 calibrated ones from labels"
-            )
-        }
+        AnswerLevel::Answer(AnswerMetric::Length) => Ok(answer::answer_length(inputs.answer)),
+        AnswerLevel::Answer(AnswerMetric::Empty) => Ok(f64::from(u8::from(empty))),
     }
 }
 
@@ -181,7 +177,7 @@ mod tests {
         };
         assert_eq!(
             value(
-                Metric::Faithfulness,
+                AnswerLevel::Judged(JudgedMetric::Faithfulness),
                 &inputs(context),
                 &judged,
                 EmptyAnswer::Zero
@@ -196,7 +192,7 @@ mod tests {
             chunks: None,
         };
         let score = value(
-            Metric::Faithfulness,
+            AnswerLevel::Judged(JudgedMetric::Faithfulness),
             &inputs(&injected),
             &judged,
             EmptyAnswer::Zero,
@@ -205,7 +201,7 @@ mod tests {
         assert!((score - 2.0 / 3.0).abs() < 1e-12, "{score}");
         assert_eq!(
             value(
-                Metric::AnswerContains,
+                AnswerLevel::Answer(AnswerMetric::Contains),
                 &inputs(&injected),
                 &judged,
                 EmptyAnswer::Zero
@@ -214,7 +210,7 @@ mod tests {
         );
         assert_eq!(
             value(
-                Metric::AnswerF1,
+                AnswerLevel::Answer(AnswerMetric::F1),
                 &inputs(&injected),
                 &judged,
                 EmptyAnswer::Zero
@@ -232,7 +228,7 @@ mod tests {
         };
         assert_eq!(
             value(
-                Metric::Faithfulness,
+                AnswerLevel::Judged(JudgedMetric::Faithfulness),
                 &inputs("  "),
                 &judged,
                 EmptyAnswer::Zero
@@ -241,7 +237,7 @@ mod tests {
         );
         assert_eq!(
             value(
-                Metric::AnswerRelevance,
+                AnswerLevel::Judged(JudgedMetric::AnswerRelevance),
                 &inputs("  "),
                 &judged,
                 EmptyAnswer::Exclude

@@ -6,71 +6,156 @@ use std::str::FromStr;
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 
-/// A metric: retrieval quality from the ranking, or answer quality from the answer.
+/// A metric: retrieval quality from the ranking, answer quality from the answer (judged or
+/// against a reference), or the pipeline's cost; one enum per family, so that code that handles
+/// one family cannot be handed another. Every name is in [`NAMED`] (the metrics without a
+/// parameter) or parsed by its family ([`RetrievalMetric`], `context_precision@K`, `*_ppi`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
     /// A metric of the ranking alone.
     Retrieval(RetrievalMetric),
+    /// A judge's verdicts on the answer's claims or on the answer.
+    Judged(JudgedMetric),
+    /// RAGAS rank-weighted precision over the top k retrieved chunks.
+    ContextPrecision(usize),
+    /// The answer's text, alone or against the query's reference.
+    Answer(AnswerMetric),
+    /// What the pipeline reported or ragate measured about the query's cost.
+    Operational(OperationalMetric),
+    /// The prediction-powered estimate of a judged metric's mean, calibrated on human labels:
+    /// a tier-level value for rules (`faithfulness_ppi` with `min`), not a per-query metric.
+    Ppi(JudgedMetric),
+}
+
+/// A metric a judge decides; human labels can calibrate it (`Metric::Ppi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JudgedMetric {
     /// Share of the answer's claims that the judge finds supported by the contexts.
     Faithfulness,
     /// Mean claim grade (0 unsupported, 1 partly, 2 fully supported) divided by 2.
     FaithfulnessGraded,
     /// Whether the answer addresses the question (judge verdict, 1 or 0).
     AnswerRelevance,
-    /// RAGAS rank-weighted precision over the top k retrieved chunks.
-    ContextPrecision(usize),
+}
+
+/// A metric of the answer's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnswerMetric {
     /// 1 when the query's gold_answer_substring occurs in the answer (case and spaces normalised).
-    AnswerContains,
+    Contains,
     /// SQuAD token F1 against the reference answer.
-    AnswerF1,
+    F1,
     /// SQuAD exact match against the reference answer.
-    AnswerExact,
+    Exact,
     /// The answer's length in words (lower is better).
-    AnswerLength,
+    Length,
     /// 1 when the answer is empty (or only whitespace) or the query is missing from the run, else
     /// 0: its mean is the share of queries without an answer (lower is better). Computed whenever
     /// an answer metric is, and gated by default (`{ metric: empty_answers, max_increase: 0.05 }`).
-    EmptyAnswers,
-    /// How long the pipeline took for the query, in milliseconds (lower is better).
-    LatencyMs,
-    /// Prompt plus completion tokens the pipeline reported (lower is better).
-    Tokens,
-    /// The cost the pipeline reported for the query (lower is better).
-    Cost,
-    /// The prediction-powered estimate of a judged metric's mean, calibrated on human labels:
-    /// a tier-level value for rules (`faithfulness_ppi` with `min`), not a per-query metric.
-    Ppi(Calibrated),
+    Empty,
 }
 
-/// A judged metric that human labels can calibrate.
+/// A metric of the pipeline's cost, read from the run line (lower is better).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Calibrated {
-    /// Calibrates `faithfulness`.
-    Faithfulness,
-    /// Calibrates `faithfulness_graded`.
-    FaithfulnessGraded,
-    /// Calibrates `answer_relevance`.
-    AnswerRelevance,
+pub enum OperationalMetric {
+    /// How long the pipeline took for the query, in milliseconds.
+    LatencyMs,
+    /// Prompt plus completion tokens the pipeline reported.
+    Tokens,
+    /// The cost the pipeline reported for the query.
+    Cost,
 }
 
-impl Calibrated {
-    /// The per-query metric it calibrates.
-    pub fn base(self) -> Metric {
-        match self {
-            Calibrated::Faithfulness => Metric::Faithfulness,
-            Calibrated::FaithfulnessGraded => Metric::FaithfulnessGraded,
-            Calibrated::AnswerRelevance => Metric::AnswerRelevance,
-        }
-    }
+/// The metrics computed from a query's answer and contexts (`metrics::generation::value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnswerLevel {
+    /// A judge's verdicts.
+    Judged(JudgedMetric),
+    /// The ranked chunks' relevance (from the qrels or a judge).
+    ContextPrecision(usize),
+    /// The answer's text.
+    Answer(AnswerMetric),
+}
+
+/// Every metric without a parameter, by name: the one place a new one is named. Its family's
+/// enum says how it is computed; [`Metric::direction`] and [`Metric::value_range`] follow from
+/// the family, but for the answer's length (words, lower is better) and the share of empty
+/// answers (lower is better).
+pub const NAMED: [(&str, Metric); 11] = [
+    ("faithfulness", Metric::Judged(JudgedMetric::Faithfulness)),
+    (
+        "faithfulness_graded",
+        Metric::Judged(JudgedMetric::FaithfulnessGraded),
+    ),
+    (
+        "answer_relevance",
+        Metric::Judged(JudgedMetric::AnswerRelevance),
+    ),
+    ("answer_contains", Metric::Answer(AnswerMetric::Contains)),
+    ("answer_f1", Metric::Answer(AnswerMetric::F1)),
+    ("answer_exact", Metric::Answer(AnswerMetric::Exact)),
+    ("answer_length", Metric::Answer(AnswerMetric::Length)),
+    ("empty_answers", Metric::Answer(AnswerMetric::Empty)),
+    (
+        "latency_ms",
+        Metric::Operational(OperationalMetric::LatencyMs),
+    ),
+    ("tokens", Metric::Operational(OperationalMetric::Tokens)),
+    ("cost", Metric::Operational(OperationalMetric::Cost)),
+];
+
+/// The retrieval metrics' names without their `@K` (their family parses them).
+const RETRIEVAL_BASE_NAMES: [&str; 8] = [
+    "precision",
+    "recall",
+    "hit_rate",
+    "mrr",
+    "ndcg",
+    "ndcg_linear",
+    "map",
+    "r_precision",
+];
+
+/// What a calibrated estimate's name adds to its judged metric's.
+const PPI_SUFFIX: &str = "_ppi";
+
+/// The name of a metric in [`NAMED`].
+fn named(metric: Metric) -> Option<&'static str> {
+    NAMED
+        .iter()
+        .find(|(_, named)| *named == metric)
+        .map(|(name, _)| *name)
+}
+
+/// The metric of `name` in [`NAMED`].
+fn by_name(name: &str) -> Option<Metric> {
+    NAMED
+        .iter()
+        .find(|(named, _)| *named == name)
+        .map(|(_, metric)| *metric)
+}
+
+/// The calibrated estimates' names, in [`NAMED`] order.
+fn ppi_names() -> impl Iterator<Item = String> {
+    NAMED
+        .iter()
+        .filter(|(_, metric)| matches!(metric, Metric::Judged(_)))
+        .map(|(name, _)| format!("{name}{PPI_SUFFIX}"))
 }
 
 /// The metric names `FromStr` accepts, for error messages.
 pub fn valid_names() -> String {
+    let mut names = vec![retrieval::VALID_NAMES.to_string()];
+    for (name, metric) in NAMED {
+        names.push(name.to_string());
+        if metric == Metric::Judged(JudgedMetric::AnswerRelevance) {
+            names.push("context_precision@K".to_string());
+        }
+    }
     format!(
-        "{}, faithfulness, faithfulness_graded, answer_relevance, context_precision@K, \
-         answer_contains, answer_f1, answer_exact, answer_length, empty_answers, latency_ms, tokens, cost; in rules also \
-         faithfulness_ppi, faithfulness_graded_ppi, answer_relevance_ppi",
-        retrieval::VALID_NAMES
+        "{}; in rules also {}",
+        names.join(", "),
+        ppi_names().collect::<Vec<_>>().join(", ")
     )
 }
 
@@ -87,31 +172,15 @@ pub struct UnknownMetric {
 }
 
 /// Every metric name without its `@K`.
-const BASE_NAMES: [&str; 23] = [
-    "precision",
-    "recall",
-    "hit_rate",
-    "mrr",
-    "ndcg",
-    "ndcg_linear",
-    "map",
-    "r_precision",
-    "faithfulness",
-    "faithfulness_graded",
-    "answer_relevance",
-    "context_precision",
-    "answer_contains",
-    "answer_f1",
-    "answer_exact",
-    "answer_length",
-    "empty_answers",
-    "latency_ms",
-    "tokens",
-    "cost",
-    "faithfulness_ppi",
-    "faithfulness_graded_ppi",
-    "answer_relevance_ppi",
-];
+fn base_names() -> Vec<String> {
+    RETRIEVAL_BASE_NAMES
+        .iter()
+        .map(ToString::to_string)
+        .chain(std::iter::once("context_precision".to_string()))
+        .chain(NAMED.iter().map(|(name, _)| name.to_string()))
+        .chain(ppi_names())
+        .collect()
+}
 
 /// The name of a trec_eval measure in ragate (`P_5` and `P@5`: `precision@5`; `ndcg_cut.10`:
 /// `ndcg_linear@10`; `recip_rank`: `mrr`), when `name` is one.
@@ -147,7 +216,7 @@ fn suggestion(name: &str) -> String {
         Some((base, cut)) => (base, Some(cut)),
         None => (name, None),
     };
-    match crate::suggest::closest(base, BASE_NAMES) {
+    match crate::suggest::closest(base, base_names().iter().map(String::as_str)) {
         Some(closest) => {
             let cut = cut.map_or(String::new(), |k| format!("@{k}"));
             format!(" (did you mean `{closest}{cut}`?)")
@@ -163,37 +232,19 @@ impl FromStr for Metric {
         if let Ok(metric) = text.parse::<RetrievalMetric>() {
             return Ok(Metric::Retrieval(metric));
         }
-        let metric = match text {
-            "faithfulness_ppi" => Metric::Ppi(Calibrated::Faithfulness),
-            "faithfulness_graded_ppi" => Metric::Ppi(Calibrated::FaithfulnessGraded),
-            "answer_relevance_ppi" => Metric::Ppi(Calibrated::AnswerRelevance),
-            "faithfulness" => Metric::Faithfulness,
-            "faithfulness_graded" => Metric::FaithfulnessGraded,
-            "answer_relevance" => Metric::AnswerRelevance,
-            "answer_contains" => Metric::AnswerContains,
-            "answer_f1" => Metric::AnswerF1,
-            "answer_exact" => Metric::AnswerExact,
-            "answer_length" => Metric::AnswerLength,
-            "empty_answers" => Metric::EmptyAnswers,
-            "latency_ms" => Metric::LatencyMs,
-            "tokens" => Metric::Tokens,
-            "cost" => Metric::Cost,
-            _ => {
-                let k = text
-                    .strip_prefix("context_precision@")
-                    .and_then(|k| k.parse::<usize>().ok())
-                    .filter(|&k| k > 0);
-                match k {
-                    Some(k) => Metric::ContextPrecision(k),
-                    None => {
-                        return Err(UnknownMetric {
-                            name: text.to_string(),
-                        });
-                    }
-                }
-            }
-        };
-        Ok(metric)
+        if let Some(metric) = by_name(text) {
+            return Ok(metric);
+        }
+        if let Some(Metric::Judged(judged)) = text.strip_suffix(PPI_SUFFIX).and_then(by_name) {
+            return Ok(Metric::Ppi(judged));
+        }
+        text.strip_prefix("context_precision@")
+            .and_then(|k| k.parse::<usize>().ok())
+            .filter(|&k| k > 0)
+            .map(Metric::ContextPrecision)
+            .ok_or_else(|| UnknownMetric {
+                name: text.to_string(),
+            })
     }
 }
 
@@ -201,20 +252,19 @@ impl fmt::Display for Metric {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Metric::Retrieval(metric) => metric.fmt(f),
-            Metric::Faithfulness => f.write_str("faithfulness"),
-            Metric::FaithfulnessGraded => f.write_str("faithfulness_graded"),
-            Metric::AnswerRelevance => f.write_str("answer_relevance"),
             Metric::ContextPrecision(k) => write!(f, "context_precision@{k}"),
-            Metric::AnswerContains => f.write_str("answer_contains"),
-            Metric::AnswerF1 => f.write_str("answer_f1"),
-            Metric::AnswerExact => f.write_str("answer_exact"),
-            Metric::AnswerLength => f.write_str("answer_length"),
-            Metric::EmptyAnswers => f.write_str("empty_answers"),
-            Metric::LatencyMs => f.write_str("latency_ms"),
-            Metric::Tokens => f.write_str("tokens"),
-            Metric::Cost => f.write_str("cost"),
-            Metric::Ppi(calibrated) => write!(f, "{}_ppi", calibrated.base()),
+            Metric::Ppi(judged) => write!(f, "{}{PPI_SUFFIX}", Metric::Judged(*judged)),
+            Metric::Judged(_) | Metric::Answer(_) | Metric::Operational(_) => {
+                f.write_str(named(*self).expect("every metric of these families is in NAMED"))
+            }
         }
+    }
+}
+
+impl JudgedMetric {
+    /// The per-query metric (the one a `*_ppi` estimate calibrates).
+    pub fn base(self) -> Metric {
+        Metric::Judged(self)
     }
 }
 
@@ -228,11 +278,9 @@ impl Metric {
     /// Whether higher values are better (quality) or worse (length, latency, tokens, cost).
     pub fn direction(self) -> Direction {
         match self {
-            Metric::AnswerLength
-            | Metric::EmptyAnswers
-            | Metric::LatencyMs
-            | Metric::Tokens
-            | Metric::Cost => Direction::LowerIsBetter,
+            Metric::Answer(AnswerMetric::Length | AnswerMetric::Empty) | Metric::Operational(_) => {
+                Direction::LowerIsBetter
+            }
             _ => Direction::HigherIsBetter,
         }
     }
@@ -254,10 +302,19 @@ impl Metric {
         }
     }
 
+    /// The metrics computed from the answer and the contexts, None for the others.
+    pub fn answer_level(self) -> Option<AnswerLevel> {
+        match self {
+            Metric::Judged(judged) => Some(AnswerLevel::Judged(judged)),
+            Metric::ContextPrecision(k) => Some(AnswerLevel::ContextPrecision(k)),
+            Metric::Answer(answer) => Some(AnswerLevel::Answer(answer)),
+            Metric::Retrieval(_) | Metric::Operational(_) | Metric::Ppi(_) => None,
+        }
+    }
+
     /// Whether the metric reads the answer (and so a run line must carry one).
     pub fn needs_answer(self) -> bool {
-        !matches!(self, Metric::Retrieval(_) | Metric::ContextPrecision(_))
-            && !self.is_operational()
+        matches!(self, Metric::Judged(_) | Metric::Answer(_) | Metric::Ppi(_))
     }
 
     /// The values a per-query value of the metric can take: [0, 1] for quality scores, >= 0 for
@@ -266,9 +323,7 @@ impl Metric {
     pub fn value_range(self) -> Option<std::ops::RangeInclusive<f64>> {
         match self {
             Metric::Ppi(_) => None,
-            Metric::AnswerLength | Metric::LatencyMs | Metric::Tokens | Metric::Cost => {
-                Some(0.0..=f64::MAX)
-            }
+            Metric::Answer(AnswerMetric::Length) | Metric::Operational(_) => Some(0.0..=f64::MAX),
             _ => Some(0.0..=1.0),
         }
     }
@@ -284,7 +339,7 @@ impl Metric {
     /// Whether the metric measures the pipeline's cost (latency, tokens, money) rather than its
     /// quality: read from the run line, varying from run to run.
     pub fn is_operational(self) -> bool {
-        matches!(self, Metric::LatencyMs | Metric::Tokens | Metric::Cost)
+        matches!(self, Metric::Operational(_))
     }
 }
 
@@ -319,7 +374,7 @@ impl MetricSpec {
     /// Whether a judge decides the metric's values.
     pub fn is_judged(&self) -> bool {
         match self.metric {
-            Metric::Faithfulness | Metric::FaithfulnessGraded | Metric::AnswerRelevance => true,
+            Metric::Judged(_) => true,
             Metric::ContextPrecision(_) => self.judged,
             _ => false,
         }
@@ -362,13 +417,28 @@ mod tests {
         ] {
             assert_eq!(name.parse::<Metric>().unwrap().to_string(), name);
         }
-        assert_eq!(Metric::AnswerLength.direction(), Direction::LowerIsBetter);
-        assert_eq!(Metric::EmptyAnswers.direction(), Direction::LowerIsBetter);
-        assert!(Metric::EmptyAnswers.needs_answer());
-        assert_eq!(Metric::EmptyAnswers.range_width(), Some(1.0));
-        assert_eq!(Metric::LatencyMs.direction(), Direction::LowerIsBetter);
-        assert!(Metric::Tokens.is_operational() && !Metric::Tokens.needs_answer());
-        assert_eq!(Metric::Faithfulness.direction(), Direction::HigherIsBetter);
+        assert_eq!(
+            Metric::Answer(AnswerMetric::Length).direction(),
+            Direction::LowerIsBetter
+        );
+        assert_eq!(
+            Metric::Answer(AnswerMetric::Empty).direction(),
+            Direction::LowerIsBetter
+        );
+        assert!(Metric::Answer(AnswerMetric::Empty).needs_answer());
+        assert_eq!(Metric::Answer(AnswerMetric::Empty).range_width(), Some(1.0));
+        assert_eq!(
+            Metric::Operational(OperationalMetric::LatencyMs).direction(),
+            Direction::LowerIsBetter
+        );
+        assert!(
+            Metric::Operational(OperationalMetric::Tokens).is_operational()
+                && !Metric::Operational(OperationalMetric::Tokens).needs_answer()
+        );
+        assert_eq!(
+            Metric::Judged(JudgedMetric::Faithfulness).direction(),
+            Direction::HigherIsBetter
+        );
         let err = "faithfulnes".parse::<Metric>().unwrap_err().to_string();
         assert!(
             err.starts_with("unknown metric `faithfulnes` (did you mean `faithfulness`?): expected one of precision@K"),
@@ -379,6 +449,34 @@ mod tests {
     }
 
     #[test]
+    fn every_named_metric_reads_back_from_its_name_and_names_are_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for (name, metric) in NAMED {
+            assert!(seen.insert(name), "{name} twice");
+            assert_eq!(name.parse::<Metric>(), Ok(metric), "{name}");
+            assert_eq!(metric.to_string(), name);
+            if let Metric::Judged(judged) = metric {
+                let ppi = format!("{name}_ppi");
+                assert_eq!(ppi.parse::<Metric>(), Ok(Metric::Ppi(judged)));
+                assert_eq!(Metric::Ppi(judged).to_string(), ppi);
+                assert_eq!(judged.base(), metric);
+            }
+        }
+        // A family's own parser keeps its names: no named metric shadows a retrieval one.
+        for (name, _) in NAMED {
+            assert!(name.parse::<RetrievalMetric>().is_err(), "{name}");
+        }
+        assert_eq!(
+            Metric::Answer(AnswerMetric::Length).answer_level(),
+            Some(AnswerLevel::Answer(AnswerMetric::Length))
+        );
+        assert_eq!(
+            Metric::Operational(OperationalMetric::Cost).answer_level(),
+            None
+        );
+    }
+
+    #[test]
     fn the_suggested_names_are_the_valid_names() {
         let listed: std::collections::BTreeSet<String> = valid_names()
             .replace("; in rules also", ",")
@@ -386,8 +484,7 @@ mod tests {
             .split(", ")
             .map(|name| name.trim().trim_end_matches("@K").to_string())
             .collect();
-        let suggested: std::collections::BTreeSet<String> =
-            BASE_NAMES.iter().map(ToString::to_string).collect();
+        let suggested: std::collections::BTreeSet<String> = base_names().into_iter().collect();
         assert_eq!(listed, suggested);
     }
 
@@ -443,7 +540,7 @@ mod tests {
                 "{name}"
             );
         }
-        assert_eq!(Metric::Ppi(Calibrated::Faithfulness).value_range(), None);
+        assert_eq!(Metric::Ppi(JudgedMetric::Faithfulness).value_range(), None);
         assert_eq!(
             "ndcg@10".parse::<Metric>().unwrap().range_width(),
             Some(1.0)

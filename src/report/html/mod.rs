@@ -190,7 +190,7 @@ fn family_name(family: Family) -> &'static str {
     match family {
         Family::Primary => "Whole tier",
         Family::Slices => "Slices",
-        Family::Calibration => "Calibrated judge estimates",
+        Family::Calibration => "JudgedMetric judge estimates",
         Family::Drift => "Drift across runs",
     }
 }

@@ -2,6 +2,7 @@
 //! values, ceilings of lower-is-better metrics, and too few current queries.
 
 use super::*;
+use crate::metrics::metric::AnswerMetric;
 
 fn floor(min: f64, max_drop: Option<f64>) -> Limits {
     Limits {
@@ -135,7 +136,7 @@ fn a_ceiling_of_a_lower_is_better_metric_counts_the_new_queries() {
         }
     }
     let ceiling = Rule {
-        metric: Metric::EmptyAnswers,
+        metric: Metric::Answer(AnswerMetric::Empty),
         slice: None,
         limits: Limits {
             max: Some(0.2),
@@ -143,7 +144,11 @@ fn a_ceiling_of_a_lower_is_better_metric_counts_the_new_queries() {
         },
     };
     let settings = significant(vec![ceiling]);
-    let checks = checks::expand(&settings.rules, &BTreeSet::new(), &[Metric::EmptyAnswers]);
+    let checks = checks::expand(
+        &settings.rules,
+        &BTreeSet::new(),
+        &[Metric::Answer(AnswerMetric::Empty)],
+    );
     let outcome = &decide(&checks, &baseline, &current, &settings, "t")[0];
     assert_eq!(outcome.status, CheckStatus::Fail, "{}", outcome.verdict);
     assert!(
