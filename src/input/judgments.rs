@@ -121,7 +121,9 @@ impl Judgments {
 
     /// The judgment of `doc_id`, if the qrels judge it.
     pub fn get(&self, doc_id: &str) -> Option<Judgment> {
-        debug_assert!(self.sealed, "seal() before get()");
+        // Always checked (debug assertions are off in every profile, see Cargo.toml): unsealed,
+        // the index is empty and every lookup would silently say "not judged".
+        assert!(self.sealed, "seal() before get()");
         if self.slots.is_empty() {
             return None;
         }

@@ -271,7 +271,7 @@ impl RetrievalMetric {
     /// The metric's value for one query with at least one relevant doc. `ranking` holds the
     /// judgments of the retrieved docs in rank order, at least as deep as `Depth` asks.
     pub fn value(self, ranking: &[Judgment], truth: &QueryTruth) -> f64 {
-        debug_assert!(
+        assert!(
             truth.num_relevant > 0,
             "queries without relevant docs are excluded"
         );
