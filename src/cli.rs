@@ -413,8 +413,8 @@ pub struct AcceptArgs {
     /// The results to accept (default: .ragate/out/<tier>/results.json).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
-    /// Accept even when CI=true, and overwrite an existing baseline that cannot be read
-    /// (corrupt, or written by a newer ragate).
+    /// Accept even in CI (`CI` set, but not to 0 or false), and overwrite an existing baseline
+    /// that cannot be read (corrupt, or written by a newer ragate).
     #[arg(long)]
     pub force: bool,
     /// What to print on stdout: the summary's diff, or one JSON object

@@ -65,6 +65,7 @@ pub mod baseline;
 pub(crate) mod cli;
 pub mod config;
 pub(crate) mod digest;
+pub mod env;
 pub mod error;
 pub mod evaluate;
 pub mod exit_code;

@@ -19,9 +19,9 @@ use crate::term;
 
 /// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
 fn accepted_utc() -> Result<String> {
-    let time = match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(text) => UNIX_EPOCH + Duration::from_secs(junit::source_date_epoch_seconds(&text)?),
-        Err(_) => SystemTime::now(),
+    let time = match crate::env::source_date_epoch()? {
+        Some(text) => UNIX_EPOCH + Duration::from_secs(junit::source_date_epoch_seconds(&text)?),
+        None => SystemTime::now(),
     };
     Ok(humantime::format_rfc3339_seconds(time).to_string())
 }
@@ -44,9 +44,9 @@ pub(super) fn read_tier_results(tier: &str, from: Option<PathBuf>) -> Result<(Pa
 }
 
 pub fn accept(args: AcceptArgs) -> Result<i32> {
-    if std::env::var("CI").as_deref() == Ok("true") && !args.force {
+    if crate::env::is_ci() && !args.force {
         return Err(Error::Usage(
-            "refusing to accept a baseline in CI (CI=true): review the change and accept it locally, or pass --force"
+            "refusing to accept a baseline in CI (CI is set): review the change and accept it locally, or pass --force"
                 .to_string(),
         ));
     }

@@ -89,7 +89,7 @@ pub fn add(args: HistoryAddArgs) -> Result<i32> {
     let (from, results) = super::baseline::read_tier_results(&tier.name, args.from)?;
     same_config(&config, tier, &from, &results)?;
     let (checks, baseline_sha256) = checks_against_baseline(&config, tier, &results)?;
-    let source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok();
+    let source_date_epoch = crate::env::source_date_epoch()?;
     let time = store::record_time(
         source_date_epoch.as_deref(),
         results.provenance.accepted_utc.as_deref(),

@@ -80,8 +80,7 @@ impl RunClock {
     /// The clock of a run that started at `started` and ends now; with `SOURCE_DATE_EPOCH` set,
     /// that time and a zero duration, so that the output is reproducible.
     pub fn of_run(started: Instant) -> Result<RunClock> {
-        let epoch =
-            std::env::var_os("SOURCE_DATE_EPOCH").map(|value| value.to_string_lossy().into_owned());
+        let epoch = crate::env::source_date_epoch()?;
         RunClock::at(epoch.as_deref(), SystemTime::now(), started.elapsed())
     }
 
