@@ -787,7 +787,8 @@ pub fn render(report: &GateReport) -> String {
     push_regressed_queries(&mut out, report);
     push_all_checks(&mut out, report);
     let reported = reported::markdown(report);
-    if pass && !reported.is_empty() {
+    // Folded on a pass, and when nothing paired (a column of dashes).
+    if (pass || report.paired_queries == 0) && !reported.is_empty() {
         out.push_str(&open_details(&format!(
             "Reported, not gated ({} metrics)",
             report.reported.len()

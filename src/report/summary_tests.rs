@@ -542,7 +542,20 @@ fn a_baseline_that_no_longer_fits_is_the_headline_not_a_count_of_skipped_checks(
         missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
     };
     report.pairing = Some(pairing(0, &[]));
+    report.paired_queries = 0;
+    report.reported = vec![crate::gate::reported::Reported {
+        metric: "ndcg@3".into(),
+        n: 0,
+        baseline: f64::NAN,
+        current: f64::NAN,
+        delta: f64::NAN,
+    }];
     let text = render(&report);
+    // Nothing paired: the reported metrics' column of dashes is folded.
+    assert!(
+        text.contains("<summary>Reported, not gated (1 metrics)</summary>"),
+        "{text}"
+    );
     assert!(
         text.starts_with(
             "**⚠️ not decided: the baseline no longer fits this tier (it shares 0 of 6 queries); \
