@@ -155,196 +155,6 @@ fn floor_text(o: &CheckOutcome, floor: Floor) -> String {
     format!("{key} {}", floor.bound)
 }
 
-/// `worst ndcg@10 [class=literal] -0.6188 (limit -0.0479)`; for a broken floor
-/// `worst recall@5 [all] 0.6667 (min 0.9, 60 queries)`.
-fn worst_of(o: &CheckOutcome) -> String {
-    if let Some(floor) = broken_floor(o) {
-        return format!(
-            "worst {} {} ({}, {} queries)",
-            inline(&o.name, TEXT_CHARS),
-            value(floor.mean),
-            floor_text(o, floor),
-            floor.n
-        );
-    }
-    let limit = match o.limit {
-        Some(_) => format!(" (limit {})", signed_limit(o)),
-        None => String::new(),
-    };
-    format!(
-        "worst {} {}{limit}",
-        inline(&o.name, TEXT_CHARS),
-        signed(o.delta)
-    )
-}
-
-/// The inconclusive checks, the furthest beyond (or least within) its limit first (ties by name).
-fn inconclusive_by_excess(report: &GateReport) -> Vec<&CheckOutcome> {
-    let mut checks: Vec<&CheckOutcome> = report
-        .outcomes
-        .iter()
-        .filter(|o| o.status == CheckStatus::Inconclusive)
-        .collect();
-    checks.sort_by(|a, b| {
-        excess(b)
-            .total_cmp(&excess(a))
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    checks
-}
-
-/// What the headline says of the inconclusive checks (`count` of them): the one furthest beyond
-/// its limit, what it lacks and about how many paired queries would settle it (the gate's
-/// `queries_needed`: same mean change and per-query spread, 80% power, see docs/statistics.md),
-/// and how many more there are. `ndcg@10 [all] -0.0280 beyond its limit -0.0250 without enough
-/// evidence; about 619 paired queries would decide it`.
-fn undecided(report: &GateReport, count: usize) -> String {
-    let Some(o) = inconclusive_by_excess(report).first().copied() else {
-        return String::new();
-    };
-    let more = if count > 1 {
-        format!(" ({} more in the details)", count - 1)
-    } else {
-        String::new()
-    };
-    format!("{}{more}", undecided_check(o))
-}
-
-/// One inconclusive check in a headline (see [`undecided`]).
-fn undecided_check(o: &CheckOutcome) -> String {
-    let name = inline(&o.name, TEXT_CHARS);
-    if o.family == Family::Calibration || !o.delta.is_finite() || o.limit.is_none() {
-        return format!(
-            "{name} {} is not decided by its labels; more labels would decide it",
-            value(o.current_mean)
-        );
-    }
-    let limit = signed_limit(o);
-    let delta = signed(o.delta);
-    let worsening = if higher_is_better(&o.metric) {
-        -o.delta
-    } else {
-        o.delta
-    };
-    let beyond = o.limit.is_some_and(|l| worsening > l);
-    let (state, verb) = match (o.proof.is_some(), beyond) {
-        (false, _) => (
-            format!("{delta} beyond its limit {limit} without enough evidence"),
-            "decide",
-        ),
-        (true, true) => (format!("{delta} beyond its limit {limit}"), "prove"),
-        (true, false) => (
-            format!("{delta} within its limit {limit}, not proven"),
-            "prove",
-        ),
-    };
-    let needed = match o.queries_needed {
-        Some(n) => format!("about {n} paired queries would {verb} it"),
-        None if o.proof.is_some() && beyond => {
-            "no number of queries proves a change beyond its limit".to_string()
-        }
-        None => format!(
-            "more paired queries would be needed to {verb} it (n = {})",
-            o.n
-        ),
-    };
-    format!("{name} {state}; {needed}")
-}
-
-/// The one headline line (no-break spaces inside `tier smoke` and `2 improved`, so a narrow
-/// comment wraps it between its parts).
-fn headline(report: &GateReport) -> String {
-    let counts = Counts::of(report);
-    let total = counts.total;
-    let (mark, text, shown) = match report.status {
-        RunStatus::Pass if counts.inconclusive > 0 => (
-            "❓",
-            format!(
-                "{} of {total} checks passed, {} inconclusive: {}",
-                counts.passed,
-                counts.inconclusive,
-                undecided(report, counts.inconclusive)
-            ),
-            CheckStatus::Inconclusive,
-        ),
-        RunStatus::Pass => (
-            "✅",
-            format!("{} of {total} checks passed", counts.passed),
-            CheckStatus::Pass,
-        ),
-        RunStatus::Regression if counts.failed > 0 => (
-            "❌",
-            format!(
-                "{} of {total} checks failed: {}",
-                counts.failed,
-                failing_by_excess(report)
-                    .first()
-                    .map_or(String::new(), |o| worst_of(o))
-            ),
-            CheckStatus::Fail,
-        ),
-        RunStatus::Regression => (
-            "❌",
-            format!(
-                "{} of {total} checks not proven within their limits, which fails the run \
-                 (`inconclusive: fail` requires proof): {}",
-                counts.inconclusive,
-                undecided(report, counts.inconclusive)
-            ),
-            CheckStatus::Inconclusive,
-        ),
-        RunStatus::Error | RunStatus::NoBaseline if misfit(report).is_some() => (
-            "⚠️",
-            format!(
-                "not decided: the baseline no longer fits this tier ({}); the first warning \
-                 names the command that replaces it",
-                misfit(report).unwrap_or_default()
-            ),
-            CheckStatus::Error,
-        ),
-        RunStatus::Error | RunStatus::NoBaseline if counts.errors > 0 => (
-            "⚠️",
-            format!("{} of {total} checks could not be evaluated", counts.errors),
-            CheckStatus::Error,
-        ),
-        RunStatus::Error | RunStatus::NoBaseline => (
-            "⚠️",
-            format!(
-                "not decided: {} of {total} checks skipped, none of the `all` checks decided",
-                counts.skipped
-            ),
-            CheckStatus::Skipped,
-        ),
-    };
-    let extras = counts.extras(shown);
-    format!(
-        "**{mark} {text}**{extras} · tier\u{a0}{}\n\n",
-        inline(&report.tier, TEXT_CHARS)
-    )
-}
-
-/// How a baseline that no longer fits the tier misses it (`it shares 0 of 6 queries`, `it has
-/// no values of recall@5`), None when it fits or there is none.
-fn misfit(report: &GateReport) -> Option<String> {
-    let pairing = report.pairing.as_ref().filter(|p| p.broken())?;
-    let mut parts = Vec::new();
-    if pairing.too_few() {
-        parts.push(format!(
-            "it shares {} of {} queries",
-            pairing.shared_queries, pairing.queries
-        ));
-    }
-    if !pairing.missing_metrics.is_empty() {
-        let names: Vec<String> = pairing
-            .missing_metrics
-            .iter()
-            .map(|m| inline(m, TEXT_CHARS))
-            .collect();
-        parts.push(format!("it has no values of {}", names.join(", ")));
-    }
-    Some(parts.join("; "))
-}
-
 /// A row of the table of notable checks.
 fn notable_row(o: &CheckOutcome) -> String {
     let mut change = if o.baseline_mean.is_finite() {
@@ -776,7 +586,7 @@ fn push_notes(out: &mut String, report: &GateReport) {
 /// A run that passes is quiet: the headline, the hint to accept an improvement, one short line
 /// per warning, and everything else folded ([`PASS_LINES`] lines at most outside `<details>`).
 pub fn render(report: &GateReport) -> String {
-    let mut out = headline(report);
+    let mut out = headline::headline(report);
     let pass = report.status == RunStatus::Pass;
     if pass {
         push_quiet_pass(&mut out, report);
@@ -864,6 +674,8 @@ fn push_within_budget(out: &mut String, pieces: &mut dyn Iterator<Item = String>
     }
     shown
 }
+
+mod headline;
 
 #[cfg(test)]
 #[path = "summary_tests.rs"]
