@@ -2,6 +2,7 @@
 """Headless Chromium helpers for .ci/report-render (standard library only).
 
     report-shot.py screenshot CHROMIUM FILE.html OUT.png WIDTH HEIGHT
+    report-shot.py dump-dom CHROMIUM FILE.html OUT.dom WIDTH HEIGHT
     report-shot.py check-dom DOM.html STATUS
 
 screenshot: a full-page PNG of FILE.html as a WIDTH x HEIGHT window shows it. Chromium's
@@ -12,7 +13,11 @@ NUL-terminated chunk): load the page in a WIDTH x HEIGHT viewport, read its cont
 emulation, scale 1) and capture (Page.captureScreenshot). Exit 1 when Chromium fails, times out
 or writes no PNG.
 
-check-dom: DOM.html is what `chromium --dump-dom` printed (the DOM Chromium built, serialised).
+dump-dom: the DOM Chromium built from FILE.html after its load event, serialised
+(document.documentElement.outerHTML, what `chromium --dump-dom` prints; that flag hangs in the
+headless-shell build .ci/chromium-install unpacks, the protocol does not).
+
+check-dom: DOM.html is what dump-dom wrote (the DOM Chromium built, serialised).
 It must hold a `<section id="checks">` and the run's status badge, an element with the classes
 `badge` and `run-STATUS`. Exit 1 naming what is missing.
 """
@@ -130,37 +135,66 @@ class Browser:
         self.profile.cleanup()
 
 
-def screenshot(chromium, page, out, width, height):
+def loaded(browser, url, width, height):
+    """A session on a new tab that shows `url` in a WIDTH x HEIGHT viewport, after its load event."""
+    target = browser.call("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    browser.call("Page.enable", session)
+    metrics = dict(width=width, height=height, deviceScaleFactor=1, mobile=False)
+    browser.call("Emulation.setDeviceMetricsOverride", session, **metrics)
+    navigation = browser.call("Page.navigate", session, url=url)
+    if navigation.get("errorText"):
+        raise RuntimeError(f"cannot load {url}: {navigation['errorText']}")
+    browser.wait_event("Page.loadEventFired", session)
+    return session, metrics
+
+
+def with_page(chromium, page, out, width, height, action):
+    """`action(browser, session, metrics)` on PAGE loaded in a fresh Chromium; exit 1 on failure."""
     url = "file://" + os.path.abspath(page)
     with open(out + ".chromium.log", "wb") as log:
         browser = Browser(chromium, width, height, log)
         try:
-            target = browser.call("Target.createTarget", url="about:blank")["targetId"]
-            session = browser.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-            browser.call("Page.enable", session)
-            metrics = dict(width=width, height=height, deviceScaleFactor=1, mobile=False)
-            browser.call("Emulation.setDeviceMetricsOverride", session, **metrics)
-            navigation = browser.call("Page.navigate", session, url=url)
-            if navigation.get("errorText"):
-                raise RuntimeError(f"cannot load {url}: {navigation['errorText']}")
-            browser.wait_event("Page.loadEventFired", session)
-            content = browser.call("Page.getLayoutMetrics", session)["cssContentSize"]
-            full = max(height, int(content["height"] + 0.999))
-            if full > MAX_HEIGHT:
-                raise RuntimeError(f"the page is {full} px tall at {width} px (over {MAX_HEIGHT})")
-            browser.call("Emulation.setDeviceMetricsOverride", session, **dict(metrics, height=full))
-            shot = browser.call("Page.captureScreenshot", session, format="png")
+            session, metrics = loaded(browser, url, width, height)
+            result = action(browser, session, metrics)
         except (OSError, RuntimeError, TimeoutError, KeyError, ValueError) as err:
             browser.close()
             fail(f"{page} at {width}x{height}: {err} (Chromium's log: {out}.chromium.log)")
         browser.close()
+    os.remove(out + ".chromium.log")
+    return result
+
+
+def screenshot(chromium, page, out, width, height):
+    def capture(browser, session, metrics):
+        content = browser.call("Page.getLayoutMetrics", session)["cssContentSize"]
+        full = max(height, int(content["height"] + 0.999))
+        if full > MAX_HEIGHT:
+            raise RuntimeError(f"the page is {full} px tall at {width} px (over {MAX_HEIGHT})")
+        browser.call("Emulation.setDeviceMetricsOverride", session, **dict(metrics, height=full))
+        return full, browser.call("Page.captureScreenshot", session, format="png")
+
+    full, shot = with_page(chromium, page, out, width, height, capture)
     png = base64.b64decode(shot["data"])
     if not png.startswith(b"\x89PNG\r\n\x1a\n"):
         fail(f"{page} at {width}x{height}: Chromium returned no PNG")
     with open(out, "wb") as file:
         file.write(png)
-    os.remove(out + ".chromium.log")
     print(f"report-shot: {out} ({width}x{full}, {len(png)} bytes)")
+
+
+def dump_dom(chromium, page, out, width, height):
+    def serialise(browser, session, _metrics):
+        expression = "document.documentElement.outerHTML"
+        reply = browser.call("Runtime.evaluate", session, expression=expression, returnByValue=True)
+        if "exceptionDetails" in reply:
+            raise RuntimeError(f"{expression} threw: {reply['exceptionDetails'].get('text')}")
+        return reply["result"]["value"]
+
+    dom = with_page(chromium, page, out, width, height, serialise)
+    with open(out, "w", encoding="utf-8") as file:
+        file.write(dom)
+    print(f"report-shot: {out} ({len(dom)} characters of DOM)")
 
 
 class DomFacts(html.parser.HTMLParser):
@@ -197,6 +231,9 @@ def main(argv):
     if len(argv) == 6 and argv[0] == "screenshot":
         _, chromium, page, out, width, height = argv
         screenshot(chromium, page, out, int(width), int(height))
+    elif len(argv) == 6 and argv[0] == "dump-dom":
+        _, chromium, page, out, width, height = argv
+        dump_dom(chromium, page, out, int(width), int(height))
     elif len(argv) == 3 and argv[0] == "check-dom":
         check_dom(argv[1], argv[2])
     else:
