@@ -177,7 +177,7 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>, alpha: f64) -> CheckO
         result.se,
         result.night_sd,
         result.threshold,
-        100.0 * alpha,
+        crate::gate::error_budget::percent(alpha),
         drift::NIGHTS,
     );
     if result.fires() {

@@ -207,7 +207,8 @@ fn number(x: f64) -> String {
     }
 }
 
-fn percent(x: f64) -> String {
+/// `x` as a percentage with at most four decimals, trailing zeros dropped (`0.1667`, `1`).
+pub(crate) fn percent(x: f64) -> String {
     number(100.0 * x)
 }
 
@@ -354,5 +355,13 @@ mod tests {
         let budget = ErrorBudget::of(&[], &s, 0.025);
         assert_eq!(budget.total(), None);
         assert!(budget.statement().contains("`decision: point`"));
+    }
+
+    #[test]
+    fn percentages_are_short() {
+        // The drift checks' shared budget over 6 metrics: 1% / 6, not 0.16666666666666669%.
+        assert_eq!(percent(0.01 / 6.0), "0.1667");
+        assert_eq!(percent(0.01), "1");
+        assert_eq!(percent(0.025), "2.5");
     }
 }

@@ -1,6 +1,6 @@
 //! Judgments: what the qrels say about one document ([`Judgment`]), and the judged documents
 //! of one query ([`Judgments`]: ids packed in one string, entries sorted by id, and a hash index
-//! for lookup).
+//! of entry numbers for lookup, a `hashbrown::HashTable`).
 //!
 //! Qrels hold hundreds of thousands of judgments; one allocation per doc id would cost more to
 //! build and to free than the lookups they serve. Every retrieved document is looked up, and
@@ -8,6 +8,7 @@
 
 use std::hash::BuildHasher;
 
+use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
 /// A relevance grade. Negative grades (trec_eval: pooled but not judged) are neither relevant
@@ -46,25 +47,27 @@ struct Entry {
 }
 
 /// Judgments of one query. Build with `push`, then `seal` once before any `get`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Judgments {
     ids: String,
     entries: Vec<Entry>,
-    /// Open-addressing index of `entries`, built by `seal`: each slot holds the low 32 bits of
-    /// an id's hash and 1 + the entry's index (0: empty). At most half full, so a lookup of an
-    /// unjudged id usually stops at the first empty slot.
-    slots: Vec<u64>,
+    /// The position in `entries` of each id, by the id's hash: built by `seal`. Its control
+    /// bytes answer most lookups of an unjudged id without comparing any id.
+    index: HashTable<u32>,
     sealed: bool,
 }
 
-fn id_hash(doc_id: &str) -> u64 {
-    FxBuildHasher.hash_one(doc_id)
+/// Equal when they judge the same documents the same way (the index follows from the entries).
+impl PartialEq for Judgments {
+    fn eq(&self, other: &Self) -> bool {
+        self.sealed == other.sealed && self.iter().eq(other.iter())
+    }
 }
 
-/// The first slot to probe for `hash` in a table of `2^bits` slots: the hash's top bits, the
-/// best mixed ones of a multiplicative hash.
-fn home_slot(hash: u64, bits: u32) -> usize {
-    (hash >> (64 - bits)) as usize
+impl Eq for Judgments {}
+
+fn id_hash(doc_id: &str) -> u64 {
+    FxBuildHasher.hash_one(doc_id)
 }
 
 impl Judgments {
@@ -95,28 +98,21 @@ impl Judgments {
         self.entries = entries;
         self.entries.shrink_to_fit();
         self.ids.shrink_to_fit();
-        self.slots = self.index();
+        self.index = self.index();
         self.sealed = true;
         duplicate.map_or(Ok(()), Err)
     }
 
-    fn index(&self) -> Vec<u64> {
-        assert!(
-            self.entries.len() < u32::MAX as usize,
-            "more than 2^32 judgments for one query"
-        );
-        let size = (self.entries.len() * 2).next_power_of_two().max(2);
-        let bits = size.trailing_zeros();
-        let mut slots = vec![0u64; size];
+    fn index(&self) -> HashTable<u32> {
+        let position =
+            |index: usize| u32::try_from(index).expect("at most 2^32 judgments for one query");
+        let mut table = HashTable::with_capacity(self.entries.len());
         for (index, entry) in self.entries.iter().enumerate() {
-            let hash = id_hash(self.id(entry));
-            let mut slot = home_slot(hash, bits);
-            while slots[slot] != 0 {
-                slot = (slot + 1) & (size - 1);
-            }
-            slots[slot] = (hash << 32) | (index as u64 + 1);
+            table.insert_unique(id_hash(self.id(entry)), position(index), |&other| {
+                id_hash(self.id(&self.entries[other as usize]))
+            });
         }
-        slots
+        table
     }
 
     /// The judgment of `doc_id`, if the qrels judge it.
@@ -124,25 +120,11 @@ impl Judgments {
         // Always checked (debug assertions are off in every profile, see Cargo.toml): unsealed,
         // the index is empty and every lookup would silently say "not judged".
         assert!(self.sealed, "seal() before get()");
-        if self.slots.is_empty() {
-            return None;
-        }
-        let hash = id_hash(doc_id);
-        let mask = self.slots.len() - 1;
-        let mut slot = home_slot(hash, self.slots.len().trailing_zeros());
-        loop {
-            let content = self.slots[slot];
-            if content == 0 {
-                return None;
-            }
-            if content >> 32 == hash & 0xFFFF_FFFF {
-                let entry = &self.entries[(content & 0xFFFF_FFFF) as usize - 1];
-                if self.id(entry) == doc_id {
-                    return Some(entry.judgment);
-                }
-            }
-            slot = (slot + 1) & mask;
-        }
+        self.index
+            .find(id_hash(doc_id), |&index| {
+                self.id(&self.entries[index as usize]) == doc_id
+            })
+            .map(|&index| self.entries[index as usize].judgment)
     }
 
     /// (doc id, judgment) pairs, in doc id order once sealed.

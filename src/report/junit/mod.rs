@@ -1,4 +1,4 @@
-//! JUnit XML of a gate run, written with the `junit-report` crate: one `testsuite` per tier
+//! JUnit XML of a gate run: one `testsuite` per tier
 //! (`ragate.<tier>`), one `testcase` per check in outcome order, with `classname`
 //! `ragate.<tier>.<metric>` (CI servers group the cases per metric) and the slice in the name
 //! (`recall@10 [class=literal]`); a regression is a `failure` (message: the verdict; body: the
@@ -12,23 +12,11 @@
 //! schema allows no `file` or `line` on a `testcase`, so the config's path goes on the
 //! `testsuite` (where mikepenz/action-junit-report also looks for it) and no line is given.
 //!
-//! Workarounds for junit-report 0.9:
-//! - it stamps every suite with the current time and sums the testcase durations for its `time`:
-//!   both are set from the [`RunClock`] after writing (checks take no measurable time of their
-//!   own: every testcase has time 0);
-//! - it writes no `skipped` count and no `file` on the testsuite: added after writing, with totals
-//!   and the duration on the `testsuites` root too;
-//! - it writes CDATA unescaped and attributes without filtering characters XML forbids: text is
-//!   cleaned (`]]>` split across two CDATA sections, control and bidi characters shown escaped as
-//!   `\u{1b}`, the two non-characters replaced);
-//! - it writes a single line: line breaks are added between elements, outside CDATA.
+//! This module decides what the file says (suites, cases, outcomes, texts); [`xml`] writes it and
+//! is the only module that names the `junit-report` crate, so swapping the writer is one file.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration as StdDuration, Instant, SystemTime, UNIX_EPOCH};
-
-use junit_report::{
-    Duration, OffsetDateTime, Report, TestCase, TestCaseBuilder, TestSuite, TestSuiteBuilder,
-};
 
 use crate::config::InconclusivePolicy;
 use crate::error::{Error, Result};
@@ -37,8 +25,9 @@ use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::report::gate_table::{one_line, value};
 use crate::report::reported;
 
-/// Every testcase's duration: a check is arithmetic on stored values; the run's time is the suite's.
-const ZERO: Duration = Duration::ZERO;
+mod xml;
+
+use xml::{Case, Outcome, Suite};
 
 /// Longest query text listed in a failure body, in characters.
 const QUERY_CHARS: usize = 500;
@@ -47,8 +36,8 @@ const QUERY_CHARS: usize = 500;
 /// neither, so it stays byte-identical between identical runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunClock {
-    /// The start, UTC, in whole seconds.
-    pub started: OffsetDateTime,
+    /// The start: whole seconds since 1970-01-01 UTC, before the year 10000.
+    pub started: u64,
     /// The run's duration in milliseconds.
     pub millis: u128,
 }
@@ -92,17 +81,15 @@ impl RunClock {
         elapsed: StdDuration,
     ) -> Result<RunClock> {
         if let Some(text) = source_date_epoch {
-            let seconds = source_date_epoch_seconds(text)?;
-            let started = OffsetDateTime::from_unix_timestamp(seconds as i64)
-                .map_err(|_| source_date_epoch_error(text))?;
+            let started = source_date_epoch_seconds(text)?;
             return Ok(RunClock { started, millis: 0 });
         }
         let start = now.checked_sub(elapsed).unwrap_or(now);
         let started = start
             .duration_since(UNIX_EPOCH)
             .ok()
-            .and_then(|since| i64::try_from(since.as_secs()).ok())
-            .and_then(|seconds| OffsetDateTime::from_unix_timestamp(seconds).ok())
+            .map(|since| since.as_secs())
+            .filter(|&seconds| seconds < YEAR_10000)
             .ok_or_else(|| {
                 Error::Usage(
                     "the system clock is outside the years 1970-9999: set the clock, or set SOURCE_DATE_EPOCH"
@@ -116,7 +103,7 @@ impl RunClock {
     }
 
     /// The duration in seconds as the schema's `time` wants it (`12.345`; `0` for none).
-    fn seconds(&self) -> String {
+    pub(crate) fn seconds(&self) -> String {
         if self.millis == 0 {
             return "0".to_string();
         }
@@ -147,68 +134,86 @@ impl RunInfo {
 /// The JUnit XML of a gate run of `run`.
 pub fn render(report: &GateReport, run: &RunInfo) -> String {
     let suite = format!("ragate.{}", report.tier);
-    let mut builder = suite_builder(&suite, run);
     let inconclusive_fails = report.inconclusive == InconclusivePolicy::Fail;
-    for outcome in &report.outcomes {
-        builder.add_testcase(testcase(outcome, &suite, inconclusive_fails));
-    }
+    let mut cases: Vec<Case> = (report.outcomes.iter())
+        .map(|outcome| testcase(outcome, &suite, inconclusive_fails))
+        .collect();
     for metric in &report.reported {
-        let message = xml_text(&reported::junit_message(metric));
-        let mut case =
-            TestCaseBuilder::skipped_with_cause(&xml_text(&metric.name()), "reported", &message);
-        case.set_classname(&xml_text(&format!("{suite}.{}", metric.metric)));
-        builder.add_testcase(case.build());
+        cases.push(Case {
+            name: metric.name(),
+            classname: format!("{suite}.{}", metric.metric),
+            outcome: Outcome::Skipped {
+                kind: "reported",
+                message: reported::junit_message(metric),
+            },
+            system_out: None,
+        });
     }
-    builder.set_system_out(&cdata(&suite_output(report)));
-    write(builder.build(), run)
+    xml::write(&Suite {
+        name: suite,
+        cases,
+        system_out: suite_output(report),
+        run,
+    })
 }
 
 /// A problem before any check could run: one `setup` testcase with an error.
 pub fn render_setup_error(tier: &str, message: &str, run: &RunInfo) -> String {
     let suite = format!("ragate.{tier}");
-    let mut case = TestCaseBuilder::error("setup", ZERO, "setup", &xml_text(message));
-    case.set_classname(&xml_text(&format!("{suite}.setup")));
-    if message.contains('\n') {
-        // Attribute values lose their line breaks in XML readers; keep them in the body.
-        case.set_trace(&cdata(message));
+    let case = Case {
+        name: "setup".to_string(),
+        classname: format!("{suite}.setup"),
+        outcome: Outcome::Error {
+            kind: "setup",
+            message: message.to_string(),
+            // Attribute values lose their line breaks in XML readers; keep them in the body.
+            body: message.contains('\n').then(|| message.to_string()),
+        },
+        system_out: None,
+    };
+    xml::write(&Suite {
+        name: suite,
+        cases: vec![case],
+        system_out: String::new(),
+        run,
+    })
+}
+
+fn testcase(outcome: &CheckOutcome, suite: &str, inconclusive_fails: bool) -> Case {
+    let verdict = || outcome.verdict.clone();
+    let result = match outcome.status {
+        CheckStatus::Pass | CheckStatus::Improved | CheckStatus::Warn => Outcome::Passed,
+        CheckStatus::Inconclusive if inconclusive_fails => Outcome::Failure {
+            kind: "not proven (inconclusive: fail)",
+            message: verdict(),
+            body: None,
+        },
+        CheckStatus::Inconclusive => Outcome::Passed,
+        CheckStatus::Fail => Outcome::Failure {
+            kind: "regression",
+            message: verdict(),
+            body: Some(regressed_queries(outcome)),
+        },
+        CheckStatus::Error => Outcome::Error {
+            kind: "evaluation",
+            message: verdict(),
+            body: None,
+        },
+        CheckStatus::Skipped => Outcome::Skipped {
+            kind: "underpowered",
+            message: verdict(),
+        },
+    };
+    let system_out = match outcome.status {
+        CheckStatus::Improved | CheckStatus::Inconclusive | CheckStatus::Warn => Some(verdict()),
+        _ => None,
+    };
+    Case {
+        name: outcome.name.clone(),
+        classname: format!("{suite}.{}", outcome.metric),
+        outcome: result,
+        system_out,
     }
-    let mut builder = suite_builder(&suite, run);
-    builder.add_testcase(case.build());
-    write(builder.build(), run)
-}
-
-fn suite_builder(name: &str, run: &RunInfo) -> TestSuiteBuilder {
-    let mut builder = TestSuiteBuilder::new(&xml_text(name));
-    builder.set_timestamp(run.clock.started);
-    builder
-}
-
-fn testcase(outcome: &CheckOutcome, suite: &str, inconclusive_fails: bool) -> TestCase {
-    let name = xml_text(&outcome.name);
-    let verdict = xml_text(&outcome.verdict);
-    let mut case = match outcome.status {
-        CheckStatus::Pass | CheckStatus::Improved | CheckStatus::Warn => {
-            TestCaseBuilder::success(&name, ZERO)
-        }
-        CheckStatus::Inconclusive if inconclusive_fails => {
-            TestCaseBuilder::failure(&name, ZERO, "not proven (inconclusive: fail)", &verdict)
-        }
-        CheckStatus::Inconclusive => TestCaseBuilder::success(&name, ZERO),
-        CheckStatus::Fail => TestCaseBuilder::failure(&name, ZERO, "regression", &verdict),
-        CheckStatus::Error => TestCaseBuilder::error(&name, ZERO, "evaluation", &verdict),
-        CheckStatus::Skipped => {
-            TestCaseBuilder::skipped_with_cause(&name, "underpowered", &verdict)
-        }
-    };
-    match outcome.status {
-        CheckStatus::Improved | CheckStatus::Inconclusive | CheckStatus::Warn => {
-            case.set_system_out(&cdata(&outcome.verdict))
-        }
-        CheckStatus::Fail => case.set_trace(&cdata(&regressed_queries(outcome))),
-        _ => &mut case,
-    };
-    case.set_classname(&xml_text(&format!("{suite}.{}", outcome.metric)));
-    case.build()
 }
 
 /// The failure body: the queries that dropped most.
@@ -257,105 +262,6 @@ fn suite_output(report: &GateReport) -> String {
     text
 }
 
-/// The characters XML 1.0 forbids or discourages, and bidi controls, shown escaped (`\u{1b}`,
-/// as everywhere); the two non-characters replaced.
-fn xml_text(text: &str) -> String {
-    crate::report::inert::visible(text)
-        .chars()
-        .map(|c| match c {
-            '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',
-            c => c,
-        })
-        .collect()
-}
-
-/// Text for a CDATA section the crate opens and closes: a `]]>` inside is split in two sections.
-fn cdata(text: &str) -> String {
-    xml_text(text).replace("]]>", "]]]]><![CDATA[>")
-}
-
-fn write(suite: TestSuite, run: &RunInfo) -> String {
-    let (tests, failures, errors) = (suite.tests(), suite.failures(), suite.errors());
-    let skipped = suite.skipped();
-    let time = run.clock.seconds();
-    let mut report = Report::new();
-    report.add_testsuite(suite);
-    let mut bytes = Vec::new();
-    report
-        .write_xml(&mut bytes)
-        .expect("writing XML to memory cannot fail");
-    let xml = String::from_utf8(bytes).expect("the XML writer writes UTF-8");
-    // Jenkins' junit-10.xsd allows only name, time, tests, failures and errors on the root; the
-    // skipped count goes on the testsuite.
-    let root = format!(
-        "<testsuites tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{time}\">"
-    );
-    let xml = xml.replacen("<testsuites>", &root, 1);
-    let mut extra = format!(" skipped=\"{skipped}\"");
-    if let Some(config) = &run.config {
-        extra.push_str(&format!(
-            " file=\"{}\"",
-            attribute(&config.to_string_lossy())
-        ));
-    }
-    let xml = complete_suite_tag(&xml, &time, &extra);
-    line_breaks(&xml) + "\n"
-}
-
-/// The first testsuite start tag with its `time` set to `time` and `extra` attributes appended.
-/// Attribute values in it are escaped (no `<` or `>` inside), so the tag ends at the first `>`.
-fn complete_suite_tag(xml: &str, time: &str, extra: &str) -> String {
-    let start = xml.find("<testsuite ").expect("the report has a testsuite");
-    let end = start + xml[start..].find('>').expect("the tag is closed");
-    let (tag_end, close) = if xml[..end].ends_with('/') {
-        (end - 1, "/>")
-    } else {
-        (end, ">")
-    };
-    // The crate writes the sum of the testcase durations, all zero.
-    let tag = xml[start..tag_end].replacen(" time=\"0\"", &format!(" time=\"{time}\""), 1);
-    format!("{}{tag}{extra}{close}{}", &xml[..start], &xml[end + 1..])
-}
-
-/// `text` escaped for an attribute value in double quotes.
-fn attribute(text: &str) -> String {
-    xml_text(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// Starts every suite, testcase and system-out on its own line, leaving CDATA untouched.
-fn line_breaks(xml: &str) -> String {
-    const BREAK_BEFORE: [&str; 5] = [
-        "<testsuite",
-        "</testsuite",
-        "<testcase",
-        "</testcase",
-        "<system-out",
-    ];
-    let mut out = String::with_capacity(xml.len() + 256);
-    let mut rest = xml;
-    while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        if rest.starts_with("<![CDATA[") {
-            let end = rest.find("]]>").map_or(rest.len(), |end| end + 3);
-            out.push_str(&rest[..end]);
-            rest = &rest[end..];
-            continue;
-        }
-        if BREAK_BEFORE.iter().any(|tag| rest.starts_with(tag)) {
-            out.push('\n');
-        }
-        out.push('<');
-        rest = &rest[1..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,7 +307,7 @@ mod tests {
         RunInfo {
             config: Some(PathBuf::from("configs/eval-config.yaml")),
             clock: RunClock {
-                started: OffsetDateTime::from_unix_timestamp(1_796_056_735).unwrap(),
+                started: 1_796_056_735,
                 millis: 12_345,
             },
         }
@@ -513,11 +419,10 @@ mod tests {
         let elapsed = StdDuration::from_millis(12_345);
         let clock = RunClock::at(None, now, elapsed).unwrap();
         // Started 12.345 s before now, whole seconds.
-        assert_eq!(clock.started.unix_timestamp(), 1_796_056_735);
-        assert_eq!(clock.started.nanosecond(), 0);
+        assert_eq!(clock.started, 1_796_056_735);
         assert_eq!(clock.seconds(), "12.345");
         let pinned = RunClock::at(Some("1700000000"), now, elapsed).unwrap();
-        assert_eq!(pinned.started.unix_timestamp(), 1_700_000_000);
+        assert_eq!(pinned.started, 1_700_000_000);
         assert_eq!(pinned.seconds(), "0");
         for bad in ["", "soon", "-5", "1.5", "99999999999999999999"] {
             let error = RunClock::at(Some(bad), now, elapsed)
@@ -532,7 +437,8 @@ mod tests {
         }
         let run = RunInfo::of_run(Path::new("eval-config.yaml"), Instant::now()).unwrap();
         if std::env::var_os("SOURCE_DATE_EPOCH").is_none() {
-            assert!(run.clock.started.year() >= 2025, "{:?}", run.clock);
+            // 2025-01-01T00:00:00Z
+            assert!(run.clock.started >= 1_735_689_600, "{:?}", run.clock);
         }
         for (millis, text) in [(0, "0"), (7, "0.007"), (61_005, "61.005"), (1_000, "1.000")] {
             let clock = RunClock { millis, ..clock };
@@ -602,7 +508,7 @@ mod tests {
     fn junit_snapshot() {
         assert_snapshot(
             &render(&sample_report(), &run_info()),
-            include_str!("../../tests/fixtures/snapshots/junit.xml"),
+            include_str!("../../../tests/fixtures/snapshots/junit.xml"),
             "tests/fixtures/snapshots/junit.xml",
         );
     }
