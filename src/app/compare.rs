@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::app::gate::{embeddings_used, judges_used};
+use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::{write_human, write_stdout};

@@ -13,6 +13,7 @@ mod history;
 mod init;
 mod judge_eval;
 mod judged_run;
+mod judges_called;
 mod manual;
 pub(crate) mod merge;
 mod output_files;

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use crate::app::gate::{embeddings_called, judged_by_judges};
+use crate::app::judges_called::{embeddings_called, judged_by_judges};
 use crate::baseline::store;
 use crate::config::{CacheMode, Config, JudgeSpec, Tier, locate};
 use crate::error::{Error, Result};
