@@ -13,7 +13,7 @@ use crate::cli::{CompareArgs, GateFormat};
 use crate::config::CacheMode;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
-use crate::gate::decision::{self, DecisionInputs};
+use crate::gate::decision::{self, DecisionInputs, MismatchHint, NextStep};
 use crate::input::corpus;
 use crate::judge::cache::JudgeCache;
 use crate::report::{gate_json, gate_table, junit};
@@ -62,7 +62,12 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         term::note(&note);
         note
     });
-    let mut report = decision::decide(DecisionInputs {
+    let next_step = format!(
+        "compare results of the same queries and metrics, or gate {} against a baseline \
+         accepted from it",
+        args.b.display()
+    );
+    let report = decision::decide(DecisionInputs {
         config: &config,
         tier,
         baseline: &a,
@@ -71,15 +76,12 @@ pub fn run(args: CompareArgs) -> Result<i32> {
         judged_at_k: judged_depth::of_stored(tier, &b),
         drift: None,
         run_notes: rejudged.into_iter().collect(),
-    });
-    let next_step = format!(
-        "compare results of the same queries and metrics, or gate {} against a baseline \
-         accepted from it",
-        args.b.display()
-    );
-    if let Some(message) = decision::mismatch_message(&report, &a, &b, &args.a, &next_step) {
-        report.warnings.insert(0, message);
-    }
+        mismatch: Some(MismatchHint {
+            path: &args.a,
+            next_step: NextStep::Given(next_step),
+        }),
+    })
+    .report;
     for warning in &report.warnings {
         term::warning(warning);
     }

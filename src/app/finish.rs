@@ -10,11 +10,10 @@ use crate::app::repeats;
 use crate::app::tier_baseline::{self, Baseline};
 use crate::app::tier_labels;
 use crate::baseline::collect;
-use crate::baseline::pairing;
 use crate::baseline::results::{Results, RunStatus};
 use crate::config::{CacheMode, Config, Tier};
 use crate::error::Result;
-use crate::gate::decision::{self, DecisionInputs};
+use crate::gate::decision::{self, DecidedRun, DecisionInputs, MismatchHint, NextStep};
 use crate::input::{corpus, qrels::Qrels};
 use crate::judge::cache::JudgeCache;
 use crate::report::junit::RunInfo;
@@ -71,7 +70,12 @@ pub fn finish(
         .into_iter()
         .chain(run_notes(&evaluated, &figures, &baseline, &current))
         .collect();
-    let mut report = decision::decide(DecisionInputs {
+    let accept_command = options.accept_command(&tier.name);
+    let DecidedRun {
+        report,
+        baseline_mismatch,
+        mismatch,
+    } = decision::decide(DecisionInputs {
         config,
         tier,
         baseline: &baseline,
@@ -82,17 +86,17 @@ pub fn finish(
             .as_ref()
             .map(|series| series.drift(tier, &baseline_sha256)),
         run_notes,
+        mismatch: Some(MismatchHint {
+            path: &tier.baseline,
+            next_step: NextStep::Accept {
+                command: &accept_command,
+                recorded: None,
+            },
+        }),
     });
     let trends = series.map_or_else(Vec::new, |series| series.trends(tier, &current, &report));
     current.status = report.status;
-    current.baseline_mismatch = decision::baseline_mismatch(&report, &current);
-    let acceptable = current.baseline_mismatch.is_some() || report.status != RunStatus::Error;
-    let next_step = pairing::next_step(&options.accept_command(&tier.name), acceptable);
-    let mismatch =
-        decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step);
-    if let Some(message) = &mismatch {
-        report.warnings.insert(0, message.clone());
-    }
+    current.baseline_mismatch = baseline_mismatch;
     let junit = RunInfo::of_run(&config.path, options.started)?;
     let run = RunFigures {
         calibrations: &calibrations,

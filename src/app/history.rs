@@ -137,7 +137,7 @@ fn checks_against_baseline(
         return Ok((Vec::new(), None));
     }
     let calibrations = tier_labels::calibrations(tier, &config.metrics, results)?;
-    let report = decision::decide(DecisionInputs {
+    let decision = decision::decide(DecisionInputs {
         config,
         tier,
         baseline: &baseline.results,
@@ -146,8 +146,9 @@ fn checks_against_baseline(
         judged_at_k: None,
         drift: None,
         run_notes: Vec::new(),
+        mismatch: None,
     });
-    Ok((report.outcomes, Some(baseline.sha256)))
+    Ok((decision.report.outcomes, Some(baseline.sha256)))
 }
 
 pub fn show(args: HistoryShowArgs) -> Result<i32> {

@@ -8,7 +8,6 @@ use crate::app::rejudge::{self, Identities};
 use crate::app::tier_baseline::{self, Baseline};
 use crate::app::write_human;
 use crate::app::{history, judged_depth, output_files, tier_labels};
-use crate::baseline::pairing;
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::HtmlReportArgs;
@@ -16,7 +15,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::gate::GateReport;
-use crate::gate::decision::{self, DecisionInputs};
+use crate::gate::decision::{self, DecisionInputs, MismatchHint, NextStep};
 use crate::report::html::{self, History, Page};
 
 /// `--from`: a folder means its results.json; none means the tier's default output folder.
@@ -113,7 +112,12 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
         Some(dir) => Some((dir, history::read_series(dir, tier, &current)?)),
         None => None,
     };
-    let mut report = decision::decide(DecisionInputs {
+    let accept_command = format!(
+        "ragate baseline accept --tier {} --from {}",
+        tier.name,
+        from.display()
+    );
+    let report = decision::decide(DecisionInputs {
         config: &config,
         tier,
         baseline: &baseline,
@@ -124,26 +128,23 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
             .as_ref()
             .map(|(_, series)| series.drift(tier, &baseline_sha256)),
         run_notes: Vec::new(),
-    });
+        mismatch: Some(MismatchHint {
+            path: &tier.baseline,
+            // As the gate said it: the results record whether accepting them would replace
+            // the baseline.
+            next_step: NextStep::Accept {
+                command: &accept_command,
+                recorded: Some(current.baseline_mismatch.is_some()),
+            },
+        }),
+    })
+    .report;
     let history = series.map(|(dir, series)| History {
         dir: dir.to_path_buf(),
         now: history::current_record(tier, &current),
         records: series.records,
         after_break: series.after_break,
     });
-    // As the gate said it: the results record whether accepting them would replace the baseline.
-    let accept = format!(
-        "ragate baseline accept --tier {} --from {}",
-        tier.name,
-        from.display()
-    );
-    let acceptable = current.baseline_mismatch.is_some() || report.status != RunStatus::Error;
-    let next_step = pairing::next_step(&accept, acceptable);
-    if let Some(message) =
-        decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step)
-    {
-        report.warnings.insert(0, message);
-    }
     let page = Page {
         results_path: &from,
         current: &current,

@@ -1,8 +1,9 @@
 //! The one place a run is decided: `gate`, `merge`, `compare`, `report` and `history add` all
 //! turn their [`DecisionInputs`] (config, tier, baseline, current results, judge calibrations,
-//! judged@k, the history's drift inputs) into a [`GateReport`] here, with every check and the
-//! run's status, decided once. Reports only render what this returns; the inputs that live in
-//! files (labels, history, baseline) are read by the caller, so the gate does no I/O.
+//! judged@k, the history's drift inputs) into a [`DecidedRun`] here: every check, the run's status
+//! decided once, the warnings (a baseline that no longer fits the run first) and notes. Reports
+//! only render what this returns; the inputs that live in files (labels, history, baseline) are
+//! read by the caller, so the gate does no I/O.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -47,11 +48,75 @@ pub struct DecisionInputs<'a> {
     /// Notes about the run from the command (re-judging, noise, judging work, operational
     /// figures), after the decision's own notes and before the judges note.
     pub run_notes: Vec<String>,
+    /// What the warning that the baseline no longer fits the run names (None: no such warning,
+    /// for a decision only its checks are taken from).
+    pub mismatch: Option<MismatchHint<'a>>,
+}
+
+/// What the warning that the baseline no longer fits the run says besides the problem.
+pub struct MismatchHint<'a> {
+    /// The baseline's file (`compare`: A).
+    pub path: &'a Path,
+    /// What to do about it.
+    pub next_step: NextStep<'a>,
+}
+
+/// The next step of the warning that the baseline no longer fits the run.
+pub enum NextStep<'a> {
+    /// The same words whatever the decision (`compare`).
+    Given(String),
+    /// Replacing the baseline with the run's results ([`pairing::next_step`]), after fixing the
+    /// run's other errors when the results are not acceptable.
+    Accept {
+        /// The command that accepts the run's results.
+        command: &'a str,
+        /// Whether the results record a baseline mismatch (`report` of stored results: as the
+        /// gate said it); None: decided here. Results that errored are acceptable only when the
+        /// baseline's mismatch alone made them an error.
+        recorded: Option<bool>,
+    },
+}
+
+/// A decided run.
+#[derive(Debug)]
+pub struct DecidedRun {
+    /// Every check and the run's status, with the warnings (the mismatch first) and notes.
+    pub report: GateReport,
+    /// How the baseline paired, when the run is an error only because the baseline no longer
+    /// fits it (what results.json records for `baseline accept`).
+    pub baseline_mismatch: Option<Pairing>,
+    /// The warning that the baseline no longer fits the run (the report's first warning too).
+    pub mismatch: Option<String>,
 }
 
 /// Compares `current` with `baseline` under the tier's rules (calibrated floors and, with a
-/// history, drift checks included) and decides the run.
-pub fn decide(inputs: DecisionInputs<'_>) -> GateReport {
+/// history, drift checks included) and decides the run, once.
+pub fn decide(mut inputs: DecisionInputs<'_>) -> DecidedRun {
+    let (baseline, current, hint) = (inputs.baseline, inputs.current, inputs.mismatch.take());
+    let mut report = decide_checks(inputs);
+    let recorded_mismatch = baseline_mismatch(&report, current);
+    let mismatch = hint.and_then(|hint| {
+        let next_step = match hint.next_step {
+            NextStep::Given(words) => words,
+            NextStep::Accept { command, recorded } => {
+                let recorded = recorded.unwrap_or(recorded_mismatch.is_some());
+                pairing::next_step(command, recorded || report.status != RunStatus::Error)
+            }
+        };
+        mismatch_message(&report, baseline, current, hint.path, &next_step)
+    });
+    if let Some(message) = &mismatch {
+        report.warnings.insert(0, message.clone());
+    }
+    DecidedRun {
+        report,
+        baseline_mismatch: recorded_mismatch,
+        mismatch,
+    }
+}
+
+/// Every check of the run and its status, with the decision's warnings and notes.
+fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
     let DecisionInputs {
         config,
         tier,
@@ -61,6 +126,7 @@ pub fn decide(inputs: DecisionInputs<'_>) -> GateReport {
         judged_at_k,
         drift,
         run_notes,
+        mismatch: _,
     } = inputs;
     let mut warnings = Vec::new();
     // Results from before `empty_answers` get its values from their stored answers.
@@ -321,7 +387,7 @@ pub(crate) fn run_status_of(
 /// The line that says the baseline no longer fits the run (too few queries pair, a gated
 /// metric missing), what changed since it was accepted, and `next_step`; None when it fits.
 /// `path` is the baseline's file.
-pub fn mismatch_message(
+fn mismatch_message(
     report: &GateReport,
     baseline: &Results,
     current: &Results,
@@ -345,7 +411,7 @@ pub fn mismatch_message(
 /// run has), and, unless too few queries pair (then every skip is for want of pairs), the other
 /// checks alone would not make the run an error. None otherwise: results that errored for any
 /// other reason are not accepted as a baseline (fail closed).
-pub fn baseline_mismatch(report: &GateReport, current: &Results) -> Option<Pairing> {
+fn baseline_mismatch(report: &GateReport, current: &Results) -> Option<Pairing> {
     let pairing = report.pairing.as_ref().filter(|p| p.broken())?;
     if report.status != RunStatus::Error {
         return None;

@@ -1,7 +1,8 @@
 //! Properties of [`decide`] on whole runs (proptest): a larger worsening never improves a status,
 //! adding a passing check never turns a regression into a pass, and no check's status depends on
 //! the order of the rules (Holm's step-down ranks the checks by p-value, not by position:
-//! docs/statistics.md); and what `decide` adds to the checks (judged@k, drift) decided once.
+//! docs/statistics.md); and what `decide` adds to the checks (judged@k, drift, a baseline that no
+//! longer fits), decided once.
 
 use std::collections::BTreeMap;
 
@@ -81,7 +82,9 @@ fn decided(config: &Config, tier: &Tier, baseline: &Results, current: &Results) 
         judged_at_k: None,
         drift: None,
         run_notes: Vec::new(),
+        mismatch: None,
     })
+    .report
 }
 
 /// How bad a decided check's status is (None: not decided on the values: skipped, an error).
@@ -365,7 +368,9 @@ fn a_drift_decides_the_run_status_with_the_other_checks_under_drift_fail() {
                 policy,
             }),
             run_notes: Vec::new(),
+            mismatch: None,
         })
+        .report
     };
     let without = decided(&config, tier, &baseline, &current);
     assert_eq!(without.status, RunStatus::Pass, "{:?}", statuses(&without));
@@ -407,7 +412,9 @@ fn a_low_judged_at_k_warns_last_and_is_reported() {
             judged_at_k: Some((10, share)),
             drift: None,
             run_notes: vec!["a note of the run".into()],
+            mismatch: None,
         })
+        .report
     };
     let low = with_share(0.3);
     assert_eq!(low.judged_at_k, Some((10, 0.3)));
@@ -426,4 +433,87 @@ fn a_low_judged_at_k_warns_last_and_is_reported() {
         high.warnings
     );
     assert_eq!(high.status, low.status);
+}
+
+#[test]
+fn a_baseline_that_no_longer_fits_is_warned_first_with_the_next_step_and_recorded() {
+    let config = config("{ metric: mrr, max_drop: 0.03 }, { metric: recall@5, max_drop: 0.02 }");
+    let tier = &config.tiers["t"];
+    let (baseline, mrr_only) = one_standard_error_beyond();
+    let mut current = mrr_only.clone();
+    for q in current.queries.values_mut() {
+        q.metrics.insert("recall@5".into(), 0.5);
+    }
+    current.metrics.push("recall@5".into());
+    current.summary = collect::summarise(&current.metrics, &current.queries);
+    let with_recorded = |recorded: Option<bool>| {
+        decide(DecisionInputs {
+            config: &config,
+            tier,
+            baseline: &baseline,
+            current: &current,
+            calibrations: &[],
+            judged_at_k: None,
+            drift: None,
+            run_notes: Vec::new(),
+            mismatch: Some(MismatchHint {
+                path: Path::new("b.json"),
+                next_step: NextStep::Accept {
+                    command: "ragate baseline accept --tier t",
+                    recorded,
+                },
+            }),
+        })
+    };
+    // The baseline lacks recall@5: only its checks error, so accepting the run fixes the tier.
+    let decided = with_recorded(None);
+    assert_eq!(decided.report.status, RunStatus::Error);
+    assert_eq!(
+        decided
+            .baseline_mismatch
+            .as_ref()
+            .map(|p| &p.missing_metrics),
+        Some(&vec!["recall@5".to_string()])
+    );
+    let message = decided.mismatch.clone().expect("the mismatch is warned");
+    assert!(message.starts_with("b.json: "), "{message}");
+    assert!(
+        message.ends_with(
+            "replace the baseline with `ragate baseline accept --tier t` (it shows what the new \
+             baseline drops)"
+        ),
+        "{message}"
+    );
+    assert_eq!(decided.report.warnings.first(), Some(&message));
+    // Stored results that recorded no mismatch: fix the other errors first.
+    let stored = with_recorded(Some(false));
+    let message = stored.mismatch.expect("the mismatch is warned");
+    assert!(message.contains("fix the run's other errors"), "{message}");
+    // A baseline that fits the rules: no mismatch.
+    let mrr_rule = self::config("{ metric: mrr, max_drop: 0.03 }");
+    let fitting = decided_with_mismatch(&mrr_rule, &mrr_rule.tiers["t"], &baseline, &mrr_only);
+    assert_eq!((fitting.mismatch, fitting.baseline_mismatch), (None, None));
+}
+
+/// [`decided`] with the mismatch warning asked for.
+fn decided_with_mismatch(
+    config: &Config,
+    tier: &Tier,
+    baseline: &Results,
+    current: &Results,
+) -> DecidedRun {
+    decide(DecisionInputs {
+        config,
+        tier,
+        baseline,
+        current,
+        calibrations: &[],
+        judged_at_k: None,
+        drift: None,
+        run_notes: Vec::new(),
+        mismatch: Some(MismatchHint {
+            path: Path::new("b.json"),
+            next_step: NextStep::Given("compare other results".into()),
+        }),
+    })
 }
