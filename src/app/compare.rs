@@ -2,9 +2,10 @@
 
 use std::time::Instant;
 
-use crate::app::gate::{embeddings_used, judges_used};
+use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
 use crate::app::rejudge::{self, Identities, Rejudging};
+use crate::app::{judged_depth, tier_labels};
 use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
 use crate::baseline::store;
@@ -12,7 +13,7 @@ use crate::cli::{CompareArgs, GateFormat};
 use crate::config::CacheMode;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
-use crate::gate::{calibration, decision};
+use crate::gate::decision::{self, DecisionInputs, MismatchHint, NextStep};
 use crate::input::corpus;
 use crate::judge::cache::JudgeCache;
 use crate::report::{gate_json, gate_table, junit};
@@ -50,22 +51,8 @@ pub fn run(args: CompareArgs) -> Result<i32> {
     } else {
         rejudge_reference(&config, tier, &a, &b, &args)?
     };
-    let calibrations = calibration::for_tier(tier, &config.metrics, &b)?;
-    let mut report = decision::decide(&config, tier, &a, &b, &calibrations);
-    let next_step = format!(
-        "compare results of the same queries and metrics, or gate {} against a baseline \
-         accepted from it",
-        args.b.display()
-    );
-    if let Some(message) = decision::mismatch_message(&report, &a, &b, &args.a, &next_step) {
-        report.warnings.insert(0, message);
-    }
-    report.notes.extend(calibration::judges_note(
-        &config.metrics,
-        &b.provenance.judges,
-        &calibrations,
-    ));
-    if !changes.is_empty() {
+    let calibrations = tier_labels::calibrations(tier, &config.metrics, &b)?;
+    let rejudged = (!changes.is_empty()).then(|| {
         let note = format!(
             "{} was re-judged with the judges of {} (--allow-judge-change): {}",
             args.a.display(),
@@ -73,8 +60,28 @@ pub fn run(args: CompareArgs) -> Result<i32> {
             changes.join("; ")
         );
         term::note(&note);
-        report.notes.push(note);
-    }
+        note
+    });
+    let next_step = format!(
+        "compare results of the same queries and metrics, or gate {} against a baseline \
+         accepted from it",
+        args.b.display()
+    );
+    let report = decision::decide(DecisionInputs {
+        config: &config,
+        tier,
+        baseline: &a,
+        current: &b,
+        calibrations: &calibrations,
+        judged_at_k: judged_depth::of_stored(tier, &b),
+        drift: None,
+        run_notes: rejudged.into_iter().collect(),
+        mismatch: Some(MismatchHint {
+            path: &args.a,
+            next_step: NextStep::Given(next_step),
+        }),
+    })
+    .report;
     for warning in &report.warnings {
         term::warning(warning);
     }

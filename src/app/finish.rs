@@ -1,40 +1,47 @@
-//! The second half of a gate run, shared by `gate` and `merge`, in one direction: load the tier's
-//! baseline, make it comparable (re-judged when the judges changed), decide, render every
+//! The second half of a gate run, shared by `gate` and `merge`, in one direction: take the tier's
+//! loaded baseline, make it comparable (re-judged when the judges changed), decide, render every
 //! report, write.
 
 use crate::app::history;
+use crate::app::judged_depth;
 use crate::app::outputs::{self, Evaluated, OutputOptions, RunFigures};
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::repeats;
+use crate::app::tier_baseline::{self, Baseline};
+use crate::app::tier_labels;
 use crate::baseline::collect;
-use crate::baseline::pairing;
 use crate::baseline::results::{Results, RunStatus};
-use crate::baseline::store;
 use crate::config::{CacheMode, Config, Tier};
 use crate::error::Result;
-use crate::gate::{self, GateReport, calibration, decision};
+use crate::gate::decision::{self, DecidedRun, DecisionInputs, MismatchHint, NextStep};
 use crate::input::{corpus, qrels::Qrels};
 use crate::judge::cache::JudgeCache;
 use crate::report::junit::RunInfo;
 use crate::report::operational;
 
-/// The depth of the judged@k coverage report.
-const JUDGED_DEPTH: usize = 10;
-
-/// Compares `evaluated` with the tier's baseline, writes results.json, trace.jsonl, junit.xml,
-/// summary.md and run-stats.json, and returns the exit code. Without a baseline (the tier's first
-/// run) the measured metrics are still written and shown, with the command that accepts them.
+/// Compares `evaluated` with the tier's `baseline` (as [`load_baseline`] or the preflight loaded
+/// it), writes results.json, trace.jsonl, junit.xml, summary.md and run-stats.json, and returns
+/// the exit code. Without a baseline (the tier's first run) the measured metrics are still
+/// written and shown, with the command that accepts them; with an unusable one, too (status
+/// `error`), and the baseline's error is returned.
 pub fn finish(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,
     evaluated: Evaluated,
     options: OutputOptions,
+    baseline: Result<Option<Baseline>>,
 ) -> Result<i32> {
     let mut current = stored(tier, &evaluated);
-    let baseline = match load_baseline(tier, &options) {
-        Ok(baseline) => baseline,
-        Err(error) => {
+    let Baseline {
+        results: baseline,
+        sha256: baseline_sha256,
+    } = match baseline {
+        Ok(Some(baseline)) => baseline,
+        unbaselined => {
+            let error = unbaselined
+                .err()
+                .unwrap_or_else(|| tier_baseline::missing(tier, &accept_hint(tier, &options)));
             // A missing baseline leaves results to accept; an unreadable one leaves results
             // that `accept` refuses (fix or remove the file first).
             current.status = if error.is_missing() {
@@ -53,37 +60,43 @@ pub fn finish(
     };
     let (baseline, rejudged) =
         comparable_baseline(config, tier, qrels, baseline, &current, &options)?;
-    let calibrations = calibration::for_tier(tier, &config.metrics, &evaluated.results)?;
-    let mut report = decision::decide(config, tier, &baseline, &current, &calibrations);
-    report.notes.extend(rejudged);
+    let calibrations = tier_labels::calibrations(tier, &config.metrics, &evaluated.results)?;
     let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
-    add_run_notes(&mut report, &evaluated, &figures, &baseline, &current);
-    report.notes.extend(calibration::judges_note(
-        &config.metrics,
-        &current.provenance.judges,
-        &calibrations,
-    ));
-    report.judged_at_k =
-        gate::judged_at_k(&current, qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share));
-    if let Some((k, share)) = report.judged_at_k.filter(|(_, share)| *share < 0.5) {
-        report.warnings.push(format!(
-            "judged@{k} is {share:.2}: most retrieved docs are unjudged and count as irrelevant, \
-             so recall and nDCG look worse than they are; judge more docs"
-        ));
-    }
-    let trends = match &options.history {
-        Some(dir) => history::apply_to_gate(dir, tier, &current, &mut report)?,
-        None => Vec::new(),
+    let series = match &options.history {
+        Some(dir) => Some(history::read_series(dir, tier, &current)?),
+        None => None,
     };
+    let run_notes = rejudged
+        .into_iter()
+        .chain(run_notes(&evaluated, &figures, &baseline, &current))
+        .collect();
+    let accept_command = options.accept_command(&tier.name);
+    let DecidedRun {
+        report,
+        baseline_mismatch,
+        mismatch,
+    } = decision::decide(DecisionInputs {
+        config,
+        tier,
+        baseline: &baseline,
+        current: &current,
+        calibrations: &calibrations,
+        judged_at_k: judged_depth::of_run(&current, qrels),
+        drift: series
+            .as_ref()
+            .map(|series| series.drift(tier, &baseline_sha256)),
+        run_notes,
+        mismatch: Some(MismatchHint {
+            path: &tier.baseline,
+            next_step: NextStep::Accept {
+                command: &accept_command,
+                recorded: None,
+            },
+        }),
+    });
+    let trends = series.map_or_else(Vec::new, |series| series.trends(tier, &current, &report));
     current.status = report.status;
-    current.baseline_mismatch = decision::baseline_mismatch(&report, &current);
-    let acceptable = current.baseline_mismatch.is_some() || report.status != RunStatus::Error;
-    let next_step = pairing::next_step(&options.accept_command(&tier.name), acceptable);
-    let mismatch =
-        decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step);
-    if let Some(message) = &mismatch {
-        report.warnings.insert(0, message.clone());
-    }
+    current.baseline_mismatch = baseline_mismatch;
     let junit = RunInfo::of_run(&config.path, options.started)?;
     let run = RunFigures {
         calibrations: &calibrations,
@@ -112,16 +125,18 @@ fn stored(tier: &Tier, evaluated: &Evaluated) -> Results {
     }
 }
 
-/// The tier's baseline, which must be a baseline of this tier.
-fn load_baseline(tier: &Tier, options: &OutputOptions) -> Result<Results> {
-    let accept_hint = format!(
+/// What accepts the run's results, ending the error of a missing or unusable baseline.
+fn accept_hint(tier: &Tier, options: &OutputOptions) -> String {
+    format!(
         "run `{}` to accept {}",
         options.accept_command(&tier.name),
         options.out_dir.join("results.json").display()
-    );
-    let baseline = store::read(&tier.baseline, &accept_hint)?;
-    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
-    Ok(baseline)
+    )
+}
+
+/// The tier's baseline (None: the tier's first run), for a run that had no preflight (`merge`).
+pub fn load_baseline(tier: &Tier, options: &OutputOptions) -> Result<Option<Baseline>> {
+    tier_baseline::load(tier, &accept_hint(tier, options))
 }
 
 /// The baseline as compared: re-judged by the current judges when they differ from the
@@ -165,20 +180,18 @@ fn comparable_baseline(
 
 /// Notes about the run itself: run-to-run noise, judge consistency, judging work and the
 /// operational figures per slice.
-fn add_run_notes(
-    report: &mut GateReport,
+fn run_notes(
     evaluated: &Evaluated,
     figures: &operational::Figures,
     baseline: &Results,
     current: &Results,
-) {
+) -> Vec<String> {
+    let mut notes = Vec::new();
     if let Some(noise) = &evaluated.noise {
-        report
-            .notes
-            .extend(repeats::describe(noise, baseline, current));
+        notes.extend(repeats::describe(noise, baseline, current));
     }
     if let Some(consistency) = &evaluated.judge_consistency {
-        report.notes.extend(consistency.describe());
+        notes.extend(consistency.describe());
     }
     if evaluated.judge_tasks > 0 {
         let mut note = format!(
@@ -193,7 +206,8 @@ fn add_run_notes(
                 u.calls, u.retries, u.prompt_tokens, u.completion_tokens
             ));
         }
-        report.notes.push(note);
+        notes.push(note);
     }
-    report.notes.extend(operational::describe(figures));
+    notes.extend(operational::describe(figures));
+    notes
 }

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::app::default_threads;
 use crate::app::finish;
+use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
 use crate::app::preflight;
@@ -19,17 +20,16 @@ use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
 use crate::cli::GateArgs;
 use crate::config::CacheMode;
-use crate::config::{self, Config, EmbeddingsSpec, Tier};
+use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::cache::JudgeCache;
-use crate::judge::embeddings::EmbeddingClient;
-use crate::judge::{self, Clients, Judge};
+use crate::judge::{Clients, Judge};
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::metric::JudgedMetric;
-use crate::metrics::metric::{Metric, MetricSpec};
+use crate::metrics::metric::Metric;
 use crate::pipeline::{Pipeline, Request};
 use crate::progress::Progress;
 use crate::shard::{Shard, ShardQueries};
@@ -50,55 +50,6 @@ pub struct ShardOutput {
     /// The queries the shard scores, for `merge` to check that none went missing.
     pub queries: ShardQueries,
     pub evaluated: Evaluated,
-}
-
-/// The judges that the configured answer metrics use, described for provenance; a judge that
-/// also decomposes answers (`claims: llm`) gets ` claims=llm:<prompt version>`.
-pub(crate) fn judges_used(config: &Config) -> BTreeMap<String, String> {
-    let mut used: BTreeMap<String, String> = judged_by_judges(config)
-        .map(|spec| {
-            let judge = judge::build(&config.judges[&spec.judge]);
-            (spec.judge.clone(), judge.describe())
-        })
-        .collect();
-    for spec in &config.metrics {
-        if spec.claims == ClaimSplitter::Llm
-            && let Some(description) = used.get_mut(&spec.judge)
-        {
-            let part = format!(" claims={}", ClaimSplitter::Llm.id());
-            if !description.contains(&part) {
-                description.push_str(&part);
-            }
-        }
-    }
-    used
-}
-
-/// The embeddings endpoint, described, when answer_relevance is embedding-based.
-pub(crate) fn embeddings_used(config: &Config) -> Option<String> {
-    embeddings_called(config).map(|spec| EmbeddingClient::from_spec(spec).describe())
-}
-
-/// The judged metrics a judge decides (answer relevance goes to the embeddings endpoint when one
-/// is configured).
-pub(crate) fn judged_by_judges(config: &Config) -> impl Iterator<Item = &MetricSpec> {
-    config
-        .metrics
-        .iter()
-        .filter(|spec| spec.is_judged())
-        .filter(|spec| {
-            !(spec.metric == Metric::Judged(JudgedMetric::AnswerRelevance)
-                && config.embeddings.is_some())
-        })
-}
-
-/// The embeddings endpoint, when answer relevance is computed with it.
-pub(crate) fn embeddings_called(config: &Config) -> Option<&EmbeddingsSpec> {
-    let relevance = config
-        .metrics
-        .iter()
-        .any(|spec| spec.metric == Metric::Judged(JudgedMetric::AnswerRelevance));
-    config.embeddings.as_ref().filter(|_| relevance)
 }
 
 /// The claim splitter of the first faithfulness metric (whose claims the trace shows).
@@ -476,10 +427,10 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
         term::note(note);
     }
     let runs_pipeline = args.run.is_none();
-    preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
+    let baseline = preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
     let Some(shard) = args.shard else {
         let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
-        return finish::finish(&config, tier, &qrels, evaluated, options);
+        return finish::finish(&config, tier, &qrels, evaluated, options, Ok(baseline));
     };
     let qrels = shard.select(qrels);
     let expected = ShardQueries::expected(shard, &qrels);

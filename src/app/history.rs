@@ -1,19 +1,20 @@
 //! `ragate history add` and `ragate history show`, and what `gate --history DIR` adds to a run:
-//! the drift checks and the trends.
+//! the history series that its drift checks and trends are made of.
 
 use std::path::{Path, PathBuf};
 
 use crate::app::rejudge::{self, Identities};
+use crate::app::{tier_baseline, tier_labels};
 use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
-use crate::baseline::store as results_store;
 use crate::cli::{GateFormat, HistoryAddArgs, HistoryShowArgs};
-use crate::config::{self, Config, DriftPolicy, Tier};
-use crate::digest::sha256_hex;
+use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::gate::verdict::{CheckOutcome, CheckStatus};
-use crate::gate::{GateReport, calibration, decision, drift};
+use crate::gate::GateReport;
+use crate::gate::decision::{self, DecisionInputs};
+use crate::gate::drift::{self, DriftInputs};
+use crate::gate::verdict::CheckOutcome;
 use crate::history::record::{Record, RecordInputs};
 use crate::history::sparkline::Trend;
 use crate::history::{store, table};
@@ -117,20 +118,16 @@ fn checks_against_baseline(
     tier: &Tier,
     results: &Results,
 ) -> Result<(Vec<CheckOutcome>, Option<String>)> {
-    let baseline = match results_store::read(&tier.baseline, "") {
-        Ok(baseline) => baseline,
-        Err(error) if error.is_missing() => {
-            crate::term::warning(format!(
-                "tier `{}` has no baseline ({}): the record holds means, not checks",
-                tier.name,
-                tier.baseline.display()
-            ));
-            return Ok((Vec::new(), None));
-        }
-        Err(error) => return Err(error),
+    let Some(baseline) = tier_baseline::load(tier, "")? else {
+        crate::term::warning(format!(
+            "tier `{}` has no baseline ({}): the record holds means, not checks",
+            tier.name,
+            tier.baseline.display()
+        ));
+        return Ok((Vec::new(), None));
     };
-    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
-    let changes = rejudge::differences(&Identities::of(&baseline), &Identities::of(results));
+    let changes =
+        rejudge::differences(&Identities::of(&baseline.results), &Identities::of(results));
     if !changes.is_empty() {
         crate::term::warning(format!(
             "the baseline was judged by other judges than these results ({}): the record \
@@ -139,10 +136,19 @@ fn checks_against_baseline(
         ));
         return Ok((Vec::new(), None));
     }
-    let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;
-    let calibrations = calibration::for_tier(tier, &config.metrics, results)?;
-    let report = decision::decide(config, tier, &baseline, results, &calibrations);
-    Ok((report.outcomes, Some(sha256_hex(&bytes))))
+    let calibrations = tier_labels::calibrations(tier, &config.metrics, results)?;
+    let decision = decision::decide(DecisionInputs {
+        config,
+        tier,
+        baseline: &baseline.results,
+        current: results,
+        calibrations: &calibrations,
+        judged_at_k: None,
+        drift: None,
+        run_notes: Vec::new(),
+        mismatch: None,
+    });
+    Ok((decision.report.outcomes, Some(baseline.sha256)))
 }
 
 pub fn show(args: HistoryShowArgs) -> Result<i32> {
@@ -163,28 +169,35 @@ pub fn show(args: HistoryShowArgs) -> Result<i32> {
     Ok(exit_code::SUCCESS)
 }
 
-/// What `--history DIR` adds to a decided gate run: a drift check per `all` check (the run's
-/// status decided again with them) and the trends for the summary.
-pub fn apply_to_gate(
-    dir: &Path,
-    tier: &Tier,
-    current: &Results,
-    report: &mut GateReport,
-) -> Result<Vec<Trend>> {
-    let (series, after_break) = apply_drift(dir, tier, current, report)?;
-    let now = current_record(tier, current);
-    Ok(drift::trends(&report.outcomes, &series, after_break, &now))
+/// The runs of the current run's series in a history directory (`--history DIR`): what its drift
+/// checks and trends are made of.
+pub struct Series {
+    /// The records of the series, oldest first (the current run left out when it was recorded
+    /// already).
+    pub records: Vec<Record>,
+    /// Whether older runs were left out at a series break.
+    pub after_break: bool,
 }
 
-/// Adds a drift check per `all` check of `report` (its status decided again with them) and
-/// returns the records of the current run's series (oldest first, the current run left out when
-/// it was recorded already) and whether older runs were left out at a series break.
-pub fn apply_drift(
-    dir: &Path,
-    tier: &Tier,
-    current: &Results,
-    report: &mut GateReport,
-) -> Result<(Vec<Record>, bool)> {
+impl Series {
+    /// The drift inputs of a run compared with the baseline whose file has `baseline_sha256`.
+    pub fn drift<'a>(&'a self, tier: &Tier, baseline_sha256: &'a str) -> DriftInputs<'a> {
+        DriftInputs {
+            series: &self.records,
+            baseline_sha256,
+            policy: tier.drift,
+        }
+    }
+
+    /// The trends (sparkline values) of the decided run's `all` checks.
+    pub fn trends(&self, tier: &Tier, current: &Results, report: &GateReport) -> Vec<Trend> {
+        let now = current_record(tier, current);
+        drift::trends(&report.outcomes, &self.records, self.after_break, &now)
+    }
+}
+
+/// The series of `current` in the history directory `dir`, which must exist.
+pub fn read_series(dir: &Path, tier: &Tier, current: &Results) -> Result<Series> {
     existing_dir(
         dir,
         "create it (an empty directory starts the history), or pass the directory `ragate history add` writes to",
@@ -192,29 +205,11 @@ pub fn apply_drift(
     .map_err(|e| e.named_by("--history"))?;
     let records = store::read_tier(dir, &tier.name)?;
     let now = current_record(tier, current);
-    let (series, after_break) = drift::series_of(&records, current, &now);
-    let bytes = std::fs::read(&tier.baseline).map_err(|e| Error::io(&tier.baseline, e))?;
-    let inputs = drift::DriftInputs {
-        series: &series,
-        baseline_sha256: &sha256_hex(&bytes),
-        policy: tier.drift,
-    };
-    let drift_checks = drift::checks(&report.outcomes, &inputs);
-    if let Some(budget) = report.error_budget.as_mut() {
-        // The drift check has no calibrated level yet: a drift that fails the run leaves the
-        // run's bound open (TODO(issue 23, item 3): its level once calibrated).
-        let decided = drift_checks
-            .iter()
-            .filter(|o| !matches!(o.status, CheckStatus::Skipped | CheckStatus::Error))
-            .count();
-        // The drift checks share one calibrated budget: false warnings over the last
-        // `drift::NIGHTS` runs at most `drift::BUDGET` across the metrics (src/history/drift.rs).
-        let per_check = crate::history::drift::BUDGET / decided.max(1) as f64;
-        budget.add_drift(decided, Some(per_check), tier.drift == DriftPolicy::Fail);
-    }
-    report.outcomes.extend(drift_checks);
-    report.status = decision::run_status(&report.outcomes, report.inconclusive);
-    Ok((series, after_break))
+    let (records, after_break) = drift::series_of(&records, current, &now);
+    Ok(Series {
+        records,
+        after_break,
+    })
 }
 
 /// The current run as a record (its means; no time, checks or baseline).

@@ -294,5 +294,13 @@ fn merge(args: &MergeArgs, options: &OutputOptions) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     check_complete(&tier.name, &queries, &shards)?;
     let evaluated = combine(shards)?;
-    finish::finish(&config, tier, &queries.qrels, evaluated, options.clone())
+    let baseline = finish::load_baseline(tier, options);
+    finish::finish(
+        &config,
+        tier,
+        &queries.qrels,
+        evaluated,
+        options.clone(),
+        baseline,
+    )
 }

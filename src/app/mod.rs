@@ -12,7 +12,9 @@ mod gate;
 mod history;
 mod init;
 mod judge_eval;
+mod judged_depth;
 mod judged_run;
+mod judges_called;
 mod manual;
 pub(crate) mod merge;
 mod output_files;
@@ -21,6 +23,8 @@ mod preflight;
 mod rejudge;
 mod repeats;
 mod report;
+mod tier_baseline;
+mod tier_labels;
 mod validate;
 
 use crate::cli::{BaselineCommand, Cli, Command, EvalArgs, HistoryCommand};

@@ -1,16 +1,15 @@
 //! The checks a gate run makes before its pipeline runs (which may take hours): slice fields, the
 //! query texts the pipeline is sent, the API keys of the judges it will call, the baseline and the
-//! labels. A job with a setup problem fails in seconds, not after the whole run; `validate` makes
+//! labels (the baseline is loaded here once, for the whole run). A job with a setup problem fails in seconds, not after the whole run; `validate` makes
 //! the same checks.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use crate::app::gate::{embeddings_called, judged_by_judges};
-use crate::baseline::store;
+use crate::app::judges_called::{embeddings_called, judged_by_judges};
+use crate::app::tier_baseline::{self, Baseline};
 use crate::config::{CacheMode, Config, JudgeSpec, Tier, locate};
 use crate::error::{Error, Result};
-use crate::gate::decision;
 use crate::http;
 use crate::input::labels;
 use crate::input::qrels::Qrels;
@@ -21,14 +20,15 @@ use crate::term;
 use crate::tier;
 
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
-/// query texts only when the configured pipeline runs (no `--run`).
+/// query texts only when the configured pipeline runs (no `--run`). Returns the tier's baseline,
+/// loaded once here for the rest of the run (None: not compared, or the tier's first run).
 pub fn check(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,
     compared: bool,
     runs_pipeline: bool,
-) -> Result<()> {
+) -> Result<Option<Baseline>> {
     if let Some(error) = query_errors(config, tier, qrels, runs_pipeline)
         .into_iter()
         .next()
@@ -37,10 +37,13 @@ pub fn check(
     }
     check_labels(tier)?;
     check_api_keys(config)?;
-    if compared {
-        check_baseline(tier)?;
-    }
-    check_clock()
+    let baseline = if compared {
+        check_baseline(tier)?
+    } else {
+        None
+    };
+    check_clock()?;
+    Ok(baseline)
 }
 
 /// The checks on the tier's queries, every error (`validate` lists them all; the gate stops at
@@ -68,22 +71,19 @@ pub(crate) fn check_clock() -> Result<()> {
 
 /// A baseline that exists must be readable and of this tier; a missing one (the tier's first
 /// run) is not an error yet: the run's metrics are measured and shown, to be accepted.
-fn check_baseline(tier: &Tier) -> Result<()> {
-    match store::read(
-        &tier.baseline,
+fn check_baseline(tier: &Tier) -> Result<Option<Baseline>> {
+    let baseline = tier_baseline::load(
+        tier,
         "fix the file or remove it (then accept a new baseline)",
-    ) {
-        Ok(baseline) => decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline),
-        Err(error) if error.is_missing() => {
-            term::note(format!(
-                "tier `{}` has no baseline yet ({}): this run is measured but not gated",
-                tier.name,
-                tier.baseline.display()
-            ));
-            Ok(())
-        }
-        Err(error) => Err(error),
+    )?;
+    if baseline.is_none() {
+        term::note(format!(
+            "tier `{}` has no baseline yet ({}): this run is measured but not gated",
+            tier.name,
+            tier.baseline.display()
+        ));
     }
+    Ok(baseline)
 }
 
 /// The tier's human labels, which calibrate its judges after the run, must exist and parse.

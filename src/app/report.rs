@@ -5,16 +5,17 @@
 use std::path::{Path, PathBuf};
 
 use crate::app::rejudge::{self, Identities};
+use crate::app::tier_baseline::{self, Baseline};
 use crate::app::write_human;
-use crate::app::{history, output_files};
-use crate::baseline::pairing;
+use crate::app::{history, judged_depth, output_files, tier_labels};
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::HtmlReportArgs;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::gate::{GateReport, calibration, decision};
+use crate::gate::GateReport;
+use crate::gate::decision::{self, DecisionInputs, MismatchHint, NextStep};
 use crate::report::html::{self, History, Page};
 
 /// `--from`: a folder means its results.json; none means the tier's default output folder.
@@ -69,34 +70,31 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
         tier.name,
         from.display()
     );
-    let baseline = match store::read(&tier.baseline, &accept) {
-        Ok(baseline) => baseline,
+    let Some(baseline) = tier_baseline::load(tier, &accept)? else {
         // A tier's first run: the page shows what was measured and how to accept it.
-        Err(error) if error.is_missing() => {
-            let report = GateReport::without_checks(
-                &tier.name,
-                RunStatus::NoBaseline,
-                tier.gate.inconclusive,
-            );
-            let page = Page {
-                results_path: &from,
-                current: &current,
-                baseline: None,
-                no_baseline: Some(match args.history {
-                    Some(_) => format!(
-                        "{error}. The run history (--history) is shown once a baseline is accepted."
-                    ),
-                    None => error.to_string(),
-                }),
-                report: &report,
-                calibrations: &calibration::for_tier(tier, &config.metrics, &current)?,
-                history: None,
-            };
-            return write(&args.out, &page);
-        }
-        Err(error) => return Err(error),
+        let error = tier_baseline::missing(tier, &accept);
+        let report =
+            GateReport::without_checks(&tier.name, RunStatus::NoBaseline, tier.gate.inconclusive);
+        let page = Page {
+            results_path: &from,
+            current: &current,
+            baseline: None,
+            no_baseline: Some(match args.history {
+                Some(_) => format!(
+                    "{error}. The run history (--history) is shown once a baseline is accepted."
+                ),
+                None => error.to_string(),
+            }),
+            report: &report,
+            calibrations: &tier_labels::calibrations(tier, &config.metrics, &current)?,
+            history: None,
+        };
+        return write(&args.out, &page);
     };
-    decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;
+    let Baseline {
+        results: baseline,
+        sha256: baseline_sha256,
+    } = baseline;
     let changes = rejudge::differences(&Identities::of(&baseline), &Identities::of(&current));
     if !changes.is_empty() {
         return Err(Error::input(
@@ -109,30 +107,44 @@ pub fn run(args: HtmlReportArgs) -> Result<i32> {
             ),
         ));
     }
-    let calibrations = calibration::for_tier(tier, &config.metrics, &current)?;
-    let mut report = decision::decide(&config, tier, &baseline, &current, &calibrations);
-    report.notes.extend(calibration::judges_note(
-        &config.metrics,
-        &current.provenance.judges,
-        &calibrations,
-    ));
-    let history = match &args.history {
-        Some(dir) => Some(history_of(dir, tier, &current, &mut report)?),
+    let calibrations = tier_labels::calibrations(tier, &config.metrics, &current)?;
+    let series = match &args.history {
+        Some(dir) => Some((dir, history::read_series(dir, tier, &current)?)),
         None => None,
     };
-    // As the gate said it: the results record whether accepting them would replace the baseline.
-    let accept = format!(
+    let accept_command = format!(
         "ragate baseline accept --tier {} --from {}",
         tier.name,
         from.display()
     );
-    let acceptable = current.baseline_mismatch.is_some() || report.status != RunStatus::Error;
-    let next_step = pairing::next_step(&accept, acceptable);
-    if let Some(message) =
-        decision::mismatch_message(&report, &baseline, &current, &tier.baseline, &next_step)
-    {
-        report.warnings.insert(0, message);
-    }
+    let report = decision::decide(DecisionInputs {
+        config: &config,
+        tier,
+        baseline: &baseline,
+        current: &current,
+        calibrations: &calibrations,
+        judged_at_k: judged_depth::of_stored(tier, &current),
+        drift: series
+            .as_ref()
+            .map(|(_, series)| series.drift(tier, &baseline_sha256)),
+        run_notes: Vec::new(),
+        mismatch: Some(MismatchHint {
+            path: &tier.baseline,
+            // As the gate said it: the results record whether accepting them would replace
+            // the baseline.
+            next_step: NextStep::Accept {
+                command: &accept_command,
+                recorded: Some(current.baseline_mismatch.is_some()),
+            },
+        }),
+    })
+    .report;
+    let history = series.map(|(dir, series)| History {
+        dir: dir.to_path_buf(),
+        now: history::current_record(tier, &current),
+        records: series.records,
+        after_break: series.after_break,
+    });
     let page = Page {
         results_path: &from,
         current: &current,
@@ -156,20 +168,4 @@ fn write(out: &Path, page: &Page<'_>) -> Result<i32> {
         html::status_word(page.report.status)
     ))?;
     Ok(exit_code::SUCCESS)
-}
-
-/// The drift checks added to `report` and the runs of the current series, for the trend charts.
-fn history_of(
-    dir: &Path,
-    tier: &config::Tier,
-    current: &crate::baseline::results::Results,
-    report: &mut GateReport,
-) -> Result<History> {
-    let (records, after_break) = history::apply_drift(dir, tier, current, report)?;
-    Ok(History {
-        dir: dir.to_path_buf(),
-        records,
-        after_break,
-        now: history::current_record(tier, current),
-    })
 }

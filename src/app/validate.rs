@@ -5,15 +5,14 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use crate::app::error_output::with_causes;
-use crate::app::{preflight, write_human, write_stdout};
+use crate::app::{preflight, tier_baseline, write_human, write_stdout};
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::Results;
-use crate::baseline::store;
 use crate::cli::{GateFormat, ValidateArgs};
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::gate::{decision, empty_answers};
+use crate::gate::empty_answers;
 use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
 use crate::suggest;
@@ -127,29 +126,26 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
             .problems
             .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
     }
-    let baseline = store::read(
-        &tier.baseline,
+    let baseline = tier_baseline::load(
+        tier,
         &format!(
             "run `ragate gate --tier {0}` and `ragate baseline accept --tier {0}`",
             tier.name
         ),
-    )
-    .and_then(|baseline| {
-        decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline).map(|()| baseline)
-    });
+    );
     match baseline {
-        Ok(baseline) => {
+        Ok(Some(baseline)) => {
             if let Some(whole) = whole {
-                check_pairing(config, tier, whole, &baseline, findings);
+                check_pairing(config, tier, whole, &baseline.results, findings);
             }
         }
         // A tier not accepted yet (right after `ragate init`, say) is a valid config: its gate
         // measures and exits 2 until a baseline is accepted, so fail-closed holds there.
-        Err(Error::Missing { path, .. }) => findings.lints.push(format!(
+        Ok(None) => findings.lints.push(format!(
             "tier `{0}`: no baseline yet ({1}): `ragate gate --tier {0}` exits 2 until \
              `ragate baseline accept --tier {0}`",
             tier.name,
-            path.display()
+            tier.baseline.display()
         )),
         Err(error) => findings
             .problems

@@ -16,12 +16,20 @@ use crate::error::{Error, Location, Result};
 pub fn read(path: &Path, next_step: &str) -> Result<Results> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::missing(path, format!("no such file: {next_step}")));
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(path, next_step)),
         Err(e) => return Err(Error::io(path, e)),
     };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    parse(path, &text, next_step)
+}
+
+/// The [`Error::Missing`] of a results or baseline file that is not there.
+pub fn missing(path: &Path, next_step: &str) -> Error {
+    Error::missing(path, format!("no such file: {next_step}"))
+}
+
+/// Parses the `text` of the results or baseline file at `path` as [`read`] does.
+pub fn parse(path: &Path, text: &str, next_step: &str) -> Result<Results> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let format: Option<String> = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("format")?.as_str().map(str::to_string));

@@ -6,11 +6,9 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use crate::baseline::results::Results;
-use crate::config::{InconclusivePolicy, Rule, Tier};
-use crate::error::Result;
+use crate::config::{InconclusivePolicy, Rule};
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::input::labels::{self, Label};
-use crate::input::text_file::TextFile;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::stats::agreement::{Agreement, agreement};
 use crate::stats::ppi::{self, PpiEstimate};
@@ -324,19 +322,6 @@ pub fn checks(
             outcome
         })
         .collect()
-}
-
-/// The calibrations of a tier's judged metrics on `results`, from the tier's labels file (none
-/// when the tier has no `labels:`).
-pub fn for_tier(tier: &Tier, specs: &[MetricSpec], results: &Results) -> Result<Vec<Calibration>> {
-    match &tier.labels {
-        Some(path) => Ok(calibrate(
-            results,
-            specs,
-            &labels::read(&TextFile::read(path)?)?,
-        )),
-        None => Ok(Vec::new()),
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
-//! The one place a run is decided: `gate`, `merge` and `compare` all turn (config, tier,
-//! baseline, current results, judge calibrations) into a [`GateReport`] here, with every check
-//! and the run's status. Reports only render what this returns.
+//! The one place a run is decided: `gate`, `merge`, `compare`, `report` and `history add` all
+//! turn their [`DecisionInputs`] (config, tier, baseline, current results, judge calibrations,
+//! judged@k, the history's drift inputs) into a [`DecidedRun`] here: every check, the run's status
+//! decided once, the warnings (a baseline that no longer fits the run first) and notes. Reports
+//! only render what this returns; the inputs that live in files (labels, history, baseline) are
+//! read by the caller, so the gate does no I/O.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -8,11 +11,11 @@ use std::path::Path;
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::{Results, RunStatus};
 use crate::config::{
-    AlphaScope, Config, Decision, GateSettings, InconclusivePolicy, SliceValue, Tier,
+    AlphaScope, Config, Decision, DriftPolicy, GateSettings, InconclusivePolicy, SliceValue, Tier,
 };
-use crate::error::{Error, Result};
 use crate::gate::calibration::{self, Calibration};
 use crate::gate::checks::{self, Check, Slice};
+use crate::gate::drift::{self, DriftInputs};
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
@@ -23,15 +26,108 @@ use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
 use crate::suggest;
 
-/// Compares `current` with `baseline` under the tier's rules (calibrated floors included) and
-/// decides the run.
-pub fn decide(
-    config: &Config,
-    tier: &Tier,
-    baseline: &Results,
-    current: &Results,
-    calibrations: &[Calibration],
-) -> GateReport {
+/// A judged@k share below this warns that most retrieved docs are unjudged.
+const JUDGED_SHARE_WARNING: f64 = 0.5;
+
+/// Everything a run's decision reads, gathered by the command that decides it.
+pub struct DecisionInputs<'a> {
+    /// The config: metrics, slices, judges, diagnosis thresholds.
+    pub config: &'a Config,
+    /// The tier decided: its rules and gate settings.
+    pub tier: &'a Tier,
+    /// The results compared with (the tier's baseline, or `compare`'s A).
+    pub baseline: &'a Results,
+    /// The results decided (the run, or `compare`'s B).
+    pub current: &'a Results,
+    /// The calibrations of the judged metrics from the tier's labels (none without labels).
+    pub calibrations: &'a [Calibration],
+    /// judged@k of the current run against its qrels: (k, share), None when not measured.
+    pub judged_at_k: Option<(usize, f64)>,
+    /// The run history's series (`--history`): a drift check per `all` check; None without one.
+    pub drift: Option<DriftInputs<'a>>,
+    /// Notes about the run from the command (re-judging, noise, judging work, operational
+    /// figures), after the decision's own notes and before the judges note.
+    pub run_notes: Vec<String>,
+    /// What the warning that the baseline no longer fits the run names (None: no such warning,
+    /// for a decision only its checks are taken from).
+    pub mismatch: Option<MismatchHint<'a>>,
+}
+
+/// What the warning that the baseline no longer fits the run says besides the problem.
+pub struct MismatchHint<'a> {
+    /// The baseline's file (`compare`: A).
+    pub path: &'a Path,
+    /// What to do about it.
+    pub next_step: NextStep<'a>,
+}
+
+/// The next step of the warning that the baseline no longer fits the run.
+pub enum NextStep<'a> {
+    /// The same words whatever the decision (`compare`).
+    Given(String),
+    /// Replacing the baseline with the run's results ([`pairing::next_step`]), after fixing the
+    /// run's other errors when the results are not acceptable.
+    Accept {
+        /// The command that accepts the run's results.
+        command: &'a str,
+        /// Whether the results record a baseline mismatch (`report` of stored results: as the
+        /// gate said it); None: decided here. Results that errored are acceptable only when the
+        /// baseline's mismatch alone made them an error.
+        recorded: Option<bool>,
+    },
+}
+
+/// A decided run.
+#[derive(Debug)]
+pub struct DecidedRun {
+    /// Every check and the run's status, with the warnings (the mismatch first) and notes.
+    pub report: GateReport,
+    /// How the baseline paired, when the run is an error only because the baseline no longer
+    /// fits it (what results.json records for `baseline accept`).
+    pub baseline_mismatch: Option<Pairing>,
+    /// The warning that the baseline no longer fits the run (the report's first warning too).
+    pub mismatch: Option<String>,
+}
+
+/// Compares `current` with `baseline` under the tier's rules (calibrated floors and, with a
+/// history, drift checks included) and decides the run, once.
+pub fn decide(mut inputs: DecisionInputs<'_>) -> DecidedRun {
+    let (baseline, current, hint) = (inputs.baseline, inputs.current, inputs.mismatch.take());
+    let mut report = decide_checks(inputs);
+    let recorded_mismatch = baseline_mismatch(&report, current);
+    let mismatch = hint.and_then(|hint| {
+        let next_step = match hint.next_step {
+            NextStep::Given(words) => words,
+            NextStep::Accept { command, recorded } => {
+                let recorded = recorded.unwrap_or(recorded_mismatch.is_some());
+                pairing::next_step(command, recorded || report.status != RunStatus::Error)
+            }
+        };
+        mismatch_message(&report, baseline, current, hint.path, &next_step)
+    });
+    if let Some(message) = &mismatch {
+        report.warnings.insert(0, message.clone());
+    }
+    DecidedRun {
+        report,
+        baseline_mismatch: recorded_mismatch,
+        mismatch,
+    }
+}
+
+/// Every check of the run and its status, with the decision's warnings and notes.
+fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
+    let DecisionInputs {
+        config,
+        tier,
+        baseline,
+        current,
+        calibrations,
+        judged_at_k,
+        drift,
+        run_notes,
+        mismatch: _,
+    } = inputs;
     let mut warnings = Vec::new();
     // Results from before `empty_answers` get its values from their stored answers.
     let baseline = empty_answers::with_values(baseline, "the baseline", &mut warnings);
@@ -101,8 +197,14 @@ pub fn decide(
         tier.gate.inconclusive,
         floor_level,
     ));
-    let error_budget = ErrorBudget::of(&outcomes, &tier.gate, floor_level);
+    let mut error_budget = ErrorBudget::of(&outcomes, &tier.gate, floor_level);
+    if let Some(drift) = &drift {
+        let drift_checks = drift::checks(&outcomes, drift);
+        add_drift_to_budget(&mut error_budget, &drift_checks, drift.policy);
+        outcomes.extend(drift_checks);
+    }
     warnings.extend(tier.gate.notices.iter().cloned());
+    warnings.extend(judged_at_k.and_then(judged_warning));
     let diagnoses = current
         .summary
         .iter()
@@ -111,6 +213,12 @@ pub fn decide(
     let notes = length_faithfulness_correlation(current)
         .into_iter()
         .chain(calibrations.iter().map(Calibration::describe))
+        .chain(run_notes)
+        .chain(calibration::judges_note(
+            &config.metrics,
+            &current.provenance.judges,
+            calibrations,
+        ))
         .collect();
     GateReport {
         tier: tier.name.clone(),
@@ -122,12 +230,40 @@ pub fn decide(
         pairing: Some(pairing),
         baseline_only,
         current_only,
-        judged_at_k: None,
+        judged_at_k,
         diagnoses,
         notes,
         warnings,
         error_budget: Some(error_budget),
     }
+}
+
+/// The warning of a judged@k share below [`JUDGED_SHARE_WARNING`].
+fn judged_warning((k, share): (usize, f64)) -> Option<String> {
+    (share < JUDGED_SHARE_WARNING).then(|| {
+        format!(
+            "judged@{k} is {share:.2}: most retrieved docs are unjudged and count as irrelevant, \
+             so recall and nDCG look worse than they are; judge more docs"
+        )
+    })
+}
+
+/// The drift checks' part of the run's bound on false verdicts.
+fn add_drift_to_budget(
+    budget: &mut ErrorBudget,
+    drift_checks: &[CheckOutcome],
+    policy: DriftPolicy,
+) {
+    // The drift check has no calibrated level yet: a drift that fails the run leaves the
+    // run's bound open (TODO(issue 23, item 3): its level once calibrated).
+    let decided = drift_checks
+        .iter()
+        .filter(|o| !matches!(o.status, CheckStatus::Skipped | CheckStatus::Error))
+        .count();
+    // The drift checks share one calibrated budget: false warnings over the last
+    // `drift::NIGHTS` runs at most `drift::BUDGET` across the metrics (src/history/drift.rs).
+    let per_check = crate::history::drift::BUDGET / decided.max(1) as f64;
+    budget.add_drift(decided, Some(per_check), policy == DriftPolicy::Fail);
 }
 
 /// The level of each family of metric checks and each calibrated floor's one-sided level: the one
@@ -218,7 +354,7 @@ pub fn first_run_floors(config: &Config, tier: &Tier, current: &Results) -> Vec<
 ///   nothing);
 /// - `regression` when a check failed, or was inconclusive under `inconclusive: fail`;
 /// - `pass` otherwise.
-pub fn run_status(outcomes: &[CheckOutcome], inconclusive: InconclusivePolicy) -> RunStatus {
+fn run_status(outcomes: &[CheckOutcome], inconclusive: InconclusivePolicy) -> RunStatus {
     let any = |status: CheckStatus| outcomes.iter().any(|o| o.status == status);
     let skipped = |o: &&CheckOutcome| o.status == CheckStatus::Skipped;
     let primary: Vec<&CheckOutcome> = outcomes
@@ -238,10 +374,20 @@ pub fn run_status(outcomes: &[CheckOutcome], inconclusive: InconclusivePolicy) -
     }
 }
 
+/// [`run_status`] for the tests of other gate modules (the verdicts' effect on the run); no
+/// production code decides a run's status outside [`decide`].
+#[cfg(test)]
+pub(crate) fn run_status_of(
+    outcomes: &[CheckOutcome],
+    inconclusive: InconclusivePolicy,
+) -> RunStatus {
+    run_status(outcomes, inconclusive)
+}
+
 /// The line that says the baseline no longer fits the run (too few queries pair, a gated
 /// metric missing), what changed since it was accepted, and `next_step`; None when it fits.
 /// `path` is the baseline's file.
-pub fn mismatch_message(
+fn mismatch_message(
     report: &GateReport,
     baseline: &Results,
     current: &Results,
@@ -265,7 +411,7 @@ pub fn mismatch_message(
 /// run has), and, unless too few queries pair (then every skip is for want of pairs), the other
 /// checks alone would not make the run an error. None otherwise: results that errored for any
 /// other reason are not accepted as a baseline (fail closed).
-pub fn baseline_mismatch(report: &GateReport, current: &Results) -> Option<Pairing> {
+fn baseline_mismatch(report: &GateReport, current: &Results) -> Option<Pairing> {
     let pairing = report.pairing.as_ref().filter(|p| p.broken())?;
     if report.status != RunStatus::Error {
         return None;
@@ -293,21 +439,6 @@ pub fn baseline_mismatch(report: &GateReport, current: &Results) -> Option<Pairi
     let rest_decided =
         rest.is_empty() || run_status(&rest, report.inconclusive) != RunStatus::Error;
     (pairing.too_few() || rest_decided).then(|| pairing.clone())
-}
-
-/// An error when `baseline` holds results of another tier than the one gated.
-pub fn check_baseline_tier(baseline: &Results, tier: &str, path: &Path) -> Result<()> {
-    if baseline.tier == tier {
-        return Ok(());
-    }
-    Err(Error::input(
-        path,
-        format!(
-            "a baseline of tier `{}`, but tier `{tier}` is gated: expected the baseline of \
-             `{tier}` (check the tier's `baseline:` path in the config)",
-            baseline.tier
-        ),
-    ))
 }
 
 /// How many slice values the verdict of a rule on an unknown slice value lists.
@@ -402,303 +533,6 @@ fn slice_values(config: &Config, results: [&Results; 2]) -> BTreeSet<SliceValue>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn outcome(family: Family, status: CheckStatus) -> CheckOutcome {
-        let mut o = CheckOutcome::bare("m [s]".into(), "m".into(), "s".into(), family);
-        o.status = status;
-        o
-    }
-
-    use CheckStatus::Skipped as S;
-    use CheckStatus::{Error as E, Fail as F, Improved as I, Inconclusive as N, Pass as P};
-    use Family::{Calibration as Cal, Primary as All, Slices as Sl};
-
-    #[test]
-    fn run_status_table() {
-        type Case<'a> = (&'a [(Family, CheckStatus)], InconclusivePolicy, RunStatus);
-        let cases: &[Case<'_>] = &[
-            (
-                &[(All, P), (Sl, P)],
-                InconclusivePolicy::Pass,
-                RunStatus::Pass,
-            ),
-            (
-                &[(All, I), (Sl, S)],
-                InconclusivePolicy::Pass,
-                RunStatus::Pass,
-            ),
-            (
-                &[(All, P), (Sl, F)],
-                InconclusivePolicy::Pass,
-                RunStatus::Regression,
-            ),
-            (
-                &[(All, F), (Sl, E)],
-                InconclusivePolicy::Pass,
-                RunStatus::Error,
-            ),
-            (
-                &[(All, N), (Sl, P)],
-                InconclusivePolicy::Pass,
-                RunStatus::Pass,
-            ),
-            (
-                &[(All, N), (Sl, P)],
-                InconclusivePolicy::Fail,
-                RunStatus::Regression,
-            ),
-            // No `all` check at all (every rule names a slice): decided by the slices.
-            (
-                &[(Sl, P), (Sl, P)],
-                InconclusivePolicy::Pass,
-                RunStatus::Pass,
-            ),
-            (
-                &[(Sl, P), (Sl, S)],
-                InconclusivePolicy::Pass,
-                RunStatus::Pass,
-            ),
-            (
-                &[(Sl, F), (Sl, S)],
-                InconclusivePolicy::Pass,
-                RunStatus::Regression,
-            ),
-            // Every `all` check skipped: the primary family said nothing.
-            (
-                &[(All, S), (Sl, P)],
-                InconclusivePolicy::Pass,
-                RunStatus::Error,
-            ),
-            (
-                &[(All, S), (Sl, F)],
-                InconclusivePolicy::Pass,
-                RunStatus::Error,
-            ),
-            // Nothing evaluated at all.
-            (
-                &[(Sl, S), (Sl, S)],
-                InconclusivePolicy::Pass,
-                RunStatus::Error,
-            ),
-            (&[], InconclusivePolicy::Pass, RunStatus::Error),
-            // JudgedMetric floors count like any check.
-            (
-                &[(All, P), (Cal, F)],
-                InconclusivePolicy::Pass,
-                RunStatus::Regression,
-            ),
-            (
-                &[(All, P), (Cal, S)],
-                InconclusivePolicy::Pass,
-                RunStatus::Pass,
-            ),
-            (&[(Cal, S)], InconclusivePolicy::Pass, RunStatus::Error),
-        ];
-        for (checks, policy, expected) in cases {
-            let outcomes: Vec<CheckOutcome> = checks
-                .iter()
-                .map(|&(family, status)| outcome(family, status))
-                .collect();
-            assert_eq!(
-                run_status(&outcomes, *policy),
-                *expected,
-                "{checks:?} under {policy:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn only_a_run_that_errored_because_its_baseline_does_not_fit_records_the_mismatch() {
-        use crate::baseline::results::SliceSummary;
-        let pairing = |shared: usize, missing: &[&str]| Pairing {
-            shared_queries: shared,
-            queries: 6,
-            baseline_queries: 6,
-            min_queries: 3,
-            missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
-        };
-        let check = |metric: &str, slice: &str, family: Family, status: CheckStatus| {
-            let mut o = CheckOutcome::bare(
-                format!("{metric} [{slice}]"),
-                metric.into(),
-                slice.into(),
-                family,
-            );
-            o.status = status;
-            o
-        };
-        let mut current = Results {
-            format: String::new(),
-            tier: "smoke".into(),
-            status: RunStatus::Error,
-            provenance: Default::default(),
-            metrics: vec!["mrr".into(), "recall@5".into()],
-            summary: Default::default(),
-            noise: None,
-            baseline_mismatch: None,
-            queries: Default::default(),
-        };
-        for slice in ["all", "class=a"] {
-            current.summary.insert(
-                slice.into(),
-                [("mrr".to_string(), SliceSummary { mean: 0.5, n: 3 })].into(),
-            );
-        }
-        let report = |outcomes: Vec<CheckOutcome>, pairing: Pairing| GateReport {
-            status: run_status(&outcomes, InconclusivePolicy::Pass),
-            outcomes,
-            pairing: Some(pairing),
-            ..GateReport::without_checks("smoke", RunStatus::Error, InconclusivePolicy::Pass)
-        };
-        // Nothing pairs: every check skipped for want of pairs.
-        let unpaired = report(
-            vec![check("mrr", "all", All, S), check("mrr", "class=a", Sl, S)],
-            pairing(0, &[]),
-        );
-        assert_eq!(unpaired.status, RunStatus::Error);
-        assert_eq!(
-            baseline_mismatch(&unpaired, &current),
-            Some(pairing(0, &[]))
-        );
-        // A gated metric the baseline lacks: its checks error, the others pass.
-        let missing = report(
-            vec![
-                check("mrr", "all", All, P),
-                check("recall@5", "all", All, E),
-                check("recall@5", "class=a", Sl, E),
-            ],
-            pairing(6, &["recall@5"]),
-        );
-        assert_eq!(
-            baseline_mismatch(&missing, &current),
-            Some(pairing(6, &["recall@5"]))
-        );
-        // Fail closed: an error of another metric, on a slice the run lacks, or of a calibrated
-        // floor; a baseline that fits; every remaining `all` check skipped while enough pair.
-        for (outcomes, fits) in [
-            (
-                vec![check("mrr", "all", All, S), check("mrr", "all", All, E)],
-                pairing(0, &[]),
-            ),
-            (
-                vec![
-                    check("mrr", "all", All, P),
-                    check("recall@5", "class=zzz", Sl, E),
-                ],
-                pairing(6, &["recall@5"]),
-            ),
-            (
-                vec![
-                    check("mrr", "all", All, S),
-                    check("faithfulness_ppi", "all", Cal, E),
-                ],
-                pairing(0, &[]),
-            ),
-            (vec![check("mrr", "all", All, E)], pairing(6, &[])),
-            (
-                vec![
-                    check("mrr", "all", All, S),
-                    check("recall@5", "all", All, E),
-                ],
-                pairing(6, &["recall@5"]),
-            ),
-        ] {
-            let other = report(outcomes, fits);
-            assert_eq!(other.status, RunStatus::Error, "{other:?}");
-            assert_eq!(baseline_mismatch(&other, &current), None, "{other:?}");
-        }
-        // A run that is not an error needs no record (accept takes it as it is).
-        let regression = report(vec![check("mrr", "all", All, F)], pairing(0, &[]));
-        assert_eq!(baseline_mismatch(&regression, &current), None);
-    }
-
-    #[test]
-    fn alpha_is_split_across_the_families_present_only_under_run_scope() {
-        use crate::config::{
-            AlphaScope, Correction, Decision, GateSettings, Limits, Rule, SliceCorrection,
-        };
-        use crate::metrics::retrieval::RetrievalMetric;
-        let recall: Metric = RetrievalMetric::Recall(5).into();
-        let rule = |max_drop: Option<f64>, min: Option<f64>| Rule {
-            metric: recall,
-            slice: None,
-            limits: Limits {
-                max_drop,
-                min,
-                ..Limits::default()
-            },
-        };
-        let settings = |scope, rules: Vec<Rule>| GateSettings {
-            decision: Decision::Significant,
-            alpha: 0.06,
-            alpha_scope: scope,
-            correction: Correction::Holm,
-            slice_correction: SliceCorrection::Holm,
-            inconclusive: InconclusivePolicy::Pass,
-            min_queries: 5,
-            seed: 1,
-            rules,
-            notices: Vec::new(),
-        };
-        let values: BTreeSet<SliceValue> = [SliceValue {
-            field: "class".into(),
-            value: "a".into(),
-        }]
-        .into();
-        let limited = settings(AlphaScope::Run, vec![rule(Some(0.02), None)]);
-        let with_slices = checks::expand(&limited.rules, &values, &[recall]);
-        let all_only = checks::expand(&limited.rules, &BTreeSet::new(), &[recall]);
-        let close = |got: (FamilyLevels, f64), primary: f64, slices: f64, floor: f64| {
-            let (levels, floor_level) = got;
-            assert!((levels.primary - primary).abs() < 1e-15, "{levels:?}");
-            assert!((levels.slices - slices).abs() < 1e-15, "{levels:?}");
-            assert!((floor_level - floor).abs() < 1e-15, "{floor_level}");
-        };
-        // Default: every family at alpha, floors at the 95% interval's lower end.
-        let family = settings(AlphaScope::Family, limited.rules.clone());
-        close(family_levels(&family, &with_slices, 2), 0.06, 0.06, 0.025);
-        // Primary and slices: half each; with two floors, a third each, a floor a sixth.
-        close(family_levels(&limited, &with_slices, 0), 0.03, 0.03, 0.025);
-        close(family_levels(&limited, &with_slices, 2), 0.02, 0.02, 0.01);
-        // Only the `all` checks: all of alpha.
-        close(family_levels(&limited, &all_only, 0), 0.06, 0.06, 0.025);
-        // Floor-only rules limit no change: their checks are no family; point decisions neither.
-        let floors_only = settings(AlphaScope::Run, vec![rule(None, Some(0.5))]);
-        let floor_checks = checks::expand(&floors_only.rules, &values, &[recall]);
-        close(
-            family_levels(&floors_only, &floor_checks, 1),
-            0.06,
-            0.06,
-            0.06,
-        );
-        let mut point = limited.clone();
-        point.decision = Decision::Point;
-        close(family_levels(&point, &with_slices, 1), 0.06, 0.06, 0.06);
-    }
-
-    #[test]
-    fn a_baseline_of_another_tier_is_an_error() {
-        let mut baseline = Results {
-            format: String::new(),
-            tier: "regression".into(),
-            status: RunStatus::Pass,
-            provenance: Default::default(),
-            metrics: vec![],
-            summary: Default::default(),
-            noise: None,
-            baseline_mismatch: None,
-            queries: Default::default(),
-        };
-        let error = check_baseline_tier(&baseline, "smoke", Path::new("b.json")).unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("a baseline of tier `regression`, but tier `smoke` is gated"),
-            "{error}"
-        );
-        baseline.tier = "smoke".into();
-        assert!(check_baseline_tier(&baseline, "smoke", Path::new("b.json")).is_ok());
-    }
-}
+mod properties;
+#[cfg(test)]
+mod tests;

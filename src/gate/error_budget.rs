@@ -104,8 +104,8 @@ impl ErrorBudget {
     /// decided drift checks at `level` each when the drift test has a calibrated level (`None`:
     /// it has none, so the bound cannot include it), counted when they can fail the run.
     // TODO(issue 23, item 3): once drift is calibrated in units of the noise, pass its level
-    // (per metric, corrected across metrics) from `app::history` and, under `alpha_scope: run`,
-    // take it from the split in `gate::decision::family_levels`.
+    // (per metric, corrected across metrics) from `gate::decision::add_drift_to_budget` and,
+    // under `alpha_scope: run`, take it from the split in `gate::decision::family_levels`.
     pub fn add_drift(&mut self, checks: usize, level: Option<f64>, fails_run: bool) {
         if checks == 0 || !fails_run {
             return;

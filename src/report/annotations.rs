@@ -263,7 +263,7 @@ pub(crate) fn sample_report() -> GateReport {
     ];
     GateReport {
         tier: "smoke".to_string(),
-        status: crate::gate::decision::run_status(&outcomes, InconclusivePolicy::Pass),
+        status: crate::gate::decision::run_status_of(&outcomes, InconclusivePolicy::Pass),
         inconclusive: InconclusivePolicy::Pass,
         outcomes,
         reported: vec![],

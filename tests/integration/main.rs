@@ -30,6 +30,7 @@ mod junit_schema;
 mod llm_extras;
 #[cfg(feature = "nli")]
 mod nli;
+mod one_decision;
 mod openai_judge;
 mod output_paths;
 mod pipeline;

@@ -4,7 +4,7 @@
 
 use super::agreement::normal;
 use super::*;
-use crate::gate::decision::run_status;
+use crate::gate::decision::run_status_of as run_status;
 use crate::gate::verdict::proof::Proof;
 use crate::stats::rng_for;
 use rand::Rng;
