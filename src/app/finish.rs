@@ -3,6 +3,7 @@
 //! report, write.
 
 use crate::app::history;
+use crate::app::output_table;
 use crate::app::outputs::{self, Evaluated, OutputOptions, RunFigures};
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::repeats;
@@ -117,7 +118,7 @@ fn load_baseline(tier: &Tier, options: &OutputOptions) -> Result<Results> {
     let accept_hint = format!(
         "run `{}` to accept {}",
         options.accept_command(&tier.name),
-        options.out_dir.join("results.json").display()
+        output_table::RESULTS.path(&options.out_dir).display()
     );
     let baseline = store::read(&tier.baseline, &accept_hint)?;
     decision::check_baseline_tier(&baseline, &tier.name, &tier.baseline)?;

@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::app::default_threads;
 use crate::app::finish;
 use crate::app::output_files;
+use crate::app::output_table;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
 use crate::app::preflight;
 use crate::app::repeats;
@@ -244,10 +245,7 @@ fn obtain_run(
     let progress = Progress::new("pipeline: queries", requests.len());
     let produced = pipeline.produce(&requests, config.dir(), &progress);
     progress.finish();
-    let run_path = match repeat {
-        1 => out_dir.join("run.jsonl"),
-        n => out_dir.join(format!("run.{n}.jsonl")),
-    };
+    let run_path = output_table::repeat_run(out_dir, repeat);
     outputs::write(&run_path, &produced?.to_jsonl())?;
     Ok((run_path, RunFormat::Native))
 }
@@ -539,5 +537,5 @@ fn write_shard(
     };
     let mut text = serde_json::to_string_pretty(&output).expect("shard output serialises");
     text.push('\n');
-    outputs::write(&out_dir.join("shard.json"), &text)
+    outputs::write(&output_table::SHARD.path(out_dir), &text)
 }

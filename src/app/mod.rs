@@ -16,6 +16,7 @@ mod judged_run;
 mod manual;
 pub(crate) mod merge;
 mod output_files;
+mod output_table;
 mod outputs;
 mod preflight;
 mod rejudge;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::app::rejudge::{self, Identities};
 use crate::app::write_human;
-use crate::app::{history, output_files};
+use crate::app::{history, output_files, output_table};
 use crate::baseline::pairing;
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
@@ -21,7 +21,7 @@ use crate::report::html::{self, History, Page};
 fn results_path(from: Option<PathBuf>) -> Option<PathBuf> {
     from.map(|path| {
         if path.is_dir() {
-            path.join("results.json")
+            output_table::RESULTS.path(&path)
         } else {
             path
         }
