@@ -154,7 +154,7 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>, alpha: f64) -> CheckO
             Ok(Direction::LowerIsBetter) => worsening,
             _ => -worsening,
         };
-        crate::gate::verdict::no_negative_zero(delta)
+        crate::report::format::no_negative_zero(delta)
     };
     let against_limit = if result.z > 0.0 {
         format!(

@@ -1,7 +1,7 @@
 //! Text pieces of the Markdown summary that must read the same wherever they appear: p-values in
 //! table cells, the range an interval is clamped to, signed limits and deltas, and the headline
-//! counts. (p in running text and clamped intervals are the gate's: `verdict::p_text`,
-//! `calibration::interval_text`.)
+//! counts. (p in running text and clamped intervals are `format::p_text` and
+//! `format::interval_text`.)
 
 use std::ops::RangeInclusive;
 
@@ -112,8 +112,7 @@ impl Counts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::calibration::interval_text;
-    use crate::gate::verdict::p_text;
+    use crate::report::format::{interval_text, p_text};
 
     #[test]
     fn p_reads_the_same_in_cells_and_text() {

@@ -15,8 +15,9 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::error::Result;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation, no_negative_zero, p_text};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation};
 use crate::history::record::{Record, status_word as check_word};
+use crate::report::format::{no_negative_zero, p_text};
 
 /// The run history behind the trend charts.
 #[derive(Debug, Clone)]
