@@ -11,6 +11,7 @@ mod finish;
 mod gate;
 mod history;
 mod init;
+mod judge_consistency;
 mod judge_eval;
 mod judged_run;
 mod manual;

@@ -8,8 +8,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::app::judge_consistency::JudgeConsistency;
 use crate::app::output_table::{self, OutputFile};
-use crate::app::repeats::JudgeConsistency;
 use crate::app::{write_human, write_stdout};
 use crate::baseline::noise::RunNoise;
 use crate::baseline::results::Results;
