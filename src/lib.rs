@@ -67,6 +67,7 @@ pub mod config;
 pub(crate) mod digest;
 pub mod env;
 pub mod error;
+pub(crate) mod escape;
 pub mod evaluate;
 pub mod exit_code;
 pub(crate) mod features;

@@ -23,7 +23,7 @@ use crate::judge::lexical::LexicalJudge;
 use crate::judge::{self, Judge, Task, Verdict};
 use crate::metrics::claims::split_claims;
 use crate::metrics::metric::Metric;
-use crate::report::gate_table::one_line;
+use crate::report::format::one_line;
 use crate::stats::classification::{self, BOOTSTRAP_RESAMPLES, Estimate, Prediction, Scores};
 use crate::suggest;
 

@@ -1,9 +1,66 @@
-//! Pure text forms of numbers, the same in every report and in the gate's own messages: no
-//! `-0.0000`, p-values that can be told from the thresholds they are compared with, intervals
-//! clamped to the values a metric can take, levels without trailing zeros. Nothing here reads a
-//! check or a result.
+//! Pure text forms of numbers and lines, the same in every report and in the gate's own
+//! messages: "–" for a number that does not exist (never "NaN"), no `-0.0000`, p-values that can
+//! be told from the thresholds they are compared with, intervals clamped to the values a metric
+//! can take, levels without trailing zeros, text cut to one line. Nothing here reads a check or a
+//! result.
 
 use std::ops::RangeInclusive;
+
+/// What a report shows for a number that does not exist (skipped and erroneous checks).
+pub(crate) const MISSING: &str = "–";
+
+/// A mean or a limit with four decimals, or "–".
+pub(crate) fn value(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.4}")
+    } else {
+        MISSING.to_string()
+    }
+}
+
+/// A delta with its sign, or "–" (a value that rounds to zero prints `+0.0000`, never `-0.0000`).
+pub(crate) fn signed(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:+.4}", no_negative_zero(v))
+    } else {
+        MISSING.to_string()
+    }
+}
+
+pub(crate) fn optional(v: Option<f64>) -> String {
+    v.map_or_else(|| MISSING.to_string(), value)
+}
+
+/// A p-value: "<0.0001" rather than a row of zeros.
+pub(crate) fn p_value(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p.is_finite() && p < 0.0001 => "<0.0001".to_string(),
+        other => optional(other),
+    }
+}
+
+/// A two-sided interval, `[-0.0200, +0.0100]`, or "–".
+pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some((low, high)) if low.is_finite() && high.is_finite() => {
+            format!("[{}, {}]", signed(low), signed(high))
+        }
+        _ => MISSING.to_string(),
+    }
+}
+
+/// Text on one line (line breaks become spaces), cut to `max_chars` characters with "…".
+pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 4));
+    for (i, c) in text.chars().enumerate() {
+        if i == max_chars {
+            out.push('…');
+            break;
+        }
+        out.push(if matches!(c, '\n' | '\r') { ' ' } else { c });
+    }
+    out
+}
 
 /// `value`, or 0 when it would print as `-0.0000` (a worsening of -1e-17 is none).
 pub fn no_negative_zero(value: f64) -> f64 {
@@ -127,5 +184,19 @@ mod tests {
             compared(0.5f64.powi(12), 0.00024),
             ("2.44e-4".to_string(), "2.40e-4".to_string())
         );
+    }
+
+    #[test]
+    fn formatting_helpers_never_print_nan() {
+        assert_eq!(value(f64::NAN), "–");
+        assert_eq!(signed(f64::NAN), "–");
+        assert_eq!(signed(0.0123), "+0.0123");
+        assert_eq!(signed(-1e-17), "+0.0000");
+        assert_eq!(interval(Some((f64::NAN, 1.0))), "–");
+        assert_eq!(interval(Some((-0.02, 0.01))), "[-0.0200, +0.0100]");
+        assert_eq!(p_value(Some(0.00001)), "<0.0001");
+        assert_eq!(p_value(None), "–");
+        assert_eq!(one_line("a\r\nb", 10), "a  b");
+        assert_eq!(one_line("abcdef", 3), "abc…");
     }
 }

@@ -34,7 +34,7 @@ use crate::config::InconclusivePolicy;
 use crate::error::{Error, Result};
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
-use crate::report::gate_table::{one_line, value};
+use crate::report::format::{one_line, value};
 use crate::report::reported;
 
 /// Every testcase's duration: a check is arithmetic on stored values; the run's time is the suite's.
@@ -260,7 +260,7 @@ fn suite_output(report: &GateReport) -> String {
 /// The characters XML 1.0 forbids or discourages, and bidi controls, shown escaped (`\u{1b}`,
 /// as everywhere); the two non-characters replaced.
 fn xml_text(text: &str) -> String {
-    crate::report::inert::visible(text)
+    crate::escape::visible(text)
         .chars()
         .map(|c| match c {
             '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',

@@ -32,8 +32,10 @@ use crate::gate::verdict::proof::Proof;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Floor};
 use crate::metrics::retrieval::Direction;
 use crate::report::answer_diff;
-use crate::report::format::{interval_text, no_negative_zero, p_against, p_text};
-use crate::report::gate_table::{bound, count, higher_is_better, optional, signed, value};
+use crate::report::format::{
+    interval_text, no_negative_zero, optional, p_against, p_text, signed, value,
+};
+use crate::report::gate_table::{bound, count, higher_is_better};
 use crate::report::inert;
 use crate::report::reported;
 use crate::report::summary_text::{

@@ -8,7 +8,8 @@ use std::ops::RangeInclusive;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::Metric;
-use crate::report::gate_table::{MISSING, higher_is_better, signed};
+use crate::report::format::{MISSING, signed};
+use crate::report::gate_table::higher_is_better;
 
 /// Below this a p-value prints as `< 0.0001`.
 const SMALLEST_P: f64 = 1e-4;

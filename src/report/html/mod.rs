@@ -124,7 +124,7 @@ pub fn render(page: &Page<'_>) -> Result<String> {
         }
     };
     // Control and bidi characters from the data are shown escaped (the page writes none itself).
-    Ok(crate::report::inert::visible(&markup.into_string()).into_owned())
+    Ok(crate::escape::visible(&markup.into_string()).into_owned())
 }
 
 fn header(page: &Page<'_>, status: &str) -> Markup {
