@@ -534,5 +534,5 @@ impl From<RunFormatArg> for RunFormat {
 
 /// `--tier NAME`: one safe path component (the name is a folder of the outputs).
 fn tier_name(name: &str) -> Result<String, String> {
-    crate::tier::check_name(name).map(|()| name.to_string())
+    crate::config::tier_name::check(name).map(|()| name.to_string())
 }

@@ -150,6 +150,13 @@ pub fn percent_text(x: f64) -> String {
     level_text(100.0 * x)
 }
 
+/// The first 12 characters of a hash (whole characters, whatever the input holds).
+pub(crate) fn short_hash(hash: &str) -> &str {
+    hash.char_indices()
+        .nth(12)
+        .map_or(hash, |(end, _)| &hash[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +191,13 @@ mod tests {
             compared(0.5f64.powi(12), 0.00024),
             ("2.44e-4".to_string(), "2.40e-4".to_string())
         );
+    }
+
+    #[test]
+    fn a_hash_is_cut_to_12_whole_characters() {
+        assert_eq!(short_hash("0123456789abcdef"), "0123456789ab");
+        assert_eq!(short_hash("abc"), "abc");
+        assert_eq!(short_hash("ééééééééééééé"), "éééééééééééé");
     }
 
     #[test]

@@ -154,7 +154,7 @@ fn header(page: &Page<'_>, status: &str) -> Markup {
             }
             dl class="meta" {
                 dt { "commit" } dd { code { (provenance.git_commit.as_deref().unwrap_or("unknown")) } }
-                dt { "config hash" } dd { code { (crate::gate::short(&provenance.config_hash)) } }
+                dt { "config hash" } dd { code { (crate::report::format::short_hash(&provenance.config_hash)) } }
                 @if let Some(baseline) = page.baseline {
                     dt { "baseline commit" } dd { code { (baseline.provenance.git_commit.as_deref().unwrap_or("unknown")) } }
                 }
