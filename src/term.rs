@@ -17,7 +17,7 @@ use anstream::{AutoStream, ColorChoice};
 use anstyle::{AnsiColor, Style};
 
 /// When to colour (`--color`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorWhen {
     /// On a terminal, unless NO_COLOR is set (non-empty); also off a terminal when FORCE_COLOR is.
     #[default]
