@@ -296,10 +296,9 @@ struct Judging<'a> {
 /// Evaluates the tier's run (every text kept in the results).
 fn evaluate_tier(
     config: &Config,
-    tier: &Tier,
     qrels: &Qrels,
     run: (PathBuf, RunFormat),
-    qrels_sha256: String,
+    context: RunContext<'_>,
     threads: Option<usize>,
     judging: Judging<'_>,
 ) -> Result<Evaluated> {
@@ -343,7 +342,7 @@ fn evaluate_tier(
     for warning in &evaluation.warnings {
         term::warning(warning);
     }
-    let results = collect::collect(&evaluation, qrels, run_context(config, tier, qrels_sha256));
+    let results = collect::collect(&evaluation, qrels, context);
     Ok(Evaluated {
         trace: trace(&results, qrels, &evaluation, &trace_splitter(config)),
         operational: evaluation
@@ -390,13 +389,15 @@ fn evaluate_repeats(
     }
     // Built once: every run and asking counts in the same usage counters.
     let clients = Clients::build(config);
+    // Once too (`git rev-parse` is a process): every run and asking is of the same commit.
+    let context = run_context(config, tier, qrels_sha256);
     let evaluate = |run, repeat| {
         let judging = Judging {
             clients: &clients,
             repeat,
         };
-        let sha = qrels_sha256.clone();
-        evaluate_tier(config, tier, qrels, run, sha, args.threads, judging)
+        let context = context.clone();
+        evaluate_tier(config, qrels, run, context, args.threads, judging)
     };
     let mut runs = Vec::with_capacity(tier.repeats);
     let mut first_run = None;
