@@ -535,18 +535,16 @@ impl From<RunFormatArg> for RunFormat {
 }
 
 /// The command line `args` (the program name first), parsed. One that does not parse exits 2
-/// as well: with `--format json` its document says so (help and --version are not errors).
-pub(crate) fn parse(args: &[OsString]) -> Cli {
+/// after `on_error` is given its message (the first line, without `error: `), so that a
+/// `--format json` document can say so; help and --version are not errors and exit 0.
+pub(crate) fn parse(args: &[OsString], on_error: impl FnOnce(&str)) -> Cli {
     match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
-            if error.use_stderr()
-                && let Some(document) = crate::app::error_output::requested_in_args(args)
-            {
+            if error.use_stderr() {
                 let text = error.to_string();
                 let first = text.lines().next().unwrap_or_default();
-                let message = first.strip_prefix("error: ").unwrap_or(first);
-                let _ = crate::term::write_stdout(&document.render(message));
+                on_error(first.strip_prefix("error: ").unwrap_or(first));
             }
             error.exit()
         }

@@ -101,7 +101,13 @@ pub fn run_cli() -> std::process::ExitCode {
     term::init_from_env();
     secrets::register_environment();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = cli::parse(&args);
+    // A command line that does not parse exits 2 as well: with `--format json` its document
+    // says so.
+    let cli = cli::parse(&args, |message| {
+        if let Some(document) = app::error_output::requested_in_args(&args) {
+            let _ = term::write_stdout(&document.render(message));
+        }
+    });
     term::init(cli.terminal.color, cli.terminal.quiet);
     let document = app::error_output::requested(&cli);
     match app::run(cli) {
