@@ -27,6 +27,7 @@ pub(crate) fn signed(v: f64) -> String {
     }
 }
 
+/// [`value`] of a number that may not exist.
 pub(crate) fn optional(v: Option<f64>) -> String {
     v.map_or_else(|| MISSING.to_string(), value)
 }
