@@ -1,8 +1,10 @@
 //! Command-line arguments (clap derive types only; validation happens in `app`).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::discover;
 use crate::input::{QrelsFormat, RunFormat};
@@ -532,7 +534,112 @@ impl From<RunFormatArg> for RunFormat {
     }
 }
 
+/// The command line `args` (the program name first), parsed. One that does not parse exits 2
+/// after `on_error` is given its message (the first line, without `error: `), so that a
+/// `--format json` document can say so; help and --version are not errors and exit 0.
+pub(crate) fn parse(args: &[OsString], on_error: impl FnOnce(&str)) -> Cli {
+    match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            if error.use_stderr() {
+                let text = error.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                on_error(first.strip_prefix("error: ").unwrap_or(first));
+            }
+            error.exit()
+        }
+    }
+}
+
+/// `ragate eval --format`: the report layer's [`OutputFormat`], which knows nothing of clap.
+impl ValueEnum for OutputFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Tsv]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            OutputFormat::Table => PossibleValue::new("table").help("Aligned columns for people"),
+            OutputFormat::Json => PossibleValue::new("json").help("One JSON object"),
+            OutputFormat::Tsv => PossibleValue::new("tsv")
+                .help("`metric<TAB>qid|all<TAB>value` rows, trec_eval style, for diffs"),
+        })
+    }
+}
+
+/// `--color`: the terminal's [`ColorWhen`], which knows nothing of clap.
+impl ValueEnum for ColorWhen {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[ColorWhen::Auto, ColorWhen::Always, ColorWhen::Never]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            ColorWhen::Auto => PossibleValue::new("auto").help(
+                "On a terminal, unless NO_COLOR is set (non-empty); also off a terminal when \
+                 FORCE_COLOR is",
+            ),
+            ColorWhen::Always => {
+                PossibleValue::new("always").help("Always, whatever the environment says")
+            }
+            ColorWhen::Never => PossibleValue::new("never").help("Never"),
+        })
+    }
+}
+
 /// `--tier NAME`: one safe path component (the name is a folder of the outputs).
 fn tier_name(name: &str) -> Result<String, String> {
-    crate::tier::check_name(name).map(|()| name.to_string())
+    crate::config::tier_name::check(name).map(|()| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The values and their help, as `--help` and the man pages list them.
+    fn listed<T: ValueEnum>() -> Vec<(String, String)> {
+        T::value_variants()
+            .iter()
+            .filter_map(T::to_possible_value)
+            .map(|value| {
+                let help = value.get_help().map(ToString::to_string);
+                (value.get_name().to_string(), help.unwrap_or_default())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_library_enums_parse_and_list_as_before() {
+        let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(name, help)| (name.to_string(), help.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            listed::<OutputFormat>(),
+            owned(&[
+                ("table", "Aligned columns for people"),
+                ("json", "One JSON object"),
+                (
+                    "tsv",
+                    "`metric<TAB>qid|all<TAB>value` rows, trec_eval style, for diffs"
+                ),
+            ])
+        );
+        assert_eq!(
+            listed::<ColorWhen>(),
+            owned(&[
+                (
+                    "auto",
+                    "On a terminal, unless NO_COLOR is set (non-empty); also off a terminal when \
+                     FORCE_COLOR is"
+                ),
+                ("always", "Always, whatever the environment says"),
+                ("never", "Never"),
+            ])
+        );
+        assert_eq!(OutputFormat::from_str("TSV", true), Ok(OutputFormat::Tsv));
+        assert!(ColorWhen::from_str("sometimes", false).is_err());
+    }
 }

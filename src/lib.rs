@@ -67,6 +67,7 @@ pub mod config;
 pub(crate) mod digest;
 pub mod env;
 pub mod error;
+pub(crate) mod escape;
 pub mod evaluate;
 pub mod exit_code;
 pub(crate) mod features;
@@ -97,27 +98,16 @@ pub(crate) mod tier;
 /// 1 regression, 2 error; see [`exit_code`]). An error is printed to stderr with its chain of
 /// causes. This is the whole of the binary's `main`.
 pub fn run_cli() -> std::process::ExitCode {
-    use clap::Parser;
-
     term::init_from_env();
     secrets::register_environment();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = match cli::Cli::try_parse_from(&args) {
-        Ok(cli) => cli,
-        Err(error) => {
-            // A command line that does not parse exits 2 as well: with `--format json` its
-            // document says so (help and --version are not errors).
-            if error.use_stderr()
-                && let Some(document) = app::error_output::requested_in_args(&args)
-            {
-                let text = error.to_string();
-                let first = text.lines().next().unwrap_or_default();
-                let message = first.strip_prefix("error: ").unwrap_or(first);
-                let _ = term::write_stdout(&document.render(message));
-            }
-            error.exit()
+    // A command line that does not parse exits 2 as well: with `--format json` its document
+    // says so.
+    let cli = cli::parse(&args, |message| {
+        if let Some(document) = app::error_output::requested_in_args(&args) {
+            let _ = term::write_stdout(&document.render(message));
         }
-    };
+    });
     term::init(cli.terminal.color, cli.terminal.quiet);
     let document = app::error_output::requested(&cli);
     match app::run(cli) {

@@ -1,7 +1,7 @@
 //! The terminal: whether to colour stdout and stderr (`--color`, `NO_COLOR`, `FORCE_COLOR`),
 //! `--quiet`, and the prefixed messages for people on stderr (`error:`, `warning:`, `note:`).
 //!
-//! Both writers pass their text through [`crate::report::inert::terminal`]: no raw control
+//! Both writers pass their text through [`crate::escape::terminal`]: no raw control
 //! character and no line that starts a workflow command reaches a stream unless ragate wrote it.
 //!
 //! Colour goes only to a stream that shows it: renderers get a [`Paint`] for the stream they are
@@ -17,7 +17,7 @@ use anstream::{AutoStream, ColorChoice};
 use anstyle::{AnsiColor, Style};
 
 /// When to colour (`--color`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorWhen {
     /// On a terminal, unless NO_COLOR is set (non-empty); also off a terminal when FORCE_COLOR is.
     #[default]
@@ -133,7 +133,7 @@ impl Paint {
 /// renders the codes).
 pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
     let text = crate::secrets::redact(text);
-    let text = &crate::report::inert::terminal(&text, Paint::stdout().enabled());
+    let text = &crate::escape::terminal(&text, Paint::stdout().enabled());
     let stdout = std::io::stdout().lock();
     if Paint::stdout().enabled() {
         AutoStream::always(stdout).write_all(text.as_bytes())
@@ -147,7 +147,7 @@ pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
 /// as `eprintln!` would panic on it.
 fn write_stderr(text: &str) {
     let text = crate::secrets::redact(text);
-    let text = &crate::report::inert::terminal(&text, Paint::stderr().enabled());
+    let text = &crate::escape::terminal(&text, Paint::stderr().enabled());
     let stderr = std::io::stderr().lock();
     let _ = if Paint::stderr().enabled() {
         AutoStream::always(stderr).write_all(text.as_bytes())
@@ -232,7 +232,7 @@ pub(crate) fn child_line(label: &str, line: &str) {
 
 fn child_text(label: &str, line: &str) -> String {
     // Colour off: not even a colour code of the child's stays raw.
-    crate::report::inert::terminal(&format!("{label}: {line}\n"), false).into_owned()
+    crate::escape::terminal(&format!("{label}: {line}\n"), false).into_owned()
 }
 
 #[cfg(test)]

@@ -138,23 +138,6 @@ pub fn stratify_error(config: &Config, tier: &Tier, whole: &Qrels) -> Option<Err
     Some(crate::config::locate::locate_in_file(error, &config.path))
 }
 
-/// A tier's name is a folder and file name of its outputs (`.ragate/out/<tier>`, history
-/// records): it must be one safe path component, so that no name (in the config or after
-/// `--tier`) writes outside the output folder.
-pub fn check_name(name: &str) -> Result<(), String> {
-    let safe = name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if safe && !name.is_empty() && name != "." && name != ".." {
-        return Ok(());
-    }
-    Err(format!(
-        "tier name `{}`: expected letters, digits, `-`, `_` and `.` only (one path component, \
-         not `.` or `..`): the name is a folder of the outputs",
-        shorten(&name.escape_debug().to_string())
-    ))
-}
-
 /// The split a tier reads from a BEIR folder.
 pub const BEIR_SPLIT: &str = "test";
 

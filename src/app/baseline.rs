@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use similar::TextDiff;
 
-use crate::app::{output_files, outputs};
+use crate::app::{output_files, output_table, outputs};
 use crate::app::{write_human, write_stdout};
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
@@ -29,7 +29,7 @@ fn accepted_utc() -> Result<String> {
 /// The results of a gate run of `tier`: `from`, else the tier's default output directory's
 /// `results.json`; results of another tier are an error naming the file.
 pub(super) fn read_tier_results(tier: &str, from: Option<PathBuf>) -> Result<(PathBuf, Results)> {
-    let from = from.unwrap_or_else(|| outputs::default_out(tier).join("results.json"));
+    let from = from.unwrap_or_else(|| output_table::RESULTS.path(&outputs::default_out(tier)));
     let results = store::read(&from, &format!("run `ragate gate --tier {tier}` first"))?;
     if results.tier != tier {
         return Err(Error::input(

@@ -4,6 +4,7 @@
 
 use crate::app::history;
 use crate::app::judged_depth;
+use crate::app::output_table;
 use crate::app::outputs::{self, Evaluated, OutputOptions, RunFigures};
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::repeats;
@@ -130,7 +131,7 @@ fn accept_hint(tier: &Tier, options: &OutputOptions) -> String {
     format!(
         "run `{}` to accept {}",
         options.accept_command(&tier.name),
-        options.out_dir.join("results.json").display()
+        output_table::RESULTS.path(&options.out_dir).display()
     )
 }
 

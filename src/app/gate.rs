@@ -13,6 +13,7 @@ use crate::app::default_threads;
 use crate::app::finish;
 use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
+use crate::app::output_table;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
 use crate::app::preflight;
 use crate::app::repeats;
@@ -195,10 +196,7 @@ fn obtain_run(
     let progress = Progress::new("pipeline: queries", requests.len());
     let produced = pipeline.produce(&requests, config.dir(), &progress);
     progress.finish();
-    let run_path = match repeat {
-        1 => out_dir.join("run.jsonl"),
-        n => out_dir.join(format!("run.{n}.jsonl")),
-    };
+    let run_path = output_table::repeat_run(out_dir, repeat);
     outputs::write(&run_path, &produced?.to_jsonl())?;
     Ok((run_path, RunFormat::Native))
 }
@@ -249,10 +247,9 @@ struct Judging<'a> {
 /// Evaluates the tier's run (every text kept in the results).
 fn evaluate_tier(
     config: &Config,
-    tier: &Tier,
     qrels: &Qrels,
     run: (PathBuf, RunFormat),
-    qrels_sha256: String,
+    context: RunContext<'_>,
     threads: Option<usize>,
     judging: Judging<'_>,
 ) -> Result<Evaluated> {
@@ -296,7 +293,7 @@ fn evaluate_tier(
     for warning in &evaluation.warnings {
         term::warning(warning);
     }
-    let results = collect::collect(&evaluation, qrels, run_context(config, tier, qrels_sha256));
+    let results = collect::collect(&evaluation, qrels, context);
     Ok(Evaluated {
         trace: trace(&results, qrels, &evaluation, &trace_splitter(config)),
         operational: evaluation
@@ -343,13 +340,15 @@ fn evaluate_repeats(
     }
     // Built once: every run and asking counts in the same usage counters.
     let clients = Clients::build(config);
+    // Once too (`git rev-parse` is a process): every run and asking is of the same commit.
+    let context = run_context(config, tier, qrels_sha256);
     let evaluate = |run, repeat| {
         let judging = Judging {
             clients: &clients,
             repeat,
         };
-        let sha = qrels_sha256.clone();
-        evaluate_tier(config, tier, qrels, run, sha, args.threads, judging)
+        let context = context.clone();
+        evaluate_tier(config, qrels, run, context, args.threads, judging)
     };
     let mut runs = Vec::with_capacity(tier.repeats);
     let mut first_run = None;
@@ -490,5 +489,5 @@ fn write_shard(
     };
     let mut text = serde_json::to_string_pretty(&output).expect("shard output serialises");
     text.push('\n');
-    outputs::write(&out_dir.join("shard.json"), &text)
+    outputs::write(&output_table::SHARD.path(out_dir), &text)
 }

@@ -74,9 +74,9 @@ pub(super) fn same_config(
             format!(
                 "these results were made with another config (config hash {}, {} has {}): the \
                  checks cannot be decided again with it; use the config the gate ran with",
-                crate::gate::short(&results.provenance.config_hash),
+                crate::report::format::short_hash(&results.provenance.config_hash),
                 config.path.display(),
-                crate::gate::short(&tier.config_hash)
+                crate::report::format::short_hash(&tier.config_hash)
             ),
         ));
     }

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::json;
 
@@ -23,7 +24,7 @@ use crate::judge::lexical::LexicalJudge;
 use crate::judge::{self, Judge, Task, Verdict};
 use crate::metrics::claims::split_claims;
 use crate::metrics::metric::Metric;
-use crate::report::gate_table::one_line;
+use crate::report::format::one_line;
 use crate::stats::classification::{self, BOOTSTRAP_RESAMPLES, Estimate, Prediction, Scores};
 use crate::suggest;
 
@@ -254,7 +255,7 @@ fn on_labels(
                 id: label.qid.clone(),
                 qid: Some(label.qid.clone()),
                 subject: Subject::Answer(label.answer.clone()),
-                context: String::new(),
+                context: "".into(),
                 supported: human >= AGREEMENT_CUT,
                 class: None,
                 line: label.line,
@@ -354,10 +355,11 @@ fn claims_of(items: &[JudgeItem], path: &Path) -> Result<(Vec<Task>, Vec<usize>)
                 "the answer has no claim to judge (only punctuation or markup): expected at least one sentence",
             ));
         }
+        let context: Arc<str> = item.context.as_str().into();
         for claim in claims {
             tasks.push(Task::Support {
                 claim,
-                context: item.context.clone(),
+                context: Arc::clone(&context),
             });
             owners.push(index);
         }

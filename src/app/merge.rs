@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::app::finish;
 use crate::app::gate::{SHARD_FORMAT, ShardOutput};
 use crate::app::output_files;
+use crate::app::output_table;
 use crate::app::outputs::{Evaluated, OutputOptions};
 use crate::baseline::{collect, embeddings};
 use crate::cli::MergeArgs;
@@ -20,7 +21,7 @@ use crate::shard::ShardQueries;
 use crate::tier::{self, TierQueries};
 
 pub(crate) fn read_shard(dir: &Path) -> Result<(PathBuf, ShardOutput)> {
-    let path = dir.join("shard.json");
+    let path = output_table::SHARD.path(dir);
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
     // The format first: a shard of another ragate version fails on it, not on a field.
     let format = serde_json::from_str::<serde_json::Value>(&text)
@@ -273,7 +274,7 @@ fn merge(args: &MergeArgs, options: &OutputOptions) -> Result<i32> {
         .shards
         .iter()
         .map(|dir| output_files::Input {
-            path: dir.join("shard.json"),
+            path: output_table::SHARD.path(dir),
             named_by: format!("the shard in {}", dir.display()),
         })
         .collect();

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::app::output_table::{self, OverInput};
 use crate::app::outputs::{OutputOptions, append_step_summary, write};
 use crate::baseline::store;
 use crate::config::{Config, Tier, TierSource};
@@ -14,18 +15,6 @@ use crate::error::{Error, Result};
 use crate::report::junit::{self, RunClock, RunInfo};
 use crate::report::{annotations, error_summary};
 use crate::term;
-
-/// Every file name a run may write into its output directory.
-const OUTPUT_NAMES: [&str; 8] = [
-    "results.json",
-    "junit.xml",
-    "summary.md",
-    "trace.jsonl",
-    "run-stats.json",
-    "embeddings.jsonl",
-    "shard.json",
-    "run.jsonl",
-];
 
 /// A file the run reads, and what names it (for the error message).
 #[derive(Debug, Clone)]
@@ -103,9 +92,9 @@ fn identity(path: &Path) -> PathBuf {
 
 /// The files this run may write, with the option that names each.
 fn outputs(options: &OutputOptions) -> Vec<(PathBuf, String)> {
-    let mut files: Vec<(PathBuf, String)> = OUTPUT_NAMES
+    let mut files: Vec<(PathBuf, String)> = output_table::ALL
         .iter()
-        .map(|name| (options.out_dir.join(name), "--out".to_string()))
+        .map(|file| (file.path(&options.out_dir), "--out".to_string()))
         .collect();
     files.extend(
         repeat_runs(&options.out_dir)
@@ -127,16 +116,10 @@ fn repeat_runs(out_dir: &Path) -> Vec<PathBuf> {
     let mut runs: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok())
         .filter(|entry| {
-            let name = entry.file_name();
-            let Some(repeat) = name
+            entry
+                .file_name()
                 .to_str()
-                .and_then(|n| n.strip_prefix("run."))
-                .and_then(|n| n.strip_suffix(".jsonl"))
-            else {
-                return false;
-            };
-            repeat.bytes().all(|b| b.is_ascii_digit())
-                && repeat.parse::<usize>().is_ok_and(|n| n >= 2)
+                .is_some_and(output_table::is_later_repeat_run)
         })
         .map(|entry| entry.path())
         .collect();
@@ -144,21 +127,19 @@ fn repeat_runs(out_dir: &Path) -> Vec<PathBuf> {
     runs
 }
 
-/// Refuses a run whose outputs would overwrite one of its inputs, then removes the previous
-/// run's outputs (never a file that is an input: `--run out/run.jsonl` stays).
+/// Refuses a run whose outputs would overwrite one of its inputs (the files it writes whatever
+/// it reads: [`OverInput::Refuse`]), then removes the previous run's outputs (never a file that
+/// is an input: `--run out/run.jsonl` stays).
 pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
     let is_input = |path: &Path| input_at(path, inputs);
     if let Some(junit) = &options.junit {
         refuse_input("--junit", junit, inputs)?;
     }
-    for name in [
-        "results.json",
-        "junit.xml",
-        "summary.md",
-        "trace.jsonl",
-        "run-stats.json",
-    ] {
-        let path = options.out_dir.join(name);
+    let refused = output_table::ALL
+        .iter()
+        .filter(|file| file.over_input == OverInput::Refuse);
+    for file in refused {
+        let path = file.path(&options.out_dir);
         if let Some(input) = is_input(&path) {
             return Err(Error::Usage(format!(
                 "--out {} would overwrite {} ({}): choose another output directory",
@@ -279,7 +260,7 @@ pub fn write_failure(
     error: &Error,
 ) -> Result<()> {
     let message = error.to_string();
-    let junit_path = options.out_dir.join("junit.xml");
+    let junit_path = output_table::JUNIT.path(&options.out_dir);
     // The run failed already; an unreadable SOURCE_DATE_EPOCH (itself maybe the failure) must
     // not keep the error from being reported: the time now is used then.
     let clock = RunClock::of_run(options.started)
@@ -299,7 +280,7 @@ pub fn write_failure(
     {
         write(path, &junit_text)?;
     }
-    let summary_path = options.out_dir.join("summary.md");
+    let summary_path = output_table::SUMMARY.path(&options.out_dir);
     if !summary_path.exists() {
         let summary = error_summary::render(tier, error);
         write(&summary_path, &summary)?;
@@ -387,6 +368,32 @@ mod tests {
             ["notes.txt", "run.1.jsonl", "run.jsonl", "run.x.jsonl"],
             "the run input and foreign files stay; the runs of earlier repeats go"
         );
+    }
+
+    #[test]
+    fn every_file_a_run_writes_whatever_it_reads_is_refused_over_an_input() {
+        let dir = tempfile::tempdir().unwrap();
+        for file in output_table::ALL {
+            let input = Input {
+                path: file.path(dir.path()),
+                named_by: "the run".into(),
+            };
+            std::fs::write(&input.path, "input").unwrap();
+            let prepared = prepare(&options(dir.path(), None), std::slice::from_ref(&input));
+            match file.over_input {
+                OverInput::Refuse => {
+                    let error = prepared.unwrap_err().to_string();
+                    assert!(error.contains("would overwrite the run"), "{error}");
+                }
+                OverInput::Keep => prepared.unwrap(),
+            }
+            assert_eq!(
+                std::fs::read_to_string(&input.path).unwrap(),
+                "input",
+                "{}",
+                file.name
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::app::repeats::JudgeConsistency;
+use crate::app::judge_consistency::JudgeConsistency;
+use crate::app::output_table::{self, OutputFile};
 use crate::app::{write_human, write_stdout};
 use crate::baseline::noise::RunNoise;
 use crate::baseline::results::Results;
@@ -104,7 +105,7 @@ impl OutputOptions {
         if self.out_dir != default_out(tier) {
             command.push_str(&format!(
                 " --from {}",
-                self.out_dir.join("results.json").display()
+                output_table::RESULTS.path(&self.out_dir).display()
             ));
         }
         command
@@ -152,17 +153,17 @@ impl Outputs {
     /// already: `output_files::prepare` removed them before the run).
     fn results(current: &Results, evaluated: &Evaluated, out_dir: &Path) -> Outputs {
         let mut outputs = Outputs::default();
-        outputs.file(out_dir.join("results.json"), current.to_json());
+        outputs.file(out_dir, output_table::RESULTS, current.to_json());
         if !evaluated.embeddings.is_empty() {
-            let sidecar = out_dir.join("embeddings.jsonl");
-            outputs.file(sidecar, embeddings::to_jsonl(&evaluated.embeddings));
+            let sidecar = embeddings::to_jsonl(&evaluated.embeddings);
+            outputs.file(out_dir, output_table::EMBEDDINGS, sidecar);
         }
         let trace: String = evaluated
             .trace
             .values()
             .map(|line| format!("{line}\n"))
             .collect();
-        outputs.file(out_dir.join("trace.jsonl"), trace);
+        outputs.file(out_dir, output_table::TRACE, trace);
         outputs
     }
 
@@ -173,8 +174,9 @@ impl Outputs {
         self.errors.push(message);
     }
 
-    fn file(&mut self, path: PathBuf, text: String) {
-        self.files.push((path, text, "--out"));
+    /// Writes `file` into `out_dir`.
+    fn file(&mut self, out_dir: &Path, file: OutputFile, text: String) {
+        self.files.push((file.path(out_dir), text, "--out"));
     }
 
     /// Writes the files, then the step summary, then prints warnings, annotations (stderr when
@@ -227,7 +229,7 @@ pub fn render(
             .files
             .push((path.clone(), junit_text.clone(), "--junit"));
     }
-    outputs.file(out_dir.join("junit.xml"), junit_text);
+    outputs.file(out_dir, output_table::JUNIT, junit_text);
     let mut summary_text = summary::render(report);
     if !run.trends.is_empty() {
         summary_text.push('\n');
@@ -247,10 +249,10 @@ pub fn render(
         summary_text.truncate(trimmed);
         summary_text.push('\n');
     }
-    outputs.file(out_dir.join("summary.md"), summary_text.clone());
+    outputs.file(out_dir, output_table::SUMMARY, summary_text.clone());
     outputs.step_summary = Some(summary_text);
     let stats = run_stats(tier, current, evaluated, report, run, options);
-    outputs.file(out_dir.join("run-stats.json"), format!("{stats:#}\n"));
+    outputs.file(out_dir, output_table::RUN_STATS, format!("{stats:#}\n"));
     outputs.warnings = report.warnings.clone();
     outputs.annotations = annotations::render(report);
     outputs.stdout = match options.format {
@@ -278,7 +280,11 @@ pub fn render_unbaselined(
         &options.accept_command(&tier.name),
     );
     summary_text.push_str(&first_run_floors(floors));
-    outputs.file(options.out_dir.join("summary.md"), summary_text.clone());
+    outputs.file(
+        &options.out_dir,
+        output_table::SUMMARY,
+        summary_text.clone(),
+    );
     outputs.step_summary = Some(summary_text);
     outputs.stdout = match options.format {
         GateFormat::Table => measured::table(current),

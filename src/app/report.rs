@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::app::rejudge::{self, Identities};
 use crate::app::tier_baseline::{self, Baseline};
 use crate::app::write_human;
-use crate::app::{history, judged_depth, output_files, tier_labels};
+use crate::app::{history, judged_depth, output_files, output_table, tier_labels};
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::HtmlReportArgs;
@@ -22,7 +22,7 @@ use crate::report::html::{self, History, Page};
 fn results_path(from: Option<PathBuf>) -> Option<PathBuf> {
     from.map(|path| {
         if path.is_dir() {
-            path.join("results.json")
+            output_table::RESULTS.path(&path)
         } else {
             path
         }

@@ -10,6 +10,7 @@ use crate::evaluate::Evaluation;
 use crate::input::qrels::Qrels;
 
 /// What besides the evaluation goes into results.
+#[derive(Debug, Clone)]
 pub struct RunContext<'a> {
     /// The tier the results belong to.
     pub tier: &'a str,

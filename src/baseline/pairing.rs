@@ -4,29 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::baseline::results::Pairing;
 use crate::baseline::results::{Provenance, Results};
 use crate::config::Tier;
-use crate::gate::short;
 use crate::metrics::metric::Metric;
-
-/// How a baseline pairs with a tier's queries and rules.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Pairing {
-    /// Queries of the tier that the baseline also has: the most any check can pair.
-    pub shared_queries: usize,
-    /// Queries of the tier (after sampling, those with a relevant doc).
-    pub queries: usize,
-    /// Queries of the baseline.
-    pub baseline_queries: usize,
-    /// The tier's `min_queries`: a check over fewer pairs is skipped.
-    pub min_queries: usize,
-    /// Metrics a rule of the tier gates that the baseline has no values of.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub missing_metrics: Vec<String>,
-}
+use crate::report::format::short_hash;
 
 /// The metrics the tier's rules compare with the baseline, in rule order, each once (calibrated
 /// floors need no baseline).
@@ -168,8 +150,8 @@ pub fn changes(baseline: &Provenance, qrels_sha256: &str, config_hash: &str) -> 
     let sha = if qrels {
         format!(
             ", qrels sha256 {} -> {}",
-            short(&baseline.qrels_sha256),
-            short(qrels_sha256)
+            short_hash(&baseline.qrels_sha256),
+            short_hash(qrels_sha256)
         )
     } else {
         String::new()

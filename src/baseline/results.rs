@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::baseline::noise::RunNoise;
-use crate::baseline::pairing::Pairing;
 use crate::error::shorten;
 use crate::metrics::embedding_relevance::RelevanceParts;
 use crate::metrics::metric::{Metric, UnknownMetric};
@@ -159,6 +158,24 @@ pub struct Results {
     pub baseline_mismatch: Option<Pairing>,
     /// qid -> record, for queries with at least one relevant doc.
     pub queries: BTreeMap<String, QueryRecord>,
+}
+
+/// How a baseline pairs with a tier's queries and rules (stored with results that errored only
+/// because the baseline did not fit; `baseline::pairing` computes it and says what to do).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pairing {
+    /// Queries of the tier that the baseline also has: the most any check can pair.
+    pub shared_queries: usize,
+    /// Queries of the tier (after sampling, those with a relevant doc).
+    pub queries: usize,
+    /// Queries of the baseline.
+    pub baseline_queries: usize,
+    /// The tier's `min_queries`: a check over fewer pairs is skipped.
+    pub min_queries: usize,
+    /// Metrics a rule of the tier gates that the baseline has no values of.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub missing_metrics: Vec<String>,
 }
 
 /// `value` when it is finite and in `range`, else the message saying what was expected.

@@ -14,6 +14,7 @@ mod pipeline;
 pub(crate) mod raw;
 mod raw_judges;
 mod rules;
+pub mod tier_name;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -472,9 +473,9 @@ fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<
     })
 }
 
-/// A tier's name must be one safe path component ([`crate::tier::check_name`]).
+/// A tier's name must be one safe path component ([`tier_name::check`]).
 fn check_tier_name(keys: &Keys<'_>, name: &str) -> Result<()> {
-    crate::tier::check_name(name).map_err(|message| keys.error("tiers", message))
+    tier_name::check(name).map_err(|message| keys.error("tiers", message))
 }
 
 fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {

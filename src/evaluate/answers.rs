@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::input::corpus::Corpus;
@@ -309,7 +310,8 @@ impl AnswerMetrics<'_> {
                 metric if is_faithfulness(metric) && !empty => {
                     let key = (judge.to_string(), spec.contexts_k, spec.claims);
                     if !prepared.claims.contains_key(&key) {
-                        let context = self.contexts(run, spec.contexts_k)?.join("\n\n");
+                        let context: Arc<str> =
+                            self.contexts(run, spec.contexts_k)?.join("\n\n").into();
                         let split = match spec.claims {
                             ClaimSplitter::Sentences => split_claims(&prepared.answer),
                             ClaimSplitter::Llm => {
@@ -327,7 +329,7 @@ impl AnswerMetrics<'_> {
                                     judge,
                                     Task::Support {
                                         claim: claim.clone(),
-                                        context: context.clone(),
+                                        context: Arc::clone(&context),
                                     },
                                 );
                                 (claim, id)

@@ -3,13 +3,13 @@
 //! the queries whose labelled answer is still the current one.
 
 use std::collections::BTreeMap;
-use std::ops::RangeInclusive;
 
 use crate::baseline::results::Results;
 use crate::config::{InconclusivePolicy, Rule};
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::input::labels::{self, Label};
 use crate::metrics::metric::{Metric, MetricSpec};
+use crate::report::format::interval_text;
 use crate::stats::agreement::{Agreement, agreement};
 use crate::stats::ppi::{self, PpiEstimate};
 use crate::stats::student_t_quantile;
@@ -72,29 +72,9 @@ impl Calibration {
             yy + nn,
             self.agreement.kappa.map_or(
                 "undefined (one verdict throughout)".to_string(),
-                |k| format!("{:.2}", crate::gate::verdict::no_negative_zero(k))
+                |k| format!("{:.2}", crate::report::format::no_negative_zero(k))
             ),
         )
-    }
-}
-
-/// An interval with four decimals, clamped to `range` (the values the metric can take) when it
-/// leaves it, saying so: `[0.0000, 1.0000] (clamped to [0, 1])`. A mean of values in [0, 1]
-/// cannot leave [0, 1]; PPI's normal interval can with few labels. "–" when not finite.
-pub fn interval_text((low, high): (f64, f64), range: Option<&RangeInclusive<f64>>) -> String {
-    if !(low.is_finite() && high.is_finite()) {
-        return "–".to_string();
-    }
-    let Some(range) = range.filter(|r| r.end().is_finite() && *r.end() < f64::MAX) else {
-        return format!("[{low:.4}, {high:.4}]");
-    };
-    let (start, end) = (*range.start(), *range.end());
-    let (clamped_low, clamped_high) = (low.clamp(start, end), high.clamp(start, end));
-    let text = format!("[{clamped_low:.4}, {clamped_high:.4}]");
-    if (clamped_low, clamped_high) == (low, high) {
-        text
-    } else {
-        format!("{text} (clamped to [{start}, {end}])")
     }
 }
 

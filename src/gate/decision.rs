@@ -19,11 +19,11 @@ use crate::gate::drift::{self, DriftInputs};
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
-    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
-    reported, short,
+    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation, reported,
 };
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
+use crate::report::format::short_hash as short;
 use crate::suggest;
 
 /// A judged@k share below this warns that most retrieved docs are unjudged.

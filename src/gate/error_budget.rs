@@ -8,6 +8,7 @@
 
 use crate::config::{AlphaScope, Decision, GateSettings, InconclusivePolicy};
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
+use crate::report::format::{level_text, percent_text};
 use crate::stats::holm::Procedure;
 
 /// One family's share of the budget.
@@ -86,7 +87,7 @@ impl ErrorBudget {
                 contribution: Some((floors as f64 * floor_level).min(1.0)),
                 how: format!(
                     "false pass at its one-sided {}% lower bound",
-                    percent(1.0 - floor_level)
+                    percent_text(1.0 - floor_level)
                 ),
             });
         }
@@ -161,7 +162,7 @@ impl ErrorBudget {
         };
         let bound = match self.total() {
             _ if terms.is_empty() => "no tested check, so no false failure".to_string(),
-            Some(total) => format!("at most {} = {}", number(total), terms.join(" + ")),
+            Some(total) => format!("at most {} = {}", level_text(total), terms.join(" + ")),
             None => format!("not bounded: {}", terms.join(" + ")),
         };
         let mut text = format!("false-failure rate of this run {bound}; {scope}");
@@ -187,29 +188,17 @@ fn term(part: &BudgetPart) -> String {
         Family::Calibration => format!("{m} calibrated floor{plural}"),
         Family::Drift => format!("{m} drift check{plural}"),
     };
-    let figure = part.contribution.map_or("?".to_string(), number);
+    let figure = part.contribution.map_or("?".to_string(), level_text);
     match part.family {
         Family::Calibration if m > 1 => {
-            format!("{figure} ({what} x {}: {})", number(part.level), part.how)
+            format!(
+                "{figure} ({what} x {}: {})",
+                level_text(part.level),
+                part.how
+            )
         }
         _ => format!("{figure} ({what}, {})", part.how),
     }
-}
-
-/// A level without trailing zeros: 0.05, 0.0167, 0.125.
-fn number(x: f64) -> String {
-    let text = format!("{x:.4}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text.is_empty() {
-        "0".to_string()
-    } else {
-        text.to_string()
-    }
-}
-
-/// `x` as a percentage with at most four decimals, trailing zeros dropped (`0.1667`, `1`).
-pub(crate) fn percent(x: f64) -> String {
-    number(100.0 * x)
 }
 
 #[cfg(test)]
@@ -355,13 +344,5 @@ mod tests {
         let budget = ErrorBudget::of(&[], &s, 0.025);
         assert_eq!(budget.total(), None);
         assert!(budget.statement().contains("`decision: point`"));
-    }
-
-    #[test]
-    fn percentages_are_short() {
-        // The drift checks' shared budget over 6 metrics: 1% / 6, not 0.16666666666666669%.
-        assert_eq!(percent(0.01 / 6.0), "0.1667");
-        assert_eq!(percent(0.01), "1");
-        assert_eq!(percent(0.025), "2.5");
     }
 }

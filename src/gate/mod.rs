@@ -160,13 +160,6 @@ pub(crate) fn length_faithfulness_correlation(current: &Results) -> Option<Strin
     ))
 }
 
-/// The first 12 characters of a hash (whole characters, whatever the input holds).
-pub(crate) fn short(hash: &str) -> &str {
-    hash.char_indices()
-        .nth(12)
-        .map_or(hash, |(end, _)| &hash[..end])
-}
-
 /// A word diff that marks each changed run once: `The [-cat sat-]{+dog lay+} on the mat`.
 /// The spaces between changed words join their run, so a replaced phrase reads as one deletion
 /// and one insertion rather than a mark per word and per space.

@@ -33,6 +33,7 @@ use crate::config::{
 };
 use crate::gate::checks::{Check, Slice};
 use crate::metrics::retrieval::Direction;
+use crate::report::format::{compared, no_negative_zero, p_against, p_text};
 use crate::stats::holm::{self, Procedure};
 use crate::stats::limit_test::{self, LimitTest};
 use crate::stats::{self, normal};
@@ -534,13 +535,11 @@ fn worsening_of(delta: f64, direction: Direction) -> f64 {
 mod adjusted;
 mod family;
 pub(crate) mod floor;
-mod numbers;
 mod outcome;
 mod paired;
 pub mod proof;
 mod summary;
 pub use adjusted::{Adjustment, FamilyLevels, Notation};
-pub use numbers::{compared, no_negative_zero, p_against, p_text};
 pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, Floor, QueryDrop};
 #[cfg(test)]
 mod tests;

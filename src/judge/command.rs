@@ -51,7 +51,7 @@ struct Reply {
 fn request_line(id: usize, task: &Task) -> String {
     let value = match task {
         Task::Support { claim, context } => {
-            json!({"id": id.to_string(), "task": "support", "claim": claim, "context": context})
+            json!({"id": id.to_string(), "task": "support", "claim": claim, "context": &**context})
         }
         Task::Relevance { question, answer } => {
             json!({"id": id.to_string(), "task": "relevance", "question": question, "answer": answer})

@@ -75,12 +75,10 @@ impl LexicalJudge {
             .iter()
             .map(|task| match task {
                 crate::judge::Task::Support { claim, context } if self.version >= 2 => {
-                    let reuse = prepared
-                        .as_ref()
-                        .is_some_and(|(c, _)| *c == context.as_str());
+                    let reuse = prepared.as_ref().is_some_and(|(c, _)| *c == &**context);
                     if !reuse {
                         let fresh = Prepared2::new(context, self.threshold, self.stem);
-                        prepared = Some((context.as_str(), fresh));
+                        prepared = Some((&**context, fresh));
                     }
                     let support = prepared.as_ref().expect("prepared above").1.support(claim);
                     crate::judge::Verdict {

@@ -10,6 +10,7 @@ pub mod nli;
 pub mod openai;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::config::{Config, JudgeSpec};
 use crate::error::Result;
@@ -81,8 +82,10 @@ pub enum Task {
     Support {
         /// One claim of an answer.
         claim: String,
-        /// The contexts the answer was generated from, joined with blank lines.
-        context: String,
+        /// The contexts the answer was generated from, joined with blank lines: one text shared
+        /// by every claim of the answer (serialised as the string, so cache keys are unchanged).
+        #[serde(serialize_with = "shared_text")]
+        context: Arc<str>,
     },
     /// Does `answer` address `question`?
     Relevance {
@@ -91,6 +94,12 @@ pub enum Task {
         /// The system's answer.
         answer: String,
     },
+}
+
+/// A shared text serialised as the string it holds (serde's `rc` feature would do the same for
+/// every `Arc` of the build).
+fn shared_text<S: serde::Serializer>(text: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(text)
 }
 
 impl Task {
@@ -274,6 +283,21 @@ mod tests {
 
     use super::*;
     use crate::config::{CommandSpec, EmbeddingsSpec, HttpEndpoint, LexicalSpec, OpenAiSpec};
+
+    #[test]
+    fn a_support_task_serialises_its_shared_context_as_the_text() {
+        let context: Arc<str> = "The sky is blue.".into();
+        let task = Task::Support {
+            claim: "sky blue".to_string(),
+            context: Arc::clone(&context),
+        };
+        // The cache key's input: the same JSON as when the context was a String.
+        assert_eq!(
+            serde_json::to_string(&task).unwrap(),
+            r#"{"task":"support","claim":"sky blue","context":"The sky is blue."}"#
+        );
+        assert_eq!(Arc::strong_count(&context), 2, "shared, not copied");
+    }
 
     #[test]
     fn a_client_carries_every_setting_of_its_spec() {

@@ -225,7 +225,8 @@ impl OpenAiJudge {
                         claims.push(claim.as_str());
                         i += 1;
                     }
-                    let inputs = json!({"task": "support", "claims": claims, "context": context});
+                    let inputs =
+                        json!({"task": "support", "claims": claims, "context": &**context});
                     let what = if claims.len() == 1 {
                         tasks[first].summary()
                     } else {

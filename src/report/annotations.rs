@@ -54,7 +54,7 @@ pub(crate) fn escape_message(text: &str) -> String {
         .replace('\r', "%0D")
         .replace('\n', "%0A")
         .replace("##[", "#\\#[");
-    crate::report::inert::visible(&escaped).into_owned()
+    crate::escape::visible(&escaped).into_owned()
 }
 
 /// Escapes a property value (such as `title`) of a workflow command.

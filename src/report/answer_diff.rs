@@ -49,7 +49,7 @@ fn wrapped(mark: char, line: &str) -> String {
 }
 
 fn cut(text: &str) -> String {
-    crate::report::gate_table::one_line(text, ANSWER_CHARS)
+    crate::report::format::one_line(text, ANSWER_CHARS)
 }
 
 /// A `diff` block of the answer's sentences (its fence longer than any backtick run in them, so

@@ -6,7 +6,7 @@ use crate::evaluate::Evaluation;
 use crate::report::columns;
 
 /// How `ragate eval` prints its results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
     /// Aligned columns for people.
     Table,

@@ -1,61 +1,15 @@
 //! The compact table `ragate gate` prints on stdout: one aligned row per check, then the verdict
 //! of every failing, erroneous or improved check, then the totals. Plain text; on a terminal
 //! that shows colour, the verdict words are coloured (fail red, pass green, inconclusive yellow).
-//!
-//! Also home of the number and text formatting the other gate reports share, so a missing
-//! number reads "–" everywhere and never "NaN".
 
+use crate::escape::visible;
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
-use crate::report::inert::visible;
+use crate::report::format::{MISSING, interval, one_line, p_value, signed, value};
 use crate::report::{columns, reported};
 use crate::term::{self, Paint};
-
-/// What a report shows for a number that does not exist (skipped and erroneous checks).
-pub(crate) const MISSING: &str = "–";
-
-/// A mean or a limit with four decimals, or "–".
-pub(crate) fn value(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:.4}")
-    } else {
-        MISSING.to_string()
-    }
-}
-
-/// A delta with its sign, or "–" (a value that rounds to zero prints `+0.0000`, never `-0.0000`).
-pub(crate) fn signed(v: f64) -> String {
-    if v.is_finite() {
-        let v = if v.abs() < 5e-5 { 0.0 } else { v };
-        format!("{v:+.4}")
-    } else {
-        MISSING.to_string()
-    }
-}
-
-pub(crate) fn optional(v: Option<f64>) -> String {
-    v.map_or_else(|| MISSING.to_string(), value)
-}
-
-/// A p-value: "<0.0001" rather than a row of zeros.
-pub(crate) fn p_value(p: Option<f64>) -> String {
-    match p {
-        Some(p) if p.is_finite() && p < 0.0001 => "<0.0001".to_string(),
-        other => optional(other),
-    }
-}
-
-/// A two-sided interval, `[-0.0200, +0.0100]`, or "–".
-pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
-    match ci {
-        Some((low, high)) if low.is_finite() && high.is_finite() => {
-            format!("[{}, {}]", signed(low), signed(high))
-        }
-        _ => MISSING.to_string(),
-    }
-}
 
 /// The decision bound of a check, `≤ -0.0310 @99.75%` for a delta that is at most that at that
 /// confidence (higher is better), `≥ +0.0310 @99.75%` for lower-is-better metrics (no-break
@@ -112,19 +66,6 @@ fn painted_status(status: CheckStatus, text: &str, paint: Paint) -> String {
         CheckStatus::Inconclusive | CheckStatus::Warn => paint.paint(term::DOUBTFUL, text),
         CheckStatus::Skipped => text.to_string(),
     }
-}
-
-/// Text on one line (line breaks become spaces), cut to `max_chars` characters with "…".
-pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(max_chars * 4));
-    for (i, c) in text.chars().enumerate() {
-        if i == max_chars {
-            out.push('…');
-            break;
-        }
-        out.push(if matches!(c, '\n' | '\r') { ' ' } else { c });
-    }
-    out
 }
 
 /// "N checks: X passed, Y failed, I inconclusive, Z skipped, W errors" (improved checks count as
@@ -291,19 +232,5 @@ mod tests {
             .unwrap()
             .replace_all(&painted, "");
         assert_eq!(stripped, plain);
-    }
-
-    #[test]
-    fn formatting_helpers_never_print_nan() {
-        assert_eq!(value(f64::NAN), "–");
-        assert_eq!(signed(f64::NAN), "–");
-        assert_eq!(signed(0.0123), "+0.0123");
-        assert_eq!(signed(-1e-17), "+0.0000");
-        assert_eq!(interval(Some((f64::NAN, 1.0))), "–");
-        assert_eq!(interval(Some((-0.02, 0.01))), "[-0.0200, +0.0100]");
-        assert_eq!(p_value(Some(0.00001)), "<0.0001");
-        assert_eq!(p_value(None), "–");
-        assert_eq!(one_line("a\r\nb", 10), "a  b");
-        assert_eq!(one_line("abcdef", 3), "abc…");
     }
 }

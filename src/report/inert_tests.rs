@@ -1,4 +1,5 @@
 use super::*;
+use crate::escape::is_hazard;
 
 /// `markdown` rendered as GitHub does (cmark-gfm's extensions, raw HTML through the tag filter).
 fn gfm(markdown: &str) -> String {
@@ -223,37 +224,4 @@ fn a_block_cannot_be_closed_from_inside() {
     assert!(!html.contains("<img"), "{html}");
     assert!(github_patterns(&prose(&html)).is_empty(), "{html}");
     assert_eq!(block("diff", "- a\n"), "```diff\n- a\n```\n");
-}
-
-#[test]
-fn hazards_are_escaped_and_ordinary_text_is_borrowed() {
-    assert_eq!(
-        visible("a\u{1b}[2Jb\u{7}\u{0}\u{202e}\u{9b}\r\nc\rd\te"),
-        "a\\u{1b}[2Jb\\u{7}\\u{0}\\u{202e}\\u{9b}\nc\\u{d}d\te"
-    );
-    assert!(matches!(visible("plain ✅ text\n"), Cow::Borrowed(_)));
-}
-
-#[test]
-fn no_line_for_the_terminal_starts_a_workflow_command() {
-    let text = "error: the service answered 500:\n::add-mask::ragate\n  ::stop-commands::x\r\n\
-                \u{a0}\u{200b}::warning title=pwned::y\nok ##[error]legacy\n";
-    let shown = terminal(text, false);
-    assert_eq!(
-        shown,
-        "error: the service answered 500:\n\\::add-mask::ragate\n  \\::stop-commands::x\n\
-         \u{a0}\u{200b}\\::warning title=pwned::y\nok #\\#[error]legacy\n"
-    );
-    assert!(!shown.lines().any(starts_command), "{shown}");
-    // Colour codes stay when the stream shows colour, other escapes never do.
-    let painted = "\u{1b}[1m\u{1b}[31merror:\u{1b}[0m title \u{1b}]0;pwned\u{7}\n\u{1b}[0m::x";
-    assert_eq!(
-        terminal(painted, true),
-        "\u{1b}[1m\u{1b}[31merror:\u{1b}[0m title \\u{1b}]0;pwned\\u{7}\n\u{1b}[0m\\::x"
-    );
-    assert_eq!(
-        terminal("\u{1b}[31mred\u{1b}[0m", false),
-        "\\u{1b}[31mred\\u{1b}[0m"
-    );
-    assert!(matches!(terminal("plain: a::b\n", false), Cow::Borrowed(_)));
 }

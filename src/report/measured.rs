@@ -4,7 +4,7 @@
 
 use crate::baseline::results::{Results, RunStatus};
 use crate::report::columns;
-use crate::report::gate_table::one_line;
+use crate::report::format::one_line;
 use crate::report::inert;
 
 /// The slice every query belongs to.
@@ -22,7 +22,7 @@ pub fn table(results: &Results) -> String {
     let labels: Vec<String> = results
         .summary
         .keys()
-        .map(|slice| one_line(&inert::visible(slice), LABEL_CHARS))
+        .map(|slice| one_line(&crate::escape::visible(slice), LABEL_CHARS))
         .collect();
     // Columns as wide as their longest entry (at least the usual widths), so values line up.
     let slice_width = labels

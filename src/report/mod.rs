@@ -5,6 +5,7 @@ pub(crate) mod answer_diff;
 pub(crate) mod columns;
 pub(crate) mod error_summary;
 pub mod eval_output;
+pub(crate) mod format;
 pub mod gate_json;
 pub mod gate_table;
 pub(crate) mod html;

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::gate::GateReport;
 use crate::gate::reported::{REPORTED, Reported, SLICE};
-use crate::report::gate_table::{signed, value};
+use crate::report::format::{MISSING, signed, value};
 
 /// The summary.md section, or nothing when every listed metric is gated.
 pub fn markdown(report: &GateReport) -> String {
@@ -41,7 +41,7 @@ pub fn table_rows(report: &GateReport) -> impl Iterator<Item = [String; 7]> + '_
             value(r.baseline),
             value(r.current),
             signed(r.delta),
-            crate::report::gate_table::MISSING.to_string(),
+            MISSING.to_string(),
             r.n.to_string(),
         ]
     })

@@ -26,14 +26,16 @@
 use crate::baseline::results::RunStatus;
 use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
-use crate::gate::calibration::interval_text;
 use crate::gate::error_budget::ErrorBudget;
+use crate::gate::verdict::Notation;
 use crate::gate::verdict::proof::Proof;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Floor};
-use crate::gate::verdict::{Notation, no_negative_zero, p_against, p_text};
 use crate::metrics::retrieval::Direction;
 use crate::report::answer_diff;
-use crate::report::gate_table::{bound, count, higher_is_better, optional, signed, value};
+use crate::report::format::{
+    interval_text, no_negative_zero, optional, p_against, p_text, signed, value,
+};
+use crate::report::gate_table::{bound, count, higher_is_better};
 use crate::report::inert;
 use crate::report::reported;
 use crate::report::summary_text::{

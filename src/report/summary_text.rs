@@ -1,14 +1,15 @@
 //! Text pieces of the Markdown summary that must read the same wherever they appear: p-values in
 //! table cells, the range an interval is clamped to, signed limits and deltas, and the headline
-//! counts. (p in running text and clamped intervals are the gate's: `verdict::p_text`,
-//! `calibration::interval_text`.)
+//! counts. (p in running text and clamped intervals are `format::p_text` and
+//! `format::interval_text`.)
 
 use std::ops::RangeInclusive;
 
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::Metric;
-use crate::report::gate_table::{MISSING, higher_is_better, signed};
+use crate::report::format::{MISSING, signed};
+use crate::report::gate_table::higher_is_better;
 
 /// Below this a p-value prints as `< 0.0001`.
 const SMALLEST_P: f64 = 1e-4;
@@ -112,8 +113,7 @@ impl Counts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::calibration::interval_text;
-    use crate::gate::verdict::p_text;
+    use crate::report::format::{interval_text, p_text};
 
     #[test]
     fn p_reads_the_same_in_cells_and_text() {

@@ -3,7 +3,7 @@
 //! numbers a report prints always agree with the verdict.
 
 use crate::gate::verdict::Family;
-use crate::gate::verdict::numbers::{p_against, p_text};
+use crate::report::format::{p_against, p_text};
 use crate::stats::holm::Procedure;
 
 /// The level of each family of metric checks, set in one place (`gate::decision`): alpha each by

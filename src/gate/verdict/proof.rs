@@ -10,9 +10,9 @@
 
 use crate::gate::verdict::summary::Summary;
 use crate::gate::verdict::{
-    Candidate, CheckOutcome, CheckStatus, Context, POWER, PROVE_MODE, compared, no_negative_zero,
-    p_against, proving,
+    Candidate, CheckOutcome, CheckStatus, Context, POWER, PROVE_MODE, proving,
 };
+use crate::report::format::{compared, no_negative_zero, p_against};
 use crate::stats::limit_test;
 use crate::stats::normal;
 

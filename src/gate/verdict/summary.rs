@@ -2,8 +2,8 @@
 //! and how many queries would decide it.
 
 use crate::gate::verdict::BEYOND_TOLERANCE;
-use crate::gate::verdict::numbers::no_negative_zero;
 use crate::gate::verdict::paired::Paired;
+use crate::report::format::no_negative_zero;
 use crate::stats::{self, normal};
 
 /// Means and spread of a check's paired values.

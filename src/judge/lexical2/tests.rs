@@ -241,7 +241,7 @@ fn the_committed_development_set_separates_the_versions() {
         .iter()
         .map(|item| crate::judge::Task::Support {
             claim: item["claim"].as_str().unwrap().to_string(),
-            context: item["context"].as_str().unwrap().to_string(),
+            context: item["context"].as_str().unwrap().into(),
         })
         .collect();
     let balanced_accuracy = |version: u8| {

@@ -15,8 +15,9 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::error::Result;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation, no_negative_zero, p_text};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation};
 use crate::history::record::{Record, status_word as check_word};
+use crate::report::format::{no_negative_zero, p_text};
 
 /// The run history behind the trend charts.
 #[derive(Debug, Clone)]
@@ -123,7 +124,7 @@ pub fn render(page: &Page<'_>) -> Result<String> {
         }
     };
     // Control and bidi characters from the data are shown escaped (the page writes none itself).
-    Ok(crate::report::inert::visible(&markup.into_string()).into_owned())
+    Ok(crate::escape::visible(&markup.into_string()).into_owned())
 }
 
 fn header(page: &Page<'_>, status: &str) -> Markup {
@@ -153,7 +154,7 @@ fn header(page: &Page<'_>, status: &str) -> Markup {
             }
             dl class="meta" {
                 dt { "commit" } dd { code { (provenance.git_commit.as_deref().unwrap_or("unknown")) } }
-                dt { "config hash" } dd { code { (crate::gate::short(&provenance.config_hash)) } }
+                dt { "config hash" } dd { code { (crate::report::format::short_hash(&provenance.config_hash)) } }
                 @if let Some(baseline) = page.baseline {
                     dt { "baseline commit" } dd { code { (baseline.provenance.git_commit.as_deref().unwrap_or("unknown")) } }
                 }

@@ -22,7 +22,7 @@ use crate::config::InconclusivePolicy;
 use crate::error::{Error, Result};
 use crate::gate::GateReport;
 use crate::gate::verdict::{CheckOutcome, CheckStatus};
-use crate::report::gate_table::{one_line, value};
+use crate::report::format::{one_line, value};
 use crate::report::reported;
 
 mod xml;

@@ -143,7 +143,7 @@ fn finish(builder: TestSuiteBuilder, run: &RunInfo) -> String {
 /// The characters XML 1.0 forbids or discourages, and bidi controls, shown escaped (`\u{1b}`,
 /// as everywhere); the two non-characters replaced.
 fn xml_text(text: &str) -> String {
-    crate::report::inert::visible(text)
+    crate::escape::visible(text)
         .chars()
         .map(|c| match c {
             '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',

@@ -1,0 +1,143 @@
+//! The one table of the files a `gate` or `merge` run may write into its output directory: what
+//! writes each, and what the run does when one of its inputs is there. The rendered outputs
+//! (`outputs`), the removal of a previous run's files and the refusal of an output over an input
+//! (`output_files`) all read it.
+
+use std::path::{Path, PathBuf};
+
+/// What a run does when one of its inputs is where it would write a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverInput {
+    /// The run writes the file whatever it reads: an input there is refused before anything runs.
+    Refuse,
+    /// The run reads the file rather than writes it (`--run out/run.jsonl`, the shard a merge
+    /// combines): the input stays, and only a file that is no input is removed.
+    Keep,
+}
+
+/// One file a run may write into its output directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputFile {
+    /// The file name in the output directory.
+    pub name: &'static str,
+    pub over_input: OverInput,
+}
+
+impl OutputFile {
+    /// Where the file goes in `out_dir`.
+    pub fn path(self, out_dir: &Path) -> PathBuf {
+        out_dir.join(self.name)
+    }
+}
+
+/// Written by every finished run (what `baseline accept` promotes).
+pub const RESULTS: OutputFile = OutputFile {
+    name: "results.json",
+    over_input: OverInput::Refuse,
+};
+
+/// Written by a gated run, or a failed one (its setup error).
+pub const JUNIT: OutputFile = OutputFile {
+    name: "junit.xml",
+    over_input: OverInput::Refuse,
+};
+
+/// Written by every finished run, or a failed one (its error).
+pub const SUMMARY: OutputFile = OutputFile {
+    name: "summary.md",
+    over_input: OverInput::Refuse,
+};
+
+/// Written by every finished run (one line per query).
+pub const TRACE: OutputFile = OutputFile {
+    name: "trace.jsonl",
+    over_input: OverInput::Refuse,
+};
+
+/// Written by a gated run (sizes, calibration, judge usage, timings).
+pub const RUN_STATS: OutputFile = OutputFile {
+    name: "run-stats.json",
+    over_input: OverInput::Refuse,
+};
+
+/// Written by a finished run with embedding-based answer relevance.
+pub const EMBEDDINGS: OutputFile = OutputFile {
+    name: "embeddings.jsonl",
+    over_input: OverInput::Refuse,
+};
+
+/// Written by `gate --shard I/N` (read by `merge`).
+pub const SHARD: OutputFile = OutputFile {
+    name: "shard.json",
+    over_input: OverInput::Keep,
+};
+
+/// Written by the tier's `pipeline:` (its first repeat; later ones write `run.<N>.jsonl`).
+pub const RUN: OutputFile = OutputFile {
+    name: "run.jsonl",
+    over_input: OverInput::Keep,
+};
+
+/// Every file a run may write into its output directory (besides the `run.<N>.jsonl` of later
+/// repeats: [`repeat_run`]).
+pub const ALL: [OutputFile; 8] = [
+    RESULTS, JUNIT, SUMMARY, TRACE, RUN_STATS, EMBEDDINGS, SHARD, RUN,
+];
+
+/// The run file the pipeline writes in `out_dir` on its `repeat`-th run (from 1):
+/// `run.jsonl`, then `run.2.jsonl`, ...
+pub fn repeat_run(out_dir: &Path, repeat: usize) -> PathBuf {
+    match repeat {
+        1 => RUN.path(out_dir),
+        n => out_dir.join(format!("run.{n}.jsonl")),
+    }
+}
+
+/// Whether `name` is the run file of a later repeat (`run.<N>.jsonl`, N >= 2), which a previous
+/// run with more repeats may have left.
+pub fn is_later_repeat_run(name: &str) -> bool {
+    let Some(repeat) = name
+        .strip_prefix("run.")
+        .and_then(|n| n.strip_suffix(".jsonl"))
+    else {
+        return false;
+    };
+    repeat.bytes().all(|b| b.is_ascii_digit()) && repeat.parse::<usize>().is_ok_and(|n| n >= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_names_each_file_once_and_the_repeat_runs_follow_the_first() {
+        let mut names: Vec<&str> = ALL.iter().map(|file| file.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len(), "{names:?}");
+        let out = Path::new("out");
+        assert_eq!(repeat_run(out, 1), out.join("run.jsonl"));
+        assert_eq!(repeat_run(out, 3), out.join("run.3.jsonl"));
+        assert!(is_later_repeat_run("run.2.jsonl"));
+        assert!(is_later_repeat_run("run.12.jsonl"));
+        for name in [
+            "run.jsonl",
+            "run.1.jsonl",
+            "run.0.jsonl",
+            "run.x.jsonl",
+            "run.+3.jsonl",
+        ] {
+            assert!(!is_later_repeat_run(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn only_the_files_a_run_may_read_keep_an_input() {
+        let kept: Vec<&str> = ALL
+            .iter()
+            .filter(|file| file.over_input == OverInput::Keep)
+            .map(|file| file.name)
+            .collect();
+        assert_eq!(kept, ["shard.json", "run.jsonl"]);
+    }
+}
