@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{Error, Result, shorten};
+use crate::judge::decompose::{self, ClaimsTask};
 use crate::judge::{Task, Verdict};
 use crate::subprocess::{LineProcess, Next, describe_exit};
 
@@ -46,6 +47,20 @@ struct Reply {
     id: String,
     verdict: bool,
     grade: Option<u8>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+/// A `command` judge's reply to a claims request.
+struct CommandClaimsReply {
+    id: String,
+    claims: Vec<String>,
+}
+
+impl ReplyId for CommandClaimsReply {
+    fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 fn request_line(id: usize, task: &Task) -> String {
@@ -241,6 +256,36 @@ impl CommandJudge {
             .into_iter()
             .map(|r| r.expect("every request answered"))
             .collect())
+    }
+}
+
+impl CommandJudge {
+    /// Decomposes every answer with one run of the program, in order.
+    pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
+        let requests: Vec<String> = tasks
+            .iter()
+            .enumerate()
+            .map(|(id, task)| {
+                let mut line = decompose::inputs(task);
+                line["id"] = json!(id.to_string());
+                format!("{line}\n")
+            })
+            .collect();
+        let summary = |index: usize| tasks[index].summary();
+        self.exchange(
+            name,
+            requests,
+            &summary,
+            "{\"id\", \"claims\": [\"...\"]}",
+            |index, reply: CommandClaimsReply, line_number| {
+                decompose::checked(reply.claims).map_err(|e| {
+                    format!(
+                        "output line {line_number}: request {index} ({}): {e}",
+                        summary(index)
+                    )
+                })
+            },
+        )
     }
 }
 

@@ -8,6 +8,7 @@ pub mod lexical;
 pub mod lexical2;
 pub mod nli;
 pub mod openai;
+pub mod stop_words;
 
 use std::collections::BTreeMap;
 

@@ -46,6 +46,7 @@ use serde_json::json;
 use crate::config::OpenAiSpec;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
+use crate::judge::decompose::{self, ClaimsTask};
 use crate::judge::{Task, Verdict};
 
 /// The version of the prompts and of the reply contract; part of `describe()` and so of the
@@ -370,6 +371,22 @@ impl OpenAiJudge {
             parse_content(content, &tasks[call.first..call.first + call.len])
         })?;
         Ok(batches.into_iter().flatten().collect())
+    }
+}
+
+impl OpenAiJudge {
+    /// Decomposes every answer, one call each, in order.
+    pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
+        let requests: Vec<Request> = tasks
+            .iter()
+            .map(|task| Request {
+                body: self.body(decompose::CLAIMS_INSTRUCTIONS, &decompose::inputs(task)),
+                what: task.summary(),
+            })
+            .collect();
+        self.chat_all(name, &requests, |_, content| {
+            decompose::parse_claims(content)
+        })
     }
 }
 
