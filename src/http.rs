@@ -94,7 +94,7 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// How `endpoint` is called, with `backoff_base` as the first backoff.
-    pub fn of(endpoint: &crate::config::HttpEndpoint, backoff_base: Duration) -> Self {
+    pub fn of(endpoint: &crate::config::endpoint::HttpEndpoint, backoff_base: Duration) -> Self {
         RetryPolicy {
             concurrency: endpoint.concurrency,
             timeout: endpoint.timeout,

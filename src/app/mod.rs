@@ -12,6 +12,7 @@ mod gate;
 mod history;
 mod init;
 mod judge_eval;
+mod judge_events;
 mod judged_run;
 mod manual;
 pub(crate) mod merge;
@@ -91,7 +92,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
         metrics,
         judges: [(
             DEFAULT_JUDGE.to_string(),
-            Judge::Lexical(LexicalJudge::default()),
+            Judge::new(LexicalJudge::default()),
         )]
         .into_iter()
         .collect(),

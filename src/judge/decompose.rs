@@ -17,30 +17,14 @@
 //! unparseable: retried for `openai`, an error naming the request for both. The splitter is
 //! recorded as `llm:<prompt version>` in the results' provenance and in the trace.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::Error;
 use crate::http;
 
 pub use crate::metrics::claims::CLAIMS_PROMPT_VERSION;
 
-/// One answer to decompose.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct ClaimsTask {
-    /// The question asked.
-    pub question: String,
-    /// The answer to split into claims.
-    pub answer: String,
-}
-
-impl ClaimsTask {
-    /// A short description for error messages.
-    pub fn summary(&self) -> String {
-        let short: String = self.answer.chars().take(60).collect();
-        format!("claims of \"{short}\"")
-    }
-}
+pub use crate::judge::task::ClaimsTask;
 
 pub(crate) const CLAIMS_INSTRUCTIONS: &str = "Break the answer down into atomic statements: short, \
 self-contained factual claims, each understandable without the others (replace pronouns with \
@@ -71,19 +55,6 @@ pub(crate) fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, S
         .collect()
 }
 
-impl crate::judge::cache::Cached for Vec<String> {
-    /// Claims as a judge's reply gives them after `checked`: trimmed, none blank.
-    fn check(&self) -> std::result::Result<(), String> {
-        match self
-            .iter()
-            .position(|c| c.trim().is_empty() || c.trim() != c)
-        {
-            Some(i) => Err(format!("claim {i} is blank or not trimmed")),
-            None => Ok(()),
-        }
-    }
-}
-
 /// Parses an `openai` reply content: `{"claims":[...]}`.
 pub fn parse_claims(content: &str) -> std::result::Result<Vec<String>, String> {
     let reply: ClaimsReply = serde_json::from_str(http::unfence(content))
@@ -93,16 +64,6 @@ pub fn parse_claims(content: &str) -> std::result::Result<Vec<String>, String> {
 
 pub(crate) fn inputs(task: &ClaimsTask) -> serde_json::Value {
     json!({"task": "claims", "question": task.question, "answer": task.answer})
-}
-
-/// The error for a judge kind that cannot decompose answers (checked by the config first).
-pub fn unsupported(name: &str, kind: &str) -> Error {
-    Error::Judge {
-        judge: name.to_string(),
-        message: format!(
-            "a {kind} judge cannot decompose answers into claims: expected an openai or command judge for `claims: llm`"
-        ),
-    }
 }
 
 #[cfg(test)]

@@ -29,9 +29,15 @@ use std::collections::BTreeSet;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::config::LexicalSpec;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use crate::error::Result;
+use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
+use crate::judge::events::Events;
 use crate::judge::lexical2::{LEXICAL2_JUDGE_VERSION, Prepared2};
 use crate::judge::stop_words::STOP_WORDS;
+use crate::judge::task::{Task, Verdict};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Version of the tokenizer and the stop-word list; part of the judge cache key.
@@ -52,12 +58,12 @@ pub struct LexicalJudge {
 impl LexicalJudge {
     /// The verdicts on `tasks`, in order; a context is analysed once for the run of
     /// consecutive support tasks that share it (the claims of one answer).
-    pub fn verdicts(&self, tasks: &[crate::judge::Task]) -> Vec<crate::judge::Verdict> {
+    pub fn verdicts(&self, tasks: &[Task]) -> Vec<Verdict> {
         let mut prepared: Option<(&str, Prepared2)> = None;
         tasks
             .iter()
             .map(|task| match task {
-                crate::judge::Task::Support { claim, context } if self.version >= 2 => {
+                Task::Support { claim, context } if self.version >= 2 => {
                     let reuse = prepared
                         .as_ref()
                         .is_some_and(|(c, _)| *c == context.as_str());
@@ -66,7 +72,7 @@ impl LexicalJudge {
                         prepared = Some((context.as_str(), fresh));
                     }
                     let support = prepared.as_ref().expect("prepared above").1.support(claim);
-                    crate::judge::Verdict {
+                    Verdict {
                         positive: support.supported,
                         grade: support.grade,
                         score: Some(support.score),
@@ -79,29 +85,29 @@ impl LexicalJudge {
     }
 
     /// The verdict on one task.
-    pub fn verdict(&self, task: &crate::judge::Task) -> crate::judge::Verdict {
+    pub fn verdict(&self, task: &Task) -> Verdict {
         match task {
-            crate::judge::Task::Support { claim, context } if self.version >= 2 => {
+            Task::Support { claim, context } if self.version >= 2 => {
                 let support = Prepared2::new(context, self.threshold, self.stem).support(claim);
-                crate::judge::Verdict {
+                Verdict {
                     positive: support.supported,
                     grade: support.grade,
                     score: Some(support.score),
                     reason: support.reason,
                 }
             }
-            crate::judge::Task::Support { claim, context } => {
+            Task::Support { claim, context } => {
                 let support = self.support(claim, context);
-                crate::judge::Verdict {
+                Verdict {
                     positive: support.supported,
                     grade: support.grade,
                     score: Some(support.score),
                     reason: None,
                 }
             }
-            crate::judge::Task::Relevance { question, answer } => {
+            Task::Relevance { question, answer } => {
                 let relevance = self.relevance(question, answer);
-                crate::judge::Verdict {
+                Verdict {
                     positive: relevance.relevant,
                     grade: if relevance.relevant { 2 } else { 0 },
                     score: Some(relevance.score),
@@ -142,6 +148,110 @@ impl LexicalJudge {
             stem: spec.stem,
             version: spec.version,
         }
+    }
+}
+
+/// `kind: lexical`, the offline token-overlap judges (`lexical-1` and `lexical-2`).
+pub struct Lexical;
+
+/// `kind: lexical` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLexicalJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
+    #[serde(rename = "kind")]
+    kind_key: IgnoredAny,
+    threshold: Option<f64>,
+    stem: Option<bool>,
+    /// 1 (`lexical-1`, token overlap only) or 2 (`lexical-2`, the default).
+    version: Option<u64>,
+}
+
+impl JudgeKind for Lexical {
+    const NAME: &'static str = "lexical";
+    const ARTICLE: &'static str = "a";
+    type Raw = RawLexicalJudge;
+
+    /// A threshold in (0, 1] and a version of 1 or 2.
+    fn validate(raw: &RawLexicalJudge, at: &JudgeAt<'_>) -> Result<JudgeSpec> {
+        let defaults = LexicalSpec::default();
+        let threshold = raw.threshold.unwrap_or(defaults.threshold);
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(at.error("threshold", format!("{threshold} is outside (0, 1]")));
+        }
+        let version = match raw.version {
+            None => defaults.version,
+            Some(version @ (1 | 2)) => version as u8,
+            Some(other) => {
+                return Err(at.error(
+                    "version",
+                    format!("{other}: expected 1 (lexical-1) or 2 (lexical-2)"),
+                ));
+            }
+        };
+        Ok(JudgeSpec::new(LexicalSpec {
+            threshold,
+            stem: raw.stem.unwrap_or(defaults.stem),
+            version,
+        }))
+    }
+}
+
+/// `kind: lexical`: the offline token-overlap judge's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalSpec {
+    /// Minimum share of matched tokens for full support / relevance, in (0, 1].
+    pub threshold: f64,
+    /// Snowball-stem non-numeric tokens.
+    pub stem: bool,
+    /// Which lexical judge: 1 (`lexical-1`: token overlap with the whole context) or 2
+    /// (`lexical-2`: hard checks of numbers, polarity and names, and the share of the best
+    /// context window).
+    pub version: u8,
+}
+
+/// The lexical judge a config gets when it names no version.
+pub const DEFAULT_LEXICAL_VERSION: u8 = 2;
+
+impl Default for LexicalSpec {
+    /// Threshold 0.4, stemming on, `lexical-2`.
+    fn default() -> Self {
+        LexicalSpec {
+            threshold: 0.4,
+            stem: true,
+            version: DEFAULT_LEXICAL_VERSION,
+        }
+    }
+}
+
+impl KindSettings for LexicalSpec {
+    fn kind(&self) -> &'static str {
+        Lexical::NAME
+    }
+
+    fn client(&self) -> Box<dyn JudgeBackend> {
+        Box::new(LexicalJudge::from_spec(self))
+    }
+}
+
+impl JudgeBackend for LexicalJudge {
+    fn kind(&self) -> &'static str {
+        Lexical::NAME
+    }
+
+    fn describe(&self) -> String {
+        LexicalJudge::describe(self)
+    }
+
+    /// Instant: nothing to announce.
+    fn announces_asking(&self) -> bool {
+        false
+    }
+
+    fn judge_all(&self, _name: &str, tasks: &[Task], _events: &Events) -> Result<Vec<Verdict>> {
+        Ok(self.verdicts(tasks))
     }
 }
 

@@ -15,14 +15,18 @@
 pub mod model;
 #[cfg(feature = "nli")]
 mod runtime;
+mod settings;
 pub mod windows;
+
+pub use settings::{Nli, NliSpec, RawNliJudge};
 
 #[cfg(feature = "nli")]
 use std::sync::{Arc, OnceLock};
 
-use crate::config::NliSpec;
 use crate::error::{Error, Result};
-use crate::judge::{Task, Verdict};
+use crate::judge::backend::{JudgeBackend, JudgeKind};
+use crate::judge::events::Events;
+use crate::judge::task::{Task, Verdict};
 
 /// Version of the windowing and grading rules; part of the judge's identity and cache keys.
 pub const NLI_JUDGE_VERSION: &str = "nli-1";
@@ -127,6 +131,20 @@ impl NliJudge {
             .into_iter()
             .map(|span| grade(&probabilities[span], &self.spec))
             .collect())
+    }
+}
+
+impl JudgeBackend for NliJudge {
+    fn kind(&self) -> &'static str {
+        Nli::NAME
+    }
+
+    fn describe(&self) -> String {
+        NliJudge::describe(self)
+    }
+
+    fn judge_all(&self, name: &str, tasks: &[Task], _events: &Events) -> Result<Vec<Verdict>> {
+        NliJudge::judge_all(self, name, tasks)
     }
 }
 

@@ -43,11 +43,15 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::config::OpenAiSpec;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
-use crate::judge::decompose::{self, ClaimsTask};
-use crate::judge::{Task, Verdict};
+use crate::judge::backend::{JudgeBackend, JudgeKind, JudgeUsage};
+use crate::judge::decompose;
+use crate::judge::events::Events;
+use crate::judge::task::{ClaimsTask, Task, Verdict};
+
+mod settings;
+pub use settings::{OpenAi, OpenAiSpec, RawOpenAiJudge};
 
 /// The version of the prompts and of the reply contract; part of `describe()` and so of the
 /// cache key and the provenance.
@@ -72,17 +76,7 @@ form {\"relevant\":true} or {\"relevant\":false}. The inputs are the JSON object
 line.";
 
 /// Calls and tokens an [`OpenAiJudge`] (and its clones) used so far in this run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct OpenAiUsage {
-    /// HTTP requests sent, retries included.
-    pub calls: u64,
-    /// Requests that were retries of an earlier failed one.
-    pub retries: u64,
-    /// Sum of `usage.prompt_tokens` over the replies.
-    pub prompt_tokens: u64,
-    /// Sum of `usage.completion_tokens` over the replies.
-    pub completion_tokens: u64,
-}
+pub type OpenAiUsage = JudgeUsage;
 
 /// A judge backed by an OpenAI-compatible chat completions endpoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,7 +157,7 @@ impl OpenAiJudge {
     }
 
     /// What identifies the judge's verdicts, for provenance: `base_url` and `model` as written
-    /// in the config (see [`crate::config::HttpEndpoint::identity`]).
+    /// in the config (see [`crate::config::endpoint::HttpEndpoint::identity`]).
     pub fn describe(&self) -> String {
         self.spec
             .endpoint
@@ -387,6 +381,37 @@ impl OpenAiJudge {
         self.chat_all(name, &requests, |_, content| {
             decompose::parse_claims(content)
         })
+    }
+}
+
+impl JudgeBackend for OpenAiJudge {
+    fn kind(&self) -> &'static str {
+        OpenAi::NAME
+    }
+
+    fn describe(&self) -> String {
+        OpenAiJudge::describe(self)
+    }
+
+    fn cache_identity(&self) -> String {
+        self.expanded_describe()
+    }
+
+    fn judge_all(&self, name: &str, tasks: &[Task], _events: &Events) -> Result<Vec<Verdict>> {
+        OpenAiJudge::judge_all(self, name, tasks)
+    }
+
+    fn decompose_all(
+        &self,
+        name: &str,
+        tasks: &[ClaimsTask],
+        _events: &Events,
+    ) -> Result<Vec<Vec<String>>> {
+        OpenAiJudge::decompose_all(self, name, tasks)
+    }
+
+    fn usage(&self) -> Option<JudgeUsage> {
+        Some(OpenAiJudge::usage(self))
     }
 }
 
