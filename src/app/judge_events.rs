@@ -9,6 +9,6 @@ use crate::term;
 pub(crate) fn printed() -> Events {
     Events::to(|event| match &event {
         JudgeEvent::Asking { .. } => term::info(&event),
-        JudgeEvent::ChildStderr { line, .. } => term::child_line(&event.source(), line),
+        JudgeEvent::ChildStderr { line, .. } => term::child_line(&event.label(), line),
     })
 }

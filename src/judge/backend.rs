@@ -193,13 +193,13 @@ pub trait JudgeBackend: DynEq + fmt::Debug + Send + Sync {
         _tasks: &[ClaimsTask],
         _events: &Events,
     ) -> Result<Vec<Vec<String>>> {
-        Err(Error::Judge {
-            judge: name.to_string(),
-            message: format!(
+        Err(Error::judge(
+            name,
+            format!(
                 "a {} judge cannot decompose answers into claims: expected an openai or command judge for `claims: llm`",
                 self.kind()
             ),
-        })
+        ))
     }
     /// Calls and tokens used so far, for a judge that counts them.
     fn usage(&self) -> Option<JudgeUsage> {

@@ -223,10 +223,7 @@ impl ReplyId for Reply {
 
 impl CommandJudge {
     fn error(&self, name: &str, message: String) -> Error {
-        Error::Judge {
-            judge: name.to_string(),
-            message: format!("`{}`: {message}", self.command.join(" ")),
-        }
+        Error::judge(name, format!("`{}`: {message}", self.command.join(" ")))
     }
 
     /// Judges every task (in order) with one run of the program.

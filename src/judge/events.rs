@@ -28,7 +28,7 @@ pub enum JudgeEvent {
 
 impl JudgeEvent {
     /// Who tells the event: `judge `NAME``.
-    pub fn source(&self) -> String {
+    pub fn label(&self) -> String {
         match self {
             JudgeEvent::Asking { judge, .. } | JudgeEvent::ChildStderr { judge, .. } => {
                 format!("judge `{judge}`")
@@ -108,7 +108,7 @@ mod tests {
             judge: "cmd".into(),
             line: "loading".into(),
         };
-        assert_eq!(line.source(), "judge `cmd`");
+        assert_eq!(line.label(), "judge `cmd`");
         events.emit(line);
         assert_eq!(
             *heard.lock().unwrap(),

@@ -75,28 +75,28 @@ impl NliJudge {
     /// The verdicts on `tasks`, in order; `name` is the judge's config name, for messages.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
         if let Some(task) = tasks.iter().find(|t| matches!(t, Task::Relevance { .. })) {
-            return Err(Error::Judge {
-                judge: name.to_string(),
-                message: format!(
+            return Err(Error::judge(
+                name,
+                format!(
                     "an `nli` judge judges whether contexts support claims, not {}: \
                      expected answer_relevance to name another judge (`judge:`)",
                     task.summary()
                 ),
-            });
+            ));
         }
         self.support(name, tasks)
     }
 
     #[cfg(not(feature = "nli"))]
     fn support(&self, name: &str, _tasks: &[Task]) -> Result<Vec<Verdict>> {
-        Err(Error::Judge {
-            judge: name.to_string(),
-            message: crate::features::missing(
+        Err(Error::judge(
+            name,
+            crate::features::missing(
                 "nli",
                 "an `nli` judge",
                 "or use a `lexical`, `command` or `openai` judge",
             ),
-        })
+        ))
     }
 
     #[cfg(feature = "nli")]
@@ -151,10 +151,7 @@ impl JudgeBackend for NliJudge {
 /// An error of the `nli` judge `name`.
 #[cfg(feature = "nli")]
 fn judged(name: &str, message: String) -> Error {
-    Error::Judge {
-        judge: name.to_string(),
-        message,
-    }
+    Error::judge(name, message)
 }
 
 /// The verdict on one claim from the label probabilities of each of its windows (see the

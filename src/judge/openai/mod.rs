@@ -182,10 +182,7 @@ impl OpenAiJudge {
     }
 
     fn error(&self, name: &str, message: String) -> Error {
-        Error::Judge {
-            judge: name.to_string(),
-            message: format!("{}: {message}", self.shown_describe()),
-        }
+        Error::judge(name, format!("{}: {message}", self.shown_describe()))
     }
 
     fn endpoint(&self) -> String {
@@ -347,7 +344,7 @@ impl OpenAiJudge {
             before_attempt,
             parse_reply,
         )
-        .map_err(|message| self.error(name, message))
+        .map_err(|error| self.error(name, error.to_string()).caused_by(error))
     }
 
     /// Judges every task, in order, with bounded concurrency.
@@ -517,6 +514,53 @@ mod tests {
             judge.describe(),
             "openai m @ http://127.0.0.1:1/v1 prompt support-relevance-1"
         );
+    }
+
+    #[cfg(feature = "llm")]
+    #[test]
+    fn an_http_failure_keeps_its_cause_as_the_error_source() {
+        use std::error::Error as _;
+
+        use crate::http::{AttemptFailure, RequestFailure, SendError};
+
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let mut spec = OpenAiSpec::new(format!("http://127.0.0.1:{port}/v1"), "m");
+        spec.endpoint.max_retries = 0;
+        let judge = OpenAiJudge::from_spec(&spec);
+        let error = judge
+            .judge_all("llm", &[support("a", "c")])
+            .expect_err("nothing listens on the port");
+        let send = error
+            .source()
+            .and_then(|cause| cause.downcast_ref::<SendError>())
+            .expect("the judge's error is caused by the batch's");
+        assert!(
+            matches!(send, SendError::Request { index: 0, .. }),
+            "{send:?}"
+        );
+        let failure = send
+            .source()
+            .and_then(|cause| cause.downcast_ref::<RequestFailure>())
+            .expect("the batch's error is caused by the request's");
+        assert!(
+            matches!(failure, RequestFailure::RetriesUsedUp { attempts: 1, .. }),
+            "{failure:?}"
+        );
+        let attempt = failure
+            .source()
+            .and_then(|cause| cause.downcast_ref::<AttemptFailure>())
+            .expect("the request's error is caused by what its attempt met");
+        assert!(!attempt.0.is_empty());
+        // The message users see tells the whole chain, so printers add nothing to it.
+        let text = error.to_string();
+        assert!(
+            text.starts_with("judge `llm`: openai m @ http://127.0.0.1:"),
+            "{text}"
+        );
+        assert!(text.ends_with(&attempt.to_string()), "{text}");
+        assert!(crate::error::untold_causes(&error).is_empty(), "{text}");
     }
 
     #[test]
