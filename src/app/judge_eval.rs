@@ -20,7 +20,7 @@ use crate::input::labels;
 use crate::input::text_file::TextFile;
 use crate::judge::cache::JudgeCache;
 use crate::judge::lexical::LexicalJudge;
-use crate::judge::{self, Judge, Task, Verdict};
+use crate::judge::{self, Judge, Task, Verdict, kinds};
 use crate::metrics::claims::split_claims;
 use crate::metrics::metric::Metric;
 use crate::report::gate_table::one_line;
@@ -313,7 +313,7 @@ fn resolve(config: Option<&Config>, name: &str) -> Result<Judge> {
         return Ok(judge::build(spec).reporting_to(super::judge_events::printed()));
     }
     if config.is_none() && name == DEFAULT_JUDGE {
-        return Ok(Judge::new(LexicalJudge::default()));
+        return Ok(judge::build(&kinds::default_judge()));
     }
     if let Some((_, version)) = BUILT_IN.iter().find(|(built_in, _)| *built_in == name) {
         return Ok(Judge::new(LexicalJudge {

@@ -31,7 +31,7 @@ use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
 use crate::input;
 use crate::input::corpus;
-use crate::judge::{Judge, lexical::LexicalJudge};
+use crate::judge::{self, kinds};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
 use crate::report::eval_output::{self, OutputFormat};
@@ -92,7 +92,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
         metrics,
         judges: [(
             DEFAULT_JUDGE.to_string(),
-            Judge::new(LexicalJudge::default()),
+            judge::build(&kinds::default_judge()),
         )]
         .into_iter()
         .collect(),

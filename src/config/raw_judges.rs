@@ -164,3 +164,39 @@ impl<'de> DeserializeSeed<'de> for JudgeOfKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::parse;
+
+    fn first_error(text: &str) -> String {
+        parse(Path::new("c.yaml"), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn of_errors_in_both_passes_the_first_in_the_text_is_reported() {
+        let judges_first =
+            "version: 1\njudges: { j: { kind: lexical, treshold: 1 } }\nmetrics: 3\n";
+        let error = first_error(judges_first);
+        assert!(
+            error.starts_with("c.yaml:2:31: judges.j.treshold: unknown field `treshold`"),
+            "{error}"
+        );
+        let judges_last = "version: 1\nmetrics: 3\njudges: { j: { kind: lexical, treshold: 1 } }\n";
+        let error = first_error(judges_last);
+        assert!(
+            error.starts_with("c.yaml:2:10: metrics: invalid type: integer `3`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn judges_are_read_as_their_kind_wherever_the_section_stands() {
+        let text = "judges: { j: { threshold: 0.5, kind: lexical } }\nversion: 1\nmetrics: []\n\
+                    tiers: {}\n";
+        let raw = parse(Path::new("c.yaml"), text).unwrap();
+        assert_eq!(format!("{:?}", raw.judges), "{\"j\": RawJudge(lexical)}");
+    }
+}
