@@ -75,14 +75,7 @@ impl NliJudge {
     /// The verdicts on `tasks`, in order; `name` is the judge's config name, for messages.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
         if let Some(task) = tasks.iter().find(|t| matches!(t, Task::Relevance { .. })) {
-            return Err(Error::judge(
-                name,
-                format!(
-                    "an `nli` judge judges whether contexts support claims, not {}: \
-                     expected answer_relevance to name another judge (`judge:`)",
-                    task.summary()
-                ),
-            ));
+            return Err(not_support(name, task));
         }
         self.support(name, tasks)
     }
@@ -115,7 +108,7 @@ impl NliJudge {
         let mut spans = Vec::with_capacity(tasks.len());
         for task in tasks {
             let Task::Support { claim, context } = task else {
-                unreachable!("relevance tasks were refused above")
+                return Err(not_support(name, task));
             };
             let premises = loaded
                 .windows(context, claim, self.spec.max_length)
@@ -146,6 +139,18 @@ impl JudgeBackend for NliJudge {
     fn judge_all(&self, name: &str, tasks: &[Task], _events: &Events) -> Result<Vec<Verdict>> {
         NliJudge::judge_all(self, name, tasks)
     }
+}
+
+/// The error of the `nli` judge `name` asked about `task`, which is not a support task.
+fn not_support(name: &str, task: &Task) -> Error {
+    Error::judge(
+        name,
+        format!(
+            "an `nli` judge judges whether contexts support claims, not {}: \
+             expected answer_relevance to name another judge (`judge:`)",
+            task.summary()
+        ),
+    )
 }
 
 /// An error of the `nli` judge `name`.
