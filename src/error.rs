@@ -41,6 +41,9 @@ impl fmt::Display for Location {
     }
 }
 
+/// The failure behind an error, kept as its [`std::error::Error::source`].
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Every error ragate reports; each names where it happened and ends with what to do next.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -109,16 +112,22 @@ pub enum Error {
     Judge {
         /// The judge's name in the config.
         judge: String,
-        /// What went wrong and what to do.
+        /// What went wrong and what to do (it tells the cause too).
         message: String,
+        /// The failure behind it, when there is one (an HTTP request's, say).
+        #[source]
+        cause: Option<Cause>,
     },
     /// The pipeline under test failed (crashed, timed out, answered out of protocol).
     #[error("pipeline ({adapter}): {message}")]
     Pipeline {
         /// The adapter that failed (`command`, `http`).
         adapter: String,
-        /// What went wrong and what to do.
+        /// What went wrong and what to do (it tells the cause too).
         message: String,
+        /// The failure behind it, when there is one (an HTTP request's, say).
+        #[source]
+        cause: Option<Cause>,
     },
     /// A child process (the pipeline, a command judge) failed as `error` says; `stderr` holds the
     /// last lines it wrote on its stderr (bounded, secrets redacted, not yet inert), which the
@@ -160,6 +169,44 @@ impl Error {
         match self {
             Error::Child { stderr, .. } => stderr,
             _ => &[],
+        }
+    }
+
+    /// The judge `judge` failed as `message` says.
+    pub fn judge(judge: &str, message: impl Into<String>) -> Self {
+        Error::Judge {
+            judge: judge.to_string(),
+            message: message.into(),
+            cause: None,
+        }
+    }
+
+    /// The pipeline's `adapter` failed as `message` says.
+    pub fn pipeline(adapter: &str, message: impl Into<String>) -> Self {
+        Error::Pipeline {
+            adapter: adapter.to_string(),
+            message: message.into(),
+            cause: None,
+        }
+    }
+
+    /// The same error, caused by `cause` (a judge's or the pipeline's; others are unchanged).
+    /// Its message tells the cause already: printers leave out what it told ([`untold_causes`]).
+    pub fn caused_by(self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        match self {
+            Error::Judge { judge, message, .. } => Error::Judge {
+                judge,
+                message,
+                cause: Some(Box::new(cause)),
+            },
+            Error::Pipeline {
+                adapter, message, ..
+            } => Error::Pipeline {
+                adapter,
+                message,
+                cause: Some(Box::new(cause)),
+            },
+            other => other,
         }
     }
 
@@ -238,6 +285,23 @@ impl Error {
     }
 }
 
+/// The causes of `error` (its `source` chain, outermost first) that the text before them does
+/// not already tell: a judge's message quotes its HTTP failure, which is then not repeated.
+pub fn untold_causes(error: &dyn std::error::Error) -> Vec<String> {
+    let mut told = error.to_string();
+    let mut untold = Vec::new();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !told.contains(&text) {
+            told.push_str(&text);
+            untold.push(text);
+        }
+        source = cause.source();
+    }
+    untold
+}
+
 /// ragate's results: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -261,6 +325,25 @@ pub fn shorten(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn causes_are_told_once() {
+        let io = Error::io(
+            Path::new("q.jsonl"),
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        );
+        assert_eq!(untold_causes(&io), ["no such file"]);
+        #[derive(Debug, thiserror::Error)]
+        #[error("HTTP 500")]
+        struct Http;
+        let told = Error::judge("j", "request 0: HTTP 500").caused_by(Http);
+        assert!(std::error::Error::source(&told).is_some());
+        assert!(untold_causes(&told).is_empty());
+        let untold = Error::pipeline("http", "request 0 failed").caused_by(Http);
+        assert_eq!(untold_causes(&untold), ["HTTP 500"]);
+        let unchanged = Error::Usage("x".into()).caused_by(Http);
+        assert!(std::error::Error::source(&unchanged).is_none());
+    }
 
     #[test]
     fn shorten_keeps_short_text_and_cuts_long_text_on_a_character_boundary() {

@@ -79,6 +79,108 @@ impl Failure {
     }
 }
 
+/// Why a batch of requests failed; what it says names the endpoint as shown and no secret.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SendError {
+    /// Nothing could be sent: this build has no HTTP client (or it could not be made).
+    #[error("{0}")]
+    NoClient(String),
+    /// Request `index` (which asked `what`) failed.
+    #[error("request {index} ({what}): {failure}")]
+    Request {
+        /// The request's position in the batch.
+        index: usize,
+        /// What it asked, for messages.
+        what: String,
+        /// How it failed.
+        #[source]
+        failure: RequestFailure,
+    },
+}
+
+/// How one request failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestFailure {
+    /// An attempt was refused before it was sent (the call budget).
+    #[error("{0}")]
+    Refused(String),
+    /// A failure that another attempt would not mend (HTTP 4xx, say).
+    #[error("{0}")]
+    Fatal(#[source] AttemptFailure),
+    /// Every attempt failed, the last as `last`.
+    #[error("failed after {attempts} attempts (max_retries {max_retries}): {last}")]
+    RetriesUsedUp {
+        /// Attempts made.
+        attempts: u32,
+        /// Retries allowed.
+        max_retries: u32,
+        /// What the last attempt met.
+        #[source]
+        last: AttemptFailure,
+    },
+    /// It stopped retrying because another request had failed: not a cause of its own.
+    #[error("abandoned after another request failed: {last}")]
+    Abandoned {
+        /// What its last attempt met.
+        #[source]
+        last: AttemptFailure,
+    },
+}
+
+/// What one attempt met (`HTTP 500: ...`, a connection error, an unparseable reply), as told:
+/// the endpoint as shown, secrets redacted. The transport's own error is not kept, as its text
+/// would print the endpoint that messages hide.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct AttemptFailure(pub String);
+
+impl SendError {
+    /// Whether the request was only abandoned for another one's failure.
+    fn is_abandoned(&self) -> bool {
+        matches!(
+            self,
+            SendError::Request {
+                failure: RequestFailure::Abandoned { .. },
+                ..
+            }
+        )
+    }
+
+    /// The error with every secret ragate knows of redacted from what it says (an endpoint's
+    /// reply may echo a key).
+    fn redacted(self) -> Self {
+        let redact = |text: String| crate::secrets::redact(&text).into_owned();
+        let attempt = |AttemptFailure(text)| AttemptFailure(redact(text));
+        match self {
+            SendError::NoClient(message) => SendError::NoClient(redact(message)),
+            SendError::Request {
+                index,
+                what,
+                failure,
+            } => SendError::Request {
+                index,
+                what: redact(what),
+                failure: match failure {
+                    RequestFailure::Refused(message) => RequestFailure::Refused(redact(message)),
+                    RequestFailure::Fatal(last) => RequestFailure::Fatal(attempt(last)),
+                    RequestFailure::RetriesUsedUp {
+                        attempts,
+                        max_retries,
+                        last,
+                    } => RequestFailure::RetriesUsedUp {
+                        attempts,
+                        max_retries,
+                        last: attempt(last),
+                    },
+                    RequestFailure::Abandoned { last } => RequestFailure::Abandoned {
+                        last: attempt(last),
+                    },
+                },
+            },
+        }
+    }
+}
+
 /// How requests are sent and retried.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
@@ -94,7 +196,7 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// How `endpoint` is called, with `backoff_base` as the first backoff.
-    pub fn of(endpoint: &crate::config::HttpEndpoint, backoff_base: Duration) -> Self {
+    pub fn of(endpoint: &crate::config::endpoint::HttpEndpoint, backoff_base: Duration) -> Self {
         RetryPolicy {
             concurrency: endpoint.concurrency,
             timeout: endpoint.timeout,
@@ -168,7 +270,7 @@ pub fn send_all<T, B, P>(
     requests: &[Request],
     before_attempt: B,
     parse: P,
-) -> Result<Vec<T>, String>
+) -> Result<Vec<T>, SendError>
 where
     T: Send,
     B: Fn(u32) -> Result<(), String> + Sync,
@@ -177,10 +279,10 @@ where
     if requests.is_empty() {
         return Ok(Vec::new());
     }
-    let agent = transport::Agent::new(policy)?;
+    let agent = transport::Agent::new(policy).map_err(SendError::NoClient)?;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<Result<T, Stopped>>>> =
+    let results: Mutex<Vec<Option<Result<T, SendError>>>> =
         Mutex::new((0..requests.len()).map(|_| None).collect());
     let workers = policy.concurrency.clamp(1, requests.len());
     std::thread::scope(|scope| {
@@ -198,10 +300,10 @@ where
                             .and_then(|body| parse(index, &body, started.elapsed()))
                     };
                     let outcome = with_retries(policy, index, &stop, &before_attempt, attempt)
-                        .map_err(|stopped| {
-                            stopped.map(|message| {
-                                format!("request {index} ({}): {message}", request.what)
-                            })
+                        .map_err(|failure| SendError::Request {
+                            index,
+                            what: request.what.clone(),
+                            failure,
                         });
                     if outcome.is_err() {
                         stop.store(true, Ordering::Relaxed);
@@ -219,44 +321,26 @@ where
 
 /// The replies in request order, or the error of the first request that failed (in request
 /// order), never one that was abandoned because another failed, with every secret redacted.
-fn collect<T>(results: Vec<Option<Result<T, Stopped>>>) -> Result<Vec<T>, String> {
+fn collect<T>(results: Vec<Option<Result<T, SendError>>>) -> Result<Vec<T>, SendError> {
     let mut replies = Vec::with_capacity(results.len());
     let (mut first_failure, mut first_abandoned) = (None, None);
     for result in results.into_iter().flatten() {
         match result {
             Ok(reply) => replies.push(reply),
-            Err(Stopped::Failed(message)) => {
-                first_failure.get_or_insert(message);
+            Err(error) if error.is_abandoned() => {
+                first_abandoned.get_or_insert(error);
             }
-            Err(Stopped::Abandoned(message)) => {
-                first_abandoned.get_or_insert(message);
+            Err(error) => {
+                first_failure.get_or_insert(error);
             }
         }
     }
     // A request is abandoned only after another one failed (and that failure is stored), so the
-    // root cause is always there; the abandoned message is a fallback that cannot be reached.
+    // root cause is always there; the abandoned error is a fallback that cannot be reached.
     match first_failure.or(first_abandoned) {
         // Whatever an endpoint's reply put in the message, no key it echoed goes further.
-        Some(message) => Err(crate::secrets::redact(&message).into_owned()),
+        Some(error) => Err(error.redacted()),
         None => Ok(replies),
-    }
-}
-
-/// Why a request ended without a reply.
-#[derive(Debug, Clone, PartialEq)]
-enum Stopped {
-    /// It failed: a fatal reply, the retries used up, or an attempt refused (the call budget).
-    Failed(String),
-    /// It stopped retrying because another request had failed: not a cause of its own.
-    Abandoned(String),
-}
-
-impl Stopped {
-    fn map(self, f: impl FnOnce(String) -> String) -> Self {
-        match self {
-            Stopped::Failed(message) => Stopped::Failed(f(message)),
-            Stopped::Abandoned(message) => Stopped::Abandoned(f(message)),
-        }
     }
 }
 
@@ -267,29 +351,31 @@ fn with_retries<T>(
     stop: &AtomicBool,
     before_attempt: &(impl Fn(u32) -> Result<(), String> + Sync),
     attempt_once: impl Fn() -> Result<T, Failure>,
-) -> Result<T, Stopped> {
+) -> Result<T, RequestFailure> {
     let mut attempt = 0u32;
     loop {
-        before_attempt(attempt).map_err(Stopped::Failed)?;
+        before_attempt(attempt).map_err(RequestFailure::Refused)?;
         let (reason, retry_after) = match attempt_once() {
             Ok(reply) => return Ok(reply),
-            Err(Failure::Fatal(message)) => return Err(Stopped::Failed(message)),
+            Err(Failure::Fatal(message)) => {
+                return Err(RequestFailure::Fatal(AttemptFailure(message)));
+            }
             Err(Failure::Transient {
                 reason,
                 retry_after,
             }) => (reason, retry_after),
         };
         if attempt >= policy.max_retries {
-            return Err(Stopped::Failed(format!(
-                "failed after {} attempts (max_retries {}): {reason}",
-                attempt + 1,
-                policy.max_retries
-            )));
+            return Err(RequestFailure::RetriesUsedUp {
+                attempts: attempt + 1,
+                max_retries: policy.max_retries,
+                last: AttemptFailure(reason),
+            });
         }
         if stop.load(Ordering::Relaxed) {
-            return Err(Stopped::Abandoned(format!(
-                "abandoned after another request failed: {reason}"
-            )));
+            return Err(RequestFailure::Abandoned {
+                last: AttemptFailure(reason),
+            });
         }
         let wait = retry_after.unwrap_or_else(|| policy.backoff(index, attempt));
         std::thread::sleep(wait);
@@ -440,28 +526,47 @@ mod tests {
         let allow = |_attempt: u32| Ok(());
         // Its own retries used up: a failure, whatever the other requests did.
         let stop = AtomicBool::new(false);
+        let used_up = with_retries(&policy, 0, &stop, &allow, transient).unwrap_err();
         assert_eq!(
-            with_retries(&policy, 0, &stop, &allow, transient),
-            Err(Stopped::Failed(
-                "failed after 4 attempts (max_retries 3): HTTP 500".into()
-            ))
+            used_up,
+            RequestFailure::RetriesUsedUp {
+                attempts: 4,
+                max_retries: 3,
+                last: AttemptFailure("HTTP 500".into()),
+            }
+        );
+        assert_eq!(
+            used_up.to_string(),
+            "failed after 4 attempts (max_retries 3): HTTP 500"
         );
         // Another request failed first: this one stops retrying, abandoned.
         let stop = AtomicBool::new(true);
+        let abandoned = with_retries(&policy, 0, &stop, &allow, transient).unwrap_err();
+        assert!(matches!(abandoned, RequestFailure::Abandoned { .. }));
         assert_eq!(
-            with_retries(&policy, 0, &stop, &allow, transient),
-            Err(Stopped::Abandoned(
-                "abandoned after another request failed: HTTP 500".into()
-            ))
+            abandoned.to_string(),
+            "abandoned after another request failed: HTTP 500"
         );
         // Request 0 abandoned for request 1's failure: request 1's error is the one reported.
-        let results: Vec<Option<Result<(), Stopped>>> = vec![
-            Some(Err(Stopped::Abandoned("request 0: abandoned".into()))),
-            Some(Err(Stopped::Failed("request 1: HTTP 500".into()))),
-            Some(Err(Stopped::Failed("request 2: HTTP 500".into()))),
+        let request = |index: usize, failure: RequestFailure| SendError::Request {
+            index,
+            what: "q".into(),
+            failure,
+        };
+        let http_500 = || AttemptFailure("HTTP 500".into());
+        let results: Vec<Option<Result<(), SendError>>> = vec![
+            Some(Err(request(
+                0,
+                RequestFailure::Abandoned { last: http_500() },
+            ))),
+            Some(Err(request(1, RequestFailure::Fatal(http_500())))),
+            Some(Err(request(2, RequestFailure::Fatal(http_500())))),
         ];
-        assert_eq!(collect(results), Err("request 1: HTTP 500".to_string()));
-        let replies: Vec<Option<Result<u8, Stopped>>> = vec![Some(Ok(1)), Some(Ok(2))];
+        assert_eq!(
+            collect(results).map_err(|e| e.to_string()),
+            Err("request 1 (q): HTTP 500".to_string())
+        );
+        let replies: Vec<Option<Result<u8, SendError>>> = vec![Some(Ok(1)), Some(Ok(2))];
         assert_eq!(collect(replies), Ok(vec![1, 2]));
     }
 

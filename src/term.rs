@@ -178,13 +178,12 @@ pub(crate) fn workflow_command(line: &str, stream: CommandStream) {
     };
 }
 
-/// `error: MESSAGE` and its `caused by:` lines on stderr, also under `--quiet`.
+/// `error: MESSAGE` and its `caused by:` lines on stderr (the causes the message does not
+/// already tell), also under `--quiet`.
 pub(crate) fn error(error: &dyn std::error::Error) {
     let mut text = format!("{} {error}\n", Paint::stderr().paint(BAD, "error:"));
-    let mut source = error.source();
-    while let Some(cause) = source {
+    for cause in crate::error::untold_causes(error) {
         text.push_str(&format!("  caused by: {cause}\n"));
-        source = cause.source();
     }
     write_stderr(&text);
 }

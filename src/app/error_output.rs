@@ -101,13 +101,11 @@ pub fn requested_in_args(args: &[OsString]) -> Option<ErrorDocument> {
 }
 
 /// `error` and its causes on one line (`cannot read x: No such file or directory`), as the
-/// documents carry it.
+/// documents carry it (the causes its message does not already tell).
 pub fn with_causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
+    for cause in crate::error::untold_causes(error) {
         text.push_str(&format!(": {cause}"));
-        source = cause.source();
     }
     text
 }

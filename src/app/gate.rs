@@ -26,8 +26,9 @@ use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
+use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
-use crate::judge::{Clients, Judge};
+use crate::judge::events::Events;
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::Metric;
@@ -207,20 +208,17 @@ fn llm_usage(clients: &Clients) -> BTreeMap<String, LlmUsage> {
     clients
         .judges
         .iter()
-        .filter_map(|(name, judge)| match judge {
-            Judge::OpenAi(judge) => {
-                let u = judge.usage();
-                Some((
-                    name.clone(),
-                    LlmUsage {
-                        calls: u.calls,
-                        retries: u.retries,
-                        prompt_tokens: u.prompt_tokens,
-                        completion_tokens: u.completion_tokens,
-                    },
-                ))
-            }
-            _ => None,
+        .filter_map(|(name, judge)| {
+            let u = judge.usage()?;
+            Some((
+                name.clone(),
+                LlmUsage {
+                    calls: u.calls,
+                    retries: u.retries,
+                    prompt_tokens: u.prompt_tokens,
+                    completion_tokens: u.completion_tokens,
+                },
+            ))
         })
         .chain(clients.embeddings.as_ref().map(|client| {
             let u = client.usage();
@@ -339,7 +337,7 @@ fn evaluate_repeats(
         ));
     }
     // Built once: every run and asking counts in the same usage counters.
-    let clients = Clients::build(config);
+    let clients = Clients::build(config, &super::judge_events::printed());
     // Once too (`git rev-parse` is a process): every run and asking is of the same commit.
     let context = run_context(config, tier, qrels_sha256);
     let evaluate = |run, repeat| {
@@ -468,7 +466,7 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
         judge_tasks: 0,
         judge_calls: 0,
         // Nothing was asked: the counters of fresh clients (zero for every judge).
-        llm_usage: llm_usage(&Clients::build(config)),
+        llm_usage: llm_usage(&Clients::build(config, &Events::ignored())),
         evaluation_seconds: 0.0,
         noise: None,
         judge_consistency: None,

@@ -21,7 +21,7 @@ use crate::input::labels;
 use crate::input::text_file::TextFile;
 use crate::judge::cache::JudgeCache;
 use crate::judge::lexical::LexicalJudge;
-use crate::judge::{self, Judge, Task, Verdict};
+use crate::judge::{self, Judge, Task, Verdict, kinds};
 use crate::metrics::claims::split_claims;
 use crate::metrics::metric::Metric;
 use crate::report::format::one_line;
@@ -311,13 +311,13 @@ fn on_labels(
 /// config is the default lexical judge).
 fn resolve(config: Option<&Config>, name: &str) -> Result<Judge> {
     if let Some(spec) = config.and_then(|c| c.judges.get(name)) {
-        return Ok(judge::build(spec));
+        return Ok(judge::build(spec).reporting_to(super::judge_events::printed()));
     }
     if config.is_none() && name == DEFAULT_JUDGE {
-        return Ok(Judge::Lexical(LexicalJudge::default()));
+        return Ok(judge::build(&kinds::default_judge()));
     }
     if let Some((_, version)) = BUILT_IN.iter().find(|(built_in, _)| *built_in == name) {
-        return Ok(Judge::Lexical(LexicalJudge {
+        return Ok(Judge::new(LexicalJudge {
             version: *version,
             ..LexicalJudge::default()
         }));

@@ -13,6 +13,7 @@ mod history;
 mod init;
 mod judge_consistency;
 mod judge_eval;
+mod judge_events;
 mod judged_depth;
 mod judged_run;
 mod judges_called;
@@ -36,7 +37,7 @@ use crate::evaluate::{EvalOptions, evaluate};
 use crate::exit_code;
 use crate::input;
 use crate::input::corpus;
-use crate::judge::{Judge, lexical::LexicalJudge};
+use crate::judge::{self, kinds};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
 use crate::report::eval_output::{self, OutputFormat};
@@ -97,7 +98,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
         metrics,
         judges: [(
             DEFAULT_JUDGE.to_string(),
-            Judge::Lexical(LexicalJudge::default()),
+            judge::build(&kinds::default_judge()),
         )]
         .into_iter()
         .collect(),

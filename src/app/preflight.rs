@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::app::judges_called::{embeddings_called, judged_by_judges};
 use crate::app::tier_baseline::{self, Baseline};
-use crate::config::{CacheMode, Config, JudgeSpec, Tier, locate};
+use crate::config::{CacheMode, Config, Tier, locate};
 use crate::error::{Error, Result};
 use crate::http;
 use crate::input::labels;
@@ -131,14 +131,10 @@ pub(crate) fn check_api_keys(config: &Config) -> Result<()> {
     if config.cache.mode == CacheMode::Replay {
         return Ok(());
     }
-    let judge_keys =
-        judged_by_judges(config).filter_map(|spec| match &config.judges[&spec.judge] {
-            JudgeSpec::OpenAi(openai) => Some((
-                format!("judges.{}", spec.judge),
-                openai.endpoint.api_key_env.as_deref(),
-            )),
-            _ => None,
-        });
+    let judge_keys = judged_by_judges(config).filter_map(|spec| {
+        let variable = config.judges[&spec.judge].api_key_env()?;
+        Some((format!("judges.{}", spec.judge), Some(variable)))
+    });
     let embeddings_key = embeddings_called(config).map(|spec| {
         (
             "embeddings".to_string(),

@@ -116,7 +116,7 @@ pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -
     if run.is_empty() || names.is_empty() {
         return Ok(rejudged);
     }
-    let clients = Clients::build(config);
+    let clients = Clients::build(config, &super::judge_events::printed());
     let options = EvalOptions {
         judge_repeat: 1,
         metrics: config

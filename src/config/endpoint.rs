@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use crate::config::{Keys, expand};
+use crate::config::expand;
+use crate::config::keys::Keys;
 use crate::error::Result;
 
 /// An OpenAI-compatible endpoint and how it is called, validated.
@@ -103,7 +104,7 @@ fn is_variable_name(name: &str) -> bool {
 }
 
 /// The endpoint keys of a config section, as written.
-pub(super) struct WrittenEndpoint<'a> {
+pub(crate) struct WrittenEndpoint<'a> {
     pub base_url: Option<&'a str>,
     pub model: Option<&'a str>,
     pub api_key_env: Option<&'a str>,
@@ -116,7 +117,7 @@ pub(super) struct WrittenEndpoint<'a> {
 /// (`an openai judge`): `base_url` and `model` required, the rest defaulted from `defaults`.
 /// `document` is the config as written (before `${VAR}` expansion), `section` the path of the
 /// section in it: a value written with `${VAR}` is named, never printed, and recorded as written.
-pub(super) fn validate(
+pub(crate) fn validate(
     keys: &Keys<'_>,
     key: &str,
     what: &str,
@@ -199,7 +200,8 @@ pub(super) fn validate(
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{JudgeSpec, load};
+    use crate::config::load;
+    use crate::judge::openai::OpenAiSpec;
 
     /// The config `judges.llm` entry `judge` loaded from a file (variables unset: defaults apply).
     fn load_judge(judge: &str) -> crate::error::Result<crate::config::Config> {
@@ -221,9 +223,9 @@ mod tests {
              model: \"${RAGATE_TEST_UNSET_MODEL:-m1}\" }",
         )
         .unwrap();
-        let JudgeSpec::OpenAi(spec) = &config.judges["llm"] else {
-            panic!("an openai judge");
-        };
+        let spec = config.judges["llm"]
+            .settings::<OpenAiSpec>()
+            .expect("an openai judge");
         let endpoint = &spec.endpoint;
         assert_eq!(endpoint.url("/x"), "http://h/v1/t0/x");
         assert_eq!(

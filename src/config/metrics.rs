@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use crate::config::Keys;
-use crate::config::judges::JudgeSpec;
 use crate::config::raw::{RawClaims, RawConfig, RawEmptyAnswer, RawMetric};
 use crate::error::Result;
+use crate::judge::backend::JudgeSpec;
+use crate::judge::kinds;
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::metric::{AnswerMetric, JudgedMetric};
@@ -102,16 +103,15 @@ pub fn validate_metrics(
                 };
             }
             if raw.claims == Some(RawClaims::Llm) {
-                if matches!(
-                    judges.get(&spec.judge),
-                    Some(JudgeSpec::Lexical(_) | JudgeSpec::Nli(_)) | None
-                ) {
+                let judge = judges.get(&spec.judge);
+                if !judge.is_some_and(|judge| judge.decomposes_claims()) {
+                    let kind = judge.map_or_else(|| kinds::default_judge().kind(), |j| j.kind());
                     return Err(keys.error(
                         format!("{key}.claims"),
                         format!(
                             "`llm` decomposition needs an openai or command judge, but `{}` is {}: name one with `judge:`",
                             spec.judge,
-                            if matches!(judges.get(&spec.judge), Some(JudgeSpec::Nli(_))) { "nli" } else { "lexical" }
+                            kind
                         ),
                     ));
                 }
@@ -125,13 +125,16 @@ pub fn validate_metrics(
         );
         if spec.is_judged()
             && support_only
-            && matches!(judges.get(&spec.judge), Some(JudgeSpec::Nli(_)))
+            && let Some(judge) = judges.get(&spec.judge)
+            && judge.judges_support_only()
         {
             return Err(keys.error(
                 &key,
                 format!(
-                    "`{metric}` is judged by `{}`, an nli judge, which judges whether contexts support claims only: expected faithfulness or faithfulness_graded, or name another judge with `judge:`",
-                    spec.judge
+                    "`{metric}` is judged by `{}`, {} {} judge, which judges whether contexts support claims only: expected faithfulness or faithfulness_graded, or name another judge with `judge:`",
+                    spec.judge,
+                    kinds::article_of(judge.kind()),
+                    judge.kind(),
                 ),
             ));
         }

@@ -4,10 +4,11 @@
 mod conceal;
 pub mod discover;
 mod embeddings;
-mod endpoint;
+pub(crate) mod endpoint;
 mod expand;
 mod hash;
 mod judges;
+pub(crate) mod keys;
 pub(crate) mod locate;
 mod metrics;
 mod pipeline;
@@ -19,17 +20,19 @@ pub mod tier_name;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::error::{Error, Location, Result};
+pub use crate::judge::backend::JudgeSpec;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
 pub use embeddings::EmbeddingsSpec;
 pub use endpoint::HttpEndpoint;
-pub use judges::{CommandSpec, DEFAULT_JUDGE, JudgeSpec, LexicalSpec, NliSpec, OpenAiSpec};
+pub use judges::DEFAULT_JUDGE;
+pub(crate) use keys::Keys;
+pub use keys::MAX_TIMEOUT_S;
 pub use raw::{AlphaScope, Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
-use raw::{JudgeKind, RawConfig, RawTier};
+use raw::{RawConfig, RawTier};
 pub use rules::DEFAULT_EMPTY_ANSWERS_MAX_INCREASE;
 use rules::{merge_gate, validate_gate};
 
@@ -262,12 +265,16 @@ pub fn load(path: &Path) -> Result<Config> {
 fn parse(path: &Path, text: &str) -> Result<RawConfig> {
     let document = serde_yaml::from_str::<serde_yaml::Value>(text);
     let kinds = document.as_ref().map(raw_judges::kinds).unwrap_or_default();
-    let typed = raw_judges::with_kinds(kinds.clone(), || {
-        serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(text))
-    });
-    let error = match typed {
-        Ok(raw) => return Ok(raw),
-        Err(error) => error,
+    let typed =
+        serde_path_to_error::deserialize::<_, RawConfig>(serde_yaml::Deserializer::from_str(text));
+    let judges = raw_judges::read(text, &kinds);
+    let error = match (typed, judges) {
+        (Ok(mut raw), Ok(judges)) => {
+            raw.judges = judges;
+            return Ok(raw);
+        }
+        (Err(error), Ok(_)) | (Ok(_), Err(error)) => error,
+        (Err(config), Err(judges)) => raw_judges::first(config, judges),
     };
     if let Err(invalid) = &document
         && error.inner().to_string().contains(raw_judges::KIND_UNREAD)
@@ -297,12 +304,10 @@ fn parse(path: &Path, text: &str) -> Result<RawConfig> {
             .and_then(|rest| rest.rsplit_once('.'))
         && let Some(kind) = kinds.get(name)
     {
-        let article = if matches!(kind, JudgeKind::Openai | JudgeKind::Nli) {
-            "an"
-        } else {
-            "a"
-        };
-        message.push_str(&format!(" (the keys of {article} `{}` judge)", kind.name()));
+        message.push_str(&format!(
+            " (the keys of {})",
+            crate::judge::kinds::a_judge_of(kind)
+        ));
     }
     let message = if key == "." || key.is_empty() {
         message
@@ -339,37 +344,8 @@ fn yaml_error(path: &Path, error: &serde_yaml::Error) -> Error {
     }
 }
 
-/// Validation context: the config path and a key path prefix for errors.
-pub(crate) struct Keys<'a> {
-    path: &'a Path,
-}
-
-impl Keys<'_> {
-    fn error(&self, key: impl Into<String>, message: impl Into<String>) -> Error {
-        Error::config(self.path, key, message)
-    }
-
-    /// The time limit `key` gives (`default` seconds when absent): more than 0 and at most
-    /// [`MAX_TIMEOUT_S`] (one day), so that deadlines computed from it cannot overflow.
-    fn timeout(&self, key: &str, value: Option<f64>, default: f64) -> Result<Duration> {
-        let value = value.unwrap_or(default);
-        if !(value.is_finite() && value > 0.0 && value <= MAX_TIMEOUT_S as f64) {
-            return Err(self.error(
-                key,
-                format!(
-                    "{value}: expected a positive number of seconds, at most {MAX_TIMEOUT_S} (one day)"
-                ),
-            ));
-        }
-        Ok(Duration::from_secs_f64(value))
-    }
-}
-
-/// The longest time limit (`timeout_s`) a config may set: one day, in seconds.
-pub const MAX_TIMEOUT_S: u64 = 86_400;
-
 fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<Config> {
-    let keys = Keys { path };
+    let keys = Keys::new(path);
     let base = path.parent().unwrap_or(Path::new("."));
     let resolve = |relative: &str| base.join(relative);
     if raw.version != SUPPORTED_VERSION {

@@ -6,6 +6,8 @@ use std::fmt;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::judge::backend::RawJudge;
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
@@ -15,7 +17,12 @@ pub struct RawConfig {
     pub metrics: Vec<RawMetric>,
     #[serde(default)]
     pub slices: Vec<String>,
-    #[serde(default, deserialize_with = "super::raw_judges::deserialize")]
+    /// The `judges` section, only accepted here: it is read in a pass of its own
+    /// ([`super::raw_judges`]), into `judges`. Never read back, hence the allowance.
+    #[allow(dead_code)]
+    #[serde(default, rename = "judges", skip_serializing)]
+    pub judges_section: IgnoredAny,
+    #[serde(skip)]
     pub judges: BTreeMap<String, RawJudge>,
     pub cache: Option<RawCache>,
     pub embeddings: Option<RawEmbeddings>,
@@ -142,110 +149,6 @@ pub enum RawEmptyAnswer {
 pub enum RawClaims {
     Sentences,
     Llm,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JudgeKind {
-    Lexical,
-    Openai,
-    Command,
-    Nli,
-}
-
-impl JudgeKind {
-    /// The kind as written in the config (`lexical`, `openai`, `command`).
-    pub fn name(self) -> &'static str {
-        match self {
-            JudgeKind::Lexical => "lexical",
-            JudgeKind::Openai => "openai",
-            JudgeKind::Command => "command",
-            JudgeKind::Nli => "nli",
-        }
-    }
-}
-
-/// A judge as configured: one struct per `kind`, each rejecting the keys of the other kinds.
-///
-/// Read by [`super::raw_judges`] (the `kind` first, then the struct of that kind from the same
-/// text), not by serde's internally tagged enums: those buffer the map and so lose the key
-/// path and the line and column of an unknown field.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum RawJudge {
-    Lexical(RawLexicalJudge),
-    Openai(RawOpenAiJudge),
-    Command(RawCommandJudge),
-    Nli(RawNliJudge),
-}
-
-/// `kind: lexical`: the offline token-overlap judge.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawLexicalJudge {
-    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
-    /// read back, hence the allowance).
-    #[allow(dead_code)]
-    #[serde(rename = "kind", skip_serializing)]
-    pub kind_key: IgnoredAny,
-    pub threshold: Option<f64>,
-    pub stem: Option<bool>,
-    /// 1 (`lexical-1`, token overlap only) or 2 (`lexical-2`, the default).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-}
-
-/// `kind: openai`: an OpenAI-compatible chat completions endpoint.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawOpenAiJudge {
-    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
-    /// read back, hence the allowance).
-    #[allow(dead_code)]
-    #[serde(rename = "kind", skip_serializing)]
-    pub kind_key: IgnoredAny,
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    pub api_key_env: Option<String>,
-    pub concurrency: Option<usize>,
-    pub timeout_s: Option<u64>,
-    pub max_retries: Option<u32>,
-    pub max_calls: Option<u64>,
-}
-
-/// `kind: command`: an external program speaking JSON lines.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawCommandJudge {
-    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
-    /// read back, hence the allowance).
-    #[allow(dead_code)]
-    #[serde(rename = "kind", skip_serializing)]
-    pub kind_key: IgnoredAny,
-    pub command: Option<Vec<String>>,
-    pub timeout_s: Option<u64>,
-}
-
-/// `kind: nli`: a cross-encoder NLI model run in-process.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawNliJudge {
-    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
-    /// read back, hence the allowance).
-    #[allow(dead_code)]
-    #[serde(rename = "kind", skip_serializing)]
-    pub kind_key: IgnoredAny,
-    /// The exported model directory (model.onnx, tokenizer.json, config.json).
-    pub model: Option<String>,
-    /// The ONNX Runtime library (default: $ORT_DYLIB_PATH).
-    pub runtime: Option<String>,
-    pub batch_size: Option<usize>,
-    pub max_length: Option<usize>,
-    pub threads: Option<usize>,
-    pub entailment_threshold: Option<f64>,
-    pub contradiction_threshold: Option<f64>,
-    pub entailment_label: Option<String>,
-    pub contradiction_label: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

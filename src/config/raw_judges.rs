@@ -1,34 +1,31 @@
 //! Reading the `judges` section kind first: each judge's `kind` is taken from the parsed YAML
-//! before the typed pass, and the typed pass reads the judge as the struct of that kind (with
-//! `deny_unknown_fields`) straight from the text.
+//! first, then the section is read in a typed pass of its own, each judge as the raw keys of its
+//! kind (with `deny_unknown_fields`, see `judge::kinds::read`) straight from the text.
 //!
 //! serde's internally tagged enums (`#[serde(tag = "kind")]`) would do the same in one pass, but
 //! they buffer the judge's map first, and an error from the buffer names neither the key
 //! (`judges.j` instead of `judges.j.base_url`) nor its line and column. Reading from the text
 //! keeps both: a `base_url` under `kind: lexical` is "judges.j.base_url: unknown field
 //! `base_url`, expected one of `kind`, `threshold`, `stem`, `version`" at the key's line and column,
-//! wherever `kind` stands in the map.
+//! wherever `kind` stands in the map. The typed pass over the rest of the config only accepts the
+//! section (`RawConfig`); of the two passes' errors, the first in the text is the
+//! one reported ([`first`]), as a single pass would.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::raw::{
-    JudgeKind, RawCommandJudge, RawJudge, RawLexicalJudge, RawNliJudge, RawOpenAiJudge,
-};
+use crate::judge::backend::RawJudge;
+use crate::judge::kinds::{self, KindName};
 
-thread_local! {
-    /// The kinds of the judges of the config being parsed on this thread, by name (set by
-    /// [`with_kinds`] for the duration of one typed pass).
-    static KINDS: RefCell<BTreeMap<String, JudgeKind>> = const { RefCell::new(BTreeMap::new()) };
-}
+/// An error of a typed pass over the config text, with its key path.
+pub type PassError = serde_path_to_error::Error<serde_yaml::Error>;
 
 /// The readable `kind` of every judge of `document` (a judge whose `kind` is missing or not a
 /// kind is left out: the typed pass reports it).
-pub fn kinds(document: &serde_yaml::Value) -> BTreeMap<String, JudgeKind> {
+pub fn kinds(document: &serde_yaml::Value) -> BTreeMap<String, &'static str> {
     let Some(judges) = document
         .get("judges")
         .and_then(serde_yaml::Value::as_mapping)
@@ -38,46 +35,101 @@ pub fn kinds(document: &serde_yaml::Value) -> BTreeMap<String, JudgeKind> {
     judges
         .iter()
         .filter_map(|(name, judge)| {
-            let kind = JudgeKind::deserialize(judge.get("kind")?.clone()).ok()?;
+            let KindName(kind) = KindName::deserialize(judge.get("kind")?.clone()).ok()?;
             Some((name.as_str()?.to_string(), kind))
         })
         .collect()
 }
 
-/// Runs `parse` (a typed pass over the config) with the judges' `kinds` known to
-/// [`deserialize`]; they are cleared afterwards, also when `parse` panics.
-pub fn with_kinds<T>(kinds: BTreeMap<String, JudgeKind>, parse: impl FnOnce() -> T) -> T {
-    struct Clear;
-    impl Drop for Clear {
-        fn drop(&mut self) {
-            KINDS.with(|known| known.borrow_mut().clear());
-        }
+/// The `judges` section of the config `text`, each judge read as the keys of its kind in
+/// `kinds` (see the module docs); no section: no judges.
+pub fn read(
+    text: &str,
+    kinds: &BTreeMap<String, &'static str>,
+) -> Result<BTreeMap<String, RawJudge>, PassError> {
+    let mut track = serde_path_to_error::Track::new();
+    let deserializer = serde_yaml::Deserializer::from_str(text);
+    Section(kinds)
+        .deserialize(serde_path_to_error::Deserializer::new(
+            deserializer,
+            &mut track,
+        ))
+        .map_err(|error| serde_path_to_error::Error::new(track.path(), error))
+}
+
+/// Of the errors of the two passes over one text, the one a single pass would have met first:
+/// the earlier in the text (`config`'s on a tie or without a location).
+pub fn first(config: PassError, judges: PassError) -> PassError {
+    let at = |error: &PassError| {
+        error
+            .inner()
+            .location()
+            .map_or((usize::MAX, usize::MAX), |l| (l.line(), l.column()))
+    };
+    if at(&judges) < at(&config) {
+        judges
+    } else {
+        config
     }
-    KINDS.with(|known| *known.borrow_mut() = kinds);
-    let _clear = Clear;
-    parse()
 }
 
-/// The `judges` map, each judge read as the struct of its kind (see the module docs).
-pub fn deserialize<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<BTreeMap<String, RawJudge>, D::Error> {
-    deserializer.deserialize_map(JudgesVisitor)
+/// The whole document, of which only `judges` is read.
+struct Section<'k>(&'k BTreeMap<String, &'static str>);
+
+impl<'de> DeserializeSeed<'de> for Section<'_> {
+    type Value = BTreeMap<String, RawJudge>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
 }
 
-struct JudgesVisitor;
-
-impl<'de> Visitor<'de> for JudgesVisitor {
+impl<'de> Visitor<'de> for Section<'_> {
     type Value = BTreeMap<String, RawJudge>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a map of judge names to judges `{kind: lexical|openai|command|nli, ...}`")
+        f.write_str("a config map")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut judges = BTreeMap::new();
+        while let Some(key) = map.next_key::<serde_yaml::Value>()? {
+            if key.as_str() == Some("judges") {
+                judges = map.next_value_seed(Judges(self.0))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(judges)
+    }
+}
+
+/// The `judges` map, each judge read as the struct of its kind.
+struct Judges<'k>(&'k BTreeMap<String, &'static str>);
+
+impl<'de> DeserializeSeed<'de> for Judges<'_> {
+    type Value = BTreeMap<String, RawJudge>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Judges<'_> {
+    type Value = BTreeMap<String, RawJudge>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a map of judge names to judges `{{kind: {}, ...}}`",
+            kinds::names().join("|")
+        )
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut judges = BTreeMap::new();
         while let Some(name) = map.next_key::<String>()? {
-            let kind = KINDS.with(|known| known.borrow().get(&name).copied());
+            let kind = self.0.get(&name).copied();
             let judge = map.next_value_seed(JudgeOfKind(kind))?;
             judges.insert(name, judge);
         }
@@ -90,13 +142,13 @@ impl<'de> Visitor<'de> for JudgesVisitor {
 pub const KIND_UNREAD: &str = "the judge's `kind` could not be read: expected valid YAML";
 
 /// One judge, read as the struct of `kind` (None: the kind could not be read beforehand).
-struct JudgeOfKind(Option<JudgeKind>);
+struct JudgeOfKind(Option<&'static str>);
 
 /// Only the `kind` of a judge: reading it reports a missing or unknown kind with its location.
 #[derive(Deserialize)]
 struct KindOnly {
     #[serde(rename = "kind")]
-    _kind: JudgeKind,
+    _kind: KindName,
 }
 
 impl<'de> DeserializeSeed<'de> for JudgeOfKind {
@@ -104,20 +156,47 @@ impl<'de> DeserializeSeed<'de> for JudgeOfKind {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<RawJudge, D::Error> {
         match self.0 {
-            Some(JudgeKind::Lexical) => {
-                RawLexicalJudge::deserialize(deserializer).map(RawJudge::Lexical)
-            }
-            Some(JudgeKind::Openai) => {
-                RawOpenAiJudge::deserialize(deserializer).map(RawJudge::Openai)
-            }
-            Some(JudgeKind::Command) => {
-                RawCommandJudge::deserialize(deserializer).map(RawJudge::Command)
-            }
-            Some(JudgeKind::Nli) => RawNliJudge::deserialize(deserializer).map(RawJudge::Nli),
+            Some(kind) => kinds::read(kind, deserializer),
             None => {
                 KindOnly::deserialize(deserializer)?;
                 Err(de::Error::custom(KIND_UNREAD))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::parse;
+
+    fn first_error(text: &str) -> String {
+        parse(Path::new("c.yaml"), text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn of_errors_in_both_passes_the_first_in_the_text_is_reported() {
+        let judges_first =
+            "version: 1\njudges: { j: { kind: lexical, treshold: 1 } }\nmetrics: 3\n";
+        let error = first_error(judges_first);
+        assert!(
+            error.starts_with("c.yaml:2:31: judges.j.treshold: unknown field `treshold`"),
+            "{error}"
+        );
+        let judges_last = "version: 1\nmetrics: 3\njudges: { j: { kind: lexical, treshold: 1 } }\n";
+        let error = first_error(judges_last);
+        assert!(
+            error.starts_with("c.yaml:2:10: metrics: invalid type: integer `3`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn judges_are_read_as_their_kind_wherever_the_section_stands() {
+        let text = "judges: { j: { threshold: 0.5, kind: lexical } }\nversion: 1\nmetrics: []\n\
+                    tiers: {}\n";
+        let raw = parse(Path::new("c.yaml"), text).unwrap();
+        assert_eq!(format!("{:?}", raw.judges), "{\"j\": RawJudge(lexical)}");
     }
 }

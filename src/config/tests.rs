@@ -1,6 +1,11 @@
 //! Tests of config parsing and validation: the documented example and a table of bad configs.
 
+use std::time::Duration;
+
 use super::*;
+use crate::judge::command::CommandSpec;
+use crate::judge::lexical::LexicalSpec;
+use crate::judge::openai::OpenAiSpec;
 
 const VALID: &str = r##"
 version: 1
@@ -558,7 +563,7 @@ fn judges_of_every_kind_are_read_whatever_the_key_order() {
     assert_eq!(names, ["cmd", "default", "lex", "llm", "old"]);
     assert_eq!(
         config.judges["lex"],
-        JudgeSpec::Lexical(LexicalSpec {
+        JudgeSpec::new(LexicalSpec {
             threshold: 0.5,
             stem: false,
             version: 2,
@@ -566,7 +571,7 @@ fn judges_of_every_kind_are_read_whatever_the_key_order() {
     );
     assert_eq!(
         config.judges["old"],
-        JudgeSpec::Lexical(LexicalSpec {
+        JudgeSpec::new(LexicalSpec {
             threshold: 0.4,
             stem: true,
             version: 1,
@@ -574,7 +579,7 @@ fn judges_of_every_kind_are_read_whatever_the_key_order() {
     );
     assert_eq!(
         config.judges["cmd"],
-        JudgeSpec::Command(CommandSpec {
+        JudgeSpec::new(CommandSpec {
             command: vec!["judge".into(), "--strict".into()],
             written_command: None,
             timeout: Duration::from_secs(7),
@@ -582,10 +587,10 @@ fn judges_of_every_kind_are_read_whatever_the_key_order() {
     );
     let mut llm = OpenAiSpec::new("http://h/v1", "m");
     llm.max_calls = 9;
-    assert_eq!(config.judges["llm"], JudgeSpec::OpenAi(llm));
+    assert_eq!(config.judges["llm"], JudgeSpec::new(llm));
     assert_eq!(
         config.judges["default"],
-        JudgeSpec::Lexical(LexicalSpec::default())
+        JudgeSpec::new(LexicalSpec::default())
     );
 }
 

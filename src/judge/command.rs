@@ -12,11 +12,147 @@
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::json;
 
 use crate::error::{Error, Result, shorten};
-use crate::judge::{Task, Verdict};
+use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
+use crate::judge::decompose;
+use crate::judge::events::{Events, JudgeEvent};
+use crate::judge::task::{ClaimsTask, Task, Verdict};
 use crate::subprocess::{LineProcess, Next, describe_exit};
+
+/// `kind: command`, an external program speaking JSON lines.
+pub struct Command;
+
+/// `kind: command` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCommandJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
+    #[serde(rename = "kind")]
+    kind_key: IgnoredAny,
+    command: Option<Vec<String>>,
+    timeout_s: Option<u64>,
+}
+
+impl JudgeKind for Command {
+    const NAME: &'static str = "command";
+    const ARTICLE: &'static str = "a";
+    type Raw = RawCommandJudge;
+
+    /// A non-empty argv, a time limit (default 300 s) and the argv as written when it holds a
+    /// `${VAR}`.
+    fn validate(raw: &RawCommandJudge, at: &JudgeAt<'_>) -> Result<JudgeSpec> {
+        let command = raw
+            .command
+            .clone()
+            .filter(|c| !c.is_empty() && !c[0].is_empty())
+            .ok_or_else(|| {
+                at.error(
+                    "",
+                    "a command judge needs `command: [program, arg, ...]` (an argv list, no shell)",
+                )
+            })?;
+        let timeout = at.keys.timeout(
+            &format!("{}.timeout_s", at.key),
+            raw.timeout_s.map(|s| s as f64),
+            300.0,
+        )?;
+        let written_command = at
+            .written
+            .get("judges")
+            .and_then(|judges| judges.get(at.name))
+            .and_then(|judge| judge.get("command"))
+            .and_then(serde_yaml::Value::as_sequence)
+            .filter(|argv| {
+                argv.iter()
+                    .any(|arg| arg.as_str().is_some_and(|a| a.contains("${")))
+            })
+            .map(|argv| {
+                argv.iter()
+                    .map(|arg| match arg {
+                        serde_yaml::Value::String(text) => text.clone(),
+                        other => serde_yaml::to_string(other)
+                            .map(|t| t.trim_end().to_string())
+                            .unwrap_or_default(),
+                    })
+                    .collect()
+            });
+        Ok(JudgeSpec::new(CommandSpec {
+            command,
+            written_command,
+            timeout,
+        }))
+    }
+}
+
+/// `kind: command`: the judge program (an argv list, no shell) and its time limit per run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandSpec {
+    /// The program and its arguments (run without a shell).
+    pub command: Vec<String>,
+    /// The argv as written in the config when an argument holds a `${VAR}`: what the judge's
+    /// identity records (never an expanded value). None: written literally.
+    pub written_command: Option<Vec<String>>,
+    /// How long one run of the program may take.
+    pub timeout: Duration,
+}
+
+impl KindSettings for CommandSpec {
+    fn kind(&self) -> &'static str {
+        Command::NAME
+    }
+
+    fn client(&self) -> Box<dyn JudgeBackend> {
+        Box::new(CommandJudge {
+            command: self.command.clone(),
+            written_command: self.written_command.clone(),
+            timeout: self.timeout,
+        })
+    }
+
+    fn decomposes_claims(&self) -> bool {
+        true
+    }
+}
+
+impl JudgeBackend for CommandJudge {
+    fn kind(&self) -> &'static str {
+        Command::NAME
+    }
+
+    /// `command `ARGV``, with the argv as written.
+    fn describe(&self) -> String {
+        format!(
+            "command `{}`",
+            self.written_command
+                .as_ref()
+                .unwrap_or(&self.command)
+                .join(" ")
+        )
+    }
+
+    /// `command `ARGV``, with every `${VAR}` expanded.
+    fn cache_identity(&self) -> String {
+        format!("command `{}`", self.command.join(" "))
+    }
+
+    fn judge_all(&self, name: &str, tasks: &[Task], events: &Events) -> Result<Vec<Verdict>> {
+        CommandJudge::judge_all(self, name, tasks, events)
+    }
+
+    fn decompose_all(
+        &self,
+        name: &str,
+        tasks: &[ClaimsTask],
+        events: &Events,
+    ) -> Result<Vec<Vec<String>>> {
+        CommandJudge::decompose_all(self, name, tasks, events)
+    }
+}
 
 /// How long a program that closed its output early is given to exit, for its exit status.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
@@ -48,6 +184,20 @@ struct Reply {
     grade: Option<u8>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+/// A `command` judge's reply to a claims request.
+struct CommandClaimsReply {
+    id: String,
+    claims: Vec<String>,
+}
+
+impl ReplyId for CommandClaimsReply {
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 fn request_line(id: usize, task: &Task) -> String {
     let value = match task {
         Task::Support { claim, context } => {
@@ -73,14 +223,11 @@ impl ReplyId for Reply {
 
 impl CommandJudge {
     fn error(&self, name: &str, message: String) -> Error {
-        Error::Judge {
-            judge: name.to_string(),
-            message: format!("`{}`: {message}", self.command.join(" ")),
-        }
+        Error::judge(name, format!("`{}`: {message}", self.command.join(" ")))
     }
 
     /// Judges every task (in order) with one run of the program.
-    pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
+    pub fn judge_all(&self, name: &str, tasks: &[Task], events: &Events) -> Result<Vec<Verdict>> {
         let requests: Vec<String> = tasks
             .iter()
             .enumerate()
@@ -89,6 +236,7 @@ impl CommandJudge {
         let summary = |index: usize| tasks[index].summary();
         self.exchange(
             name,
+            events,
             requests,
             &summary,
             "{\"id\", \"verdict\", \"grade\"?}",
@@ -102,6 +250,7 @@ impl CommandJudge {
     pub(crate) fn exchange<R, T, C>(
         &self,
         name: &str,
+        events: &Events,
         requests: Vec<String>,
         summary: &dyn Fn(usize) -> String,
         expected: &str,
@@ -115,8 +264,13 @@ impl CommandJudge {
             return Ok(Vec::new());
         }
         let count = requests.len();
-        let label = format!("judge `{name}`");
-        let stderr = move |line: &str| crate::term::child_line(&label, line);
+        let (events, judge) = (events.clone(), name.to_string());
+        let stderr = move |line: &str| {
+            events.emit(JudgeEvent::ChildStderr {
+                judge: judge.clone(),
+                line: line.to_string(),
+            })
+        };
         let process = LineProcess::start(&self.command, None, requests, self.timeout, stderr)
             .map_err(|e| self.error(name, format!("cannot start: {e}")))?;
         let stderr = process.stderr_tail();
@@ -241,6 +395,42 @@ impl CommandJudge {
             .into_iter()
             .map(|r| r.expect("every request answered"))
             .collect())
+    }
+}
+
+impl CommandJudge {
+    /// Decomposes every answer with one run of the program, in order.
+    pub fn decompose_all(
+        &self,
+        name: &str,
+        tasks: &[ClaimsTask],
+        events: &Events,
+    ) -> Result<Vec<Vec<String>>> {
+        let requests: Vec<String> = tasks
+            .iter()
+            .enumerate()
+            .map(|(id, task)| {
+                let mut line = decompose::inputs(task);
+                line["id"] = json!(id.to_string());
+                format!("{line}\n")
+            })
+            .collect();
+        let summary = |index: usize| tasks[index].summary();
+        self.exchange(
+            name,
+            events,
+            requests,
+            &summary,
+            "{\"id\", \"claims\": [\"...\"]}",
+            |index, reply: CommandClaimsReply, line_number| {
+                decompose::checked(reply.claims).map_err(|e| {
+                    format!(
+                        "output line {line_number}: request {index} ({}): {e}",
+                        summary(index)
+                    )
+                })
+            },
+        )
     }
 }
 

@@ -17,35 +17,16 @@
 //! unparseable: retried for `openai`, an error naming the request for both. The splitter is
 //! recorded as `llm:<prompt version>` in the results' provenance and in the trace.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::{Error, Result};
-use crate::http::{self, Request};
-use crate::judge::command::{CommandJudge, ReplyId};
-use crate::judge::openai::OpenAiJudge;
+use crate::http;
 
-/// The version of the decomposition prompt and reply contract.
-pub const CLAIMS_PROMPT_VERSION: &str = "claims-1";
+pub use crate::metrics::claims::CLAIMS_PROMPT_VERSION;
 
-/// One answer to decompose.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct ClaimsTask {
-    /// The question asked.
-    pub question: String,
-    /// The answer to split into claims.
-    pub answer: String,
-}
+pub use crate::judge::task::ClaimsTask;
 
-impl ClaimsTask {
-    /// A short description for error messages.
-    pub fn summary(&self) -> String {
-        let short: String = self.answer.chars().take(60).collect();
-        format!("claims of \"{short}\"")
-    }
-}
-
-const CLAIMS_INSTRUCTIONS: &str = "Break the answer down into atomic statements: short, \
+pub(crate) const CLAIMS_INSTRUCTIONS: &str = "Break the answer down into atomic statements: short, \
 self-contained factual claims, each understandable without the others (replace pronouns with \
 what they refer to), together covering everything the answer asserts and nothing more. Do not \
 judge whether they are true. Reply with one JSON object of the form \
@@ -58,21 +39,8 @@ struct ClaimsReply {
     claims: Vec<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CommandClaimsReply {
-    id: String,
-    claims: Vec<String>,
-}
-
-impl ReplyId for CommandClaimsReply {
-    fn id(&self) -> &str {
-        &self.id
-    }
-}
-
 /// The claims, trimmed; a blank claim is an error.
-fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, String> {
+pub(crate) fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, String> {
     claims
         .into_iter()
         .enumerate()
@@ -87,19 +55,6 @@ fn checked(claims: Vec<String>) -> std::result::Result<Vec<String>, String> {
         .collect()
 }
 
-impl crate::judge::cache::Cached for Vec<String> {
-    /// Claims as a judge's reply gives them after `checked`: trimmed, none blank.
-    fn check(&self) -> std::result::Result<(), String> {
-        match self
-            .iter()
-            .position(|c| c.trim().is_empty() || c.trim() != c)
-        {
-            Some(i) => Err(format!("claim {i} is blank or not trimmed")),
-            None => Ok(()),
-        }
-    }
-}
-
 /// Parses an `openai` reply content: `{"claims":[...]}`.
 pub fn parse_claims(content: &str) -> std::result::Result<Vec<String>, String> {
     let reply: ClaimsReply = serde_json::from_str(http::unfence(content))
@@ -107,62 +62,8 @@ pub fn parse_claims(content: &str) -> std::result::Result<Vec<String>, String> {
     checked(reply.claims)
 }
 
-fn inputs(task: &ClaimsTask) -> serde_json::Value {
+pub(crate) fn inputs(task: &ClaimsTask) -> serde_json::Value {
     json!({"task": "claims", "question": task.question, "answer": task.answer})
-}
-
-impl OpenAiJudge {
-    /// Decomposes every answer, one call each, in order.
-    pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
-        let requests: Vec<Request> = tasks
-            .iter()
-            .map(|task| Request {
-                body: self.body(CLAIMS_INSTRUCTIONS, &inputs(task)),
-                what: task.summary(),
-            })
-            .collect();
-        self.chat_all(name, &requests, |_, content| parse_claims(content))
-    }
-}
-
-impl CommandJudge {
-    /// Decomposes every answer with one run of the program, in order.
-    pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
-        let requests: Vec<String> = tasks
-            .iter()
-            .enumerate()
-            .map(|(id, task)| {
-                let mut line = inputs(task);
-                line["id"] = json!(id.to_string());
-                format!("{line}\n")
-            })
-            .collect();
-        let summary = |index: usize| tasks[index].summary();
-        self.exchange(
-            name,
-            requests,
-            &summary,
-            "{\"id\", \"claims\": [\"...\"]}",
-            |index, reply: CommandClaimsReply, line_number| {
-                checked(reply.claims).map_err(|e| {
-                    format!(
-                        "output line {line_number}: request {index} ({}): {e}",
-                        summary(index)
-                    )
-                })
-            },
-        )
-    }
-}
-
-/// The error for a judge kind that cannot decompose answers (checked by the config first).
-pub fn unsupported(name: &str, kind: &str) -> Error {
-    Error::Judge {
-        judge: name.to_string(),
-        message: format!(
-            "a {kind} judge cannot decompose answers into claims: expected an openai or command judge for `claims: llm`"
-        ),
-    }
 }
 
 #[cfg(test)]

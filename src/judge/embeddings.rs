@@ -119,10 +119,10 @@ impl EmbeddingClient {
     }
 
     fn error(&self, message: String) -> Error {
-        Error::Judge {
-            judge: "embeddings".to_string(),
-            message: format!("{}: {message}", self.shown_describe()),
-        }
+        Error::judge(
+            "embeddings",
+            format!("{}: {message}", self.shown_describe()),
+        )
     }
 
     /// The embedding of every text, in order, asking the endpoint in batches of [`BATCH`].
@@ -172,7 +172,7 @@ impl EmbeddingClient {
             before_attempt,
             parse,
         )
-        .map_err(|m| self.error(m))?;
+        .map_err(|error| self.error(error.to_string()).caused_by(error))?;
         Ok(replies.into_iter().flatten().collect())
     }
 

@@ -1,12 +1,12 @@
 //! The lexical judge: a deterministic, offline token-overlap judge (kind `lexical`). This
 //! module is `lexical-1` (`version: 1`); `lexical-2`, the default, is [`crate::judge::lexical2`].
 //!
-//! Tokenizer (versioned by [`LEXICAL_JUDGE_VERSION`] together with [`STOP_WORDS`]; any change
+//! Tokenizer (versioned by [`LEXICAL_JUDGE_VERSION`] together with [`STOP_WORDS`](crate::judge::stop_words::STOP_WORDS); any change
 //! to either bumps the version, which is part of the judge cache key):
 //! 1. words are the UAX #29 words of the text (`unicode_words`: punctuation and whitespace
 //!    are not words; `3.5`, `v1.2.3` and `don't` are one word each);
 //! 2. each word is lowercased and `’` becomes `'`;
-//! 3. words in [`STOP_WORDS`] are removed (English function words; negations such as `not`,
+//! 3. words in [`STOP_WORDS`](crate::judge::stop_words::STOP_WORDS) are removed (English function words; negations such as `not`,
 //!    `no`, `never` and quantifiers such as `all`, `only` are kept, since they change what a
 //!    sentence asserts);
 //! 4. a word containing a numeric character is kept verbatim, so `3.5`, `3.50` and `3` are
@@ -29,30 +29,19 @@ use std::collections::BTreeSet;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::config::LexicalSpec;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use crate::error::Result;
+use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
+use crate::judge::events::Events;
 use crate::judge::lexical2::{LEXICAL2_JUDGE_VERSION, Prepared2};
+use crate::judge::stop_words::STOP_WORDS;
+use crate::judge::task::{Task, Verdict};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Version of the tokenizer and the stop-word list; part of the judge cache key.
 pub const LEXICAL_JUDGE_VERSION: &str = "lexical-1";
-
-/// English stop words of `lexical-1`: lowercase, sorted, unique (binary-searched).
-#[rustfmt::skip]
-pub const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "also", "am", "an", "and", "any", "are",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "for", "from",
-    "further", "had", "has", "have", "having", "he", "he's", "her", "here", "hers", "herself",
-    "him", "himself", "his", "how", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is",
-    "it", "it's", "its", "itself", "just", "let's", "may", "me", "might", "must", "my", "myself",
-    "of", "off", "on", "once", "or", "other", "our", "ours", "ourselves", "out", "over", "own",
-    "shall", "she", "she's", "should", "so", "some", "such", "than", "that", "that's", "the",
-    "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they",
-    "they'll", "they're", "they've", "this", "those", "through", "to", "too", "under", "until",
-    "up", "very", "was", "we", "we'll", "we're", "we've", "were", "what", "what's", "when",
-    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "you'll",
-    "you're", "you've", "your", "yours", "yourself", "yourselves",
-];
 
 /// The lexical judge and its parameters (configured as `{ kind: lexical, threshold, stem,
 /// version }`).
@@ -69,19 +58,19 @@ pub struct LexicalJudge {
 impl LexicalJudge {
     /// The verdicts on `tasks`, in order; a context is analysed once for the run of
     /// consecutive support tasks that share it (the claims of one answer).
-    pub fn verdicts(&self, tasks: &[crate::judge::Task]) -> Vec<crate::judge::Verdict> {
+    pub fn verdicts(&self, tasks: &[Task]) -> Vec<Verdict> {
         let mut prepared: Option<(&str, Prepared2)> = None;
         tasks
             .iter()
             .map(|task| match task {
-                crate::judge::Task::Support { claim, context } if self.version >= 2 => {
+                Task::Support { claim, context } if self.version >= 2 => {
                     let reuse = prepared.as_ref().is_some_and(|(c, _)| *c == &**context);
                     if !reuse {
                         let fresh = Prepared2::new(context, self.threshold, self.stem);
                         prepared = Some((&**context, fresh));
                     }
                     let support = prepared.as_ref().expect("prepared above").1.support(claim);
-                    crate::judge::Verdict {
+                    Verdict {
                         positive: support.supported,
                         grade: support.grade,
                         score: Some(support.score),
@@ -94,29 +83,29 @@ impl LexicalJudge {
     }
 
     /// The verdict on one task.
-    pub fn verdict(&self, task: &crate::judge::Task) -> crate::judge::Verdict {
+    pub fn verdict(&self, task: &Task) -> Verdict {
         match task {
-            crate::judge::Task::Support { claim, context } if self.version >= 2 => {
+            Task::Support { claim, context } if self.version >= 2 => {
                 let support = Prepared2::new(context, self.threshold, self.stem).support(claim);
-                crate::judge::Verdict {
+                Verdict {
                     positive: support.supported,
                     grade: support.grade,
                     score: Some(support.score),
                     reason: support.reason,
                 }
             }
-            crate::judge::Task::Support { claim, context } => {
+            Task::Support { claim, context } => {
                 let support = self.support(claim, context);
-                crate::judge::Verdict {
+                Verdict {
                     positive: support.supported,
                     grade: support.grade,
                     score: Some(support.score),
                     reason: None,
                 }
             }
-            crate::judge::Task::Relevance { question, answer } => {
+            Task::Relevance { question, answer } => {
                 let relevance = self.relevance(question, answer);
-                crate::judge::Verdict {
+                Verdict {
                     positive: relevance.relevant,
                     grade: if relevance.relevant { 2 } else { 0 },
                     score: Some(relevance.score),
@@ -157,6 +146,110 @@ impl LexicalJudge {
             stem: spec.stem,
             version: spec.version,
         }
+    }
+}
+
+/// `kind: lexical`, the offline token-overlap judges (`lexical-1` and `lexical-2`).
+pub struct Lexical;
+
+/// `kind: lexical` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLexicalJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
+    #[serde(rename = "kind")]
+    kind_key: IgnoredAny,
+    threshold: Option<f64>,
+    stem: Option<bool>,
+    /// 1 (`lexical-1`, token overlap only) or 2 (`lexical-2`, the default).
+    version: Option<u64>,
+}
+
+impl JudgeKind for Lexical {
+    const NAME: &'static str = "lexical";
+    const ARTICLE: &'static str = "a";
+    type Raw = RawLexicalJudge;
+
+    /// A threshold in (0, 1] and a version of 1 or 2.
+    fn validate(raw: &RawLexicalJudge, at: &JudgeAt<'_>) -> Result<JudgeSpec> {
+        let defaults = LexicalSpec::default();
+        let threshold = raw.threshold.unwrap_or(defaults.threshold);
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(at.error("threshold", format!("{threshold} is outside (0, 1]")));
+        }
+        let version = match raw.version {
+            None => defaults.version,
+            Some(version @ (1 | 2)) => version as u8,
+            Some(other) => {
+                return Err(at.error(
+                    "version",
+                    format!("{other}: expected 1 (lexical-1) or 2 (lexical-2)"),
+                ));
+            }
+        };
+        Ok(JudgeSpec::new(LexicalSpec {
+            threshold,
+            stem: raw.stem.unwrap_or(defaults.stem),
+            version,
+        }))
+    }
+}
+
+/// `kind: lexical`: the offline token-overlap judge's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalSpec {
+    /// Minimum share of matched tokens for full support / relevance, in (0, 1].
+    pub threshold: f64,
+    /// Snowball-stem non-numeric tokens.
+    pub stem: bool,
+    /// Which lexical judge: 1 (`lexical-1`: token overlap with the whole context) or 2
+    /// (`lexical-2`: hard checks of numbers, polarity and names, and the share of the best
+    /// context window).
+    pub version: u8,
+}
+
+/// The lexical judge a config gets when it names no version.
+pub const DEFAULT_LEXICAL_VERSION: u8 = 2;
+
+impl Default for LexicalSpec {
+    /// Threshold 0.4, stemming on, `lexical-2`.
+    fn default() -> Self {
+        LexicalSpec {
+            threshold: 0.4,
+            stem: true,
+            version: DEFAULT_LEXICAL_VERSION,
+        }
+    }
+}
+
+impl KindSettings for LexicalSpec {
+    fn kind(&self) -> &'static str {
+        Lexical::NAME
+    }
+
+    fn client(&self) -> Box<dyn JudgeBackend> {
+        Box::new(LexicalJudge::from_spec(self))
+    }
+}
+
+impl JudgeBackend for LexicalJudge {
+    fn kind(&self) -> &'static str {
+        Lexical::NAME
+    }
+
+    fn describe(&self) -> String {
+        LexicalJudge::describe(self)
+    }
+
+    /// Instant: nothing to announce.
+    fn announces_asking(&self) -> bool {
+        false
+    }
+
+    fn judge_all(&self, _name: &str, tasks: &[Task], _events: &Events) -> Result<Vec<Verdict>> {
+        Ok(self.verdicts(tasks))
     }
 }
 
@@ -280,14 +373,8 @@ mod tests {
     }
 
     #[test]
-    fn stop_words_are_sorted_unique_lowercase_and_keep_negations() {
-        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
-        assert!(STOP_WORDS.iter().all(|w| *w == w.to_lowercase()));
-        // Any change to the list changes this count: bump LEXICAL_JUDGE_VERSION with it.
-        assert_eq!(STOP_WORDS.len(), 141);
-        for kept in ["not", "no", "nor", "never", "all", "only"] {
-            assert!(!STOP_WORDS.contains(&kept), "{kept}");
-        }
+    fn the_tokenizer_version_is_lexical_1() {
+        // Any change to the tokenizer or to `STOP_WORDS` bumps it.
         assert_eq!(LEXICAL_JUDGE_VERSION, "lexical-1");
     }
 

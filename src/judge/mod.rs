@@ -1,52 +1,53 @@
 //! Judges: verdicts on whether claims are supported by contexts and answers address questions.
+//!
+//! Each kind of judge is a module of its own, listed in the registry [`kinds`]; [`backend`]
+//! says what a kind implements. [`Judge`] is a configured judge's client as the rest of ragate
+//! uses it: through the cache, telling what it does as [`events`] (it never prints).
 
+pub mod backend;
 pub mod cache;
 pub mod command;
 pub mod decompose;
 pub mod embeddings;
+pub mod events;
+pub mod kinds;
 pub mod lexical;
 pub mod lexical2;
 pub mod nli;
 pub mod openai;
+pub mod stop_words;
+pub mod task;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::config::{Config, JudgeSpec};
+use crate::config::Config;
 use crate::error::Result;
+use backend::{JudgeBackend, JudgeSpec, JudgeUsage};
 use cache::{CacheKey, JudgeCache};
-use command::CommandJudge;
-use decompose::ClaimsTask;
 use embeddings::EmbeddingClient;
-use lexical::LexicalJudge;
-use nli::NliJudge;
-use openai::OpenAiJudge;
+use events::{Events, JudgeEvent};
+pub use task::{ClaimsTask, Task, Verdict};
 
-/// A configured judge.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Judge {
-    /// The offline token-overlap judge.
-    Lexical(LexicalJudge),
-    /// An external program speaking JSON lines.
-    Command(CommandJudge),
-    /// An OpenAI-compatible chat endpoint (without the `llm` feature a config cannot name one).
-    OpenAi(OpenAiJudge),
-    /// A cross-encoder NLI model run in-process (without the `nli` feature a config cannot
-    /// name one).
-    Nli(NliJudge),
+/// A configured judge's client; clones share it (and its usage counters).
+#[derive(Debug, Clone)]
+pub struct Judge {
+    backend: Arc<dyn JudgeBackend>,
+    events: Events,
 }
 
-/// The client of a judge spec; an `openai` judge gets fresh usage counters, shared by clones.
+impl PartialEq for Judge {
+    /// Judges with the same settings are equal, whatever they used or tell.
+    fn eq(&self, other: &Self) -> bool {
+        self.backend.equals((*other.backend).as_any())
+    }
+}
+
+/// The client of a judge spec, with fresh usage counters (shared by clones), telling nothing.
 pub fn build(spec: &JudgeSpec) -> Judge {
-    match spec {
-        JudgeSpec::Lexical(spec) => Judge::Lexical(LexicalJudge::from_spec(spec)),
-        JudgeSpec::Command(spec) => Judge::Command(CommandJudge {
-            command: spec.command.clone(),
-            written_command: spec.written_command.clone(),
-            timeout: spec.timeout,
-        }),
-        JudgeSpec::OpenAi(spec) => Judge::OpenAi(OpenAiJudge::from_spec(spec)),
-        JudgeSpec::Nli(spec) => Judge::Nli(NliJudge::from_spec(spec)),
+    Judge {
+        backend: Arc::from(spec.client()),
+        events: Events::ignored(),
     }
 }
 
@@ -61,71 +62,31 @@ pub struct Clients {
 }
 
 impl Clients {
-    /// The clients of every judge of `config` and of its embeddings endpoint.
-    pub fn build(config: &Config) -> Clients {
+    /// The clients of every judge of `config` (telling `events`) and of its embeddings
+    /// endpoint.
+    pub fn build(config: &Config, events: &Events) -> Clients {
         Clients {
             judges: config
                 .judges
                 .iter()
-                .map(|(name, spec)| (name.clone(), build(spec)))
+                .map(|(name, spec)| (name.clone(), build(spec).reporting_to(events.clone())))
                 .collect(),
             embeddings: config.embeddings.as_ref().map(EmbeddingClient::from_spec),
         }
     }
 }
 
-/// One question put to a judge.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(tag = "task", rename_all = "lowercase")]
-pub enum Task {
-    /// Is `claim` supported by `context`?
-    Support {
-        /// One claim of an answer.
-        claim: String,
-        /// The contexts the answer was generated from, joined with blank lines: one text shared
-        /// by every claim of the answer (serialised as the string, so cache keys are unchanged).
-        #[serde(serialize_with = "shared_text")]
-        context: Arc<str>,
-    },
-    /// Does `answer` address `question`?
-    Relevance {
-        /// The query text.
-        question: String,
-        /// The system's answer.
-        answer: String,
-    },
-}
-
-/// A shared text serialised as the string it holds (serde's `rc` feature would do the same for
-/// every `Arc` of the build).
-fn shared_text<S: serde::Serializer>(text: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(text)
-}
-
-impl Task {
-    /// A short description for error messages.
-    pub fn summary(&self) -> String {
-        let short = |text: &str| text.chars().take(60).collect::<String>();
-        match self {
-            Task::Support { claim, .. } => format!("support of \"{}\"", short(claim)),
-            Task::Relevance { question, .. } => format!("relevance to \"{}\"", short(question)),
+impl cache::Cached for Vec<String> {
+    /// Claims as a judge's reply gives them after `checked`: trimmed, none blank.
+    fn check(&self) -> std::result::Result<(), String> {
+        match self
+            .iter()
+            .position(|c| c.trim().is_empty() || c.trim() != c)
+        {
+            Some(i) => Err(format!("claim {i} is blank or not trimmed")),
+            None => Ok(()),
         }
     }
-}
-
-/// A judge's answer to a task.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Verdict {
-    /// Supported (support tasks) or relevant (relevance tasks).
-    pub positive: bool,
-    /// 0 unsupported, 1 partly, 2 fully supported (relevance: 2 or 0).
-    pub grade: u8,
-    /// The judge's score in [0, 1] when it has one (the lexical judge's token share).
-    pub score: Option<f64>,
-    /// Why a claim is not supported, when the judge says (`lexical-2`: `unsupported: number
-    /// 1228 not in the context`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 impl cache::Cached for Verdict {
@@ -152,48 +113,45 @@ impl cache::Cached for Verdict {
 }
 
 impl Judge {
-    /// What identifies the judge's verdicts, for provenance and cache keys.
-    pub fn describe(&self) -> String {
-        match self {
-            Judge::Lexical(judge) => judge.describe(),
-            Judge::Command(judge) => format!(
-                "command `{}`",
-                judge
-                    .written_command
-                    .as_ref()
-                    .unwrap_or(&judge.command)
-                    .join(" ")
-            ),
-            Judge::OpenAi(judge) => judge.describe(),
-            Judge::Nli(judge) => judge.describe(),
+    /// The judge `backend`, telling nothing.
+    pub fn new(backend: impl JudgeBackend + 'static) -> Self {
+        Judge {
+            backend: Arc::new(backend),
+            events: Events::ignored(),
         }
     }
 
-    /// [`Self::describe`] with every `${VAR}` of the config expanded: what cache keys hash, so
-    /// that verdicts of another model or host are never reused. Never shown or recorded.
-    fn cache_identity(&self) -> String {
-        match self {
-            Judge::OpenAi(judge) => judge.expanded_describe(),
-            Judge::Command(judge) => format!("command `{}`", judge.command.join(" ")),
-            other => other.describe(),
-        }
+    /// The same judge, telling `events` what it does.
+    pub fn reporting_to(mut self, events: Events) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// The client, when it is of type `T`.
+    pub fn backend<T: JudgeBackend + 'static>(&self) -> Option<&T> {
+        (*self.backend).as_any().downcast_ref::<T>()
+    }
+
+    /// What identifies the judge's verdicts, for provenance and cache keys.
+    pub fn describe(&self) -> String {
+        self.backend.describe()
     }
 
     /// The kind of judge, for cache keys.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Judge::Lexical(_) => "lexical",
-            Judge::Command(_) => "command",
-            Judge::OpenAi(_) => "openai",
-            Judge::Nli(_) => "nli",
-        }
+        self.backend.kind()
+    }
+
+    /// Calls and tokens used so far, for a judge that counts them (`openai`).
+    pub fn usage(&self) -> Option<JudgeUsage> {
+        self.backend.usage()
     }
 
     /// The cache key of one request: the judge kind, its description (with `extra`, e.g. a
     /// prompt version) and the inputs.
     fn cache_key(&self, extra: &str, inputs: &impl serde::Serialize) -> CacheKey {
         let inputs = serde_json::to_value(inputs).expect("tasks serialise");
-        let version = format!("{}{extra}", self.cache_identity());
+        let version = format!("{}{extra}", self.backend.cache_identity());
         CacheKey::new(
             self.kind(),
             "",
@@ -246,34 +204,26 @@ impl Judge {
         let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
         cache::through(cache, &keys, what, |missing| {
             let asked: Vec<ClaimsTask> = missing.iter().map(|&i| tasks[i].clone()).collect();
-            match self {
-                Judge::OpenAi(judge) => judge.decompose_all(name, &asked),
-                Judge::Command(judge) => judge.decompose_all(name, &asked),
-                Judge::Lexical(_) | Judge::Nli(_) => Err(decompose::unsupported(name, self.kind())),
-            }
+            self.backend.decompose_all(name, &asked, &self.events)
         })
     }
 
-    /// Judges every task, in order. `name` is the judge's name in the config, for errors.
-    /// Progress on stderr before a slow (external) judge is asked: how much of the work the cache
-    /// did not answer.
+    /// Before a slow (external) judge is asked: how much of the work the cache did not answer,
+    /// as an event.
     fn announce(&self, name: &str, asked: usize, total: usize) {
-        if asked > 0 && !matches!(self, Judge::Lexical(_)) {
-            crate::term::info(format!(
-                "ragate: judge `{name}`: asking about {asked} of {total} tasks (the rest are cached)"
-            ));
+        if asked > 0 && self.backend.announces_asking() {
+            self.events.emit(JudgeEvent::Asking {
+                judge: name.to_string(),
+                asked,
+                total,
+            });
         }
     }
 
     /// The judge's verdicts on `tasks`, in task order; `name` is the judge's config name, for
     /// messages.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
-        match self {
-            Judge::Lexical(judge) => Ok(judge.verdicts(tasks)),
-            Judge::Command(judge) => judge.judge_all(name, tasks),
-            Judge::OpenAi(judge) => judge.judge_all(name, tasks),
-            Judge::Nli(judge) => judge.judge_all(name, tasks),
-        }
+        self.backend.judge_all(name, tasks, &self.events)
     }
 }
 
@@ -282,48 +232,36 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::config::{CommandSpec, EmbeddingsSpec, HttpEndpoint, LexicalSpec, OpenAiSpec};
-
-    #[test]
-    fn a_support_task_serialises_its_shared_context_as_the_text() {
-        let context: Arc<str> = "The sky is blue.".into();
-        let task = Task::Support {
-            claim: "sky blue".to_string(),
-            context: Arc::clone(&context),
-        };
-        // The cache key's input: the same JSON as when the context was a String.
-        assert_eq!(
-            serde_json::to_string(&task).unwrap(),
-            r#"{"task":"support","claim":"sky blue","context":"The sky is blue."}"#
-        );
-        assert_eq!(Arc::strong_count(&context), 2, "shared, not copied");
-    }
+    use crate::config::{EmbeddingsSpec, HttpEndpoint};
+    use command::{CommandJudge, CommandSpec};
+    use lexical::{LexicalJudge, LexicalSpec};
+    use openai::{OpenAiJudge, OpenAiSpec};
 
     #[test]
     fn a_client_carries_every_setting_of_its_spec() {
         for version in [1, 2] {
-            let lexical = build(&JudgeSpec::Lexical(LexicalSpec {
+            let lexical = build(&JudgeSpec::new(LexicalSpec {
                 threshold: 0.7,
                 stem: false,
                 version,
             }));
             assert_eq!(
                 lexical,
-                Judge::Lexical(LexicalJudge {
+                Judge::new(LexicalJudge {
                     threshold: 0.7,
                     stem: false,
                     version,
                 })
             );
         }
-        let command = build(&JudgeSpec::Command(CommandSpec {
+        let command = build(&JudgeSpec::new(CommandSpec {
             command: vec!["judge".into(), "-v".into()],
             written_command: None,
             timeout: Duration::from_secs(3),
         }));
         assert_eq!(
             command,
-            Judge::Command(CommandJudge {
+            Judge::new(CommandJudge {
                 command: vec!["judge".into(), "-v".into()],
                 written_command: None,
                 timeout: Duration::from_secs(3),
@@ -343,9 +281,10 @@ mod tests {
             },
             max_calls: 77,
         };
-        let Judge::OpenAi(openai) = build(&JudgeSpec::OpenAi(spec.clone())) else {
-            panic!("an openai spec builds an openai judge");
-        };
+        let judge = build(&JudgeSpec::new(spec.clone()));
+        let openai = judge
+            .backend::<OpenAiJudge>()
+            .expect("an openai spec builds an openai judge");
         assert_eq!(openai.spec, spec, "the client carries every setting");
         assert_eq!(openai.usage(), Default::default(), "fresh counters");
         let spec = EmbeddingsSpec {

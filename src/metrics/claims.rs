@@ -37,6 +37,10 @@ use unicode_segmentation::UnicodeSegmentation;
 /// Version of the splitting rules and lists; part of every judge cache key that uses claims.
 pub const CLAIM_SPLITTER_VERSION: &str = "sentences-1";
 
+/// The version of the decomposition prompt and reply contract of `claims: llm` (the contracts
+/// are in `judge::decompose`); part of the cache key and of the splitter's id.
+pub const CLAIMS_PROMPT_VERSION: &str = "claims-1";
+
 /// How an answer is split into claims (config `claims: sentences | llm`), as recorded in
 /// provenance and the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -53,7 +57,7 @@ impl ClaimSplitter {
     pub fn id(self) -> String {
         match self {
             ClaimSplitter::Sentences => CLAIM_SPLITTER_VERSION.to_string(),
-            ClaimSplitter::Llm => format!("llm:{}", crate::judge::decompose::CLAIMS_PROMPT_VERSION),
+            ClaimSplitter::Llm => format!("llm:{CLAIMS_PROMPT_VERSION}"),
         }
     }
 }

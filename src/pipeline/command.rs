@@ -30,10 +30,7 @@ pub struct CommandPipeline {
 
 impl CommandPipeline {
     fn error(&self, message: String) -> Error {
-        Error::Pipeline {
-            adapter: "command".to_string(),
-            message: format!("`{}`: {message}", self.shown),
-        }
+        Error::pipeline("command", format!("`{}`: {message}", self.shown))
     }
 
     pub fn produce(

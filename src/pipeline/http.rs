@@ -28,10 +28,7 @@ pub struct HttpPipeline {
 
 impl HttpPipeline {
     fn error(&self, message: String) -> Error {
-        Error::Pipeline {
-            adapter: "http".to_string(),
-            message: format!("{}: {message}", self.shown_url),
-        }
+        Error::pipeline("http", format!("{}: {message}", self.shown_url))
     }
 
     pub fn produce(&self, requests: &[Request], progress: &Progress) -> Result<ProducedRun> {
@@ -73,7 +70,7 @@ impl HttpPipeline {
             |_| Ok(()),
             record,
         )
-        .map_err(|message| self.error(message))?;
+        .map_err(|error| self.error(error.to_string()).caused_by(error))?;
         collector
             .into_inner()
             .expect("no worker panics")

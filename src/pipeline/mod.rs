@@ -94,10 +94,7 @@ impl<'a> Collector<'a> {
     }
 
     fn error(&self, message: String) -> Error {
-        Error::Pipeline {
-            adapter: self.adapter.to_string(),
-            message,
-        }
+        Error::pipeline(self.adapter, message)
     }
 
     /// Checks and records the reply `text` (`whence` names where it came from, in errors);

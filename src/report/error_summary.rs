@@ -112,6 +112,7 @@ mod tests {
             adapter: "command".into(),
             message: "`python3 eval/pipeline.py`: exited with exit status: 1: expected exit code 0"
                 .into(),
+            cause: None,
         }
         .with_stderr(stderr.iter().map(|s| s.to_string()).collect())
     }
@@ -170,6 +171,7 @@ mod tests {
         let judge = Error::Judge {
             judge: "nli".into(),
             message: "`python3 judge.py`: it exited with code 2: expected exit code 0".into(),
+            cause: None,
         }
         .with_stderr(vec!["out of memory".into()]);
         let text = render("smoke", &judge);

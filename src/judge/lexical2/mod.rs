@@ -4,7 +4,7 @@
 //!
 //! The context is split into sentences with the claim splitter ([`split_claims`]); a claim is
 //! one sentence of the answer. Words are the UAX #29 words, lowercased, `’` read as `'`.
-//! - **Content tokens**: words that are neither stop words ([`crate::judge::lexical::STOP_WORDS`] of `lexical-1`) nor
+//! - **Content tokens**: words that are neither stop words ([`crate::judge::stop_words::STOP_WORDS`] of `lexical-1`) nor
 //!   negations ([`text::NEGATIONS`]); numbers normalised (below); spelled-out numbers
 //!   (`two` .. `twenty`, `thirty` .. `ninety`, `hundred`, `thousand`, `million`, `billion`)
 //!   read as digits; other words Snowball-stemmed when `stem` is on.

@@ -7,7 +7,7 @@ use rust_stemmers::Stemmer;
 use rustc_hash::{FxHashMap, FxHashSet};
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::judge::lexical::STOP_WORDS;
+use crate::judge::stop_words::STOP_WORDS;
 
 /// Words that negate what follows them (with any word ending in `n't` and `fail(s|ed|ing) to`).
 #[rustfmt::skip]

@@ -15,14 +15,18 @@
 pub mod model;
 #[cfg(feature = "nli")]
 mod runtime;
+mod settings;
 pub mod windows;
+
+pub use settings::{Nli, NliSpec, RawNliJudge};
 
 #[cfg(feature = "nli")]
 use std::sync::{Arc, OnceLock};
 
-use crate::config::NliSpec;
 use crate::error::{Error, Result};
-use crate::judge::{Task, Verdict};
+use crate::judge::backend::{JudgeBackend, JudgeKind};
+use crate::judge::events::Events;
+use crate::judge::task::{Task, Verdict};
 
 /// Version of the windowing and grading rules; part of the judge's identity and cache keys.
 pub const NLI_JUDGE_VERSION: &str = "nli-1";
@@ -71,28 +75,21 @@ impl NliJudge {
     /// The verdicts on `tasks`, in order; `name` is the judge's config name, for messages.
     pub fn judge_all(&self, name: &str, tasks: &[Task]) -> Result<Vec<Verdict>> {
         if let Some(task) = tasks.iter().find(|t| matches!(t, Task::Relevance { .. })) {
-            return Err(Error::Judge {
-                judge: name.to_string(),
-                message: format!(
-                    "an `nli` judge judges whether contexts support claims, not {}: \
-                     expected answer_relevance to name another judge (`judge:`)",
-                    task.summary()
-                ),
-            });
+            return Err(not_support(name, task));
         }
         self.support(name, tasks)
     }
 
     #[cfg(not(feature = "nli"))]
     fn support(&self, name: &str, _tasks: &[Task]) -> Result<Vec<Verdict>> {
-        Err(Error::Judge {
-            judge: name.to_string(),
-            message: crate::features::missing(
+        Err(Error::judge(
+            name,
+            crate::features::missing(
                 "nli",
                 "an `nli` judge",
                 "or use a `lexical`, `command` or `openai` judge",
             ),
-        })
+        ))
     }
 
     #[cfg(feature = "nli")]
@@ -111,7 +108,7 @@ impl NliJudge {
         let mut spans = Vec::with_capacity(tasks.len());
         for task in tasks {
             let Task::Support { claim, context } = task else {
-                unreachable!("relevance tasks were refused above")
+                return Err(not_support(name, task));
             };
             let premises = loaded
                 .windows(context, claim, self.spec.max_length)
@@ -130,13 +127,36 @@ impl NliJudge {
     }
 }
 
+impl JudgeBackend for NliJudge {
+    fn kind(&self) -> &'static str {
+        Nli::NAME
+    }
+
+    fn describe(&self) -> String {
+        NliJudge::describe(self)
+    }
+
+    fn judge_all(&self, name: &str, tasks: &[Task], _events: &Events) -> Result<Vec<Verdict>> {
+        NliJudge::judge_all(self, name, tasks)
+    }
+}
+
+/// The error of the `nli` judge `name` asked about `task`, which is not a support task.
+fn not_support(name: &str, task: &Task) -> Error {
+    Error::judge(
+        name,
+        format!(
+            "an `nli` judge judges whether contexts support claims, not {}: \
+             expected answer_relevance to name another judge (`judge:`)",
+            task.summary()
+        ),
+    )
+}
+
 /// An error of the `nli` judge `name`.
 #[cfg(feature = "nli")]
 fn judged(name: &str, message: String) -> Error {
-    Error::Judge {
-        judge: name.to_string(),
-        message,
-    }
+    Error::judge(name, message)
 }
 
 /// The verdict on one claim from the label probabilities of each of its windows (see the

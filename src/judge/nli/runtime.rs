@@ -13,9 +13,9 @@ use tokenizers::{
     EncodeInput, Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy,
 };
 
-use crate::config::NliSpec;
 use crate::metrics::claims::split_claims;
 
+use super::NliSpec;
 use super::windows::windows;
 
 /// The environment variable that names the ONNX Runtime library when the config does not.

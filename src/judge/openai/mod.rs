@@ -43,10 +43,15 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::config::OpenAiSpec;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
-use crate::judge::{Task, Verdict};
+use crate::judge::backend::{JudgeBackend, JudgeKind, JudgeUsage};
+use crate::judge::decompose;
+use crate::judge::events::Events;
+use crate::judge::task::{ClaimsTask, Task, Verdict};
+
+mod settings;
+pub use settings::{OpenAi, OpenAiSpec, RawOpenAiJudge};
 
 /// The version of the prompts and of the reply contract; part of `describe()` and so of the
 /// cache key and the provenance.
@@ -71,17 +76,7 @@ form {\"relevant\":true} or {\"relevant\":false}. The inputs are the JSON object
 line.";
 
 /// Calls and tokens an [`OpenAiJudge`] (and its clones) used so far in this run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct OpenAiUsage {
-    /// HTTP requests sent, retries included.
-    pub calls: u64,
-    /// Requests that were retries of an earlier failed one.
-    pub retries: u64,
-    /// Sum of `usage.prompt_tokens` over the replies.
-    pub prompt_tokens: u64,
-    /// Sum of `usage.completion_tokens` over the replies.
-    pub completion_tokens: u64,
-}
+pub type OpenAiUsage = JudgeUsage;
 
 /// A judge backed by an OpenAI-compatible chat completions endpoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,7 +157,7 @@ impl OpenAiJudge {
     }
 
     /// What identifies the judge's verdicts, for provenance: `base_url` and `model` as written
-    /// in the config (see [`crate::config::HttpEndpoint::identity`]).
+    /// in the config (see [`crate::config::endpoint::HttpEndpoint::identity`]).
     pub fn describe(&self) -> String {
         self.spec
             .endpoint
@@ -187,10 +182,7 @@ impl OpenAiJudge {
     }
 
     fn error(&self, name: &str, message: String) -> Error {
-        Error::Judge {
-            judge: name.to_string(),
-            message: format!("{}: {message}", self.shown_describe()),
-        }
+        Error::judge(name, format!("{}: {message}", self.shown_describe()))
     }
 
     fn endpoint(&self) -> String {
@@ -353,7 +345,7 @@ impl OpenAiJudge {
             before_attempt,
             parse_reply,
         )
-        .map_err(|message| self.error(name, message))
+        .map_err(|error| self.error(name, error.to_string()).caused_by(error))
     }
 
     /// Judges every task, in order, with bounded concurrency.
@@ -371,6 +363,53 @@ impl OpenAiJudge {
             parse_content(content, &tasks[call.first..call.first + call.len])
         })?;
         Ok(batches.into_iter().flatten().collect())
+    }
+}
+
+impl OpenAiJudge {
+    /// Decomposes every answer, one call each, in order.
+    pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
+        let requests: Vec<Request> = tasks
+            .iter()
+            .map(|task| Request {
+                body: self.body(decompose::CLAIMS_INSTRUCTIONS, &decompose::inputs(task)),
+                what: task.summary(),
+            })
+            .collect();
+        self.chat_all(name, &requests, |_, content| {
+            decompose::parse_claims(content)
+        })
+    }
+}
+
+impl JudgeBackend for OpenAiJudge {
+    fn kind(&self) -> &'static str {
+        OpenAi::NAME
+    }
+
+    fn describe(&self) -> String {
+        OpenAiJudge::describe(self)
+    }
+
+    fn cache_identity(&self) -> String {
+        self.expanded_describe()
+    }
+
+    fn judge_all(&self, name: &str, tasks: &[Task], _events: &Events) -> Result<Vec<Verdict>> {
+        OpenAiJudge::judge_all(self, name, tasks)
+    }
+
+    fn decompose_all(
+        &self,
+        name: &str,
+        tasks: &[ClaimsTask],
+        _events: &Events,
+    ) -> Result<Vec<Vec<String>>> {
+        OpenAiJudge::decompose_all(self, name, tasks)
+    }
+
+    fn usage(&self) -> Option<JudgeUsage> {
+        Some(OpenAiJudge::usage(self))
     }
 }
 
@@ -476,6 +515,53 @@ mod tests {
             judge.describe(),
             "openai m @ http://127.0.0.1:1/v1 prompt support-relevance-1"
         );
+    }
+
+    #[cfg(feature = "llm")]
+    #[test]
+    fn an_http_failure_keeps_its_cause_as_the_error_source() {
+        use std::error::Error as _;
+
+        use crate::http::{AttemptFailure, RequestFailure, SendError};
+
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let mut spec = OpenAiSpec::new(format!("http://127.0.0.1:{port}/v1"), "m");
+        spec.endpoint.max_retries = 0;
+        let judge = OpenAiJudge::from_spec(&spec);
+        let error = judge
+            .judge_all("llm", &[support("a", "c")])
+            .expect_err("nothing listens on the port");
+        let send = error
+            .source()
+            .and_then(|cause| cause.downcast_ref::<SendError>())
+            .expect("the judge's error is caused by the batch's");
+        assert!(
+            matches!(send, SendError::Request { index: 0, .. }),
+            "{send:?}"
+        );
+        let failure = send
+            .source()
+            .and_then(|cause| cause.downcast_ref::<RequestFailure>())
+            .expect("the batch's error is caused by the request's");
+        assert!(
+            matches!(failure, RequestFailure::RetriesUsedUp { attempts: 1, .. }),
+            "{failure:?}"
+        );
+        let attempt = failure
+            .source()
+            .and_then(|cause| cause.downcast_ref::<AttemptFailure>())
+            .expect("the request's error is caused by what its attempt met");
+        assert!(!attempt.0.is_empty());
+        // The message users see tells the whole chain, so printers add nothing to it.
+        let text = error.to_string();
+        assert!(
+            text.starts_with("judge `llm`: openai m @ http://127.0.0.1:"),
+            "{text}"
+        );
+        assert!(text.ends_with(&attempt.to_string()), "{text}");
+        assert!(crate::error::untold_causes(&error).is_empty(), "{text}");
     }
 
     #[test]

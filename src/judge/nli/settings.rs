@@ -1,0 +1,267 @@
+//! `kind: nli` in the config: its keys, their validation (the model directory is read) and the
+//! settings they give.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::NliJudge;
+use super::model::{self, LabelNames, ModelInfo};
+use crate::error::Result;
+use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
+
+/// `kind: nli`, a cross-encoder NLI model run in-process (needs the `nli` feature).
+pub struct Nli;
+
+/// `kind: nli` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNliJudge {
+    /// The `kind` key, read before this struct (listed so that it is an accepted key; never
+    /// read back, hence the allowance).
+    #[allow(dead_code)]
+    #[serde(rename = "kind")]
+    kind_key: IgnoredAny,
+    /// The exported model directory (model.onnx, tokenizer.json, config.json).
+    model: Option<String>,
+    /// The ONNX Runtime library (default: $ORT_DYLIB_PATH).
+    runtime: Option<String>,
+    batch_size: Option<usize>,
+    max_length: Option<usize>,
+    threads: Option<usize>,
+    entailment_threshold: Option<f64>,
+    contradiction_threshold: Option<f64>,
+    entailment_label: Option<String>,
+    contradiction_label: Option<String>,
+}
+
+impl JudgeKind for Nli {
+    const NAME: &'static str = "nli";
+    const ARTICLE: &'static str = "an";
+    type Raw = RawNliJudge;
+
+    /// See [`validate_nli`]; refused in a build without the `nli` feature.
+    fn validate(raw: &RawNliJudge, at: &JudgeAt<'_>) -> Result<JudgeSpec> {
+        if !cfg!(feature = "nli") {
+            let message = crate::features::missing(
+                "nli",
+                "an `nli` judge",
+                "or use a `lexical`, `command` or `openai` judge",
+            );
+            return Err(at.error("kind", message));
+        }
+        validate_nli(raw, at).map(JudgeSpec::new)
+    }
+}
+
+/// `kind: nli`: the exported model and how it is run and read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NliSpec {
+    /// What the model directory holds (labels, longest input, digest).
+    pub model: ModelInfo,
+    /// The model directory as written in the config (the judge's identity records it).
+    pub written_model: String,
+    /// The ONNX Runtime library (`runtime:`, resolved against the config's folder); None: the
+    /// `ORT_DYLIB_PATH` environment variable at run time.
+    pub runtime: Option<PathBuf>,
+    /// Pairs per model call (default 8); verdicts do not depend on it.
+    pub batch_size: usize,
+    /// The longest input in tokens (default: the model's, at most 512).
+    pub max_length: usize,
+    /// Entailment probability at or above which a claim is supported (default 0.5).
+    pub entailment_threshold: f64,
+    /// Contradiction probability at or above which an unsupported claim is contradicted
+    /// (grade 0; default 0.5).
+    pub contradiction_threshold: f64,
+    /// ONNX Runtime's threads (0, the default: one per core); verdicts do not depend on it.
+    pub threads: usize,
+}
+
+impl KindSettings for NliSpec {
+    fn kind(&self) -> &'static str {
+        Nli::NAME
+    }
+
+    fn client(&self) -> Box<dyn JudgeBackend> {
+        Box::new(NliJudge::from_spec(self))
+    }
+
+    fn judges_support_only(&self) -> bool {
+        true
+    }
+}
+
+/// An `nli` judge: the model directory read (labels, digest), thresholds in (0, 1], a batch
+/// size of 1 to 1024 and a longest input of 8 to the model's.
+fn validate_nli(judge: &RawNliJudge, at: &JudgeAt<'_>) -> Result<NliSpec> {
+    let written_model = judge.model.clone().filter(|m| !m.is_empty()).ok_or_else(|| {
+        at.error(
+            "",
+            "an nli judge needs `model: DIR`, an exported model directory (model.onnx, tokenizer.json, config.json)",
+        )
+    })?;
+    let names = LabelNames {
+        entailment: judge.entailment_label.clone(),
+        contradiction: judge.contradiction_label.clone(),
+    };
+    let model = model::inspect(&at.base.join(&written_model), &names)
+        .map_err(|message| at.error("model", message))?;
+    let threshold = |name: &str, value: Option<f64>| -> Result<f64> {
+        let value = value.unwrap_or(0.5);
+        if value > 0.0 && value <= 1.0 {
+            Ok(value)
+        } else {
+            Err(at.error(name, format!("{value}: expected a probability in (0, 1]")))
+        }
+    };
+    let batch_size = judge.batch_size.unwrap_or(8);
+    if !(1..=1024).contains(&batch_size) {
+        return Err(at.error(
+            "batch_size",
+            format!("{batch_size}: expected 1 to 1024 pairs a model call"),
+        ));
+    }
+    let max_length = judge.max_length.unwrap_or(model.max_length);
+    if !(8..=model.max_length).contains(&max_length) {
+        return Err(at.error(
+            "max_length",
+            format!(
+                "{max_length}: expected 8 to {} tokens (the model's longest input)",
+                model.max_length
+            ),
+        ));
+    }
+    Ok(NliSpec {
+        written_model,
+        runtime: judge.runtime.as_ref().map(|r| at.base.join(r)),
+        batch_size,
+        max_length,
+        entailment_threshold: threshold("entailment_threshold", judge.entailment_threshold)?,
+        contradiction_threshold: threshold(
+            "contradiction_threshold",
+            judge.contradiction_threshold,
+        )?,
+        threads: judge.threads.unwrap_or(0),
+        model,
+    })
+}
+
+#[cfg(all(test, feature = "nli"))]
+mod nli_tests {
+    //! `kind: nli` settings (with the `nli` feature; `.ci/nli-check` runs them).
+
+    use std::path::Path;
+
+    use super::NliSpec;
+    use crate::config;
+
+    fn load(judge: &str, metrics: &str) -> crate::error::Result<config::Config> {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nli");
+        let path = dir.path().join("eval-config.yaml");
+        std::fs::write(
+            &path,
+            format!(
+                "version: 1\nmetrics: {metrics}\njudges: {{ nli: {{ kind: nli, {judge} }} }}\n\
+                 tiers: {{ smoke: {{ qrels: q.jsonl, baseline: b.json }} }}\n\
+                 gate: {{ rules: [ {{ metric: faithfulness, max_drop: 0.1 }} ] }}\n"
+            )
+            .replace("FIXTURES", &fixtures.display().to_string()),
+        )
+        .unwrap();
+        config::load(&path)
+    }
+
+    #[test]
+    fn an_nli_judge_reads_its_model_directory() {
+        let config = load(
+            "model: \"FIXTURES/tiny\", batch_size: 4, entailment_threshold: 0.7",
+            "[{ name: faithfulness, judge: nli }]",
+        )
+        .unwrap();
+        let spec = config.judges["nli"]
+            .settings::<NliSpec>()
+            .expect("an nli spec");
+        assert_eq!(
+            (
+                spec.model.entailment,
+                spec.model.contradiction,
+                spec.max_length
+            ),
+            (1, Some(0), 128)
+        );
+        assert_eq!((spec.batch_size, spec.entailment_threshold), (4, 0.7));
+    }
+
+    #[test]
+    fn bad_nli_settings_name_their_key() {
+        let cases = [
+            (
+                "runtime: x",
+                "[faithfulness]",
+                "judges.nli",
+                "needs `model: DIR`",
+            ),
+            (
+                "model: \"FIXTURES/none\"",
+                "[faithfulness]",
+                "judges.nli.model",
+                "model.onnx is missing",
+            ),
+            (
+                "model: \"FIXTURES/tiny\", batch_size: 0",
+                "[faithfulness]",
+                "judges.nli.batch_size",
+                "expected 1 to 1024",
+            ),
+            (
+                "model: \"FIXTURES/tiny\", max_length: 512",
+                "[faithfulness]",
+                "judges.nli.max_length",
+                "expected 8 to 128 tokens",
+            ),
+            (
+                "model: \"FIXTURES/tiny\", entailment_threshold: 0",
+                "[faithfulness]",
+                "judges.nli.entailment_threshold",
+                "(0, 1]",
+            ),
+            (
+                "model: \"FIXTURES/tiny\", entailment_label: yes",
+                "[faithfulness]",
+                "judges.nli.model",
+                "no entailment label",
+            ),
+            (
+                "model: \"FIXTURES/tiny\", modle: x",
+                "[faithfulness]",
+                "judges.nli.modle",
+                "unknown field",
+            ),
+            (
+                "model: \"FIXTURES/tiny\"",
+                "[{ name: answer_relevance, judge: nli }]",
+                "metrics[0]",
+                "an nli judge, which judges whether contexts support claims only",
+            ),
+            (
+                "model: \"FIXTURES/tiny\"",
+                "[{ name: faithfulness, judge: nli, claims: llm }]",
+                "metrics[0].claims",
+                "but `nli` is nli",
+            ),
+        ];
+        for (judge, metrics, key, message) in cases {
+            let error = load(judge, metrics).unwrap_err();
+            let text = error.to_string();
+            // An unknown key is a YAML error at its line and column, the others config errors.
+            let at_key = matches!(&error, crate::error::Error::Config { key: k, .. } if k == key)
+                || text.contains(&format!(": {key}: "));
+            assert!(
+                at_key && text.contains(message),
+                "{judge} / {metrics}: {text}"
+            );
+        }
+    }
+}
