@@ -366,7 +366,7 @@ mod tests {
         for pipeline in ALL {
             for file in scaffold(pipeline) {
                 if file.path.ends_with(".yaml") || file.path.ends_with(".yml") {
-                    serde_yaml::from_str::<serde_yaml::Value>(&file.contents)
+                    crate::config::yaml::from_str::<crate::config::yaml::Value>(&file.contents)
                         .unwrap_or_else(|e| panic!("{pipeline:?}: {}: {e}", file.path));
                 }
             }

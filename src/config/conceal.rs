@@ -3,7 +3,7 @@
 //! from a variable names the variable, never its value ([`Concealer`]). docs/config.md promises
 //! the variable, never its value.
 
-use serde_yaml::Value;
+use crate::config::yaml::Value;
 
 use crate::config::expand;
 use crate::error::Error;

@@ -4,6 +4,7 @@
 use crate::config::Keys;
 use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::config::raw::{RawEmbeddings, RawMetric};
+use crate::config::yaml;
 use crate::error::Result;
 
 /// An OpenAI-compatible embeddings endpoint and how it is called, as configured and validated
@@ -30,7 +31,7 @@ pub fn validate(
     keys: &Keys<'_>,
     raw: Option<&RawEmbeddings>,
     metrics: &[RawMetric],
-    written: &serde_yaml::Value,
+    written: &yaml::Value,
 ) -> Result<Option<EmbeddingsSpec>> {
     let Some(raw) = raw else { return Ok(None) };
     if !cfg!(feature = "llm") {

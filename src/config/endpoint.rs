@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::config::expand;
 use crate::config::keys::Keys;
+use crate::config::yaml;
 use crate::error::Result;
 
 /// An OpenAI-compatible endpoint and how it is called, validated.
@@ -122,7 +123,7 @@ pub(crate) fn validate(
     key: &str,
     what: &str,
     written: WrittenEndpoint<'_>,
-    (document, section): (&serde_yaml::Value, &[&str]),
+    (document, section): (&yaml::Value, &[&str]),
     defaults: &HttpEndpoint,
 ) -> Result<HttpEndpoint> {
     let at = |name: &'static str| [section, &[name]].concat();

@@ -9,7 +9,8 @@
 
 use std::path::Path;
 
-use serde_yaml::Value;
+use crate::config::yaml;
+use crate::config::yaml::Value;
 
 use crate::error::{Error, Result};
 
@@ -151,13 +152,7 @@ fn first_difference(written: &Value, expanded: &Value, at: &str) -> Option<Strin
                 return Some(at.to_string());
             }
             for ((key_a, value_a), (key_b, value_b)) in a.iter().zip(b.iter()) {
-                let name = match key_a {
-                    Value::String(s) => s.clone(),
-                    other => serde_yaml::to_string(other)
-                        .unwrap_or_default()
-                        .trim()
-                        .to_string(),
-                };
+                let name = yaml::scalar_text(key_a);
                 let key_may_change = matches!(key_a, Value::String(s) if s.contains("${"));
                 let same_key = key_a == key_b
                     || (key_may_change && !key_b.is_mapping() && !key_b.is_sequence());
@@ -226,8 +221,8 @@ mod tests {
             let expanded = expand(path, text, lookup).unwrap();
             check_same_shape(
                 path,
-                &serde_yaml::from_str(text).unwrap(),
-                &serde_yaml::from_str(&expanded).unwrap(),
+                &yaml::from_str(text).unwrap(),
+                &yaml::from_str(&expanded).unwrap(),
             )
             .map_err(|e| e.to_string())
         };

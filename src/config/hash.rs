@@ -2,8 +2,9 @@
 //! judges, slices, chunk separator, the tier's rules, embeddings), taken from the file as written,
 //! before `${VAR}` expansion, with mapping keys sorted so that key order does not matter.
 
+use crate::config::yaml;
+use crate::config::yaml::Value;
 use serde_json::{Map, Value as Json};
-use serde_yaml::Value;
 
 use crate::digest::sha256_hex;
 
@@ -48,13 +49,7 @@ fn canonical(value: &Value) -> Json {
 }
 
 fn key_text(key: &Value) -> String {
-    match key {
-        Value::String(s) => s.clone(),
-        other => serde_yaml::to_string(other)
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
-    }
+    yaml::scalar_text(key)
 }
 
 #[cfg(test)]
@@ -62,7 +57,7 @@ mod tests {
     use super::*;
 
     fn hash(text: &str, tier: &str) -> String {
-        tier_hash(&serde_yaml::from_str(text).unwrap(), tier)
+        tier_hash(&yaml::from_str(text).unwrap(), tier)
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config::keys::Keys;
+use crate::config::yaml;
 use crate::error::Result;
 use crate::judge::backend::{JudgeAt, JudgeSpec, RawJudge};
 use crate::judge::kinds;
@@ -17,7 +18,7 @@ pub const DEFAULT_JUDGE: &str = "default";
 pub fn validate_judges(
     keys: &Keys<'_>,
     raw: &BTreeMap<String, RawJudge>,
-    written: &serde_yaml::Value,
+    written: &yaml::Value,
     base: &Path,
 ) -> Result<BTreeMap<String, JudgeSpec>> {
     let mut judges = BTreeMap::new();

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use crate::config::yaml;
 use crate::error::Error;
 
 /// What the visitor raises at the value it looks for (never shown: it becomes a position).
@@ -48,7 +49,7 @@ fn steps(key: &str) -> Option<Vec<Step>> {
 pub(crate) fn position(text: &str, key: &str) -> Option<(u64, u64)> {
     let steps = steps(key)?;
     let error = Walk(&steps)
-        .deserialize(serde_yaml::Deserializer::from_str(text))
+        .deserialize(yaml::Deserializer::from_str(text))
         .err()?;
     // serde_yaml puts its own path before the message.
     if !error.to_string().contains(FOUND) {
@@ -150,9 +151,9 @@ impl<'de> Visitor<'de> for Walk<'_> {
             None => return Err(de::Error::custom(FOUND)),
             Some(split) => split,
         };
-        while let Some(key) = map.next_key::<serde_yaml::Value>()? {
+        while let Some(key) = map.next_key::<yaml::Value>()? {
             let matches = match (&key, first) {
-                (serde_yaml::Value::String(key), Step::Key(wanted)) => key == wanted,
+                (yaml::Value::String(key), Step::Key(wanted)) => key == wanted,
                 _ => false,
             };
             if matches {

@@ -16,6 +16,7 @@ pub(crate) mod raw;
 mod raw_judges;
 mod rules;
 pub mod tier_name;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -234,11 +235,11 @@ pub fn load(path: &Path) -> Result<Config> {
     let expanded = expand::expand(path, text, lookup)?;
     // Errors name a `${VAR}`, never its value; values in URLs and keys are secrets.
     let concealer = conceal::Concealer::new(text, lookup);
-    if let Ok(written) = serde_yaml::from_str::<serde_yaml::Value>(text) {
+    if let Ok(written) = yaml::from_str::<yaml::Value>(text) {
         conceal::register_secrets(&written);
     }
     let raw = parse(path, &expanded).map_err(|e| concealer.conceal(e))?;
-    let written: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
+    let written: yaml::Value = yaml::from_str(text).map_err(|e| {
         let line = e.location().map_or(0, |l| l.line() as u64);
         Error::parse(
             path,
@@ -249,7 +250,7 @@ pub fn load(path: &Path) -> Result<Config> {
             ),
         )
     })?;
-    let as_expanded: serde_yaml::Value = serde_yaml::from_str(&expanded).map_err(|e| {
+    let as_expanded: yaml::Value = yaml::from_str(&expanded).map_err(|e| {
         concealer.conceal(Error::input(
             path,
             format!("{e}: expected valid YAML after `${{VAR}}` expansion"),
@@ -263,10 +264,10 @@ pub fn load(path: &Path) -> Result<Config> {
 /// from `text` parsed as a YAML document, the rest from the typed pass over the same text, so
 /// that every error names its key path and its line and column.
 fn parse(path: &Path, text: &str) -> Result<RawConfig> {
-    let document = serde_yaml::from_str::<serde_yaml::Value>(text);
+    let document = yaml::from_str::<yaml::Value>(text);
     let kinds = document.as_ref().map(raw_judges::kinds).unwrap_or_default();
     let typed =
-        serde_path_to_error::deserialize::<_, RawConfig>(serde_yaml::Deserializer::from_str(text));
+        serde_path_to_error::deserialize::<_, RawConfig>(yaml::Deserializer::from_str(text));
     let judges = raw_judges::read(text, &kinds);
     let error = match (typed, judges) {
         (Ok(mut raw), Ok(judges)) => {
@@ -325,7 +326,7 @@ fn parse(path: &Path, text: &str) -> Result<RawConfig> {
 }
 
 /// `text` is not a valid YAML document (a key written twice, say): the error at its location.
-fn yaml_error(path: &Path, error: &serde_yaml::Error) -> Error {
+fn yaml_error(path: &Path, error: &yaml::Error) -> Error {
     let mut message = error.to_string();
     if let Some(location) = error.location() {
         let suffix = format!(" at line {} column {}", location.line(), location.column());
@@ -344,7 +345,7 @@ fn yaml_error(path: &Path, error: &serde_yaml::Error) -> Error {
     }
 }
 
-fn validate(path: &Path, raw: RawConfig, written: &serde_yaml::Value) -> Result<Config> {
+fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config> {
     let keys = Keys::new(path);
     let base = path.parent().unwrap_or(Path::new("."));
     let resolve = |relative: &str| base.join(relative);

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::raw::{RawHttpPipeline, RawPipeline};
+use crate::config::yaml;
 use crate::config::{Config, Keys};
 use crate::error::Result;
 use crate::pipeline::{CommandPipeline, HttpPipeline, Pipeline};
@@ -18,21 +19,14 @@ const ADAPTERS: &str = "exactly one of `run_file: runs/{tier}.jsonl`, `command: 
 
 /// The value at `pipeline.<path>` as written in the file, before `${VAR}` expansion, as text: what
 /// errors print, so that values from the environment (a token in an argv, say) never reach a log.
-fn as_written(written: &serde_yaml::Value, path: &[&str]) -> Option<String> {
+fn as_written(written: &yaml::Value, path: &[&str]) -> Option<String> {
     let mut value = written.get("pipeline")?;
     for key in path {
         value = value.get(*key)?;
     }
-    let scalar = |v: &serde_yaml::Value| match v {
-        serde_yaml::Value::String(s) => s.clone(),
-        other => serde_yaml::to_string(other)
-            .map(|t| t.trim_end().to_string())
-            .unwrap_or_default(),
-    };
+    let scalar = yaml::scalar_text;
     Some(match value {
-        serde_yaml::Value::Sequence(items) => {
-            items.iter().map(scalar).collect::<Vec<_>>().join(" ")
-        }
+        yaml::Value::Sequence(items) => items.iter().map(scalar).collect::<Vec<_>>().join(" "),
         other => scalar(other),
     })
 }
@@ -40,7 +34,7 @@ fn as_written(written: &serde_yaml::Value, path: &[&str]) -> Option<String> {
 pub(crate) fn validate(
     keys: &Keys<'_>,
     raw: Option<&RawPipeline>,
-    written: &serde_yaml::Value,
+    written: &yaml::Value,
 ) -> Result<Option<Pipeline>> {
     let Some(raw) = raw else { return Ok(None) };
     let given = [

@@ -17,19 +17,17 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::config::yaml;
 use crate::judge::backend::RawJudge;
 use crate::judge::kinds::{self, KindName};
 
 /// An error of a typed pass over the config text, with its key path.
-pub type PassError = serde_path_to_error::Error<serde_yaml::Error>;
+pub type PassError = serde_path_to_error::Error<yaml::Error>;
 
 /// The readable `kind` of every judge of `document` (a judge whose `kind` is missing or not a
 /// kind is left out: the typed pass reports it).
-pub fn kinds(document: &serde_yaml::Value) -> BTreeMap<String, &'static str> {
-    let Some(judges) = document
-        .get("judges")
-        .and_then(serde_yaml::Value::as_mapping)
-    else {
+pub fn kinds(document: &yaml::Value) -> BTreeMap<String, &'static str> {
+    let Some(judges) = document.get("judges").and_then(yaml::Value::as_mapping) else {
         return BTreeMap::new();
     };
     judges
@@ -48,7 +46,7 @@ pub fn read(
     kinds: &BTreeMap<String, &'static str>,
 ) -> Result<BTreeMap<String, RawJudge>, PassError> {
     let mut track = serde_path_to_error::Track::new();
-    let deserializer = serde_yaml::Deserializer::from_str(text);
+    let deserializer = yaml::Deserializer::from_str(text);
     Section(kinds)
         .deserialize(serde_path_to_error::Deserializer::new(
             deserializer,
@@ -93,7 +91,7 @@ impl<'de> Visitor<'de> for Section<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut judges = BTreeMap::new();
-        while let Some(key) = map.next_key::<serde_yaml::Value>()? {
+        while let Some(key) = map.next_key::<yaml::Value>()? {
             if key.as_str() == Some("judges") {
                 judges = map.next_value_seed(Judges(self.0))?;
             } else {

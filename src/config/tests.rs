@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::config::yaml;
 use crate::judge::command::CommandSpec;
 use crate::judge::lexical::LexicalSpec;
 use crate::judge::openai::OpenAiSpec;
@@ -34,7 +35,7 @@ gate:
 fn load_str(text: &str) -> Result<Config> {
     let path = Path::new("conf/eval-config.yaml");
     let raw = parse(path, text)?;
-    validate(path, raw, &serde_yaml::from_str(text).unwrap())
+    validate(path, raw, &yaml::from_str(text).unwrap())
 }
 
 #[test]

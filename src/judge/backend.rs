@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::keys::Keys;
+use crate::config::yaml;
 use crate::error::{Error, Result};
 use crate::judge::events::Events;
 use crate::judge::task::{ClaimsTask, Task, Verdict};
@@ -37,7 +38,7 @@ pub struct JudgeAt<'a> {
     /// `judges.NAME`, the prefix of the judge's keys.
     pub key: String,
     /// The config as written, before `${VAR}` expansion.
-    pub written: &'a serde_yaml::Value,
+    pub written: &'a yaml::Value,
     /// The config's folder, against which relative paths resolve.
     pub base: &'a Path,
 }

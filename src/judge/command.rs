@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
 
+use crate::config::yaml;
 use crate::error::{Error, Result, shorten};
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
 use crate::judge::decompose;
@@ -66,21 +67,12 @@ impl JudgeKind for Command {
             .get("judges")
             .and_then(|judges| judges.get(at.name))
             .and_then(|judge| judge.get("command"))
-            .and_then(serde_yaml::Value::as_sequence)
+            .and_then(yaml::Value::as_sequence)
             .filter(|argv| {
                 argv.iter()
                     .any(|arg| arg.as_str().is_some_and(|a| a.contains("${")))
             })
-            .map(|argv| {
-                argv.iter()
-                    .map(|arg| match arg {
-                        serde_yaml::Value::String(text) => text.clone(),
-                        other => serde_yaml::to_string(other)
-                            .map(|t| t.trim_end().to_string())
-                            .unwrap_or_default(),
-                    })
-                    .collect()
-            });
+            .map(|argv| argv.iter().map(yaml::scalar_text).collect());
         Ok(JudgeSpec::new(CommandSpec {
             command,
             written_command,

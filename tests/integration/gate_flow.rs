@@ -756,6 +756,9 @@ fn json_output_stays_one_document_on_github_actions() {
 pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
 
 /// Builds the example pipeline (dev profile, this test run's target dir) and returns its path.
+/// The whole workspace with all its targets, as `cargo test` builds it: the dev-dependencies
+/// turn on features of shared crates (syn, serde, ...), and `-p ragate-example-pipeline` alone
+/// would compile those crates and everything above them a second time (1.5 min on 2 cores).
 pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
     // This test binary is <target>/<profile>/deps/integration-<hash>.
     let exe = std::env::current_exe().unwrap();
@@ -768,8 +771,8 @@ pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
             "build",
             "--quiet",
             "--locked",
-            "-p",
-            "ragate-example-pipeline",
+            "--workspace",
+            "--all-targets",
         ])
         .arg("--target-dir")
         .arg(target)

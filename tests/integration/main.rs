@@ -4,6 +4,7 @@ mod action_html_report;
 mod action_install;
 mod action_report;
 mod action_script;
+mod architecture;
 mod baseline_swap;
 mod cli;
 mod config_positions;
