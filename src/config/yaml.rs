@@ -24,17 +24,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn errors_carry_a_one_based_location_at_the_end_of_the_message() {
-        let error = from_str::<Value>("version: 1\nmetrics: [recall@5,\n").unwrap_err();
-        let location = error.location().expect("a location");
-        assert_eq!(location.line(), 3, "{error}");
+    fn errors_carry_a_one_based_location_that_a_type_error_ends_with() {
+        let syntax = from_str::<Value>("version: 1\nmetrics: [recall@5,\n").unwrap_err();
+        assert_eq!(syntax.location().expect("a location").line(), 3, "{syntax}");
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Version {
+            version: u32,
+        }
+        let typed = from_str::<Version>("\nversion: one\n").unwrap_err();
+        let location = typed.location().expect("a location");
+        assert_eq!((location.line(), location.column()), (2, 10), "{typed}");
+        // config::yaml_error takes this suffix off (it shows the position its own way).
         assert!(
-            error.to_string().ends_with(&format!(
-                " at line {} column {}",
-                location.line(),
-                location.column()
-            )),
-            "{error}"
+            typed.to_string().ends_with(" at line 2 column 10"),
+            "{typed}"
         );
     }
 

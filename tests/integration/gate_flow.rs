@@ -755,10 +755,12 @@ fn json_output_stays_one_document_on_github_actions() {
 /// The README's pipeline command in `eval-config.yaml`, replaced by the built binary in tests.
 pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--release", "-p", "ragate-example-pipeline", "--", "--variant", "${RAGATE_VARIANT:-hybrid}"]"#;
 
-/// Builds the example pipeline (dev profile, this test run's target dir) and returns its path.
-/// The whole workspace with all its targets, as `cargo test` builds it: the dev-dependencies
-/// turn on features of shared crates (syn, serde, ...), and `-p ragate-example-pipeline` alone
-/// would compile those crates and everything above them a second time (1.5 min on 2 cores).
+/// The example pipeline as `cargo test --workspace` builds it (its own integration test needs the
+/// binary), and returns its path. `cargo test --no-run --workspace` again, a no-op after the
+/// outer `cargo test --workspace`: a `cargo build` would build the proc-macro crates under
+/// another profile (dev, where a test build uses test) and everything above them a second time
+/// (1.5 min on 2 cores), and `-p ragate-example-pipeline` alone would change shared crates'
+/// features.
 pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
     // This test binary is <target>/<profile>/deps/integration-<hash>.
     let exe = std::env::current_exe().unwrap();
@@ -766,20 +768,42 @@ pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
         .ancestors()
         .nth(3)
         .expect("<target>/<profile>/deps/<exe>");
-    let status = std::process::Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "--locked",
-            "--workspace",
-            "--all-targets",
-        ])
+    let mut cargo = std::process::Command::new(env!("CARGO"));
+    // Without what cargo sets for a test process: ring's build script reads CARGO_MANIFEST_DIR,
+    // and a value the outer build did not have would rebuild ring and all above it, twice.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_tests = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_BIN_",
+            "CARGO_CRATE_NAME",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || [
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+                "OUT_DIR",
+            ]
+            .contains(&&*name);
+        if set_for_tests {
+            cargo.env_remove(&*name);
+        }
+    }
+    let built = cargo
+        .args(["test", "--no-run", "--quiet", "--locked", "--workspace"])
         .arg("--target-dir")
         .arg(target)
         .current_dir(repo)
-        .status()
+        .output()
         .expect("cargo runs");
-    assert!(status.success(), "building the example pipeline failed");
+    assert!(
+        built.status.success(),
+        "building the example pipeline failed: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let binary = target
         .join("debug")
         .join(format!("pipeline{}", std::env::consts::EXE_SUFFIX));
