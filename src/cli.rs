@@ -29,7 +29,7 @@ fn default_config() -> PathBuf {
     version = env!("RAGATE_VERSION"),
     about = "A CI regression gate for retrieval-augmented generation"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
     #[command(flatten)]
@@ -38,7 +38,7 @@ pub struct Cli {
 
 /// How ragate talks to the terminal (global: accepted before or after the subcommand).
 #[derive(Debug, Args)]
-pub struct TerminalArgs {
+pub(crate) struct TerminalArgs {
     /// When to colour the output: auto colours a terminal, unless NO_COLOR is set (FORCE_COLOR
     /// colours a pipe too); always and never override both.
     #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
@@ -50,7 +50,7 @@ pub struct TerminalArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Score a run against qrels (retrieval metrics; answer metrics for native runs).
     Eval(EvalArgs),
     /// Evaluate a tier, compare it with its baseline and fail on a regression.
@@ -89,14 +89,14 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Write ragate.1 and a page per subcommand into this folder (created when missing) instead
     /// of printing ragate.1.
     #[arg(long, value_name = "DIR")]
@@ -104,7 +104,7 @@ pub struct ManArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ConvertArgs {
+pub(crate) struct ConvertArgs {
     /// Relevance judgments: TREC `qid 0 doc_id grade`, TSV `qid<TAB>doc_id<TAB>grade` (header
     /// optional), native JSONL, or a BEIR folder.
     #[arg(long, value_name = "FILE")]
@@ -130,7 +130,7 @@ pub struct ConvertArgs {
 
 /// The qrels formats `convert` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ConvertFormat {
+pub(crate) enum ConvertFormat {
     /// Detected from the path (a folder is BEIR) and the first line.
     Auto,
     /// `qid iter doc_id grade`.
@@ -144,7 +144,7 @@ pub enum ConvertFormat {
 }
 
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// How the config's pipeline produces a run: the Python stand-in through the `command`
     /// adapter, a generic `command` line, an `http` endpoint, or a precomputed `run-file`.
     #[arg(long, value_enum, default_value_t = InitPipeline::Python)]
@@ -156,7 +156,7 @@ pub struct InitArgs {
 
 /// The pipeline adapter `ragate init` configures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum InitPipeline {
+pub(crate) enum InitPipeline {
     Python,
     Command,
     Http,
@@ -164,7 +164,7 @@ pub enum InitPipeline {
 }
 
 #[derive(Debug, Args)]
-pub struct JudgeEvalArgs {
+pub(crate) struct JudgeEvalArgs {
     /// Labelled items, JSONL: `{"claim" or "answer", "context" or "contexts", "label":
     /// "supported"|"unsupported", optional "id", "qid", "class"}` (docs/metrics.md).
     #[arg(long, value_name = "FILE", required_unless_present = "tier", conflicts_with_all = ["tier", "run", "labels"])]
@@ -205,7 +205,7 @@ pub struct JudgeEvalArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct AgreementArgs {
+pub(crate) struct AgreementArgs {
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -225,7 +225,7 @@ pub struct AgreementArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// The reference results (e.g. the main branch, or a baseline).
     pub a: PathBuf,
     /// The results to judge against A.
@@ -247,7 +247,7 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
@@ -259,7 +259,7 @@ pub struct ValidateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct GateArgs {
+pub(crate) struct GateArgs {
     /// The tier to gate (smoke, regression, deep, ...).
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
@@ -285,7 +285,7 @@ pub struct GateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The tier the shards evaluated.
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
@@ -302,7 +302,7 @@ pub struct MergeArgs {
 
 /// Where and how `gate` and `merge` report.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Where results.json, junit.xml, summary.md, trace.jsonl and run-stats.json go
     /// (default: .ragate/out/<tier>).
     #[arg(long, value_name = "DIR")]
@@ -324,7 +324,7 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum HistoryCommand {
+pub(crate) enum HistoryCommand {
     /// Store one record of a gate run (its results.json) in the history directory.
     Add(HistoryAddArgs),
     /// List a tier's recorded runs, with the series breaks (config or judge changes).
@@ -332,7 +332,7 @@ pub enum HistoryCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct HistoryAddArgs {
+pub(crate) struct HistoryAddArgs {
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -351,7 +351,7 @@ pub struct HistoryAddArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct HtmlReportArgs {
+pub(crate) struct HtmlReportArgs {
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -370,7 +370,7 @@ pub struct HtmlReportArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct HistoryShowArgs {
+pub(crate) struct HistoryShowArgs {
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config, read only for its `history: { dir }` when --dir is not given [default:
@@ -391,13 +391,13 @@ pub struct HistoryShowArgs {
 
 /// What `ragate gate` prints on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GateFormat {
+pub(crate) enum GateFormat {
     Table,
     Json,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum BaselineCommand {
+pub(crate) enum BaselineCommand {
     /// Promote a tier's last results to its baseline.
     Accept(AcceptArgs),
     /// Print a tier's baseline summary.
@@ -405,7 +405,7 @@ pub enum BaselineCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct AcceptArgs {
+pub(crate) struct AcceptArgs {
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -426,7 +426,7 @@ pub struct AcceptArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -440,7 +440,7 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct EvalArgs {
+pub(crate) struct EvalArgs {
     /// Relevance judgments: native JSONL, TREC, TSV, or a BEIR folder.
     #[arg(long, value_name = "FILE")]
     pub qrels: PathBuf,

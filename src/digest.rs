@@ -4,12 +4,12 @@
 use sha2::{Digest, Sha256};
 
 /// `bytes` as lowercase hex, two digits a byte.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The SHA-256 of `bytes` in lowercase hex (64 digits).
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 

@@ -27,14 +27,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The longest wait a `Retry-After` header can ask for.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 /// The longest exponential backoff.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Calls, retries and tokens a client has used in this run, shared by the client's clones. Not
 /// part of a client's identity: clients with the same settings are equal whatever they used.
 #[derive(Debug, Default)]
-pub struct UsageCounters {
+pub(crate) struct UsageCounters {
     pub calls: AtomicU64,
     pub retries: AtomicU64,
     pub prompt_tokens: AtomicU64,
@@ -44,7 +44,7 @@ pub struct UsageCounters {
 impl UsageCounters {
     /// Adds `tokens` (as an endpoint's `usage` reported them) to `counter`, saturating at
     /// `u64::MAX`: a hostile or broken endpoint's counts are only reported, never wrap around.
-    pub fn add_tokens(counter: &AtomicU64, tokens: u64) {
+    pub(crate) fn add_tokens(counter: &AtomicU64, tokens: u64) {
         let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {
             Some(sum.saturating_add(tokens))
         });
@@ -59,7 +59,7 @@ impl PartialEq for UsageCounters {
 
 /// Why an attempt failed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// Worth another attempt, after `retry_after` if the server said so.
     Transient {
         reason: String,
@@ -71,7 +71,7 @@ pub enum Failure {
 
 impl Failure {
     /// A reply that does not follow the contract: retried, as a model may answer better next time.
-    pub fn unparseable(reason: impl std::fmt::Display) -> Failure {
+    pub(crate) fn unparseable(reason: impl std::fmt::Display) -> Failure {
         Failure::Transient {
             reason: format!("unparseable reply: {reason}"),
             retry_after: None,
@@ -81,7 +81,7 @@ impl Failure {
 
 /// Why a batch of requests failed; what it says names the endpoint as shown and no secret.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SendError {
+pub(crate) enum SendError {
     /// Nothing could be sent: this build has no HTTP client (or it could not be made).
     #[error("{0}")]
     NoClient(String),
@@ -100,7 +100,7 @@ pub enum SendError {
 
 /// How one request failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RequestFailure {
+pub(crate) enum RequestFailure {
     /// An attempt was refused before it was sent (the call budget).
     #[error("{0}")]
     Refused(String),
@@ -132,7 +132,7 @@ pub enum RequestFailure {
 /// would print the endpoint that messages hide.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
-pub struct AttemptFailure(pub String);
+pub(crate) struct AttemptFailure(pub String);
 
 impl SendError {
     /// Whether the request was only abandoned for another one's failure.
@@ -183,7 +183,7 @@ impl SendError {
 
 /// How requests are sent and retried.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     /// Requests in flight at most.
     pub concurrency: usize,
     /// Per HTTP request.
@@ -196,7 +196,10 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// How `endpoint` is called, with `backoff_base` as the first backoff.
-    pub fn of(endpoint: &crate::config::endpoint::HttpEndpoint, backoff_base: Duration) -> Self {
+    pub(crate) fn of(
+        endpoint: &crate::config::endpoint::HttpEndpoint,
+        backoff_base: Duration,
+    ) -> Self {
         RetryPolicy {
             concurrency: endpoint.concurrency,
             timeout: endpoint.timeout,
@@ -206,7 +209,7 @@ impl RetryPolicy {
     }
 
     /// Exponential backoff with a deterministic jitter in [50%, 100%] of the step.
-    pub fn backoff(&self, index: usize, attempt: u32) -> Duration {
+    pub(crate) fn backoff(&self, index: usize, attempt: u32) -> Duration {
         let step = self
             .backoff_base
             .saturating_mul(1u32 << attempt.min(16))
@@ -219,14 +222,14 @@ impl RetryPolicy {
 
 /// One request: its JSON body and what it asks, for error messages.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     pub body: String,
     pub what: String,
 }
 
 /// The `Authorization` header value when `api_key_env` names a variable; an error naming the
 /// variable when it is unset or empty. The key itself is never part of a message.
-pub fn authorization(api_key_env: Option<&str>) -> Result<Option<String>, String> {
+pub(crate) fn authorization(api_key_env: Option<&str>) -> Result<Option<String>, String> {
     let Some(var) = api_key_env else {
         return Ok(None);
     };
@@ -244,7 +247,7 @@ pub fn authorization(api_key_env: Option<&str>) -> Result<Option<String>, String
 /// How long a `Retry-After` header value asks to wait at `now`: delay-seconds, or an HTTP date
 /// (IMF-fixdate, and the obsolete RFC 850 and asctime forms; a date in the past means at once),
 /// capped at [`MAX_RETRY_AFTER`]. None when the value is neither.
-pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     let wait = match value.parse::<u64>() {
         Ok(seconds) => Duration::from_secs(seconds),
@@ -262,7 +265,7 @@ pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 /// replies come back in request order. `before_attempt(attempt)` runs before every attempt
 /// (0 for the first) and may refuse it (a call budget). The error names the request:
 /// `request {index} ({what}): ...`.
-pub fn send_all<T, B, P>(
+pub(crate) fn send_all<T, B, P>(
     policy: &RetryPolicy,
     endpoint: &str,
     shown: &str,
@@ -404,7 +407,7 @@ fn hide_endpoint(text: &str, endpoint: &str, shown: &str) -> String {
 
 /// The first 200 characters of a body, for messages, with every secret ragate knows of redacted
 /// first (an error body may echo the `Authorization` header; a cut must not leave half a key).
-pub fn snippet(text: &str) -> String {
+pub(crate) fn snippet(text: &str) -> String {
     let text = crate::secrets::redact(text);
     let short: String = text.chars().take(200).collect();
     if short.len() < text.len() {
@@ -415,7 +418,7 @@ pub fn snippet(text: &str) -> String {
 }
 
 /// The content without a surrounding Markdown code fence (```json ... ``` or ``` ... ```).
-pub fn unfence(content: &str) -> &str {
+pub(crate) fn unfence(content: &str) -> &str {
     let text = content.trim();
     let Some(rest) = text.strip_prefix("```") else {
         return text;

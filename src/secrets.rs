@@ -17,9 +17,9 @@ use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a secret becomes.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 /// Values shorter than this (in characters) are not registered.
-pub const MIN_SECRET_LEN: usize = 6;
+pub(crate) const MIN_SECRET_LEN: usize = 6;
 /// What a variable's name contains (case-insensitively) when its value is treated as a secret.
 const SECRET_NAME_PARTS: [&str; 7] = [
     "KEY",
@@ -38,7 +38,7 @@ static FORMS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 static ANY: AtomicBool = AtomicBool::new(false);
 
 /// Whether a variable called `name` holds a secret by its name (`OPENAI_API_KEY`, `HF_TOKEN`).
-pub fn name_looks_secret(name: &str) -> bool {
+pub(crate) fn name_looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAME_PARTS.iter().any(|part| upper.contains(part))
 }
@@ -49,7 +49,7 @@ fn worth_registering(value: &str) -> bool {
 }
 
 /// Registers `value` as a secret (a no-op for short or letterless values, see the module docs).
-pub fn register(value: &str) {
+pub(crate) fn register(value: &str) {
     if !worth_registering(value) {
         return;
     }
@@ -68,14 +68,14 @@ pub fn register(value: &str) {
 }
 
 /// Registers the value of the environment variable `name`, when it is set.
-pub fn register_variable(name: &str) {
+pub(crate) fn register_variable(name: &str) {
     if let Ok(value) = std::env::var(name) {
         register(&value);
     }
 }
 
 /// Registers every environment variable whose name looks secret ([`name_looks_secret`]).
-pub fn register_environment() {
+pub(crate) fn register_environment() {
     for (name, value) in std::env::vars_os() {
         if let (Some(name), Some(value)) = (name.to_str(), value.to_str())
             && name_looks_secret(name)
@@ -87,7 +87,7 @@ pub fn register_environment() {
 
 /// `text` with every registered secret (in any of its escaped forms) replaced by [`REDACTED`];
 /// borrowed, without a scan, while nothing is registered.
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     if !ANY.load(Ordering::Acquire) {
         return Cow::Borrowed(text);
     }

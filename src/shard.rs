@@ -12,13 +12,13 @@ use crate::input::qrels::Qrels;
 
 /// The most shards a tier may be split into (far more CI jobs than one workflow runs): a bound
 /// that keeps `merge`'s bookkeeping small whatever a shard file says.
-pub const MAX_SHARDS: u64 = 1000;
+pub(crate) const MAX_SHARDS: u64 = 1000;
 
 /// Shard `index` of `count` (1-based, as written on the command line: `--shard 2/4`), with
 /// `1 <= index <= count <= MAX_SHARDS`, also when read from a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "UncheckedShard")]
-pub struct Shard {
+pub(crate) struct Shard {
     pub index: u64,
     pub count: u64,
 }
@@ -44,23 +44,23 @@ const BOUNDS: &str = "expected I/N with 1 <= I <= N <= 1000 (e.g. 2/4)";
 
 impl Shard {
     /// Shard `index` of `count`, when `1 <= index <= count <= MAX_SHARDS`.
-    pub fn new(index: u64, count: u64) -> Option<Shard> {
+    pub(crate) fn new(index: u64, count: u64) -> Option<Shard> {
         (1 <= index && index <= count && count <= MAX_SHARDS).then_some(Shard { index, count })
     }
 
     /// The shard (1..=count) that `qid` belongs to.
-    pub fn of(qid: &str, count: u64) -> u64 {
+    pub(crate) fn of(qid: &str, count: u64) -> u64 {
         let digest = Sha256::digest(qid.as_bytes());
         let first: [u8; 8] = digest[..8].try_into().expect("sha256 has 32 bytes");
         1 + u64::from_be_bytes(first) % count
     }
 
-    pub fn contains(&self, qid: &str) -> bool {
+    pub(crate) fn contains(&self, qid: &str) -> bool {
         Shard::of(qid, self.count) == self.index
     }
 
     /// The queries of `qrels` in this shard, in qrels order.
-    pub fn select(&self, qrels: Qrels) -> Qrels {
+    pub(crate) fn select(&self, qrels: Qrels) -> Qrels {
         let positions: Vec<usize> = qrels
             .queries()
             .iter()
@@ -76,7 +76,7 @@ impl Shard {
 /// `merge` can tell a complete shard from one that lost (or gained) queries since.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ShardQueries {
+pub(crate) struct ShardQueries {
     /// How many queries the shard scores (those with at least one relevant document).
     pub count: u64,
     /// sha256 of the JSON array of their qids, sorted.
@@ -85,7 +85,7 @@ pub struct ShardQueries {
 
 impl ShardQueries {
     /// The record of exactly `qids` (in any order).
-    pub fn of<'a>(qids: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn of<'a>(qids: impl IntoIterator<Item = &'a str>) -> Self {
         let mut qids: Vec<&str> = qids.into_iter().collect();
         qids.sort_unstable();
         let json = serde_json::to_vec(&qids).expect("strings serialise");
@@ -97,7 +97,7 @@ impl ShardQueries {
 
     /// The queries of `qrels` that `shard` scores: in the shard, with a relevant document
     /// (the others are excluded from results, sharded or not).
-    pub fn expected(shard: Shard, qrels: &Qrels) -> Self {
+    pub(crate) fn expected(shard: Shard, qrels: &Qrels) -> Self {
         ShardQueries::of(
             qrels
                 .queries()

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Most lines of a tail.
-pub const TAIL_LINES: usize = 20;
+pub(crate) const TAIL_LINES: usize = 20;
 /// Most bytes of stderr a tail is read from (the last ones).
-pub const TAIL_BYTES: usize = 4096;
+pub(crate) const TAIL_BYTES: usize = 4096;
 /// How long [`StderrTail::lines`] waits for the child's stderr to close (a grandchild may keep it
 /// open: then the lines so far are taken).
 const CLOSE_WAIT: Duration = Duration::from_millis(500);
@@ -36,25 +36,25 @@ impl State {
 
 /// A handle on the end of a child's stderr (cheap to clone).
 #[derive(Debug, Clone, Default)]
-pub struct StderrTail(Arc<Mutex<State>>);
+pub(crate) struct StderrTail(Arc<Mutex<State>>);
 
 impl StderrTail {
     /// Keeps one line of the child's stderr (without its line ending).
-    pub fn push_line(&self, line: &str) {
+    pub(crate) fn push_line(&self, line: &str) {
         let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
         state.push(line.as_bytes());
         state.push(b"\n");
     }
 
     /// Marks the stream closed: [`StderrTail::lines`] no longer waits.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
     }
 
     /// The tail as it stands: waits up to half a second for the stream to close, then returns its
     /// last [`TAIL_LINES`] non-empty lines from at most its last [`TAIL_BYTES`] bytes (see
     /// [`tail_lines`]).
-    pub fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         let deadline = Instant::now() + CLOSE_WAIT;
         loop {
             {
@@ -75,7 +75,7 @@ impl StderrTail {
 /// two would not be recognised), the whole line when it has one word; of a line rewritten with
 /// carriage returns (a progress bar) only what a terminal would show last is kept. The lines are
 /// raw text still: callers make them inert for their output.
-pub fn tail_lines(bytes: &[u8], cut: bool) -> Vec<String> {
+pub(crate) fn tail_lines(bytes: &[u8], cut: bool) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
     let text = crate::secrets::redact(&text).into_owned();
     let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();

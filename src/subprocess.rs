@@ -14,7 +14,7 @@ use crate::stderr_tail::StderrTail;
 
 /// What the next read of the child's output gave.
 #[derive(Debug)]
-pub enum Next {
+pub(crate) enum Next {
     Line(String),
     /// The child closed its stdout.
     End,
@@ -24,7 +24,7 @@ pub enum Next {
 }
 
 /// A running child with its input being written in the background.
-pub struct LineProcess {
+pub(crate) struct LineProcess {
     child: Child,
     writer: Option<JoinHandle<()>>,
     lines: mpsc::Receiver<std::io::Result<String>>,
@@ -37,7 +37,7 @@ pub struct LineProcess {
 
 /// The longest stderr line handed on, in bytes; the rest of a longer one is dropped and the line
 /// marked as cut.
-pub const MAX_STDERR_LINE: usize = 4096;
+pub(crate) const MAX_STDERR_LINE: usize = 4096;
 
 /// How long [`LineProcess::wait`] waits, once the child has exited, for the rest of its stderr
 /// (a grandchild that inherited the pipe may keep it open: its lines are still handed on later).
@@ -49,7 +49,7 @@ impl LineProcess {
     /// writes to stderr goes to `stderr` as soon as it is complete (without its line ending,
     /// invalid UTF-8 replaced, at most [`MAX_STDERR_LINE`] bytes), from a thread of its own; its
     /// end is kept too ([`LineProcess::stderr_tail`]).
-    pub fn start(
+    pub(crate) fn start(
         argv: &[String],
         dir: Option<&Path>,
         input: Vec<String>,
@@ -120,12 +120,12 @@ impl LineProcess {
     }
 
     /// The end of the child's stderr, readable after the process is consumed (killed, waited).
-    pub fn stderr_tail(&self) -> StderrTail {
+    pub(crate) fn stderr_tail(&self) -> StderrTail {
         self.stderr_tail.clone()
     }
 
     /// The next output line, waiting at most until the deadline.
-    pub fn next(&self) -> Next {
+    pub(crate) fn next(&self) -> Next {
         let wait = self.deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(Ok(line)) => Next::Line(line),
@@ -136,7 +136,7 @@ impl LineProcess {
     }
 
     /// When input line `index` had been written to the child's stdin, if it has been.
-    pub fn written_at(&self, index: usize) -> Option<Instant> {
+    pub(crate) fn written_at(&self, index: usize) -> Option<Instant> {
         self.written_at
             .lock()
             .expect("writer lock")
@@ -145,7 +145,7 @@ impl LineProcess {
     }
 
     /// Kills the child (the caller gave up on it) and reaps it.
-    pub fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if let Some(writer) = self.writer.take() {
@@ -155,13 +155,13 @@ impl LineProcess {
 
     /// The child's exit status once it exits, waiting at most `grace` (and not past the
     /// deadline); `None` when it is still running then (it is killed).
-    pub fn exit_status_within(mut self, grace: Duration) -> Option<ExitStatus> {
+    pub(crate) fn exit_status_within(mut self, grace: Duration) -> Option<ExitStatus> {
         self.deadline = self.deadline.min(Instant::now() + grace);
         self.wait().ok().flatten()
     }
 
     /// Waits for the child to exit, until the deadline; `None` when it did not (it is killed).
-    pub fn wait(mut self) -> std::io::Result<Option<ExitStatus>> {
+    pub(crate) fn wait(mut self) -> std::io::Result<Option<ExitStatus>> {
         loop {
             if let Some(status) = self.child.try_wait()? {
                 if let Some(writer) = self.writer.take() {
@@ -226,7 +226,7 @@ fn forward_lines(reader: impl Read, mut sink: impl FnMut(&str)) {
 }
 
 /// How a child ended, for messages: `exited with code 3`, `was killed by signal 9 (SIGKILL)`.
-pub fn describe_exit(status: ExitStatus) -> String {
+pub(crate) fn describe_exit(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;

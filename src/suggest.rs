@@ -1,7 +1,10 @@
 //! "Did you mean ...?" for misspelt names: the closest candidate by edit distance.
 
 /// The candidate closest to `word`, when it is close enough to be a likely typo.
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (word.chars().count() / 3).max(2);
     candidates
         .into_iter()
@@ -12,7 +15,7 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 /// `message` with " (did you mean `x`?)" appended when `word` is close to a candidate.
-pub fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     message: String,
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
@@ -25,7 +28,7 @@ pub fn did_you_mean<'a>(
 
 /// Adds a suggestion to serde's "unknown field `x`, expected one of `a`, `b`" and
 /// "unknown variant `x`, expected `a` or `b`" messages.
-pub fn for_serde_message(message: String) -> String {
+pub(crate) fn for_serde_message(message: String) -> String {
     if !(message.starts_with("unknown field") || message.starts_with("unknown variant")) {
         return message;
     }

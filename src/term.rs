@@ -18,7 +18,7 @@ use anstyle::{AnsiColor, Style};
 
 /// When to colour (`--color`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ColorWhen {
+pub(crate) enum ColorWhen {
     /// On a terminal, unless NO_COLOR is set (non-empty); also off a terminal when FORCE_COLOR is.
     #[default]
     Auto,

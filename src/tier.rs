@@ -11,7 +11,7 @@ use crate::pipeline::Pipeline;
 use crate::stats;
 
 /// The qrels of a tier and the sha256 of the files they come from.
-pub struct TierQueries {
+pub(crate) struct TierQueries {
     pub qrels: Qrels,
     pub file_sha256: String,
     /// Queries of the tier's `queries:` file that no judgment names: not evaluated.
@@ -20,13 +20,13 @@ pub struct TierQueries {
 
 /// The tier's queries: its qrels (sampled when the tier is `from:` a larger file) with the texts
 /// of its `queries:` file.
-pub fn load(config: &Config, tier: &Tier) -> Result<TierQueries> {
+pub(crate) fn load(config: &Config, tier: &Tier) -> Result<TierQueries> {
     sample(config, tier, load_source(tier)?)
 }
 
 /// The tier's queries from its whole qrels file ([`load_source`]): sampled when the tier is
 /// `from:` a larger file, else `whole` as it is.
-pub fn sample(config: &Config, tier: &Tier, whole: TierQueries) -> Result<TierQueries> {
+pub(crate) fn sample(config: &Config, tier: &Tier, whole: TierQueries) -> Result<TierQueries> {
     let TierSource::Sample {
         from,
         size,
@@ -48,7 +48,7 @@ pub fn sample(config: &Config, tier: &Tier, whole: TierQueries) -> Result<TierQu
 /// The tier's whole qrels file (not sampled) in any format the readers know (native JSONL, TREC,
 /// TSV, a BEIR folder), with the texts of its `queries:` file joined by qid. The hash covers both
 /// files; an unreadable file names the config key that named it.
-pub fn load_source(tier: &Tier) -> Result<TierQueries> {
+pub(crate) fn load_source(tier: &Tier) -> Result<TierQueries> {
     let (path, key) = match &tier.source {
         TierSource::Qrels(path) => (path.as_path(), "qrels"),
         TierSource::Sample { from, .. } => (from.as_path(), "from"),
@@ -95,7 +95,7 @@ const LISTED_FIELDS: usize = 10;
 /// A config error when the tier's `stratify:` field is one that no query of its `from:` file
 /// has (the sample would silently not be stratified), at the key's line and column, with the
 /// fields the queries do have and the closest of them.
-pub fn stratify_error(config: &Config, tier: &Tier, whole: &Qrels) -> Option<Error> {
+pub(crate) fn stratify_error(config: &Config, tier: &Tier, whole: &Qrels) -> Option<Error> {
     let TierSource::Sample {
         stratify: Some(field),
         ..
@@ -139,14 +139,14 @@ pub fn stratify_error(config: &Config, tier: &Tier, whole: &Qrels) -> Option<Err
 }
 
 /// The split a tier reads from a BEIR folder.
-pub const BEIR_SPLIT: &str = "test";
+pub(crate) const BEIR_SPLIT: &str = "test";
 
 /// The most qids a message lists.
 const LISTED_QIDS: usize = 5;
 
 /// The adapter that sends every query's text to the system under test (`command`, `http`), or
 /// None when the run is read from a file.
-pub fn text_needed_by(config: &Config) -> Option<&'static str> {
+pub(crate) fn text_needed_by(config: &Config) -> Option<&'static str> {
     match config.pipeline.as_ref()? {
         Pipeline::RunFile(_) => None,
         Pipeline::Command(_) => Some("command"),
@@ -156,7 +156,12 @@ pub fn text_needed_by(config: &Config) -> Option<&'static str> {
 
 /// Every query must have a text when the `adapter` pipeline will be sent it: the error names the
 /// first few qids without one, the files and the config key that gives texts.
-pub fn require_texts(config: &Config, tier: &Tier, qrels: &Qrels, adapter: &str) -> Result<()> {
+pub(crate) fn require_texts(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    adapter: &str,
+) -> Result<()> {
     let missing: Vec<&str> = qrels
         .queries()
         .iter()
@@ -197,7 +202,7 @@ pub fn require_texts(config: &Config, tier: &Tier, qrels: &Qrels, adapter: &str)
 }
 
 /// The line saying how many queries of the tier's `queries:` file have no judgment (None: all do).
-pub fn unjudged_note(tier: &Tier, unjudged: usize) -> Option<String> {
+pub(crate) fn unjudged_note(tier: &Tier, unjudged: usize) -> Option<String> {
     let path = tier.queries.as_ref().filter(|_| unjudged > 0)?;
     Some(format!(
         "tier `{}`: {unjudged} queries of {} have no judgments in the qrels and are not evaluated",

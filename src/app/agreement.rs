@@ -36,7 +36,7 @@ fn check_judge(config: &Config, name: &str) -> Result<()> {
     )))
 }
 
-pub fn run(args: AgreementArgs) -> Result<i32> {
+pub(super) fn run(args: AgreementArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
     let [first, second] = args.judges.as_slice() else {

@@ -43,7 +43,7 @@ pub(super) fn read_tier_results(tier: &str, from: Option<PathBuf>) -> Result<(Pa
     Ok((from, results))
 }
 
-pub fn accept(args: AcceptArgs) -> Result<i32> {
+pub(super) fn accept(args: AcceptArgs) -> Result<i32> {
     if crate::env::is_ci() && !args.force {
         return Err(Error::Usage(
             "refusing to accept a baseline in CI (CI is set): review the change and accept it locally, or pass --force"
@@ -235,7 +235,7 @@ impl Dropped {
     }
 }
 
-pub fn show(args: ShowArgs) -> Result<i32> {
+pub(super) fn show(args: ShowArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
     let hint = format!(

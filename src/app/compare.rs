@@ -20,7 +20,7 @@ use crate::report::{gate_json, gate_table, junit};
 use crate::term::{self, Paint};
 use crate::tier;
 
-pub fn run(args: CompareArgs) -> Result<i32> {
+pub(super) fn run(args: CompareArgs) -> Result<i32> {
     let started = Instant::now();
     let config = config::load(&args.config)?;
     let a = store::read(&args.a, "pass a results.json written by `ragate gate`")?;

@@ -35,7 +35,7 @@ const WRITTEN: [&str; 6] = [
     "reference_answer",
 ];
 
-pub fn run(args: ConvertArgs) -> Result<i32> {
+pub(super) fn run(args: ConvertArgs) -> Result<i32> {
     if let Some(field) = args.keep.iter().find(|f| WRITTEN.contains(&f.as_str())) {
         return Err(Error::Usage(format!(
             "--keep {field}: ragate writes this field itself; keep only slice fields (such as `type`)"

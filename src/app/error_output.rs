@@ -14,7 +14,7 @@ use crate::report::gate_json;
 
 /// The document a failed command prints, when it was asked for JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ErrorDocument {
+pub(crate) enum ErrorDocument {
     /// A ragate-gate/1 document of `tier` (empty when the command names none: compare).
     Gate { tier: String },
     /// `{"status": "error", "exit_code": 2, "error": MESSAGE}`.
@@ -23,7 +23,7 @@ pub enum ErrorDocument {
 
 impl ErrorDocument {
     /// The document for `message` (the error and its causes), with a final newline.
-    pub fn render(&self, message: &str) -> String {
+    pub(crate) fn render(&self, message: &str) -> String {
         match self {
             ErrorDocument::Gate { tier } => gate_json::render_error(tier, message),
             ErrorDocument::Plain => {
@@ -39,7 +39,7 @@ impl ErrorDocument {
 }
 
 /// The document a failure of `cli` prints: None unless it was run with `--format json`.
-pub fn requested(cli: &Cli) -> Option<ErrorDocument> {
+pub(crate) fn requested(cli: &Cli) -> Option<ErrorDocument> {
     let gate = |tier: &str, format: GateFormat| {
         (format == GateFormat::Json).then(|| ErrorDocument::Gate {
             tier: tier.to_string(),
@@ -68,7 +68,7 @@ pub fn requested(cli: &Cli) -> Option<ErrorDocument> {
 
 /// The document a command line that does not parse prints: read from the raw arguments
 /// (`--format json` or `--format=json`, the subcommand, `--tier NAME`), since they did not parse.
-pub fn requested_in_args(args: &[OsString]) -> Option<ErrorDocument> {
+pub(crate) fn requested_in_args(args: &[OsString]) -> Option<ErrorDocument> {
     let words: Vec<String> = args
         .iter()
         .skip(1)
@@ -102,7 +102,7 @@ pub fn requested_in_args(args: &[OsString]) -> Option<ErrorDocument> {
 
 /// `error` and its causes on one line (`cannot read x: No such file or directory`), as the
 /// documents carry it (the causes its message does not already tell).
-pub fn with_causes(error: &dyn std::error::Error) -> String {
+pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     for cause in crate::error::untold_causes(error) {
         text.push_str(&format!(": {cause}"));

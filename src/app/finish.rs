@@ -25,7 +25,7 @@ use crate::report::operational;
 /// the exit code. Without a baseline (the tier's first run) the measured metrics are still
 /// written and shown, with the command that accepts them; with an unusable one, too (status
 /// `error`), and the baseline's error is returned.
-pub fn finish(
+pub(super) fn finish(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,
@@ -136,7 +136,7 @@ fn accept_hint(tier: &Tier, options: &OutputOptions) -> String {
 }
 
 /// The tier's baseline (None: the tier's first run), for a run that had no preflight (`merge`).
-pub fn load_baseline(tier: &Tier, options: &OutputOptions) -> Result<Option<Baseline>> {
+pub(super) fn load_baseline(tier: &Tier, options: &OutputOptions) -> Result<Option<Baseline>> {
     tier_baseline::load(tier, &accept_hint(tier, options))
 }
 

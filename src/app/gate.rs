@@ -41,12 +41,12 @@ use crate::tier::{self, TierQueries};
 /// How many ranked doc ids results keep per query when no metric reads deeper.
 const MIN_KEPT_RANKS: usize = 10;
 /// The format tag of a shard's partial output.
-pub const SHARD_FORMAT: &str = "ragate-shard/2";
+pub(super) const SHARD_FORMAT: &str = "ragate-shard/2";
 
 /// What `gate --shard I/N` writes for `merge`: the evaluated shard with every text kept.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ShardOutput {
+pub(crate) struct ShardOutput {
     pub format: String,
     pub shard: Shard,
     /// The queries the shard scores, for `merge` to check that none went missing.
@@ -379,7 +379,11 @@ fn judged_metrics(config: &Config) -> Vec<String> {
 }
 
 /// What besides the evaluation goes into the tier's results.
-pub fn run_context<'a>(config: &'a Config, tier: &'a Tier, qrels_sha256: String) -> RunContext<'a> {
+pub(super) fn run_context<'a>(
+    config: &'a Config,
+    tier: &'a Tier,
+    qrels_sha256: String,
+) -> RunContext<'a> {
     RunContext {
         tier: &tier.name,
         slices: &config.slices,
@@ -391,7 +395,7 @@ pub fn run_context<'a>(config: &'a Config, tier: &'a Tier, qrels_sha256: String)
     }
 }
 
-pub fn run(args: GateArgs) -> Result<i32> {
+pub(super) fn run(args: GateArgs) -> Result<i32> {
     let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
     let outcome = gate(&args, &options);
     if let Err(error) = &outcome {

@@ -83,7 +83,7 @@ pub(super) fn same_config(
     Ok(())
 }
 
-pub fn add(args: HistoryAddArgs) -> Result<i32> {
+pub(super) fn add(args: HistoryAddArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
     let dir = history_dir(args.dir.as_deref(), Some(&config), &args.config)?;
@@ -151,7 +151,7 @@ fn checks_against_baseline(
     Ok((decision.report.outcomes, Some(baseline.sha256)))
 }
 
-pub fn show(args: HistoryShowArgs) -> Result<i32> {
+pub(super) fn show(args: HistoryShowArgs) -> Result<i32> {
     let config = match &args.dir {
         Some(_) => None,
         None => Some(config::load(&args.config)?),
@@ -171,7 +171,7 @@ pub fn show(args: HistoryShowArgs) -> Result<i32> {
 
 /// The runs of the current run's series in a history directory (`--history DIR`): what its drift
 /// checks and trends are made of.
-pub struct Series {
+pub(super) struct Series {
     /// The records of the series, oldest first (the current run left out when it was recorded
     /// already).
     pub records: Vec<Record>,
@@ -181,7 +181,7 @@ pub struct Series {
 
 impl Series {
     /// The drift inputs of a run compared with the baseline whose file has `baseline_sha256`.
-    pub fn drift<'a>(&'a self, tier: &Tier, baseline_sha256: &'a str) -> DriftInputs<'a> {
+    pub(super) fn drift<'a>(&'a self, tier: &Tier, baseline_sha256: &'a str) -> DriftInputs<'a> {
         DriftInputs {
             series: &self.records,
             baseline_sha256,
@@ -190,14 +190,14 @@ impl Series {
     }
 
     /// The trends (sparkline values) of the decided run's `all` checks.
-    pub fn trends(&self, tier: &Tier, current: &Results, report: &GateReport) -> Vec<Trend> {
+    pub(super) fn trends(&self, tier: &Tier, current: &Results, report: &GateReport) -> Vec<Trend> {
         let now = current_record(tier, current);
         drift::trends(&report.outcomes, &self.records, self.after_break, &now)
     }
 }
 
 /// The series of `current` in the history directory `dir`, which must exist.
-pub fn read_series(dir: &Path, tier: &Tier, current: &Results) -> Result<Series> {
+pub(super) fn read_series(dir: &Path, tier: &Tier, current: &Results) -> Result<Series> {
     existing_dir(
         dir,
         "create it (an empty directory starts the history), or pass the directory `ragate history add` writes to",
@@ -213,7 +213,7 @@ pub fn read_series(dir: &Path, tier: &Tier, current: &Results) -> Result<Series>
 }
 
 /// The current run as a record (its means; no time, checks or baseline).
-pub fn current_record(tier: &Tier, current: &Results) -> Record {
+pub(super) fn current_record(tier: &Tier, current: &Results) -> Record {
     Record::of(
         current,
         RecordInputs {

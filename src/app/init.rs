@@ -115,7 +115,7 @@ fn scaffold(pipeline: InitPipeline) -> Vec<Scaffold> {
     ]
 }
 
-pub fn run(args: InitArgs) -> Result<i32> {
+pub(super) fn run(args: InitArgs) -> Result<i32> {
     let files = scaffold(args.pipeline);
     refuse_existing(&args.dir, &files)?;
     write_all(&args.dir, &files)?;

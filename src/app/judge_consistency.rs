@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// How the judges' verdicts held when asked again about the same answers (`judge_repeats:`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct JudgeConsistency {
+pub(crate) struct JudgeConsistency {
     /// How many times the judges were asked in all.
     pub askings: usize,
     /// Claims judged (the first asking's), and those whose support verdict changed in a later one.
@@ -22,7 +22,7 @@ pub struct JudgeConsistency {
 /// A claim whose verdict changed between askings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FlippedClaim {
+pub(crate) struct FlippedClaim {
     pub qid: String,
     pub claim: String,
 }
@@ -32,7 +32,7 @@ const LISTED_FLIPS: usize = 10;
 
 impl JudgeConsistency {
     /// Adds another shard's counts.
-    pub fn add(&mut self, other: &JudgeConsistency) {
+    pub(crate) fn add(&mut self, other: &JudgeConsistency) {
         self.claims += other.claims;
         self.flipped_claims
             .extend(other.flipped_claims.iter().cloned());
@@ -46,7 +46,7 @@ impl JudgeConsistency {
     }
 
     /// The report's lines: the flip rates, then the first flipped claims.
-    pub fn describe(&self) -> Vec<String> {
+    pub(crate) fn describe(&self) -> Vec<String> {
         let rate = |changed: usize, total: usize| {
             if total == 0 {
                 0.0

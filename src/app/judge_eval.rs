@@ -90,7 +90,7 @@ impl Measured {
     }
 }
 
-pub fn run(args: JudgeEvalArgs) -> Result<i32> {
+pub(super) fn run(args: JudgeEvalArgs) -> Result<i32> {
     let config = match &args.config {
         Some(path) => Some(config::load(path)?),
         None => match std::env::current_dir()

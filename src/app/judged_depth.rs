@@ -9,17 +9,17 @@ use crate::input::qrels::Qrels;
 use crate::tier;
 
 /// The depth of the judged@k coverage report.
-pub const JUDGED_DEPTH: usize = 10;
+pub(super) const JUDGED_DEPTH: usize = 10;
 
 /// judged@k of `results` evaluated against `qrels`: (k, share), None when nothing was retrieved.
-pub fn of_run(results: &Results, qrels: &Qrels) -> Option<(usize, f64)> {
+pub(super) fn of_run(results: &Results, qrels: &Qrels) -> Option<(usize, f64)> {
     gate::judged_at_k(results, qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share))
 }
 
 /// judged@k of stored `results` of `tier` (`compare`, `report`), against the tier's qrels when
 /// they are still the ones the results were evaluated with; None otherwise (the qrels changed or
 /// cannot be read: then the measure would be of other judgments, and no check depends on it).
-pub fn of_stored(tier: &Tier, results: &Results) -> Option<(usize, f64)> {
+pub(super) fn of_stored(tier: &Tier, results: &Results) -> Option<(usize, f64)> {
     let queries = tier::load_source(tier).ok()?;
     (queries.file_sha256 == results.provenance.qrels_sha256)
         .then(|| of_run(results, &queries.qrels))

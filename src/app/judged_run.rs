@@ -29,7 +29,7 @@ pub(crate) struct JudgedRun<'a> {
 
 impl<'a> JudgedRun<'a> {
     /// The run `run` of the tier `tier_name` of `config` (its qrels, corpus and cache opened).
-    pub fn open(config: &'a Config, tier_name: &str, run: &'a Path) -> Result<Self> {
+    pub(super) fn open(config: &'a Config, tier_name: &str, run: &'a Path) -> Result<Self> {
         let tier = config.tier(tier_name)?;
         let qrels = tier::load(config, tier)?.qrels;
         let cache = match config.cache.mode {
@@ -48,7 +48,7 @@ impl<'a> JudgedRun<'a> {
     }
 
     /// Adds the judge `judge` under `name` unless the config has a judge of that name.
-    pub fn add_judge(&mut self, name: &str, judge: &Judge) {
+    pub(super) fn add_judge(&mut self, name: &str, judge: &Judge) {
         self.clients
             .judges
             .entry(name.to_string())
@@ -58,7 +58,7 @@ impl<'a> JudgedRun<'a> {
     /// Every query's value of `metric` (with the config's options for it: contexts k, empty
     /// answers; claims from the sentence splitter, so that judges see the same claims) as
     /// judged by the judge named `judge`, and its claims.
-    pub fn judge(&self, judge: &str, metric: Metric) -> Result<Vec<QueryScores>> {
+    pub(super) fn judge(&self, judge: &str, metric: Metric) -> Result<Vec<QueryScores>> {
         let base = self
             .config
             .metrics

@@ -16,7 +16,7 @@ use crate::term;
 const BIN: &str = "ragate";
 
 /// Prints the completion script for `args.shell` on stdout.
-pub fn completions(args: CompletionsArgs) -> Result<i32> {
+pub(super) fn completions(args: CompletionsArgs) -> Result<i32> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), BIN, &mut script);
     let script = String::from_utf8(script).map_err(|e| {
@@ -30,7 +30,7 @@ pub fn completions(args: CompletionsArgs) -> Result<i32> {
 }
 
 /// Prints ragate.1 on stdout, or writes ragate.1 and one page per subcommand into `--out`.
-pub fn man(args: ManArgs) -> Result<i32> {
+pub(super) fn man(args: ManArgs) -> Result<i32> {
     let pages = pages()?;
     let Some(dir) = args.out else {
         write_stdout(&pages[0].1)?;

@@ -260,7 +260,7 @@ fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
     Ok(merged)
 }
 
-pub fn run(args: MergeArgs) -> Result<i32> {
+pub(crate) fn run(args: MergeArgs) -> Result<i32> {
     let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
     let outcome = merge(&args, &options);
     if let Err(error) = &outcome {

@@ -43,7 +43,7 @@ use crate::metrics::retrieval::DEFAULT_METRICS;
 use crate::report::eval_output::{self, OutputFormat};
 use crate::term;
 
-pub fn run(cli: Cli) -> Result<i32> {
+pub(crate) fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Eval(args) => eval(args),
         Command::Gate(args) => gate::run(args),

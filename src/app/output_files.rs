@@ -18,14 +18,14 @@ use crate::term;
 
 /// A file the run reads, and what names it (for the error message).
 #[derive(Debug, Clone)]
-pub struct Input {
+pub(super) struct Input {
     pub path: PathBuf,
     pub named_by: String,
 }
 
 /// The inputs of a gate run of `tier`: the config, the qrels (or the file sampled from), the
 /// baseline, the labels, the corpus, the judge cache and the run file.
-pub fn inputs(config: &Config, tier: &Tier, run: Option<&Path>) -> Vec<Input> {
+pub(super) fn inputs(config: &Config, tier: &Tier, run: Option<&Path>) -> Vec<Input> {
     let input = |path: &Path, named_by: &str| Input {
         path: path.to_path_buf(),
         named_by: named_by.to_string(),
@@ -61,7 +61,7 @@ pub fn inputs(config: &Config, tier: &Tier, run: Option<&Path>) -> Vec<Input> {
 
 /// Whether `a` and `b` name the same file: the same device and inode when both exist (hard
 /// links, symbolic links), else the same absolute, normalised path (`./x`, `x`, `dir/../x`).
-pub fn same_file(a: &Path, b: &Path) -> bool {
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -130,7 +130,7 @@ fn repeat_runs(out_dir: &Path) -> Vec<PathBuf> {
 /// Refuses a run whose outputs would overwrite one of its inputs (the files it writes whatever
 /// it reads: [`OverInput::Refuse`]), then removes the previous run's outputs (never a file that
 /// is an input: `--run out/run.jsonl` stays).
-pub fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
+pub(super) fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
     let is_input = |path: &Path| input_at(path, inputs);
     if let Some(junit) = &options.junit {
         refuse_input("--junit", junit, inputs)?;
@@ -167,7 +167,7 @@ fn input_at<'a>(path: &Path, inputs: &'a [Input]) -> Option<&'a Input> {
 
 /// Refuses an output file named by `option` that is one of `inputs` (the rule of every command
 /// that writes: an output never replaces what the command reads). The error names both.
-pub fn refuse_input(option: &str, path: &Path, inputs: &[Input]) -> Result<()> {
+pub(super) fn refuse_input(option: &str, path: &Path, inputs: &[Input]) -> Result<()> {
     match input_at(path, inputs) {
         Some(input) => Err(Error::Usage(format!(
             "{option} {} is {}: refusing to overwrite an input of the command ({}); choose another path",
@@ -180,7 +180,7 @@ pub fn refuse_input(option: &str, path: &Path, inputs: &[Input]) -> Result<()> {
 }
 
 /// An input of a command: `path`, named by `named_by` in the refusal.
-pub fn input(path: &Path, named_by: impl Into<String>) -> Input {
+pub(super) fn input(path: &Path, named_by: impl Into<String>) -> Input {
     Input {
         path: path.to_path_buf(),
         named_by: named_by.into(),
@@ -189,7 +189,7 @@ pub fn input(path: &Path, named_by: impl Into<String>) -> Input {
 
 /// The files of `folder` and of its sub-folders `depth` levels down, each named by `named_by`
 /// (history records, a BEIR folder's files); none when the folder cannot be read.
-pub fn files_in(folder: &Path, depth: usize, named_by: &str) -> Vec<Input> {
+pub(super) fn files_in(folder: &Path, depth: usize, named_by: &str) -> Vec<Input> {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return Vec::new();
     };
@@ -208,7 +208,7 @@ pub fn files_in(folder: &Path, depth: usize, named_by: &str) -> Vec<Input> {
 }
 
 /// The records of `tier` in the history `dir` (read by `gate --history` and `report --history`).
-pub fn history_inputs(dir: &Path, tier: &str) -> Vec<Input> {
+pub(super) fn history_inputs(dir: &Path, tier: &str) -> Vec<Input> {
     crate::history::store::tier_dir(dir, tier).map_or_else(
         |_| Vec::new(),
         |folder| files_in(&folder, 0, &format!("a history record of tier `{tier}`")),
@@ -216,7 +216,7 @@ pub fn history_inputs(dir: &Path, tier: &str) -> Vec<Input> {
 }
 
 /// The inputs known without a config (it failed to load): the config file and `--run`.
-pub fn bare_inputs(config: &Path, run: Option<&Path>) -> Vec<Input> {
+pub(super) fn bare_inputs(config: &Path, run: Option<&Path>) -> Vec<Input> {
     let mut inputs = vec![Input {
         path: config.to_path_buf(),
         named_by: "the config".to_string(),
@@ -232,14 +232,14 @@ pub fn bare_inputs(config: &Path, run: Option<&Path>) -> Vec<Input> {
 
 /// Removes the previous run's outputs when the run fails before its inputs are known; a
 /// problem doing so is reported, not raised (the run's own error is what matters).
-pub fn discard(options: &OutputOptions, inputs: &[Input]) {
+pub(super) fn discard(options: &OutputOptions, inputs: &[Input]) {
     if let Err(error) = prepare(options, inputs) {
         term::warning(format!("the previous outputs were left in place: {error}"));
     }
 }
 
 /// [`write_failure`], with a problem writing reported on stderr rather than hiding the error.
-pub fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error: &Error) {
+pub(super) fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error: &Error) {
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         // On stderr, so that stdout holds only the requested format.
         let line = annotations::setup_error(tier, &error.to_string());
@@ -253,7 +253,7 @@ pub fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error:
 /// After a run of `config` that failed: a JUnit file with one `setup` error and a summary that
 /// says what went wrong (also appended to `$GITHUB_STEP_SUMMARY`), unless the run already wrote
 /// its own.
-pub fn write_failure(
+pub(super) fn write_failure(
     options: &OutputOptions,
     config: &Path,
     tier: &str,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// What a run does when one of its inputs is where it would write a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OverInput {
+pub(super) enum OverInput {
     /// The run writes the file whatever it reads: an input there is refused before anything runs.
     Refuse,
     /// The run reads the file rather than writes it (`--run out/run.jsonl`, the shard a merge
@@ -17,7 +17,7 @@ pub enum OverInput {
 
 /// One file a run may write into its output directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OutputFile {
+pub(super) struct OutputFile {
     /// The file name in the output directory.
     pub name: &'static str,
     pub over_input: OverInput,
@@ -25,68 +25,68 @@ pub struct OutputFile {
 
 impl OutputFile {
     /// Where the file goes in `out_dir`.
-    pub fn path(self, out_dir: &Path) -> PathBuf {
+    pub(super) fn path(self, out_dir: &Path) -> PathBuf {
         out_dir.join(self.name)
     }
 }
 
 /// Written by every finished run (what `baseline accept` promotes).
-pub const RESULTS: OutputFile = OutputFile {
+pub(super) const RESULTS: OutputFile = OutputFile {
     name: "results.json",
     over_input: OverInput::Refuse,
 };
 
 /// Written by a gated run, or a failed one (its setup error).
-pub const JUNIT: OutputFile = OutputFile {
+pub(super) const JUNIT: OutputFile = OutputFile {
     name: "junit.xml",
     over_input: OverInput::Refuse,
 };
 
 /// Written by every finished run, or a failed one (its error).
-pub const SUMMARY: OutputFile = OutputFile {
+pub(super) const SUMMARY: OutputFile = OutputFile {
     name: "summary.md",
     over_input: OverInput::Refuse,
 };
 
 /// Written by every finished run (one line per query).
-pub const TRACE: OutputFile = OutputFile {
+pub(super) const TRACE: OutputFile = OutputFile {
     name: "trace.jsonl",
     over_input: OverInput::Refuse,
 };
 
 /// Written by a gated run (sizes, calibration, judge usage, timings).
-pub const RUN_STATS: OutputFile = OutputFile {
+pub(super) const RUN_STATS: OutputFile = OutputFile {
     name: "run-stats.json",
     over_input: OverInput::Refuse,
 };
 
 /// Written by a finished run with embedding-based answer relevance.
-pub const EMBEDDINGS: OutputFile = OutputFile {
+pub(super) const EMBEDDINGS: OutputFile = OutputFile {
     name: "embeddings.jsonl",
     over_input: OverInput::Refuse,
 };
 
 /// Written by `gate --shard I/N` (read by `merge`).
-pub const SHARD: OutputFile = OutputFile {
+pub(super) const SHARD: OutputFile = OutputFile {
     name: "shard.json",
     over_input: OverInput::Keep,
 };
 
 /// Written by the tier's `pipeline:` (its first repeat; later ones write `run.<N>.jsonl`).
-pub const RUN: OutputFile = OutputFile {
+pub(super) const RUN: OutputFile = OutputFile {
     name: "run.jsonl",
     over_input: OverInput::Keep,
 };
 
 /// Every file a run may write into its output directory (besides the `run.<N>.jsonl` of later
 /// repeats: [`repeat_run`]).
-pub const ALL: [OutputFile; 8] = [
+pub(super) const ALL: [OutputFile; 8] = [
     RESULTS, JUNIT, SUMMARY, TRACE, RUN_STATS, EMBEDDINGS, SHARD, RUN,
 ];
 
 /// The run file the pipeline writes in `out_dir` on its `repeat`-th run (from 1):
 /// `run.jsonl`, then `run.2.jsonl`, ...
-pub fn repeat_run(out_dir: &Path, repeat: usize) -> PathBuf {
+pub(super) fn repeat_run(out_dir: &Path, repeat: usize) -> PathBuf {
     match repeat {
         1 => RUN.path(out_dir),
         n => out_dir.join(format!("run.{n}.jsonl")),
@@ -95,7 +95,7 @@ pub fn repeat_run(out_dir: &Path, repeat: usize) -> PathBuf {
 
 /// Whether `name` is the run file of a later repeat (`run.<N>.jsonl`, N >= 2), which a previous
 /// run with more repeats may have left.
-pub fn is_later_repeat_run(name: &str) -> bool {
+pub(super) fn is_later_repeat_run(name: &str) -> bool {
     let Some(repeat) = name
         .strip_prefix("run.")
         .and_then(|n| n.strip_suffix(".jsonl"))

@@ -29,7 +29,7 @@ use crate::term::{self, Paint};
 
 /// HTTP calls and tokens of one LLM judge.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LlmUsage {
+pub(crate) struct LlmUsage {
     pub calls: u64,
     pub retries: u64,
     pub prompt_tokens: u64,
@@ -48,7 +48,7 @@ impl std::ops::AddAssign for LlmUsage {
 /// An evaluated tier (or shard of one), before the comparison with the baseline.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Evaluated {
+pub(crate) struct Evaluated {
     /// Results with every text kept (queries, answers, claims); stripped on writing when the
     /// tier says `store_text: false`.
     pub results: Results,
@@ -74,7 +74,7 @@ pub struct Evaluated {
 
 /// How the outputs are written.
 #[derive(Debug, Clone)]
-pub struct OutputOptions {
+pub(super) struct OutputOptions {
     pub out_dir: PathBuf,
     pub junit: Option<PathBuf>,
     pub format: GateFormat,
@@ -86,7 +86,7 @@ pub struct OutputOptions {
 
 impl OutputOptions {
     /// The options the command line gave, for `tier`.
-    pub fn new(report: &ReportArgs, tier: &str, started: Instant) -> Self {
+    pub(super) fn new(report: &ReportArgs, tier: &str, started: Instant) -> Self {
         OutputOptions {
             out_dir: report.out.clone().unwrap_or_else(|| default_out(tier)),
             junit: report.junit.clone(),
@@ -100,7 +100,7 @@ impl OutputOptions {
 
 impl OutputOptions {
     /// The command that accepts this run's results as the baseline of `tier`.
-    pub fn accept_command(&self, tier: &str) -> String {
+    pub(super) fn accept_command(&self, tier: &str) -> String {
         let mut command = format!("ragate baseline accept --tier {tier}");
         if self.out_dir != default_out(tier) {
             command.push_str(&format!(
@@ -113,17 +113,17 @@ impl OutputOptions {
 }
 
 /// The default output directory of a tier.
-pub fn default_out(tier: &str) -> PathBuf {
+pub(super) fn default_out(tier: &str) -> PathBuf {
     PathBuf::from(".ragate/out").join(tier)
 }
 
-pub fn write(path: &Path, text: &str) -> Result<()> {
+pub(super) fn write(path: &Path, text: &str) -> Result<()> {
     store::write_atomic(path, text)
 }
 
 /// What a decided run adds to its reports besides the verdicts.
 #[derive(Debug, Clone, Copy)]
-pub struct RunFigures<'a> {
+pub(super) struct RunFigures<'a> {
     pub calibrations: &'a [Calibration],
     pub operational: &'a Figures,
     /// The config and the run's clock, which junit.xml names.
@@ -134,7 +134,7 @@ pub struct RunFigures<'a> {
 
 /// Every output of a finished run, rendered before anything is written.
 #[derive(Debug, Default)]
-pub struct Outputs {
+pub(super) struct Outputs {
     /// Files to write, in order, with the option that names each (for errors).
     files: Vec<(PathBuf, String, &'static str)>,
     /// Appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
@@ -169,7 +169,7 @@ impl Outputs {
 
     /// Prints `message` as an error after everything else (and not among the warnings, where
     /// summary.md keeps it).
-    pub fn error_last(&mut self, message: String) {
+    pub(super) fn error_last(&mut self, message: String) {
         self.warnings.retain(|warning| *warning != message);
         self.errors.push(message);
     }
@@ -181,7 +181,7 @@ impl Outputs {
 
     /// Writes the files, then the step summary, then prints warnings, annotations (stderr when
     /// stdout carries JSON) and stdout.
-    pub fn write(self, options: &OutputOptions) -> Result<()> {
+    pub(super) fn write(self, options: &OutputOptions) -> Result<()> {
         for (path, text, named_by) in &self.files {
             write(path, text).map_err(|e| e.named_by(named_by))?;
         }
@@ -213,7 +213,7 @@ impl Outputs {
 
 /// The outputs of a decided run: results, junit.xml (and the `--junit` copy), summary.md (also
 /// the step summary), run-stats.json, warnings, annotations and stdout in the chosen format.
-pub fn render(
+pub(super) fn render(
     tier: &Tier,
     current: &Results,
     evaluated: &Evaluated,
@@ -264,7 +264,7 @@ pub fn render(
 
 /// The outputs of a run that has no baseline to compare with (or an unreadable one): its
 /// results, and a summary and table of the measured metrics with the way forward.
-pub fn render_unbaselined(
+pub(super) fn render_unbaselined(
     tier: &Tier,
     current: &Results,
     evaluated: &Evaluated,

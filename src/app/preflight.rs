@@ -22,7 +22,7 @@ use crate::tier;
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
 /// query texts only when the configured pipeline runs (no `--run`). Returns the tier's baseline,
 /// loaded once here for the rest of the run (None: not compared, or the tier's first run).
-pub fn check(
+pub(super) fn check(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,

@@ -27,13 +27,13 @@ use crate::metrics::metric::Metric;
 
 /// The judging identities of a results file: judge name -> description, and the embeddings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Identities {
+pub(super) struct Identities {
     pub judges: BTreeMap<String, String>,
     pub embeddings: Option<String>,
 }
 
 impl Identities {
-    pub fn of(results: &Results) -> Identities {
+    pub(super) fn of(results: &Results) -> Identities {
         Identities {
             judges: results.provenance.judges.clone(),
             embeddings: results.provenance.embeddings.clone(),
@@ -43,7 +43,7 @@ impl Identities {
 
 /// The differences of `current` from `baseline`, one message each (judges the current run does
 /// not use are ignored).
-pub fn differences(baseline: &Identities, current: &Identities) -> Vec<String> {
+pub(super) fn differences(baseline: &Identities, current: &Identities) -> Vec<String> {
     let mut found = Vec::new();
     for (name, now) in &current.judges {
         let before = baseline.judges.get(name);
@@ -67,7 +67,7 @@ pub fn differences(baseline: &Identities, current: &Identities) -> Vec<String> {
 
 /// The error for judge changes without `--allow-judge-change`; `accept` is the command that
 /// accepts the gate's results once it ran with `--allow-judge-change` (None outside a gate).
-pub fn refused(differences: &[String], accept: Option<&str>) -> Error {
+pub(super) fn refused(differences: &[String], accept: Option<&str>) -> Error {
     let how = match accept {
         Some(accept) => format!(": rerun this gate with --allow-judge-change, then run `{accept}`"),
         None => String::new(),
@@ -81,7 +81,7 @@ pub fn refused(differences: &[String], accept: Option<&str>) -> Error {
 }
 
 /// What re-judging reads besides the baseline.
-pub struct Rejudging<'a> {
+pub(super) struct Rejudging<'a> {
     pub config: &'a Config,
     pub qrels: &'a Qrels,
     pub corpus: Option<&'a Corpus>,
@@ -106,7 +106,11 @@ fn judged_metrics(config: &Config) -> Vec<String> {
 
 /// `baseline` with its judged metrics recomputed by the current judges; `current` becomes its
 /// provenance's judging identities.
-pub fn rejudge(baseline: &Results, current: &Identities, with: &Rejudging<'_>) -> Result<Results> {
+pub(super) fn rejudge(
+    baseline: &Results,
+    current: &Identities,
+    with: &Rejudging<'_>,
+) -> Result<Results> {
     let config = with.config;
     let run = rebuilt_run(baseline, with)?;
     let names = judged_metrics(config);

@@ -23,7 +23,7 @@ use crate::baseline::results::Results;
 use crate::stats;
 
 /// Compares the first asking of the judges with the later ones (same run, same answers).
-pub fn judge_consistency(
+pub(super) fn judge_consistency(
     first: &Evaluated,
     later: &[Evaluated],
     judged_metrics: &[String],
@@ -72,7 +72,7 @@ pub fn judge_consistency(
 
 /// One evaluation from `runs` (at least one) of the same queries: per-query metric values are
 /// the means over the runs that have them; texts, claims and the trace come from the first run.
-pub fn combine(runs: Vec<Evaluated>) -> Evaluated {
+pub(super) fn combine(runs: Vec<Evaluated>) -> Evaluated {
     let repeats = runs.len();
     let mut runs = runs.into_iter();
     let mut combined = runs.next().expect("at least one run");
@@ -119,7 +119,7 @@ pub fn combine(runs: Vec<Evaluated>) -> Evaluated {
 /// share of its `all` check's per-query delta variance that run-to-run noise explains, this
 /// run's and the baseline's: the baseline's stored noise, else (a baseline of one run, or one
 /// written before ragate stored it) this run's noise from a single run, as the line says.
-pub fn describe(noise: &RunNoise, baseline: &Results, current: &Results) -> Vec<String> {
+pub(super) fn describe(noise: &RunNoise, baseline: &Results, current: &Results) -> Vec<String> {
     let sds: Vec<String> = noise
         .metrics
         .iter()

@@ -49,7 +49,7 @@ fn remove_older_report(out: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(args: HtmlReportArgs) -> Result<i32> {
+pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
     remove_older_report(&args.out)?;
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;

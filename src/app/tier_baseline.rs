@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// A tier's baseline as read from its file.
 #[derive(Debug, Clone)]
-pub struct Baseline {
+pub(super) struct Baseline {
     /// The baseline's results.
     pub results: Results,
     /// sha256 of the file's bytes (what the history records a run was compared with).
@@ -22,7 +22,7 @@ pub struct Baseline {
 
 /// The tier's baseline, None when its file does not exist; an error when the file cannot be
 /// used (unreadable, malformed, of another tier), ending with `next_step`.
-pub fn load(tier: &Tier, next_step: &str) -> Result<Option<Baseline>> {
+pub(super) fn load(tier: &Tier, next_step: &str) -> Result<Option<Baseline>> {
     let path = &tier.baseline;
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -38,7 +38,7 @@ pub fn load(tier: &Tier, next_step: &str) -> Result<Option<Baseline>> {
 }
 
 /// The error that says the tier has no baseline file, with the command that makes one.
-pub fn missing(tier: &Tier, next_step: &str) -> Error {
+pub(super) fn missing(tier: &Tier, next_step: &str) -> Error {
     store::missing(&tier.baseline, next_step)
 }
 

@@ -11,7 +11,7 @@ use crate::metrics::metric::MetricSpec;
 
 /// The calibrations of a tier's judged metrics on `results`, from the tier's labels file (none
 /// when the tier has no `labels:`).
-pub fn calibrations(
+pub(super) fn calibrations(
     tier: &Tier,
     specs: &[MetricSpec],
     results: &Results,

@@ -26,7 +26,7 @@ struct Findings {
     lints: Vec<String>,
 }
 
-pub fn run(args: ValidateArgs) -> Result<i32> {
+pub(super) fn run(args: ValidateArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let mut findings = Findings::default();

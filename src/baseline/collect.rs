@@ -11,7 +11,7 @@ use crate::input::qrels::Qrels;
 
 /// What besides the evaluation goes into results.
 #[derive(Debug, Clone)]
-pub struct RunContext<'a> {
+pub(crate) struct RunContext<'a> {
     /// The tier the results belong to.
     pub tier: &'a str,
     /// The slice fields of the config (each query's values of them are recorded).
@@ -30,7 +30,7 @@ pub struct RunContext<'a> {
 
 /// The results of `evaluation` over `qrels`, every text kept (see [`strip_text`]); `status` is
 /// set by the caller once decided.
-pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) -> Results {
+pub(crate) fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) -> Results {
     let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
     let mut queries = BTreeMap::new();
     for scores in &evaluation.per_query {
@@ -71,7 +71,7 @@ pub fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) 
 }
 
 /// Results over `queries`, with their summaries.
-pub fn results(
+pub(crate) fn results(
     metric_names: Vec<String>,
     queries: BTreeMap<String, QueryRecord>,
     context: RunContext<'_>,
@@ -100,7 +100,7 @@ pub fn results(
 
 /// The results as stored when the tier keeps no text (`store_text: false`): answers replaced by
 /// their sha256, queries and claims left out.
-pub fn strip_text(mut results: Results) -> Results {
+pub(crate) fn strip_text(mut results: Results) -> Results {
     for record in results.queries.values_mut() {
         record.query = None;
         record.claims.clear();
@@ -114,7 +114,7 @@ pub fn strip_text(mut results: Results) -> Results {
 /// Mean and n of every metric over `all` and over every slice value; a metric no query of a
 /// slice has a value for (every answer of the slice excluded, say) has no entry there, rather
 /// than a mean of nothing.
-pub fn summarise(
+pub(crate) fn summarise(
     metrics: &[String],
     queries: &BTreeMap<String, QueryRecord>,
 ) -> BTreeMap<String, BTreeMap<String, SliceSummary>> {

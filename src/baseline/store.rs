@@ -13,7 +13,7 @@ use crate::error::{Error, Location, Result};
 
 /// Reads a results or baseline file; `next_step` is the command that would create it.
 /// Errors: [`Error::Missing`] when there is no file at `path`; otherwise the file is unreadable.
-pub fn read(path: &Path, next_step: &str) -> Result<Results> {
+pub(crate) fn read(path: &Path, next_step: &str) -> Result<Results> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(path, next_step)),
@@ -23,12 +23,12 @@ pub fn read(path: &Path, next_step: &str) -> Result<Results> {
 }
 
 /// The [`Error::Missing`] of a results or baseline file that is not there.
-pub fn missing(path: &Path, next_step: &str) -> Error {
+pub(crate) fn missing(path: &Path, next_step: &str) -> Error {
     Error::missing(path, format!("no such file: {next_step}"))
 }
 
 /// Parses the `text` of the results or baseline file at `path` as [`read`] does.
-pub fn parse(path: &Path, text: &str, next_step: &str) -> Result<Results> {
+pub(crate) fn parse(path: &Path, text: &str, next_step: &str) -> Result<Results> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let format: Option<String> = serde_json::from_str::<serde_json::Value>(text)
         .ok()
@@ -86,7 +86,7 @@ fn parent_dir(path: &Path) -> &Path {
 /// (killed between creating and renaming its temporary file); returns how many. Meant for
 /// commands a person runs one at a time (`baseline accept`): a concurrent write of the same
 /// path would lose its temporary file and fail (never write a partial file).
-pub fn remove_stale_temps(path: &Path) -> Result<usize> {
+pub(crate) fn remove_stale_temps(path: &Path) -> Result<usize> {
     let dir = parent_dir(path);
     let prefix = temp_prefix(path);
     let entries = match std::fs::read_dir(dir) {
@@ -115,7 +115,7 @@ const MAX_LINKS: usize = 40;
 /// The file that `path` names once its symbolic links are followed (the last component only,
 /// link after link; a link's relative target is taken from the link's folder). The target need
 /// not exist: a dangling link gives the path it points to.
-pub fn resolve_links(path: &Path) -> std::path::PathBuf {
+pub(crate) fn resolve_links(path: &Path) -> std::path::PathBuf {
     let mut path = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         let Ok(target) = std::fs::read_link(&path) else {
@@ -132,7 +132,7 @@ pub fn resolve_links(path: &Path) -> std::path::PathBuf {
 /// written so (the link stays a link). Anything else that exists (`/dev/null`, `/dev/stdout`, a
 /// FIFO, a terminal or another device) is written in place, never replaced by a regular file.
 /// Every secret ragate knows of is redacted from `text` first ([`crate::secrets`]).
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let text = &*crate::secrets::redact(text);
     // The kernel follows the links first: `/dev/stdout` is a link to `/proc/self/fd/1`, itself
     // a link to no path when the descriptor is a pipe.

@@ -27,7 +27,7 @@ impl EmbeddingsSpec {
 
 /// The embeddings endpoint, when configured: `base_url` and `model` required, the rest
 /// defaulted (timeout 60 s, 5 retries, concurrency 4).
-pub fn validate(
+pub(super) fn validate(
     keys: &Keys<'_>,
     raw: Option<&RawEmbeddings>,
     metrics: &[RawMetric],

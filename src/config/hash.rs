@@ -9,7 +9,7 @@ use serde_json::{Map, Value as Json};
 use crate::digest::sha256_hex;
 
 /// The hash of `tier`'s meaningful parts of the config as written.
-pub fn tier_hash(written: &Value, tier: &str) -> String {
+pub(super) fn tier_hash(written: &Value, tier: &str) -> String {
     let part = |key: &str| written.get(key).map_or(Json::Null, canonical);
     let tier_rules = written
         .get("tiers")

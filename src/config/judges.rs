@@ -15,7 +15,7 @@ use crate::judge::kinds;
 pub const DEFAULT_JUDGE: &str = "default";
 
 /// The configured judges by name; `default` is the lexical judge unless configured otherwise.
-pub fn validate_judges(
+pub(super) fn validate_judges(
     keys: &Keys<'_>,
     raw: &BTreeMap<String, RawJudge>,
     written: &yaml::Value,

@@ -14,7 +14,7 @@ use crate::metrics::metric::{AnswerMetric, JudgedMetric};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::suggest;
 
-pub fn validate_metrics(
+pub(super) fn validate_metrics(
     keys: &Keys<'_>,
     entries: &[RawMetric],
     judges: &BTreeMap<String, JudgeSpec>,

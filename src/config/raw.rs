@@ -10,7 +10,7 @@ use crate::judge::backend::RawJudge;
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawConfig {
+pub(crate) struct RawConfig {
     pub version: u32,
     pub corpus: Option<String>,
     pub chunk_separator: Option<String>,
@@ -37,7 +37,7 @@ pub struct RawConfig {
 /// How a tier's run is obtained: exactly one of `run_file`, `command`, `http`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawPipeline {
+pub(crate) struct RawPipeline {
     pub run_file: Option<String>,
     pub command: Option<Vec<String>>,
     pub http: Option<RawHttpPipeline>,
@@ -48,7 +48,7 @@ pub struct RawPipeline {
 /// The `http` pipeline adapter's settings.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawHttpPipeline {
+pub(crate) struct RawHttpPipeline {
     pub url: String,
     pub concurrency: Option<usize>,
     pub timeout_s: Option<f64>,
@@ -58,7 +58,7 @@ pub struct RawHttpPipeline {
 /// Thresholds of the failure-diagnosis matrix.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawDiagnosis {
+pub(crate) struct RawDiagnosis {
     pub low: Option<f64>,
     pub high: Option<f64>,
     pub faithfulness: Option<f64>,
@@ -68,7 +68,7 @@ pub struct RawDiagnosis {
 /// An OpenAI-compatible embeddings endpoint for `answer_relevance`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawEmbeddings {
+pub(crate) struct RawEmbeddings {
     pub base_url: Option<String>,
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,7 +84,7 @@ pub struct RawEmbeddings {
 /// Where judge verdicts are cached.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawCache {
+pub(crate) struct RawCache {
     pub path: Option<String>,
     pub mode: Option<super::CacheMode>,
 }
@@ -92,13 +92,13 @@ pub struct RawCache {
 /// A metric entry: a name (`recall@5`) or a map with options.
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
-pub enum RawMetric {
+pub(crate) enum RawMetric {
     Name(String),
     Spec(RawMetricSpec),
 }
 
 impl RawMetric {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             RawMetric::Name(name) => name,
             RawMetric::Spec(spec) => &spec.name,
@@ -128,7 +128,7 @@ impl<'de> Deserialize<'de> for RawMetric {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawMetricSpec {
+pub(crate) struct RawMetricSpec {
     pub name: String,
     pub judge: Option<String>,
     pub k: Option<usize>,
@@ -139,21 +139,21 @@ pub struct RawMetricSpec {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RawEmptyAnswer {
+pub(crate) enum RawEmptyAnswer {
     Zero,
     Exclude,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RawClaims {
+pub(crate) enum RawClaims {
     Sentences,
     Llm,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawTier {
+pub(crate) struct RawTier {
     pub qrels: Option<String>,
     /// Query texts (TSV `qid<TAB>text` or JSONL) for qrels that carry none.
     pub queries: Option<String>,
@@ -240,14 +240,14 @@ pub enum DriftPolicy {
 /// `history:`: where `ragate history` keeps its records.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawHistory {
+pub(crate) struct RawHistory {
     /// The history directory, relative to the config file.
     pub dir: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawGate {
+pub(crate) struct RawGate {
     pub decision: Option<Decision>,
     pub alpha: Option<f64>,
     /// `family` (default: alpha per family) or `run` (alpha split across the families).
@@ -267,7 +267,7 @@ pub struct RawGate {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawRule {
+pub(crate) struct RawRule {
     pub metric: String,
     pub slice: Option<String>,
     pub max_drop: Option<f64>,

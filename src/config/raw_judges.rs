@@ -22,11 +22,11 @@ use crate::judge::backend::RawJudge;
 use crate::judge::kinds::{self, KindName};
 
 /// An error of a typed pass over the config text, with its key path.
-pub type PassError = serde_path_to_error::Error<yaml::Error>;
+pub(super) type PassError = serde_path_to_error::Error<yaml::Error>;
 
 /// The readable `kind` of every judge of `document` (a judge whose `kind` is missing or not a
 /// kind is left out: the typed pass reports it).
-pub fn kinds(document: &yaml::Value) -> BTreeMap<String, &'static str> {
+pub(super) fn kinds(document: &yaml::Value) -> BTreeMap<String, &'static str> {
     let Some(judges) = document.get("judges").and_then(yaml::Value::as_mapping) else {
         return BTreeMap::new();
     };
@@ -41,7 +41,7 @@ pub fn kinds(document: &yaml::Value) -> BTreeMap<String, &'static str> {
 
 /// The `judges` section of the config `text`, each judge read as the keys of its kind in
 /// `kinds` (see the module docs); no section: no judges.
-pub fn read(
+pub(super) fn read(
     text: &str,
     kinds: &BTreeMap<String, &'static str>,
 ) -> Result<BTreeMap<String, RawJudge>, PassError> {
@@ -57,7 +57,7 @@ pub fn read(
 
 /// Of the errors of the two passes over one text, the one a single pass would have met first:
 /// the earlier in the text (`config`'s on a tie or without a location).
-pub fn first(config: PassError, judges: PassError) -> PassError {
+pub(super) fn first(config: PassError, judges: PassError) -> PassError {
     let at = |error: &PassError| {
         error
             .inner()
@@ -137,7 +137,7 @@ impl<'de> Visitor<'de> for Judges<'_> {
 
 /// The error of a judge whose `kind` reads on its own but could not be read beforehand: the
 /// document as a whole is not valid YAML (a key written twice, say), which the caller reports.
-pub const KIND_UNREAD: &str = "the judge's `kind` could not be read: expected valid YAML";
+pub(super) const KIND_UNREAD: &str = "the judge's `kind` could not be read: expected valid YAML";
 
 /// One judge, read as the struct of `kind` (None: the kind could not be read beforehand).
 struct JudgeOfKind(Option<&'static str>);

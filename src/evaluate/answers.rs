@@ -21,7 +21,7 @@ use crate::metrics::metric::{AnswerLevel, JudgedMetric};
 use crate::metrics::metric::{Metric, MetricSpec};
 
 /// The answer metrics of an evaluation and what they need.
-pub struct AnswerMetrics<'a> {
+pub(super) struct AnswerMetrics<'a> {
     /// (position in the evaluation's metric list, the metric, its spec)
     pub specs: Vec<(usize, AnswerLevel, &'a MetricSpec)>,
     pub corpus: Option<&'a Corpus>,
@@ -37,7 +37,7 @@ pub struct AnswerMetrics<'a> {
 
 /// Claims of answers decomposed by judges (`claims: llm`), by judge and (question, answer).
 #[derive(Default)]
-pub struct Decomposed {
+pub(super) struct Decomposed {
     claims: BTreeMap<(String, ClaimsTask), Vec<String>>,
     /// Answers decomposed and how many went to a judge.
     pub usage: JudgeUsage,
@@ -45,14 +45,14 @@ pub struct Decomposed {
 
 /// Where a task went: its judge and its position in that judge's list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskId {
+pub(super) struct TaskId {
     judge: String,
     index: usize,
 }
 
 /// The tasks of the whole run, per judge name.
 #[derive(Default)]
-pub struct TaskBook {
+pub(super) struct TaskBook {
     tasks: BTreeMap<String, Vec<Task>>,
 }
 
@@ -67,7 +67,7 @@ impl TaskBook {
     }
 
     /// Every judge's verdicts on its tasks, in task order, through the cache when there is one.
-    pub fn judge_all(
+    pub(super) fn judge_all(
         &self,
         judges: &BTreeMap<String, Judge>,
         cache: Option<&JudgeCache>,
@@ -93,7 +93,7 @@ impl TaskBook {
 }
 
 /// The verdicts of a run, per judge name, in task order.
-pub struct Verdicts {
+pub(super) struct Verdicts {
     verdicts: BTreeMap<String, Vec<Verdict>>,
     pub usage: JudgeUsage,
 }
@@ -114,7 +114,7 @@ impl Verdicts {
 }
 
 /// A query's answer, contexts and the tasks put to the judges for it.
-pub struct PreparedQuery {
+pub(super) struct PreparedQuery {
     answer: String,
     question: String,
     gold_answer_substring: Option<String>,
@@ -129,7 +129,7 @@ pub struct PreparedQuery {
 }
 
 /// Values of one query's answer metrics.
-pub struct AnswerScores {
+pub(super) struct AnswerScores {
     /// (position in the metric list, value; None when excluded or without a reference)
     pub values: Vec<(usize, Option<f64>)>,
     /// The claims of the first faithfulness metric, for the trace.
@@ -210,7 +210,7 @@ impl AnswerMetrics<'_> {
 
     /// Decomposes the non-empty answers of `queries` into claims for every faithfulness metric
     /// with `claims: llm`, through the cache; `prepare` then reads the claims from here.
-    pub fn decompose<'q>(
+    pub(super) fn decompose<'q>(
         &self,
         queries: impl Iterator<Item = (&'q RunQuery, &'q QueryQrels)>,
         judges: &BTreeMap<String, Judge>,
@@ -255,7 +255,7 @@ impl AnswerMetrics<'_> {
     }
 
     /// Builds the query's inputs and records the tasks its metrics need.
-    pub fn prepare(
+    pub(super) fn prepare(
         &self,
         run: &RunQuery,
         query: &QueryQrels,
@@ -376,7 +376,7 @@ impl AnswerMetrics<'_> {
     }
 
     /// The query's metric values from the verdicts.
-    pub fn finish(&self, prepared: &PreparedQuery, verdicts: &Verdicts) -> AnswerScores {
+    pub(super) fn finish(&self, prepared: &PreparedQuery, verdicts: &Verdicts) -> AnswerScores {
         let mut scores = AnswerScores {
             values: Vec::new(),
             claims: Vec::new(),

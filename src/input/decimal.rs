@@ -41,7 +41,7 @@ fn parse_plain(text: &[u8]) -> Option<f64> {
 
 /// Parses a finite decimal number (also with an exponent or many digits); None for anything else,
 /// including NaN and infinities.
-pub fn parse_finite(text: &[u8]) -> Option<f64> {
+pub(crate) fn parse_finite(text: &[u8]) -> Option<f64> {
     let value = match parse_plain(text) {
         Some(value) => value,
         None => fast_float2::parse::<f64, _>(text).ok()?,

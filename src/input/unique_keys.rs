@@ -9,11 +9,11 @@ use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 
 /// The entries of a JSON object in key order, each key once.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct UniqueKeys<V>(pub BTreeMap<String, V>);
+pub(crate) struct UniqueKeys<V>(pub BTreeMap<String, V>);
 
 impl<V> UniqueKeys<V> {
     /// The entries, by key.
-    pub fn into_inner(self) -> BTreeMap<String, V> {
+    pub(crate) fn into_inner(self) -> BTreeMap<String, V> {
         self.0
     }
 }

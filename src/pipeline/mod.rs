@@ -7,8 +7,8 @@
 //! The collected run is written out as `run.jsonl` (sorted by qid), so that a failure can be
 //! reproduced with `--run`.
 
-pub mod command;
-pub mod http;
+pub(crate) mod command;
+pub(crate) mod http;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 use crate::input::run::RunQuery;
 use crate::progress::Progress;
 
-pub use command::CommandPipeline;
-pub use http::HttpPipeline;
+pub(crate) use command::CommandPipeline;
+pub(crate) use http::HttpPipeline;
 
 /// How a tier's run is obtained.
 #[derive(Debug, Clone, PartialEq)]

@@ -68,12 +68,12 @@ const TOKENS: &[&[u8]] = &[
 const DELIMITERS: &[u8] = b"{}[]\":,\t \n";
 
 /// One edit: its kind and raw parameters (positions are taken modulo the input's length).
-pub type Edit = (u8, usize, usize, u8);
+pub(super) type Edit = (u8, usize, usize, u8);
 
 const EDIT_KINDS: u8 = 11;
 
 /// Mutations of one of `seeds`: 1 to 4 edits applied in turn.
-pub fn mutated(seeds: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
+pub(super) fn mutated(seeds: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
     let count = seeds.len();
     (
         0..count,
@@ -93,7 +93,7 @@ pub fn mutated(seeds: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
 
 /// Arbitrary bytes, half of the time after a valid-looking start so that format detection
 /// passes and the parser behind it sees them.
-pub fn arbitrary() -> impl Strategy<Value = Vec<u8>> {
+pub(super) fn arbitrary() -> impl Strategy<Value = Vec<u8>> {
     let prefixes: &[&[u8]] = &[b"", b"{", b"{\"qid\":", b"q1 Q0 ", b"q1\t", b"version: 1\n"];
     (
         prop::sample::select(prefixes.to_vec()),

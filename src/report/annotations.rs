@@ -12,7 +12,7 @@ use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::report::gate_table::higher_is_better;
 
 /// GitHub displays at most this many error annotations per step.
-pub const MAX_ANNOTATIONS: usize = 10;
+pub(crate) const MAX_ANNOTATIONS: usize = 10;
 
 /// How far a check moved in the bad direction (larger is worse; unknown counts as least).
 fn worsening(outcome: &CheckOutcome) -> f64 {
@@ -63,7 +63,7 @@ pub(crate) fn escape_property(text: &str) -> String {
 }
 
 /// The annotation of a run that could not be evaluated (exit 2).
-pub fn setup_error(tier: &str, message: &str) -> String {
+pub(crate) fn setup_error(tier: &str, message: &str) -> String {
     format!(
         "::error title={}::{}",
         escape_property(&format!("ragate: tier {tier} not gated")),
@@ -73,7 +73,7 @@ pub fn setup_error(tier: &str, message: &str) -> String {
 
 /// The annotation lines: errors for failing checks (at most `MAX_ANNOTATIONS`), then warnings
 /// for inconclusive checks (at most `MAX_ANNOTATIONS` more: GitHub counts the two kinds apart).
-pub fn render(report: &GateReport) -> Vec<String> {
+pub(crate) fn render(report: &GateReport) -> Vec<String> {
     let mut lines = failure_lines(report);
     lines.extend(inconclusive_lines(report));
     lines

@@ -4,7 +4,7 @@
 //! spaces to any width.
 
 /// `cell` followed by spaces up to `width` characters.
-pub fn left(cell: &str, width: usize) -> String {
+pub(crate) fn left(cell: &str, width: usize) -> String {
     let mut out = String::with_capacity(cell.len() + width);
     out.push_str(cell);
     out.extend(std::iter::repeat_n(
@@ -15,7 +15,7 @@ pub fn left(cell: &str, width: usize) -> String {
 }
 
 /// Spaces up to `width` characters, then `cell`.
-pub fn right(cell: &str, width: usize) -> String {
+pub(crate) fn right(cell: &str, width: usize) -> String {
     let mut out: String =
         std::iter::repeat_n(' ', width.saturating_sub(cell.chars().count())).collect();
     out.push_str(cell);

@@ -70,7 +70,7 @@ fn stderr_line(line: &str) -> String {
 }
 
 /// The summary of a run of `tier` that stopped with `error` (see the module doc).
-pub fn render(tier: &str, error: &Error) -> String {
+pub(crate) fn render(tier: &str, error: &Error) -> String {
     let mut out = format!(
         "**⚠️ Not evaluated: {}** · tier\u{a0}{}\n\nThe gate stopped with an error before it could evaluate this tier (exit 2):\n\n",
         what_failed(error),

@@ -64,12 +64,12 @@ pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
 }
 
 /// `value`, or 0 when it would print as `-0.0000` (a worsening of -1e-17 is none).
-pub fn no_negative_zero(value: f64) -> f64 {
+pub(crate) fn no_negative_zero(value: f64) -> f64 {
     if value.abs() < 5e-5 { 0.0 } else { value }
 }
 
 /// A p-value in running text, the one form every report uses: `p < 0.0001` or `p = 0.0123`.
-pub fn p_text(p: f64) -> String {
+pub(crate) fn p_text(p: f64) -> String {
     if p < 1e-4 {
         "p < 0.0001".to_string()
     } else {
@@ -80,7 +80,7 @@ pub fn p_text(p: f64) -> String {
 /// A p-value and the threshold it is compared with, as `p = ...` and the threshold: in the
 /// [`p_text`] form and four decimals when those tell them apart (the threshold at least 1e-4),
 /// else both by [`compared`].
-pub fn p_against(p: f64, threshold: f64) -> (String, String) {
+pub(crate) fn p_against(p: f64, threshold: f64) -> (String, String) {
     let fixed = (p_text(p), format!("{threshold:.4}"));
     if threshold >= 1e-4 && (p < 1e-4 || format!("p = {threshold:.4}") != fixed.0) {
         return fixed;
@@ -92,7 +92,7 @@ pub fn p_against(p: f64, threshold: f64) -> (String, String) {
 /// Two probabilities compared in a message, printed so that they differ: four decimals when those
 /// differ and neither is below 1e-4, else scientific notation with the fewest significant digits
 /// (2 to 6) that tell them apart (`1.8e-4` and `1.7e-4`); 0 prints `0`.
-pub fn compared(a: f64, b: f64) -> (String, String) {
+pub(crate) fn compared(a: f64, b: f64) -> (String, String) {
     let fixed = (format!("{a:.4}"), format!("{b:.4}"));
     if fixed.0 != fixed.1 && a.min(b) >= 1e-4 {
         return fixed;
@@ -118,7 +118,10 @@ pub fn compared(a: f64, b: f64) -> (String, String) {
 /// An interval with four decimals, clamped to `range` (the values the metric can take) when it
 /// leaves it, saying so: `[0.0000, 1.0000] (clamped to [0, 1])`. A mean of values in [0, 1]
 /// cannot leave [0, 1]; PPI's normal interval can with few labels. "–" when not finite.
-pub fn interval_text((low, high): (f64, f64), range: Option<&RangeInclusive<f64>>) -> String {
+pub(crate) fn interval_text(
+    (low, high): (f64, f64),
+    range: Option<&RangeInclusive<f64>>,
+) -> String {
     if !(low.is_finite() && high.is_finite()) {
         return "–".to_string();
     }
@@ -136,7 +139,7 @@ pub fn interval_text((low, high): (f64, f64), range: Option<&RangeInclusive<f64>
 }
 
 /// A level without trailing zeros: 0.05, 0.0167, 0.125.
-pub fn level_text(x: f64) -> String {
+pub(crate) fn level_text(x: f64) -> String {
     let text = format!("{x:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text.is_empty() {
@@ -147,7 +150,7 @@ pub fn level_text(x: f64) -> String {
 }
 
 /// A share as a percentage without trailing zeros: 0.05 -> 5, 0.125 -> 12.5.
-pub fn percent_text(x: f64) -> String {
+pub(crate) fn percent_text(x: f64) -> String {
     level_text(100.0 * x)
 }
 

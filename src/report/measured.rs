@@ -17,7 +17,7 @@ const NAME_CHARS: usize = 300;
 const LABEL_CHARS: usize = 80;
 
 /// The summary as lines `slice  metric  mean  (n = N)`, the form `baseline show` and diffs print.
-pub fn table(results: &Results) -> String {
+pub(crate) fn table(results: &Results) -> String {
     let mut out = String::new();
     let labels: Vec<String> = results
         .summary
@@ -56,7 +56,12 @@ pub fn table(results: &Results) -> String {
 
 /// summary.md of an ungated run: what went wrong, the measured metrics of every query, the
 /// other slices folded, and the command that accepts the results as the baseline.
-pub fn summary(tier: &str, results: &Results, problem: &str, accept_command: &str) -> String {
+pub(crate) fn summary(
+    tier: &str,
+    results: &Results,
+    problem: &str,
+    accept_command: &str,
+) -> String {
     let first_run = results.status == RunStatus::NoBaseline;
     // The headline in the form of the gate's summary: status first, the tier last.
     let tier = inert::text(tier, 200);

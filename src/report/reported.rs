@@ -9,7 +9,7 @@ use crate::gate::reported::{REPORTED, Reported, SLICE};
 use crate::report::format::{MISSING, signed, value};
 
 /// The summary.md section, or nothing when every listed metric is gated.
-pub fn markdown(report: &GateReport) -> String {
+pub(crate) fn markdown(report: &GateReport) -> String {
     if report.reported.is_empty() {
         return String::new();
     }
@@ -33,7 +33,7 @@ pub fn markdown(report: &GateReport) -> String {
 }
 
 /// The rows of the terminal table: `reported  mrr [all]  baseline  current  delta  –  n`.
-pub fn table_rows(report: &GateReport) -> impl Iterator<Item = [String; 7]> + '_ {
+pub(crate) fn table_rows(report: &GateReport) -> impl Iterator<Item = [String; 7]> + '_ {
     report.reported.iter().map(|r| {
         [
             "reported".to_string(),
@@ -48,7 +48,7 @@ pub fn table_rows(report: &GateReport) -> impl Iterator<Item = [String; 7]> + '_
 }
 
 /// The line under the terminal table's totals, or None when every listed metric is gated.
-pub fn totals(report: &GateReport) -> Option<String> {
+pub(crate) fn totals(report: &GateReport) -> Option<String> {
     let names: Vec<&str> = report.reported.iter().map(|r| r.metric.as_str()).collect();
     (!names.is_empty()).then(|| {
         format!(
@@ -60,7 +60,7 @@ pub fn totals(report: &GateReport) -> Option<String> {
 }
 
 /// The `reported` array of `--format json`.
-pub fn json(report: &GateReport) -> Value {
+pub(crate) fn json(report: &GateReport) -> Value {
     Value::Array(report.reported.iter().map(object).collect())
 }
 
@@ -79,7 +79,7 @@ fn object(r: &Reported) -> Value {
 }
 
 /// The message of a reported metric's skipped JUnit testcase.
-pub fn junit_message(r: &Reported) -> String {
+pub(crate) fn junit_message(r: &Reported) -> String {
     format!(
         "{REPORTED}: {} -> {} (delta {}, n = {})",
         value(r.baseline),

@@ -71,7 +71,7 @@ pub(crate) struct Counts {
 }
 
 impl Counts {
-    pub fn of(report: &GateReport) -> Counts {
+    pub(crate) fn of(report: &GateReport) -> Counts {
         let count = |status| {
             report
                 .outcomes
@@ -94,7 +94,7 @@ impl Counts {
     }
 
     /// ` · 2 improved · 1 inconclusive` (no-break spaces within each part) for the statuses besides `shown` that occurred.
-    pub fn extras(&self, shown: CheckStatus) -> String {
+    pub(crate) fn extras(&self, shown: CheckStatus) -> String {
         [
             (CheckStatus::Fail, self.failed, "failed"),
             (CheckStatus::Inconclusive, self.inconclusive, "inconclusive"),

@@ -792,8 +792,12 @@ pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
             cargo.env_remove(&*name);
         }
     }
+    cargo.args(["test", "--no-run", "--quiet", "--locked", "--workspace"]);
+    // The outer build's features (the README's command turns on `nli`).
+    if cfg!(feature = "nli") {
+        cargo.args(["--features", "nli"]);
+    }
     let built = cargo
-        .args(["test", "--no-run", "--quiet", "--locked", "--workspace"])
         .arg("--target-dir")
         .arg(target)
         .current_dir(repo)

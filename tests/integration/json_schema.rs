@@ -12,12 +12,12 @@ use serde_json::Value;
 const ANNOTATIONS: [&str; 6] = ["$schema", "$id", "title", "description", "format", "$defs"];
 
 /// A published schema, read from docs/schema.
-pub struct Schema {
+pub(crate) struct Schema {
     root: Value,
 }
 
 impl Schema {
-    pub fn published(name: &str) -> Schema {
+    pub(crate) fn published(name: &str) -> Schema {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("docs/schema")
             .join(name);
@@ -28,13 +28,13 @@ impl Schema {
     }
 
     /// Every violation, as `instance path: what is wrong`.
-    pub fn errors(&self, document: &Value) -> Vec<String> {
+    pub(crate) fn errors(&self, document: &Value) -> Vec<String> {
         let mut errors = Vec::new();
         self.check(&self.root, document, "", &mut errors);
         errors
     }
 
-    pub fn is_valid(&self, document: &Value) -> bool {
+    pub(crate) fn is_valid(&self, document: &Value) -> bool {
         self.errors(document).is_empty()
     }
 

@@ -93,7 +93,7 @@ fn text_err<E: std::fmt::Display>(e: E) -> String {
 
 /// One run of a trend: its label on the x axis, mean and 95% interval.
 #[derive(Debug, Clone)]
-pub struct TrendPoint {
+pub(super) struct TrendPoint {
     pub label: String,
     pub mean: f64,
     pub interval: [f64; 2],
@@ -103,13 +103,13 @@ pub struct TrendPoint {
 /// tolerates (from the baseline to `tolerated`, the baseline minus the limit in the worse
 /// direction).
 #[derive(Debug, Clone, Copy)]
-pub struct TrendBands {
+pub(super) struct TrendBands {
     pub baseline: f64,
     pub tolerated: Option<f64>,
 }
 
 /// The runs of one check, oldest first (the current run last), against its baseline band.
-pub fn trend(title: &str, points: &[TrendPoint], bands: TrendBands) -> Result<String> {
+pub(super) fn trend(title: &str, points: &[TrendPoint], bands: TrendBands) -> Result<String> {
     let values = points
         .iter()
         .flat_map(|p| [p.mean, p.interval[0], p.interval[1]])
@@ -200,7 +200,7 @@ pub fn trend(title: &str, points: &[TrendPoint], bands: TrendBands) -> Result<St
 
 /// The distribution of per-query deltas (`current - baseline`) of a check, with zero, the mean
 /// delta and the mean delta the rule tolerates (`tolerated`) marked.
-pub fn deltas(title: &str, deltas: &[f64], tolerated: Option<f64>) -> Result<String> {
+pub(super) fn deltas(title: &str, deltas: &[f64], tolerated: Option<f64>) -> Result<String> {
     const BINS: usize = 24;
     let mean = crate::stats::mean(deltas);
     let (lo, hi) =
@@ -275,14 +275,14 @@ pub fn deltas(title: &str, deltas: &[f64], tolerated: Option<f64>) -> Result<Str
 
 /// One estimate of the calibration chart: its name and 95% interval.
 #[derive(Debug, Clone)]
-pub struct Estimate {
+pub(super) struct Estimate {
     pub name: String,
     pub value: f64,
     pub interval: (f64, f64),
 }
 
 /// Estimates with their intervals, one row each (top to bottom in the given order).
-pub fn estimates(title: &str, rows: &[Estimate]) -> Result<String> {
+pub(super) fn estimates(title: &str, rows: &[Estimate]) -> Result<String> {
     let (lo, hi) = bounds(
         rows.iter()
             .flat_map(|r| [r.value, r.interval.0, r.interval.1]),
@@ -346,7 +346,7 @@ pub fn estimates(title: &str, rows: &[Estimate]) -> Result<String> {
 }
 
 /// A scatter of `(x, y)` points with its axis names.
-pub fn scatter(title: &str, points: &[(f64, f64)], axes: (&str, &str)) -> Result<String> {
+pub(super) fn scatter(title: &str, points: &[(f64, f64)], axes: (&str, &str)) -> Result<String> {
     let (x_lo, x_hi) = bounds(points.iter().map(|p| p.0)).unwrap_or((0.0, 1.0));
     let (y_lo, y_hi) = bounds(points.iter().map(|p| p.1)).unwrap_or((0.0, 1.0));
     svg(title, |root| {

@@ -21,7 +21,7 @@ use crate::report::format::{no_negative_zero, p_text};
 
 /// The run history behind the trend charts.
 #[derive(Debug, Clone)]
-pub struct History {
+pub(crate) struct History {
     /// The history directory.
     pub dir: PathBuf,
     /// The records of the current run's series, oldest first (the current run not among them).
@@ -33,7 +33,7 @@ pub struct History {
 }
 
 /// Everything the page shows.
-pub struct Page<'a> {
+pub(crate) struct Page<'a> {
     pub results_path: &'a Path,
     pub current: &'a Results,
     /// None on a tier's first run (the page then shows the measured means and how to accept).
@@ -46,7 +46,7 @@ pub struct Page<'a> {
 }
 
 /// The run's status in one word.
-pub fn status_word(status: RunStatus) -> &'static str {
+pub(crate) fn status_word(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Pass => "pass",
         RunStatus::Regression => "regression",
@@ -59,16 +59,16 @@ const STYLE: &str = include_str!("report.css");
 
 /// The page's `<meta name="generator">`: how `ragate report` knows a file at `--out` is an older
 /// report of its own, to remove before it starts.
-pub const GENERATOR: &str = "ragate report";
+pub(crate) const GENERATOR: &str = "ragate report";
 
 /// Whether `text` (the start of a file) is a page this module wrote.
-pub fn is_report(text: &str) -> bool {
+pub(crate) fn is_report(text: &str) -> bool {
     text.starts_with("<!DOCTYPE html>")
         && text.contains(&format!(r#"<meta name="generator" content="{GENERATOR}">"#))
 }
 
 /// The whole page.
-pub fn render(page: &Page<'_>) -> Result<String> {
+pub(crate) fn render(page: &Page<'_>) -> Result<String> {
     let report = page.report;
     let status = status_word(report.status);
     let title = format!("ragate · {} · {status}", report.tier);
