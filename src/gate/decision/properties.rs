@@ -73,6 +73,18 @@ fn results(values: &BTreeMap<&str, Vec<f64>>) -> Results {
 /// The decision of `current` against `baseline` under `config`'s tier `t`, without labels,
 /// judged@k or history.
 fn decided(config: &Config, tier: &Tier, baseline: &Results, current: &Results) -> GateReport {
+    decided_as(config, tier, baseline, current, None).report
+}
+
+/// The decision of `current` against `baseline`, with `mismatch` as the hint of the warning
+/// that the baseline no longer fits (None: no such warning asked for).
+fn decided_as<'a>(
+    config: &'a Config,
+    tier: &'a Tier,
+    baseline: &'a Results,
+    current: &'a Results,
+    mismatch: Option<MismatchHint<'a>>,
+) -> DecidedRun {
     decide(DecisionInputs {
         config,
         tier,
@@ -82,9 +94,8 @@ fn decided(config: &Config, tier: &Tier, baseline: &Results, current: &Results) 
         judged_at_k: None,
         drift: None,
         run_notes: Vec::new(),
-        mismatch: None,
+        mismatch,
     })
-    .report
 }
 
 /// How bad a decided check's status is (None: not decided on the values: skipped, an error).
@@ -502,18 +513,9 @@ fn decided_with_mismatch(
     baseline: &Results,
     current: &Results,
 ) -> DecidedRun {
-    decide(DecisionInputs {
-        config,
-        tier,
-        baseline,
-        current,
-        calibrations: &[],
-        judged_at_k: None,
-        drift: None,
-        run_notes: Vec::new(),
-        mismatch: Some(MismatchHint {
-            path: Path::new("b.json"),
-            next_step: NextStep::Given("compare other results".into()),
-        }),
-    })
+    let hint = MismatchHint {
+        path: Path::new("b.json"),
+        next_step: NextStep::Given("compare other results".into()),
+    };
+    decided_as(config, tier, baseline, current, Some(hint))
 }
