@@ -53,6 +53,13 @@ pub(super) fn assemble(
         ));
     }
     let (means, counts) = metric_means(qrels.path(), metrics, &judged.per_query)?;
+    if qrels.comment_lines() > 0 {
+        warnings.push(format!(
+            "{}: {} comment lines (starting with `#`) were skipped",
+            qrels.path().display(),
+            qrels.comment_lines()
+        ));
+    }
     warnings.extend(run_warnings(run_path, &tally, &judged));
     Ok(Evaluation {
         metrics: metrics.to_vec(),

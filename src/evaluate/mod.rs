@@ -370,9 +370,7 @@ fn score_run(
             )?;
         }
         RunInput::Trec => {
-            if let Some(warning) = score_trec(qrels, run_path, options, &scorer, &mut tally)? {
-                warnings.push(warning);
-            }
+            warnings = score_trec(qrels, run_path, options, &scorer, &mut tally)?;
         }
     }
     let metrics: Vec<Metric> = options.metrics.iter().map(|s| s.metric).collect();
@@ -467,14 +465,15 @@ fn score_native(
     Ok(judge_usage)
 }
 
-/// TREC runs: retrieval metrics only, read in parallel; returns the warning of an ungrouped run.
+/// TREC runs: retrieval metrics only, read in parallel; returns the warnings of an ungrouped run
+/// and of lines skipped (comments) or read in part (fields after the sixth).
 fn score_trec(
     qrels: &Qrels,
     run_path: &Path,
     options: &EvalOptions<'_>,
     scorer: &Scorer<'_>,
     tally: &mut Tally,
-) -> Result<Option<String>> {
+) -> Result<Vec<String>> {
     let unsupported: Vec<String> = options
         .metrics
         .iter()
@@ -497,27 +496,47 @@ fn score_trec(
     };
     let read = trec_run::ReadOptions::new(options.threads);
     let queries = trec_run::for_each_query(run_path, &read, score_entries)?;
-    let warning = queries.ungrouped.as_ref().map(|repeat| {
-        let Repeat {
-            qid,
-            first_line,
-            later_line,
-        } = repeat;
-        let how = if queries.spilled {
-            "through temporary files"
-        } else {
-            "in memory"
-        };
-        format!(
-            "{}: the lines of query `{}` are not contiguous (lines {first_line} and \
+    let mut warnings: Vec<String> = queries
+        .ungrouped
+        .as_ref()
+        .map(|repeat| {
+            let Repeat {
+                qid,
+                first_line,
+                later_line,
+            } = repeat;
+            let how = if queries.spilled {
+                "through temporary files"
+            } else {
+                "in memory"
+            };
+            format!(
+                "{}: the lines of query `{}` are not contiguous (lines {first_line} and \
              {later_line}); the run was read again and sorted by query {how}, which is \
              slower: group the lines by qid to avoid it",
+                run_path.display(),
+                crate::error::shorten(qid)
+            )
+        })
+        .into_iter()
+        .collect();
+    let notes = queries.notes;
+    if notes.comments > 0 {
+        warnings.push(format!(
+            "{}: {} comment lines (starting with `#`) were skipped",
             run_path.display(),
-            crate::error::shorten(qid)
-        )
-    });
+            notes.comments
+        ));
+    }
+    if notes.extra_fields > 0 {
+        warnings.push(format!(
+            "{}: {} lines have fields after the sixth (`tag`), which were ignored",
+            run_path.display(),
+            notes.extra_fields
+        ));
+    }
     for output in queries.outputs {
         tally.add(&output.qid, output.value);
     }
-    Ok(warning)
+    Ok(warnings)
 }

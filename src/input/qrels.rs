@@ -81,6 +81,7 @@ pub struct Qrels {
     path: PathBuf,
     queries: Vec<QueryQrels>,
     index: FxHashMap<Box<str>, usize>,
+    comment_lines: usize,
 }
 
 impl Qrels {
@@ -90,12 +91,23 @@ impl Qrels {
             path: path.to_path_buf(),
             queries: Vec::new(),
             index: FxHashMap::default(),
+            comment_lines: 0,
         }
     }
 
     /// The file (or BEIR folder) the qrels were read from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How many comment lines (starting with `#`) the reader skipped.
+    pub fn comment_lines(&self) -> usize {
+        self.comment_lines
+    }
+
+    /// Records that the reader skipped `count` comment lines.
+    pub fn set_comment_lines(&mut self, count: usize) {
+        self.comment_lines = count;
     }
 
     /// The queries, in file order.
@@ -143,6 +155,7 @@ impl Qrels {
     pub fn select(mut self, positions: &[usize]) -> Qrels {
         let mut queries: Vec<Option<QueryQrels>> = self.queries.drain(..).map(Some).collect();
         let mut selected = Qrels::new(&self.path);
+        selected.comment_lines = self.comment_lines;
         for &position in positions {
             if let Some(query) = queries.get_mut(position).and_then(Option::take) {
                 selected.push(query);
