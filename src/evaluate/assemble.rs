@@ -7,6 +7,7 @@ use super::{Evaluation, JudgeUsage, QueryScores, Scored, Scorer, Tally};
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
 use crate::input::qrels::Qrels;
+use crate::metrics::conventions::NoRelevant;
 use crate::metrics::metric::AnswerMetric;
 use crate::metrics::metric::Metric;
 
@@ -98,7 +99,7 @@ fn judged_queries(
         missing_from_run: 0,
     };
     for ((query, truth), slot) in qrels.queries().iter().zip(&scorer.truths).zip(slots) {
-        if truth.num_relevant == 0 {
+        if truth.num_relevant == 0 && scorer.no_relevant == NoRelevant::Exclude {
             judged.excluded_no_relevant += 1;
             continue;
         }

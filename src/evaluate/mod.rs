@@ -25,6 +25,7 @@ use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
 use crate::metrics::embedding_relevance::{EmbeddedQuery, RelevanceParts};
 use crate::metrics::generation::ClaimVerdict;
+use crate::metrics::conventions::{Conventions, NoRelevant};
 use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
@@ -55,6 +56,8 @@ pub struct EvalOptions<'a> {
     pub judge_repeat: usize,
     /// How many ranked doc ids (after chunk mapping and de-duplication) to keep per query.
     pub keep_ranked: usize,
+    /// The relevance level and what a judged query without a relevant document scores.
+    pub conventions: Conventions,
 }
 
 /// One evaluated query's values, in the order of `Evaluation::metrics`.
@@ -139,9 +142,16 @@ struct Scorer<'a> {
     depth: Depth,
     separator: Option<&'a str>,
     keep_ranked: usize,
+    no_relevant: NoRelevant,
 }
 
 impl Scorer<'_> {
+    /// Whether the query at `position` is scored: it has a relevant document, or a query
+    /// without one scores 0 (`no_relevant: zero`).
+    fn is_scored(&self, position: usize) -> bool {
+        self.truths[position].num_relevant > 0 || self.no_relevant == NoRelevant::Zero
+    }
+
     fn doc_of<'d>(&self, retrieved: &'d [u8]) -> &'d [u8] {
         document_of(retrieved, self.separator)
     }
@@ -153,7 +163,7 @@ impl Scorer<'_> {
         ranked: impl ExactSizeIterator<Item = &'d [u8]>,
     ) -> Outcome {
         let truth = &self.truths[position];
-        if truth.num_relevant == 0 {
+        if !self.is_scored(position) {
             return Outcome::NoRelevant;
         }
         let query: &QueryQrels = &self.qrels.queries()[position];
@@ -212,7 +222,12 @@ impl Scorer<'_> {
         let truth = &self.truths[position];
         let mut values = vec![None; self.metric_count];
         for &(index, metric) in &self.metrics {
-            values[index] = Some(metric.value(ranking, truth));
+            // Without a relevant document (kept by `no_relevant: zero`) every metric is 0.
+            values[index] = Some(if truth.num_relevant == 0 {
+                0.0
+            } else {
+                metric.value(ranking, truth)
+            });
         }
         Outcome::Scored {
             position,
@@ -330,6 +345,16 @@ fn score_run(
         .filter_map(|(i, spec)| spec.metric.as_retrieval().map(|m| (i, m)))
         .collect();
     let retrieval_only: Vec<RetrievalMetric> = retrieval.iter().map(|&(_, m)| m).collect();
+    let leveled;
+    let level = options.conventions.relevance_level;
+    let qrels = if level == Conventions::default().relevance_level {
+        qrels
+    } else {
+        let mut copy = qrels.clone();
+        copy.set_relevance_level(level);
+        leveled = copy;
+        &leveled
+    };
     let separator = options.chunk_separator.as_deref().filter(|s| !s.is_empty());
     let scorer = Scorer {
         qrels,
@@ -339,6 +364,7 @@ fn score_run(
         metric_count: options.metrics.len(),
         separator,
         keep_ranked: options.keep_ranked,
+        no_relevant: options.conventions.no_relevant,
     };
     let mut answer_metrics = AnswerMetrics {
         specs: options
@@ -414,7 +440,9 @@ fn score_native(
     // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
     let scored = queries.iter().filter_map(|query| {
         let position = qrels.position(&query.qid)?;
-        (scorer.truths[position].num_relevant > 0).then(|| (query, &qrels.queries()[position]))
+        scorer
+            .is_scored(position)
+            .then(|| (query, &qrels.queries()[position]))
     });
     answer_metrics.decomposed = answer_metrics.decompose(scored, &options.judges, options.cache)?;
     for query in queries {

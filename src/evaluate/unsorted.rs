@@ -30,7 +30,8 @@ pub(super) fn score(
         return None;
     }
     if scorer.truths[position].num_relevant == 0 {
-        return Some(Outcome::NoRelevant);
+        // Excluded; or kept (`no_relevant: zero`), scored by the ordered path with its ranking.
+        return (!scorer.is_scored(position)).then_some(Outcome::NoRelevant);
     }
     let judgments = &scorer.qrels.queries()[position].judgments;
     let mut seen: FxHashSet<&[u8]> =
@@ -125,6 +126,7 @@ mod tests {
             depth: Depth::of(metrics),
             separator,
             keep_ranked,
+            no_relevant: Default::default(),
         }
     }
 
