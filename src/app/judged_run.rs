@@ -13,8 +13,8 @@ use crate::input::qrels::Qrels;
 use crate::input::{self, RunFormat};
 use crate::judge::cache::JudgeCache;
 use crate::judge::{Clients, Judge};
-use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::conventions::Conventions;
+use crate::metrics::metric::{Metric, MetricSpec};
 use crate::tier;
 
 /// A run of a tier, ready to be judged.

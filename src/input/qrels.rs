@@ -237,8 +237,20 @@ mod tests {
         judgments.push("d2", Judgment::from_grade(2));
         judgments.push("d3", Judgment::from_grade(-1));
         // gold (native `gold_doc_ids`) with grade 3, and a graded doc left out of the gold
-        judgments.push("g", Judgment { grade: 3, relevant: true });
-        judgments.push("n", Judgment { grade: 4, relevant: false });
+        judgments.push(
+            "g",
+            Judgment {
+                grade: 3,
+                relevant: true,
+            },
+        );
+        judgments.push(
+            "n",
+            Judgment {
+                grade: 4,
+                relevant: false,
+            },
+        );
         judgments.seal().unwrap();
         let mut qrels = Qrels::new(Path::new("x"));
         let position = qrels.entry("q");
