@@ -36,6 +36,7 @@ mod openai_judge;
 mod output_paths;
 mod pipeline;
 mod readme_quotes;
+mod relevance_conventions;
 mod reported_metrics;
 mod secrets;
 mod setup_checks;
