@@ -48,8 +48,14 @@ pub(super) fn assemble(
         return Err(Error::input(
             qrels.path(),
             format!(
-                "none of the {} queries has a relevant document: expected at least one judged relevant (grade >= 1 or in gold_doc_ids)",
-                judged.excluded_no_relevant
+                "none of the {} queries has a relevant document: expected at least one judged relevant (grade >= {} or in gold_doc_ids{})",
+                judged.excluded_no_relevant,
+                scorer.relevance_level,
+                if scorer.relevance_level > 1 {
+                    " with that grade"
+                } else {
+                    ""
+                }
             ),
         ));
     }

@@ -143,6 +143,8 @@ struct Scorer<'a> {
     separator: Option<&'a str>,
     keep_ranked: usize,
     no_relevant: NoRelevant,
+    /// The relevance level the qrels were read at (for messages).
+    relevance_level: crate::input::qrels::Grade,
 }
 
 impl Scorer<'_> {
@@ -365,6 +367,7 @@ fn score_run(
         separator,
         keep_ranked: options.keep_ranked,
         no_relevant: options.conventions.no_relevant,
+        relevance_level: level,
     };
     let mut answer_metrics = AnswerMetrics {
         specs: options

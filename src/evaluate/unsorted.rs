@@ -128,6 +128,7 @@ mod tests {
             separator,
             keep_ranked,
             no_relevant: Default::default(),
+            relevance_level: 1,
         }
     }
 

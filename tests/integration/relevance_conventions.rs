@@ -90,6 +90,17 @@ fn eval_at_a_relevance_level_and_with_no_relevant_zero() {
     assert_eq!(zero["per_query"]["q3"]["ndcg_linear"], 0.0);
     assert_eq!(zero["metrics"]["mrr"], 0.5);
 
+    // No grade reaches 3: the error says which grade it looked for.
+    let none = eval(dir, &["--relevance-level", "3"]);
+    assert_eq!(none.code, 2);
+    assert!(
+        none.stderr.contains(
+            "qrels.txt: none of the 4 queries has a relevant document: expected at least one judged relevant (grade >= 3 or in gold_doc_ids with that grade)"
+        ),
+        "{}",
+        none.stderr
+    );
+
     // The comment line of the qrels is skipped and said once.
     let outcome = eval(dir, &[]);
     assert!(
