@@ -7,7 +7,9 @@ use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::discover;
+use crate::input::qrels::Grade;
 use crate::input::{QrelsFormat, RunFormat};
+use crate::metrics::conventions::{self, DEFAULT_RELEVANCE_LEVEL, NoRelevant};
 use crate::metrics::metric::Metric;
 use crate::report::eval_output::OutputFormat;
 use crate::shard::Shard;
@@ -478,6 +480,40 @@ pub(crate) struct EvalArgs {
     /// Worker threads for TREC runs (default: the number of cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// A document is relevant for binary metrics (precision, recall, hit rate, MRR, MAP,
+    /// R-precision) with a grade at least L; nDCG keeps the graded gains (trec_eval `-l`).
+    #[arg(long, value_name = "L", default_value_t = DEFAULT_RELEVANCE_LEVEL, value_parser = parse_relevance_level)]
+    pub relevance_level: Grade,
+    /// What a judged query without a relevant document scores: left out of the means (`exclude`)
+    /// or 0 in every retrieval metric (`zero`, as trec_eval averages).
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = NoRelevantArg::Exclude)]
+    pub no_relevant: NoRelevantArg,
+}
+
+/// `--relevance-level`: an integer grade from 1 to 100.
+fn parse_relevance_level(text: &str) -> Result<Grade, String> {
+    let value: i64 = text
+        .parse()
+        .map_err(|_| format!("`{text}`: expected an integer grade from 1 to 100"))?;
+    conventions::relevance_level(value)
+}
+
+/// `--no-relevant`: [`NoRelevant`], as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NoRelevantArg {
+    /// Left out of every mean and counted (the default).
+    Exclude,
+    /// Kept in the means, scoring 0 in every retrieval metric (trec_eval).
+    Zero,
+}
+
+impl From<NoRelevantArg> for NoRelevant {
+    fn from(arg: NoRelevantArg) -> Self {
+        match arg {
+            NoRelevantArg::Exclude => NoRelevant::Exclude,
+            NoRelevantArg::Zero => NoRelevant::Zero,
+        }
+    }
 }
 
 /// `--chunk-separator`: an empty separator would silently turn chunk mapping off.

@@ -48,6 +48,7 @@
 //!     threads: 1,
 //!     judge_repeat: 1,
 //!     keep_ranked: 10,
+//!     conventions: Default::default(),
 //! };
 //! let evaluation = evaluate(&qrels, &run_path, RunFormat::Trec, &options)?;
 //! for (metric, mean) in evaluation.metrics.iter().zip(&evaluation.means) {

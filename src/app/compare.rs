@@ -43,6 +43,16 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
         inputs.push(output_files::input(&args.b, "the second results (B)"));
         output_files::refuse_input("--junit", path, &inputs)?;
     }
+    let other_conventions = a
+        .provenance
+        .conventions()
+        .differences(&b.provenance.conventions(), ["A", "B"]);
+    if !other_conventions.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: values computed with another relevance_level or no_relevant are not comparable",
+            other_conventions.join("; ")
+        )));
+    }
     let changes = rejudge::differences(&Identities::of(&a), &Identities::of(&b));
     let a = if changes.is_empty() {
         a

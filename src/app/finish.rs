@@ -13,7 +13,7 @@ use crate::app::tier_labels;
 use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
 use crate::config::{CacheMode, Config, Tier};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gate::decision::{self, DecidedRun, DecisionInputs, MismatchHint, NextStep};
 use crate::input::{corpus, qrels::Qrels};
 use crate::judge::cache::JudgeCache;
@@ -34,6 +34,19 @@ pub(super) fn finish(
     baseline: Result<Option<Baseline>>,
 ) -> Result<i32> {
     let mut current = stored(tier, &evaluated);
+    // A baseline made with other conventions is no baseline for these results: refused, and
+    // these results are left to accept like a first run's.
+    let other_conventions = matches!(&baseline, Ok(Some(found))
+        if found.results.provenance.conventions() != current.provenance.conventions());
+    let baseline = match baseline {
+        Ok(Some(found)) if other_conventions => Err(conventions_refused(
+            tier,
+            &found.results,
+            &current,
+            &options,
+        )),
+        other => other,
+    };
     let Baseline {
         results: baseline,
         sha256: baseline_sha256,
@@ -45,7 +58,7 @@ pub(super) fn finish(
                 .unwrap_or_else(|| tier_baseline::missing(tier, &accept_hint(tier, &options)));
             // A missing baseline leaves results to accept; an unreadable one leaves results
             // that `accept` refuses (fix or remove the file first).
-            current.status = if error.is_missing() {
+            current.status = if error.is_missing() || other_conventions {
                 RunStatus::NoBaseline
             } else {
                 RunStatus::Error
@@ -133,6 +146,27 @@ fn accept_hint(tier: &Tier, options: &OutputOptions) -> String {
         options.accept_command(&tier.name),
         output_table::RESULTS.path(&options.out_dir).display()
     )
+}
+
+/// The refusal of a baseline whose values were computed with other conventions (relevance level,
+/// no_relevant) than `current`'s, naming both.
+fn conventions_refused(
+    tier: &Tier,
+    baseline: &Results,
+    current: &Results,
+    options: &OutputOptions,
+) -> Error {
+    let differences = baseline.provenance.conventions().differences(
+        &current.provenance.conventions(),
+        ["the baseline", "these results"],
+    );
+    Error::Usage(format!(
+        "{}: {}: values computed with another relevance_level or no_relevant are not \
+         comparable; {}",
+        tier.baseline.display(),
+        differences.join("; "),
+        accept_hint(tier, options)
+    ))
 }
 
 /// The tier's baseline (None: the tier's first run), for a run that had no preflight (`merge`).

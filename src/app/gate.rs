@@ -284,6 +284,7 @@ fn evaluate_tier(
         threads: threads.unwrap_or_else(default_threads),
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
         judge_repeat: judging.repeat,
+        conventions: context.conventions,
     };
     let evaluated_at = Instant::now();
     let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
@@ -392,6 +393,7 @@ pub(super) fn run_context<'a>(
         git_commit: git_commit(config.dir()),
         judges: judges_used(config),
         embeddings: embeddings_used(config),
+        conventions: tier.conventions,
     }
 }
 

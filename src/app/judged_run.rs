@@ -13,6 +13,7 @@ use crate::input::qrels::Qrels;
 use crate::input::{self, RunFormat};
 use crate::judge::cache::JudgeCache;
 use crate::judge::{Clients, Judge};
+use crate::metrics::conventions::Conventions;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::tier;
 
@@ -25,6 +26,7 @@ pub(crate) struct JudgedRun<'a> {
     corpus: Option<Corpus>,
     cache: Option<JudgeCache>,
     clients: Clients,
+    conventions: Conventions,
 }
 
 impl<'a> JudgedRun<'a> {
@@ -44,6 +46,7 @@ impl<'a> JudgedRun<'a> {
             corpus: corpus::read_optional(config.corpus.as_deref())?,
             cache,
             clients: Clients::build(config, &super::judge_events::printed()),
+            conventions: tier.conventions,
         })
     }
 
@@ -80,6 +83,7 @@ impl<'a> JudgedRun<'a> {
             chunk_separator: self.config.chunk_separator.clone(),
             threads: default_threads(),
             keep_ranked: 0,
+            conventions: self.conventions,
         };
         Ok(evaluate(&self.qrels, self.run, self.format, &options)?.per_query)
     }

@@ -38,6 +38,7 @@ use crate::exit_code;
 use crate::input;
 use crate::input::corpus;
 use crate::judge::{self, kinds};
+use crate::metrics::conventions::Conventions;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
 use crate::report::eval_output::{self, OutputFormat};
@@ -108,6 +109,10 @@ fn eval(args: EvalArgs) -> Result<i32> {
         chunk_separator: args.chunk_separator,
         threads: args.threads.unwrap_or_else(default_threads),
         keep_ranked: 0,
+        conventions: Conventions {
+            relevance_level: args.relevance_level,
+            no_relevant: args.no_relevant.into(),
+        },
     };
     let evaluation = evaluate(&qrels, &args.run, run_format, &options)?;
     for warning in &evaluation.warnings {

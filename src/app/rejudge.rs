@@ -137,6 +137,8 @@ pub(super) fn rejudge(
         chunk_separator: None,
         threads: 1,
         keep_ranked: 0,
+        // The baseline's own: the same queries, judged by the current judges.
+        conventions: baseline.provenance.conventions(),
     };
     let evaluation = evaluate_run(with.qrels, with.source, run, &options)?;
     let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();

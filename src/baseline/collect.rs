@@ -8,6 +8,7 @@ use crate::baseline::results::{
 use crate::digest::sha256_hex;
 use crate::evaluate::Evaluation;
 use crate::input::qrels::Qrels;
+use crate::metrics::conventions::Conventions;
 
 /// What besides the evaluation goes into results.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub(crate) struct RunContext<'a> {
     pub judges: BTreeMap<String, String>,
     /// The embeddings endpoint behind answer_relevance, described.
     pub embeddings: Option<String>,
+    /// The relevance level and what judged queries without a relevant document scored.
+    pub conventions: Conventions,
 }
 
 /// The results of `evaluation` over `qrels`, every text kept (see [`strip_text`]); `status` is
@@ -77,7 +80,8 @@ pub(crate) fn results(
     context: RunContext<'_>,
 ) -> Results {
     let summary = summarise(&metric_names, &queries);
-    Results {
+    let conventions = context.conventions;
+    let mut results = Results {
         format: FORMAT.to_string(),
         tier: context.tier.to_string(),
         status: RunStatus::Pass,
@@ -88,6 +92,8 @@ pub(crate) fn results(
             git_commit: context.git_commit,
             judges: context.judges,
             embeddings: context.embeddings,
+            relevance_level: None,
+            no_relevant: None,
             accepted_utc: None,
         },
         metrics: metric_names,
@@ -95,7 +101,9 @@ pub(crate) fn results(
         noise: None,
         baseline_mismatch: None,
         queries,
-    }
+    };
+    results.provenance.set_conventions(conventions);
+    results
 }
 
 /// The results as stored when the tier keeps no text (`store_text: false`): answers replaced by

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::baseline::noise::RunNoise;
 use crate::error::shorten;
+use crate::input::qrels::Grade;
+use crate::metrics::conventions::{Conventions, NoRelevant};
 use crate::metrics::embedding_relevance::RelevanceParts;
 use crate::metrics::metric::{Metric, UnknownMetric};
 
@@ -47,12 +49,37 @@ pub struct Provenance {
     /// The embeddings endpoint behind embedding-based answer_relevance (model, endpoint, version).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub embeddings: Option<String>,
+    /// The relevance level, when not the default 1 (see [`Provenance::conventions`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub relevance_level: Option<Grade>,
+    /// `zero` when judged queries without a relevant document scored 0 (absent: excluded).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub no_relevant: Option<NoRelevant>,
     /// Set when a baseline is accepted (UTC, RFC 3339; `SOURCE_DATE_EPOCH` when set).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub accepted_utc: Option<String>,
 }
 
 impl Provenance {
+    /// The conventions the values were computed with (absent keys: the defaults).
+    pub fn conventions(&self) -> Conventions {
+        let default = Conventions::default();
+        Conventions {
+            relevance_level: self.relevance_level.unwrap_or(default.relevance_level),
+            no_relevant: self.no_relevant.unwrap_or(default.no_relevant),
+        }
+    }
+
+    /// Records `conventions`, writing only what differs from the defaults (so results made
+    /// with the defaults read as before).
+    pub fn set_conventions(&mut self, conventions: Conventions) {
+        let default = Conventions::default();
+        self.relevance_level = (conventions.relevance_level != default.relevance_level)
+            .then_some(conventions.relevance_level);
+        self.no_relevant =
+            (conventions.no_relevant != default.no_relevant).then_some(conventions.no_relevant);
+    }
+
     /// Checks the hashes: `qrels_sha256` and `config_hash` must be 64 lowercase hex digits, as
     /// ragate writes them (a file edited by hand or by another tool may hold anything). Names
     /// the key that is not.
@@ -71,6 +98,10 @@ impl Provenance {
                     crate::error::shorten(value)
                 ));
             }
+        }
+        if let Some(level) = self.relevance_level {
+            crate::metrics::conventions::relevance_level(level.into())
+                .map_err(|message| format!("provenance.relevance_level is {message}"))?;
         }
         Ok(())
     }

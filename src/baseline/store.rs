@@ -265,6 +265,7 @@ mod tests {
             git_commit: None,
             judges: Default::default(),
             embeddings: None,
+            conventions: Default::default(),
         };
         results(vec!["mrr".to_string()], Default::default(), context).to_json()
     }

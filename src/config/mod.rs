@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Location, Result};
 pub use crate::judge::backend::JudgeSpec;
+use crate::metrics::conventions::{self, Conventions, DEFAULT_RELEVANCE_LEVEL};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
@@ -136,6 +137,9 @@ pub struct Tier {
     pub config_hash: String,
     /// What a drift across runs (`gate --history`) does: warn (default) or fail.
     pub drift: DriftPolicy,
+    /// The relevance level and what a judged query without a relevant document scores
+    /// (`relevance_level:`, `no_relevant:`), recorded in the results' provenance.
+    pub conventions: Conventions,
 }
 
 /// How a tier's checks are decided: decision rule, significance level, corrections, rules.
@@ -396,6 +400,11 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
                 ));
             }
         }
+        let relevance_level = match tier.relevance_level {
+            None => DEFAULT_RELEVANCE_LEVEL,
+            Some(value) => conventions::relevance_level(value)
+                .map_err(|message| keys.error(format!("{prefix}.relevance_level"), message))?,
+        };
         tiers.insert(
             name.clone(),
             Tier {
@@ -410,6 +419,10 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
                 gate: settings,
                 config_hash: hash::tier_hash(written, name),
                 drift: gate.drift.unwrap_or_default(),
+                conventions: Conventions {
+                    relevance_level,
+                    no_relevant: tier.no_relevant.unwrap_or_default(),
+                },
             },
         );
     }

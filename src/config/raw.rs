@@ -168,6 +168,10 @@ pub(crate) struct RawTier {
     pub repeats: Option<usize>,
     /// How many times the judges are asked about the same answers (self-consistency).
     pub judge_repeats: Option<usize>,
+    /// A document is relevant for binary metrics with a grade at least this (trec_eval `-l`).
+    pub relevance_level: Option<i64>,
+    /// What a judged query without a relevant document scores: `exclude` (default) or `zero`.
+    pub no_relevant: Option<crate::metrics::conventions::NoRelevant>,
     pub gate: Option<RawGate>,
 }
 

@@ -7,6 +7,7 @@ use super::{Evaluation, JudgeUsage, QueryScores, Scored, Scorer, Tally};
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
 use crate::input::qrels::Qrels;
+use crate::metrics::conventions::NoRelevant;
 use crate::metrics::metric::AnswerMetric;
 use crate::metrics::metric::Metric;
 
@@ -47,12 +48,25 @@ pub(super) fn assemble(
         return Err(Error::input(
             qrels.path(),
             format!(
-                "none of the {} queries has a relevant document: expected at least one judged relevant (grade >= 1 or in gold_doc_ids)",
-                judged.excluded_no_relevant
+                "none of the {} queries has a relevant document: expected at least one judged relevant (grade >= {} or in gold_doc_ids{})",
+                judged.excluded_no_relevant,
+                scorer.relevance_level,
+                if scorer.relevance_level > 1 {
+                    " with that grade"
+                } else {
+                    ""
+                }
             ),
         ));
     }
     let (means, counts) = metric_means(qrels.path(), metrics, &judged.per_query)?;
+    if qrels.comment_lines() > 0 {
+        warnings.push(format!(
+            "{}: {} comment lines (starting with `#`) were skipped",
+            qrels.path().display(),
+            qrels.comment_lines()
+        ));
+    }
     warnings.extend(run_warnings(run_path, &tally, &judged));
     Ok(Evaluation {
         metrics: metrics.to_vec(),
@@ -91,7 +105,7 @@ fn judged_queries(
         missing_from_run: 0,
     };
     for ((query, truth), slot) in qrels.queries().iter().zip(&scorer.truths).zip(slots) {
-        if truth.num_relevant == 0 {
+        if truth.num_relevant == 0 && scorer.no_relevant == NoRelevant::Exclude {
             judged.excluded_no_relevant += 1;
             continue;
         }

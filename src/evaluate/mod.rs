@@ -23,6 +23,7 @@ use crate::input::{RunFormat, text_file::TextFile};
 use crate::judge::Judge;
 use crate::judge::cache::JudgeCache;
 use crate::judge::embeddings::EmbeddingClient;
+use crate::metrics::conventions::{Conventions, NoRelevant};
 use crate::metrics::embedding_relevance::{EmbeddedQuery, RelevanceParts};
 use crate::metrics::generation::ClaimVerdict;
 use crate::metrics::metric::JudgedMetric;
@@ -55,6 +56,8 @@ pub struct EvalOptions<'a> {
     pub judge_repeat: usize,
     /// How many ranked doc ids (after chunk mapping and de-duplication) to keep per query.
     pub keep_ranked: usize,
+    /// The relevance level and what a judged query without a relevant document scores.
+    pub conventions: Conventions,
 }
 
 /// One evaluated query's values, in the order of `Evaluation::metrics`.
@@ -139,9 +142,18 @@ struct Scorer<'a> {
     depth: Depth,
     separator: Option<&'a str>,
     keep_ranked: usize,
+    no_relevant: NoRelevant,
+    /// The relevance level the qrels were read at (for messages).
+    relevance_level: crate::input::qrels::Grade,
 }
 
 impl Scorer<'_> {
+    /// Whether the query at `position` is scored: it has a relevant document, or a query
+    /// without one scores 0 (`no_relevant: zero`).
+    fn is_scored(&self, position: usize) -> bool {
+        self.truths[position].num_relevant > 0 || self.no_relevant == NoRelevant::Zero
+    }
+
     fn doc_of<'d>(&self, retrieved: &'d [u8]) -> &'d [u8] {
         document_of(retrieved, self.separator)
     }
@@ -153,7 +165,7 @@ impl Scorer<'_> {
         ranked: impl ExactSizeIterator<Item = &'d [u8]>,
     ) -> Outcome {
         let truth = &self.truths[position];
-        if truth.num_relevant == 0 {
+        if !self.is_scored(position) {
             return Outcome::NoRelevant;
         }
         let query: &QueryQrels = &self.qrels.queries()[position];
@@ -212,7 +224,12 @@ impl Scorer<'_> {
         let truth = &self.truths[position];
         let mut values = vec![None; self.metric_count];
         for &(index, metric) in &self.metrics {
-            values[index] = Some(metric.value(ranking, truth));
+            // Without a relevant document (kept by `no_relevant: zero`) every metric is 0.
+            values[index] = Some(if truth.num_relevant == 0 {
+                0.0
+            } else {
+                metric.value(ranking, truth)
+            });
         }
         Outcome::Scored {
             position,
@@ -330,6 +347,16 @@ fn score_run(
         .filter_map(|(i, spec)| spec.metric.as_retrieval().map(|m| (i, m)))
         .collect();
     let retrieval_only: Vec<RetrievalMetric> = retrieval.iter().map(|&(_, m)| m).collect();
+    let leveled;
+    let level = options.conventions.relevance_level;
+    let qrels = if level == Conventions::default().relevance_level {
+        qrels
+    } else {
+        let mut copy = qrels.clone();
+        copy.set_relevance_level(level);
+        leveled = copy;
+        &leveled
+    };
     let separator = options.chunk_separator.as_deref().filter(|s| !s.is_empty());
     let scorer = Scorer {
         qrels,
@@ -339,6 +366,8 @@ fn score_run(
         metric_count: options.metrics.len(),
         separator,
         keep_ranked: options.keep_ranked,
+        no_relevant: options.conventions.no_relevant,
+        relevance_level: level,
     };
     let mut answer_metrics = AnswerMetrics {
         specs: options
@@ -370,9 +399,7 @@ fn score_run(
             )?;
         }
         RunInput::Trec => {
-            if let Some(warning) = score_trec(qrels, run_path, options, &scorer, &mut tally)? {
-                warnings.push(warning);
-            }
+            warnings = score_trec(qrels, run_path, options, &scorer, &mut tally)?;
         }
     }
     let metrics: Vec<Metric> = options.metrics.iter().map(|s| s.metric).collect();
@@ -416,7 +443,9 @@ fn score_native(
     // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
     let scored = queries.iter().filter_map(|query| {
         let position = qrels.position(&query.qid)?;
-        (scorer.truths[position].num_relevant > 0).then(|| (query, &qrels.queries()[position]))
+        scorer
+            .is_scored(position)
+            .then(|| (query, &qrels.queries()[position]))
     });
     answer_metrics.decomposed = answer_metrics.decompose(scored, &options.judges, options.cache)?;
     for query in queries {
@@ -467,14 +496,15 @@ fn score_native(
     Ok(judge_usage)
 }
 
-/// TREC runs: retrieval metrics only, read in parallel; returns the warning of an ungrouped run.
+/// TREC runs: retrieval metrics only, read in parallel; returns the warnings of an ungrouped run
+/// and of lines skipped (comments) or read in part (fields after the sixth).
 fn score_trec(
     qrels: &Qrels,
     run_path: &Path,
     options: &EvalOptions<'_>,
     scorer: &Scorer<'_>,
     tally: &mut Tally,
-) -> Result<Option<String>> {
+) -> Result<Vec<String>> {
     let unsupported: Vec<String> = options
         .metrics
         .iter()
@@ -497,27 +527,47 @@ fn score_trec(
     };
     let read = trec_run::ReadOptions::new(options.threads);
     let queries = trec_run::for_each_query(run_path, &read, score_entries)?;
-    let warning = queries.ungrouped.as_ref().map(|repeat| {
-        let Repeat {
-            qid,
-            first_line,
-            later_line,
-        } = repeat;
-        let how = if queries.spilled {
-            "through temporary files"
-        } else {
-            "in memory"
-        };
-        format!(
-            "{}: the lines of query `{}` are not contiguous (lines {first_line} and \
+    let mut warnings: Vec<String> = queries
+        .ungrouped
+        .as_ref()
+        .map(|repeat| {
+            let Repeat {
+                qid,
+                first_line,
+                later_line,
+            } = repeat;
+            let how = if queries.spilled {
+                "through temporary files"
+            } else {
+                "in memory"
+            };
+            format!(
+                "{}: the lines of query `{}` are not contiguous (lines {first_line} and \
              {later_line}); the run was read again and sorted by query {how}, which is \
              slower: group the lines by qid to avoid it",
+                run_path.display(),
+                crate::error::shorten(qid)
+            )
+        })
+        .into_iter()
+        .collect();
+    let notes = queries.notes;
+    if notes.comments > 0 {
+        warnings.push(format!(
+            "{}: {} comment lines (starting with `#`) were skipped",
             run_path.display(),
-            crate::error::shorten(qid)
-        )
-    });
+            notes.comments
+        ));
+    }
+    if notes.extra_fields > 0 {
+        warnings.push(format!(
+            "{}: {} lines have fields after the sixth (`tag`), which were ignored",
+            run_path.display(),
+            notes.extra_fields
+        ));
+    }
     for output in queries.outputs {
         tally.add(&output.qid, output.value);
     }
-    Ok(warning)
+    Ok(warnings)
 }

@@ -30,7 +30,8 @@ pub(super) fn score(
         return None;
     }
     if scorer.truths[position].num_relevant == 0 {
-        return Some(Outcome::NoRelevant);
+        // Excluded; or kept (`no_relevant: zero`), scored by the ordered path with its ranking.
+        return (!scorer.is_scored(position)).then_some(Outcome::NoRelevant);
     }
     let judgments = &scorer.qrels.queries()[position].judgments;
     let mut seen: FxHashSet<&[u8]> =
@@ -89,6 +90,7 @@ mod tests {
 
     use super::*;
     use crate::input::qrels::{Qrels, QueryQrels};
+    use crate::metrics::conventions::NoRelevant;
     use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
 
     const FULL_DEPTH: [RetrievalMetric; 5] = [
@@ -125,6 +127,8 @@ mod tests {
             depth: Depth::of(metrics),
             separator,
             keep_ranked,
+            no_relevant: Default::default(),
+            relevance_level: 1,
         }
     }
 
@@ -201,6 +205,27 @@ mod tests {
     fn shuffled_query(ids: &[String]) -> Vec<RunEntry<'_>> {
         let scores: Vec<f64> = (0..ids.len()).map(|i| (i % 3) as f64).collect();
         entries(ids, &scores)
+    }
+
+    #[test]
+    fn a_query_without_a_relevant_doc_is_excluded_or_left_to_the_scorer_to_score_zero() {
+        let qrels = qrels(&[(1, 0), (2, -1)]);
+        let ids: Vec<String> = ["d1", "d2", "d3", "d4"].map(String::from).to_vec();
+        let excluding = scorer(&qrels, &FULL_DEPTH, None, 2);
+        assert!(matches!(
+            score(&excluding, 0, &mut shuffled_query(&ids)),
+            Some(Outcome::NoRelevant)
+        ));
+        let zero = Scorer {
+            no_relevant: NoRelevant::Zero,
+            ..scorer(&qrels, &FULL_DEPTH, None, 2)
+        };
+        let mut shuffled = shuffled_query(&ids);
+        assert!(score(&zero, 0, &mut shuffled).is_none());
+        // the ordered path: every metric 0, the ranking kept for the report
+        let (values, kept) = values_and_kept(zero.score(0, trec_run::in_trec_order(&mut shuffled)));
+        assert_eq!(values, vec![Some(0.0); FULL_DEPTH.len()]);
+        assert_eq!(kept, ["d3", "d2"]);
     }
 
     #[test]

@@ -33,6 +33,15 @@ impl Judgment {
         }
     }
 
+    /// The judgment at relevance level `level`: relevant only with a grade at least `level`
+    /// (the grade, the gain of graded metrics, stays).
+    pub fn at_level(self, level: Grade) -> Self {
+        Judgment {
+            relevant: self.relevant && self.grade >= level,
+            ..self
+        }
+    }
+
     /// The gain this judgment contributes to graded metrics: negative grades count as 0.
     pub fn gain(self) -> Grade {
         self.grade.max(0)
@@ -132,6 +141,13 @@ impl Judgments {
         self.entries
             .iter()
             .map(|entry| (self.id(entry), entry.judgment))
+    }
+
+    /// Makes every judgment relevant only with a grade at least `level` ([`Judgment::at_level`]).
+    pub fn set_relevance_level(&mut self, level: Grade) {
+        for entry in &mut self.entries {
+            entry.judgment = entry.judgment.at_level(level);
+        }
     }
 
     /// How many documents are judged.

@@ -56,7 +56,8 @@ fn detect_qrels_format(file: &TextFile) -> Result<QrelsFormat> {
     if has_json_extension(file.path()) {
         return Ok(QrelsFormat::Native);
     }
-    let Some(line) = file.first_line() else {
+    // trec_eval's comment lines (`#` first) say nothing of the format.
+    let Some(line) = file.lines().find(|line| !line.text.starts_with('#')) else {
         return Err(Error::input(
             file.path(),
             "the file is empty: expected qrels (native JSONL, TREC `qid iter doc_id grade` or TSV `qid<TAB>doc_id<TAB>grade`)",
@@ -131,7 +132,7 @@ pub fn detect_run_format(path: &Path) -> Result<RunFormat> {
     let Some((index, line)) = head
         .split(|&b| b == b'\n')
         .enumerate()
-        .find(|(_, l)| !l.trim_ascii().is_empty())
+        .find(|(_, l)| !l.trim_ascii().is_empty() && !l.starts_with(b"#"))
     else {
         return Err(Error::input(
             path,
@@ -146,7 +147,8 @@ pub fn detect_run_format(path: &Path) -> Result<RunFormat> {
         .split(|b| b.is_ascii_whitespace())
         .filter(|f| !f.is_empty())
         .count();
-    if fields == 6 {
+    // Fields after the sixth (`tag`) are accepted and ignored, as trec_eval does.
+    if fields >= 6 {
         return Ok(RunFormat::Trec);
     }
     Err(Error::parse(
@@ -184,6 +186,9 @@ mod tests {
             let qrels = load_qrels(&path, None, "test", None).unwrap();
             assert_eq!(qrels.queries()[0].judgments.get("d1").unwrap().grade, 1);
         }
+        let commented = write(dir.path(), "e.txt", "# a comment line\nq1 0 d1 1\n");
+        let qrels = load_qrels(&commented, None, "test", None).unwrap();
+        assert_eq!(qrels.comment_lines(), 1);
         let unknown = write(dir.path(), "d.txt", "q1 d1\n");
         let err = load_qrels(&unknown, None, "test", None)
             .unwrap_err()
@@ -212,6 +217,12 @@ mod tests {
                 .to_string()
                 .contains("the file is empty")
         );
+        let commented = write(
+            dir.path(),
+            "c.txt",
+            "# run of 2026\nq1 Q0 d1 1 2.5 tag extra\n",
+        );
+        assert_eq!(detect_run_format(&commented).unwrap(), RunFormat::Trec);
         let bad = write(dir.path(), "b.txt", "q1 d1 3\n");
         let err = detect_run_format(&bad).unwrap_err().to_string();
         assert!(err.contains("b.txt:1: cannot tell the run format"), "{err}");

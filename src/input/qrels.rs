@@ -76,11 +76,12 @@ impl QueryQrels {
 }
 
 /// All queries of a qrels source in file order, indexed by qid.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Qrels {
     path: PathBuf,
     queries: Vec<QueryQrels>,
     index: FxHashMap<Box<str>, usize>,
+    comment_lines: usize,
 }
 
 impl Qrels {
@@ -90,12 +91,31 @@ impl Qrels {
             path: path.to_path_buf(),
             queries: Vec::new(),
             index: FxHashMap::default(),
+            comment_lines: 0,
         }
     }
 
     /// The file (or BEIR folder) the qrels were read from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How many comment lines (starting with `#`) the reader skipped.
+    pub fn comment_lines(&self) -> usize {
+        self.comment_lines
+    }
+
+    /// Records that the reader skipped `count` comment lines.
+    pub fn set_comment_lines(&mut self, count: usize) {
+        self.comment_lines = count;
+    }
+
+    /// Makes every judgment relevant only with a grade at least `level` (trec_eval `-l`); the
+    /// grades, the gains of graded metrics, stay.
+    pub fn set_relevance_level(&mut self, level: Grade) {
+        for query in &mut self.queries {
+            query.judgments.set_relevance_level(level);
+        }
     }
 
     /// The queries, in file order.
@@ -143,6 +163,7 @@ impl Qrels {
     pub fn select(mut self, positions: &[usize]) -> Qrels {
         let mut queries: Vec<Option<QueryQrels>> = self.queries.drain(..).map(Some).collect();
         let mut selected = Qrels::new(&self.path);
+        selected.comment_lines = self.comment_lines;
         for &position in positions {
             if let Some(query) = queries.get_mut(position).and_then(Option::take) {
                 selected.push(query);
@@ -207,6 +228,47 @@ mod tests {
         }
         assert_eq!(q.ideal_gains(), vec![3, 2, 1]);
         assert_eq!(q.num_relevant(), 3);
+    }
+
+    #[test]
+    fn a_relevance_level_keeps_grades_and_gold_below_it_is_not_relevant() {
+        let mut judgments = Judgments::default();
+        judgments.push("d1", Judgment::from_grade(1));
+        judgments.push("d2", Judgment::from_grade(2));
+        judgments.push("d3", Judgment::from_grade(-1));
+        // gold (native `gold_doc_ids`) with grade 3, and a graded doc left out of the gold
+        judgments.push(
+            "g",
+            Judgment {
+                grade: 3,
+                relevant: true,
+            },
+        );
+        judgments.push(
+            "n",
+            Judgment {
+                grade: 4,
+                relevant: false,
+            },
+        );
+        judgments.seal().unwrap();
+        let mut qrels = Qrels::new(Path::new("x"));
+        let position = qrels.entry("q");
+        qrels.query_mut(position).judgments = judgments;
+        let before = qrels.queries()[0].clone();
+        qrels.set_relevance_level(1);
+        assert_eq!(qrels.queries()[0].judgments, before.judgments);
+        qrels.set_relevance_level(2);
+        let query = &qrels.queries()[0];
+        let relevant: Vec<&str> = query
+            .judgments
+            .iter()
+            .filter(|(_, j)| j.relevant)
+            .map(|(d, _)| d)
+            .collect();
+        assert_eq!(relevant, ["d2", "g"]);
+        assert_eq!(query.ideal_gains(), before.ideal_gains());
+        assert_eq!(query.judgments.get("d1").unwrap().grade, 1);
     }
 
     #[test]

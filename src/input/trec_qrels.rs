@@ -1,4 +1,5 @@
-//! Readers of line-oriented qrels: TREC (`qid iter doc_id grade`) and TSV (`qid<TAB>doc_id<TAB>grade`).
+//! Readers of line-oriented qrels: TREC (`qid iter doc_id grade`, lines starting with `#` are
+//! comments, skipped and counted, as trec_eval does) and TSV (`qid<TAB>doc_id<TAB>grade`).
 
 use crate::error::{Error, Result};
 use crate::input::qrels::{Judgment, Qrels, Unfinished, bounded_grade};
@@ -59,7 +60,12 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
     let mut qrels = Qrels::new(file.path());
     let mut first = true;
     let mut last: Option<(&str, usize)> = None;
+    let mut comment_lines = 0;
     for line in file.lines() {
+        if layout == Layout::Trec && line.text.starts_with('#') {
+            comment_lines += 1;
+            continue;
+        }
         if let Some(c) = line.text.chars().find(|&c| c.is_control() && c != '\t') {
             return Err(Error::parse(
                 file.path(),
@@ -113,6 +119,7 @@ pub fn read(file: &TextFile, layout: Layout) -> Result<Qrels> {
             .judgments
             .push(doc, Judgment::from_grade(grade));
     }
+    qrels.set_comment_lines(comment_lines);
     qrels.finish().map_err(|unfinished| match unfinished {
         Unfinished::Empty(error) => error,
         Unfinished::Duplicate { qid, doc } => {
@@ -162,6 +169,34 @@ mod tests {
         assert_eq!(q2.qid, "q2");
         assert_eq!(q2.judgments.get("d2").unwrap(), Judgment::from_grade(3));
         assert_eq!(qrels.queries()[1].num_relevant(), 0);
+    }
+
+    #[test]
+    fn trec_comment_lines_are_skipped_and_counted() {
+        let text = "# judged by NIST\nq1 0 d1 1\n# another\nq1 0 d2 0\n#\n";
+        let qrels = read_str(text, Layout::Trec).unwrap();
+        assert_eq!(qrels.comment_lines(), 3);
+        assert_eq!(qrels.len(), 1);
+        assert_eq!(qrels.queries()[0].judgments.len(), 2);
+        assert_eq!(qrels.queries()[0].num_relevant(), 1);
+        // only a `#` at the line's start makes a comment; TSV has none
+        assert_eq!(
+            read_str("q1 0 d1 1\nq1 # d2 1 x\n", Layout::Trec)
+                .unwrap_err()
+                .to_string(),
+            "qrels.txt:2: expected 4 whitespace-separated fields `qid iter doc_id grade`, found 5 fields"
+        );
+        let tsv = read_str("# c\tx\t1\n", Layout::Tsv).unwrap();
+        assert_eq!(
+            (tsv.queries()[0].qid.as_str(), tsv.comment_lines()),
+            ("# c", 0)
+        );
+        assert_eq!(
+            read_str("q1 0 d1 1\n", Layout::Trec)
+                .unwrap()
+                .comment_lines(),
+            0
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod answer;
 pub mod claims;
+pub mod conventions;
 pub mod embedding_relevance;
 pub mod generation;
 pub mod metric;

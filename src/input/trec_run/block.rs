@@ -1,9 +1,10 @@
 //! Parsing one block of a TREC run. A word-at-a-time scan finds the candidate separators of the
 //! whole block (any byte up to 0x20) and notes whether the block is pure ASCII; space, tab and CR
 //! separate fields, LF ends a line, any other control byte (NUL, say) is an error naming the
-//! line; each line must have six fields; lines are grouped by query.
+//! line; each line must have at least six fields (later ones are ignored and counted), a line
+//! that starts with `#` is a comment (skipped and counted); lines are grouped by query.
 
-use super::{EXPECTED_FIELDS, RunEntry};
+use super::{EXPECTED_FIELDS, LineNotes, RunEntry};
 use crate::input::decimal;
 
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -34,6 +35,10 @@ struct BlockParser<'a, F> {
     spans: [(usize, usize); 6],
     fields: usize,
     token_start: usize,
+    /// Where the current line begins.
+    line_start: usize,
+    /// Comment lines and lines with fields after the sixth, so far.
+    notes: LineNotes,
     /// Lines finished so far (1-based number of the last one).
     line: u64,
     qid: &'a [u8],
@@ -55,7 +60,11 @@ where
         }
         self.token_start = at + 1;
         match self.bytes[at] {
-            b'\n' => self.end_line(),
+            b'\n' => {
+                let ended = self.end_line();
+                self.line_start = at + 1;
+                ended
+            }
             b' ' | b'\t' | b'\r' => Ok(()),
             byte => {
                 // The error is on the line being read: count it as the line reported.
@@ -76,9 +85,17 @@ where
     fn end_line(&mut self) -> Result<(), String> {
         self.line += 1;
         let fields = std::mem::take(&mut self.fields);
+        if fields == 0 {
+            return Ok(());
+        }
+        // One byte test per line: a line with a field has a byte at its start.
+        if self.bytes[self.line_start] == b'#' {
+            self.notes.comments += 1;
+            return Ok(());
+        }
         match fields {
-            0 => return Ok(()),
             6 => {}
+            7.. => self.notes.extra_fields += 1,
             _ => return Err(format!("expected {EXPECTED_FIELDS}, found {fields}")),
         }
         let qid = self.field(0);
@@ -181,9 +198,11 @@ fn utf8_error(bytes: &[u8]) -> Option<(u64, String)> {
     ))
 }
 
-/// What parsing a block found: its line count and the first error with its line in the block.
+/// What parsing a block found: its line count, its comment lines and lines with extra fields,
+/// and the first error with its line in the block.
 pub(super) struct Scan {
     pub line_count: u64,
+    pub notes: LineNotes,
     pub error: Option<(u64, String)>,
 }
 
@@ -199,6 +218,8 @@ where
         spans: [(0, 0); 6],
         fields: 0,
         token_start: 0,
+        line_start: 0,
+        notes: LineNotes::default(),
         line: 0,
         qid: &[],
         first_line: 0,
@@ -215,6 +236,7 @@ where
     }
     Scan {
         line_count: parser.line,
+        notes: parser.notes,
         error,
     }
 }
@@ -251,6 +273,7 @@ mod tests {
 
     struct Parsed {
         line_count: u64,
+        notes: LineNotes,
         outputs: Vec<Group>,
         error: Option<(u64, String)>,
     }
@@ -270,6 +293,7 @@ mod tests {
         });
         Parsed {
             line_count: scan.line_count,
+            notes: scan.notes,
             outputs,
             error: scan.error,
         }
@@ -327,6 +351,44 @@ mod tests {
             ))
         );
         let out = parse_text(b"q1\x0bQ0 a 1 2.5 t\n");
+        assert_eq!(out.error.map(|(line, _)| line), Some(1));
+    }
+
+    #[test]
+    fn comment_lines_are_skipped_and_extra_fields_ignored_both_counted() {
+        let out =
+            parse_text(b"# run of 2026\nq1 Q0 a 1 2.5 t more junk\n#x y\nq1 Q0 b 2 1.5 t\n# last");
+        assert!(out.error.is_none());
+        assert_eq!(out.line_count, 5);
+        assert_eq!(
+            out.notes,
+            LineNotes {
+                comments: 3,
+                extra_fields: 1
+            }
+        );
+        let [group] = &out.outputs[..] else {
+            panic!("one group expected: a comment does not split a query")
+        };
+        assert_eq!((&*group.qid, group.first_line), ("q1", 2));
+        assert_eq!(
+            group.value,
+            [("a".to_string(), 2.5), ("b".to_string(), 1.5)]
+        );
+        // a `#` after the line's start is no comment, and fewer than six fields still fail
+        let out = parse_text(b"q1 Q0 a 1 2.5 t\n q1 # b 2 1.5\n");
+        assert_eq!(
+            out.error,
+            Some((2, format!("expected {EXPECTED_FIELDS}, found 5")))
+        );
+        // fields after the sixth are not read: a bad rank or score before them still fails
+        let out = parse_text(b"q1 Q0 a x 2.5 t junk\n");
+        assert_eq!(
+            out.error,
+            Some((1, "rank `x`: expected an integer".to_string()))
+        );
+        // control bytes in a comment are still errors
+        let out = parse_text(b"# a\x00b\n");
         assert_eq!(out.error.map(|(line, _)| line), Some(1));
     }
 

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rustc_hash::FxHashMap;
 
 use super::spill::{QidKey, bucket_of, get_slice, get_varint, put_varint};
-use super::{QueryOutput, ReadOptions, RunEntry, block, pipeline};
+use super::{LineNotes, QueryOutput, ReadOptions, RunEntry, block, pipeline};
 use crate::error::{Error, Result};
 
 /// Partitions of every block (and units of work when processing).
@@ -71,6 +71,7 @@ fn partition_block(bytes: &[u8]) -> pipeline::Parsed<Vec<Vec<u8>>> {
     pipeline::Parsed {
         value: parts,
         line_count: scan.line_count,
+        notes: scan.notes,
         error: scan.error,
     }
 }
@@ -78,11 +79,12 @@ fn partition_block(bytes: &[u8]) -> pipeline::Parsed<Vec<Vec<u8>>> {
 /// Reads the run at `path` (known to be ungrouped) and calls `process` once per query with all
 /// its lines in file order; the outputs come back in the order of the queries' first lines.
 /// `Ok(None)` when the run's compact form would pass `options.memory_budget`: nothing is kept.
+/// The outputs come with the run's comment lines and lines with extra fields.
 pub(super) fn for_each_query<R, F>(
     path: &Path,
     options: &ReadOptions,
     process: &F,
-) -> Result<Option<Vec<QueryOutput<R>>>>
+) -> Result<Option<(Vec<QueryOutput<R>>, LineNotes)>>
 where
     R: Send,
     F: Fn(&str, &mut [RunEntry<'_>]) -> R + Sync,
@@ -93,7 +95,7 @@ where
     }
     let mut chunks: Vec<Chunk> = Vec::new();
     let (mut used, mut over, mut any_line) = (0usize, false, false);
-    pipeline::run(path, options, partition_block, |parts, lines_before| {
+    let notes = pipeline::run(path, options, partition_block, |parts, lines_before| {
         any_line |= parts.iter().any(|part| !part.is_empty());
         let chunk = Chunk {
             lines_before,
@@ -113,7 +115,7 @@ where
     if !any_line {
         return Err(super::empty_run(path));
     }
-    process_all(path, options.threads, &chunks, process).map(Some)
+    process_all(path, options.threads, &chunks, process).map(|outputs| Some((outputs, notes)))
 }
 
 /// Processes every query on `threads` workers, each taking one partition at a time.

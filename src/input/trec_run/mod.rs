@@ -36,6 +36,24 @@ pub struct RunEntry<'a> {
     pub score: f64,
 }
 
+/// Lines of a run that were read but not scored whole: comment lines (starting with `#`, as
+/// trec_eval skips them) and lines with fields after the sixth (`tag`), which are ignored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineNotes {
+    /// Lines starting with `#`, skipped.
+    pub comments: u64,
+    /// Lines with more than six fields, read up to the sixth.
+    pub extra_fields: u64,
+}
+
+impl LineNotes {
+    /// Adds the counts of `other`.
+    pub fn add(&mut self, other: LineNotes) {
+        self.comments += other.comments;
+        self.extra_fields += other.extra_fields;
+    }
+}
+
 /// The processed result of one query's lines.
 #[derive(Debug)]
 pub struct QueryOutput<R> {
@@ -88,6 +106,8 @@ pub struct Queries<R> {
     /// Whether the ungrouped run was sorted through temporary files, its compact form being
     /// larger than the memory budget (false: gathered in memory, or grouped).
     pub spilled: bool,
+    /// The run's comment lines and lines with extra fields.
+    pub notes: LineNotes,
 }
 
 /// Sizes of the reader. The defaults suit real runs; tests shrink them to cross every boundary
@@ -169,10 +189,11 @@ where
         pipeline::Parsed {
             value: (outputs, block_repeat),
             line_count: scan.line_count,
+            notes: scan.notes,
             error: scan.error,
         }
     };
-    pipeline::run(
+    let notes = pipeline::run(
         path,
         options,
         work,
@@ -205,18 +226,21 @@ where
     drop(seen);
     if let Some(repeat) = repeat {
         drop(outputs);
-        if let Some(outputs) = memory::for_each_query(path, options, &process)? {
+        // The first reading stopped at the repeat: the notes are those of the second one.
+        if let Some((outputs, notes)) = memory::for_each_query(path, options, &process)? {
             return Ok(Queries {
                 outputs,
                 ungrouped: Some(repeat),
                 spilled: false,
+                notes,
             });
         }
-        let outputs = spill::for_each_query(path, options, &process)?;
+        let (outputs, notes) = spill::for_each_query(path, options, &process)?;
         return Ok(Queries {
             outputs,
             ungrouped: Some(repeat),
             spilled: true,
+            notes,
         });
     }
     if outputs.is_empty() {
@@ -226,6 +250,7 @@ where
         outputs,
         ungrouped: None,
         spilled: false,
+        notes,
     })
 }
 
@@ -496,6 +521,62 @@ mod tests {
                 .map(|o| (o.qid.to_string(), o.first_line, o.value))
                 .collect();
             assert_eq!(actual, expect, "threads {threads}, budget {budget}");
+        }
+    }
+
+    /// Every `every`-th line of `text` followed by a comment line, every line whose index is a
+    /// multiple of 3 with fields after the sixth; with the counts of both.
+    fn with_comments_and_junk(text: &str, every: usize) -> (String, LineNotes) {
+        let mut notes = LineNotes::default();
+        let mut out = String::from("# a comment before any query\n");
+        notes.comments += 1;
+        for (index, line) in text.lines().enumerate() {
+            out.push_str(line);
+            if index % 3 == 0 {
+                out.push_str(" more junk\tat end");
+                notes.extra_fields += 1;
+            }
+            out.push('\n');
+            if index % every == 0 {
+                out.push_str("#comment with q0 Q0 words 1 2 3\n");
+                notes.comments += 1;
+            }
+        }
+        (out, notes)
+    }
+
+    #[test]
+    fn comments_and_extra_fields_are_counted_alike_grouped_in_memory_and_spilled() {
+        let dir = tempfile::tempdir().unwrap();
+        let (grouped_text, shuffled_text) = grouped_and_shuffled(200);
+        let plain = read(
+            &write(dir.path(), "plain.txt", &grouped_text),
+            &tiny(2, 1 << 20),
+        )
+        .unwrap()
+        .outputs
+        .into_iter()
+        .map(|o| (o.qid, o.value))
+        .collect::<Vec<_>>();
+        let (grouped, grouped_notes) = with_comments_and_junk(&grouped_text, 7);
+        let (shuffled, shuffled_notes) = with_comments_and_junk(&shuffled_text, 5);
+        let grouped = write(dir.path(), "grouped.txt", &grouped);
+        let shuffled = write(dir.path(), "shuffled.txt", &shuffled);
+        let queries = read(&grouped, &tiny(2, 1 << 20)).unwrap();
+        assert_eq!(queries.ungrouped, None);
+        assert_eq!(queries.notes, grouped_notes);
+        let values: Vec<_> = queries
+            .outputs
+            .into_iter()
+            .map(|o| (o.qid, o.value))
+            .collect();
+        assert_eq!(values, plain, "the same queries and lines as without them");
+        for options in [tiny(2, 8 << 10), in_memory(2, 1 << 30)] {
+            let queries = read(&shuffled, &options).unwrap();
+            assert!(queries.ungrouped.is_some());
+            assert_eq!(queries.spilled, options.memory_budget == 0);
+            assert_eq!(queries.notes, shuffled_notes);
+            assert_eq!(queries.outputs.len(), 200);
         }
     }
 

@@ -21,16 +21,17 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender};
 
-use super::ReadOptions;
+use super::{LineNotes, ReadOptions};
 use crate::error::{Error, Result};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// What a worker made of one block: a value, the block's line count and the first error with its
-/// line relative to the block.
+/// What a worker made of one block: a value, the block's line count, its comment lines and lines
+/// with extra fields, and the first error with its line relative to the block.
 pub(super) struct Parsed<T> {
     pub value: T,
     pub line_count: u64,
+    pub notes: LineNotes,
     pub error: Option<(u64, String)>,
 }
 
@@ -56,8 +57,13 @@ enum Message<T> {
 /// Reads `path` block by block, `work(block)` on `options.threads` workers, then
 /// `consume(value, lines_before_the_block)` in file order until the end of the file or until
 /// `consume` breaks. A block's error is returned with its absolute line, before its value is
-/// consumed.
-pub(super) fn run<T, W, C>(path: &Path, options: &ReadOptions, work: W, consume: C) -> Result<()>
+/// consumed. Returns the notes of the blocks consumed.
+pub(super) fn run<T, W, C>(
+    path: &Path,
+    options: &ReadOptions,
+    work: W,
+    consume: C,
+) -> Result<LineNotes>
 where
     T: Send,
     W: Fn(&[u8]) -> Parsed<T> + Sync,
@@ -170,6 +176,8 @@ fn last_query_start(bytes: &[u8]) -> Option<usize> {
         let line_qid = first_field(&bytes[start..end]);
         match (qid, line_qid) {
             (_, None) => {}
+            // A comment line belongs to no query.
+            (_, Some(_)) if bytes[start] == b'#' => {}
             (None, Some(q)) => qid = Some(q),
             (Some(q), Some(other)) if q != other => return Some(end + 1),
             _ => {}
@@ -214,12 +222,13 @@ fn merge<T, C>(
     messages: Receiver<Message<T>>,
     free: Sender<Vec<u8>>,
     mut consume: C,
-) -> Result<()>
+) -> Result<LineNotes>
 where
     C: FnMut(T, u64) -> Result<ControlFlow<()>>,
 {
     let mut pending: BTreeMap<usize, (Vec<u8>, Parsed<T>)> = BTreeMap::new();
     let (mut next, mut lines_before) = (0, 0);
+    let mut notes = LineNotes::default();
     let mut total: Option<usize> = None;
     while total != Some(next) {
         match messages.recv() {
@@ -247,15 +256,16 @@ where
             }
             let flow = consume(parsed.value, lines_before)?;
             lines_before += parsed.line_count;
+            notes.add(parsed.notes);
             next += 1;
             // The reader may have finished already; then the buffer is simply dropped.
             let _ = free.send(bytes);
             if flow.is_break() {
-                return Ok(());
+                return Ok(notes);
             }
         }
     }
-    Ok(())
+    Ok(notes)
 }
 
 #[cfg(test)]
@@ -268,5 +278,9 @@ mod tests {
         assert_eq!(last_query_start(text), Some(13));
         assert_eq!(last_query_start(b"b Q0 d 1 1 t\nb Q0 e"), None);
         assert_eq!(last_query_start(b"partial line"), None);
+        // a comment line inside a query's lines does not end the query
+        let text = b"a Q0 d 1 1 t\nb Q0 d 1 1 t\n# note\nb Q0 e 2 1 t\nb Q0 f";
+        assert_eq!(last_query_start(text), Some(13));
+        assert_eq!(last_query_start(b"# a\nb Q0 d 1 1 t\n# c\nb Q0 e"), None);
     }
 }

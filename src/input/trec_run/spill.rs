@@ -29,7 +29,7 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 
-use super::{QueryOutput, ReadOptions, RunEntry, block, pipeline};
+use super::{LineNotes, QueryOutput, ReadOptions, RunEntry, block, pipeline};
 use crate::error::{Error, Result};
 
 /// Buckets of the first partition (open files at once).
@@ -46,12 +46,13 @@ const TAG_BLOCK: u8 = 0;
 const TAG_GROUP: u8 = 1;
 
 /// Reads the run at `path` (known to be ungrouped) and calls `process` once per query with all
-/// its lines in file order; the outputs come back in the order of the queries' first lines.
+/// its lines in file order; the outputs come back in the order of the queries' first lines, with
+/// the run's comment lines and lines with extra fields.
 pub(super) fn for_each_query<R, F>(
     path: &Path,
     options: &ReadOptions,
     process: &F,
-) -> Result<Vec<QueryOutput<R>>>
+) -> Result<(Vec<QueryOutput<R>>, LineNotes)>
 where
     R: Send,
     F: Fn(&str, &mut [RunEntry<'_>]) -> R + Sync,
@@ -71,11 +72,12 @@ where
         pipeline::Parsed {
             value: parts,
             line_count: scan.line_count,
+            notes: scan.notes,
             error: scan.error,
         }
     };
     let mut any_line = false;
-    pipeline::run(path, options, work, |parts, lines_before| {
+    let notes = pipeline::run(path, options, work, |parts, lines_before| {
         for (mut file, part) in buckets.iter().zip(parts) {
             if part.is_empty() {
                 continue;
@@ -111,6 +113,7 @@ where
             .collect();
         super::join_in_file_order(handles)
     })
+    .map(|outputs| (outputs, notes))
 }
 
 fn new_buckets(count: usize) -> std::io::Result<Vec<File>> {
