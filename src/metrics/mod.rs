@@ -1,5 +1,6 @@
 //! Metrics: per-query values with documented conventions.
 
+pub mod aliases;
 pub mod answer;
 pub mod claims;
 pub mod embedding_relevance;
