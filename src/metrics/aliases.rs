@@ -270,11 +270,11 @@ pub fn note(text: &str) -> Option<String> {
     }
     let (alias, _) = lookup(text)?;
     let metric = text.parse::<Metric>().ok()?;
-    Some(format!(
-        "{text} is read as {metric} ({}; {} name)",
-        alias.convention,
-        alias.tool.possessive()
-    ))
+    let convention = match alias.convention {
+        SAME => format!("{} name, the same definition", alias.tool.possessive()),
+        convention => convention.to_string(),
+    };
+    Some(format!("{text} is read as {metric} ({convention})"))
 }
 
 /// The names [`crate::suggest`] may propose beside ragate's own, as `(name, separators)`: the
@@ -422,19 +422,15 @@ mod tests {
     fn notes_name_the_alias_and_the_convention_once_and_only_for_aliases() {
         assert_eq!(
             note("nDCG@10").as_deref(),
-            Some(
-                "nDCG@10 is read as ndcg_linear@10 (gain g, as ir_measures and trec_eval; ir_measures' name)"
-            )
+            Some("nDCG@10 is read as ndcg_linear@10 (gain g, as ir_measures and trec_eval)")
         );
         assert_eq!(
             note("ndcg_cut.10").as_deref(),
-            Some(
-                "ndcg_cut.10 is read as ndcg_linear@10 (gain g, as ir_measures and trec_eval; trec_eval's name)"
-            )
+            Some("ndcg_cut.10 is read as ndcg_linear@10 (gain g, as ir_measures and trec_eval)")
         );
         assert_eq!(
             note("P_5").as_deref(),
-            Some("P_5 is read as precision@5 (the same definition; trec_eval's name)")
+            Some("P_5 is read as precision@5 (trec_eval's name, the same definition)")
         );
         for own in [
             "ndcg",
