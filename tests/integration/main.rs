@@ -46,6 +46,7 @@ mod statistics;
 mod statistics_real;
 mod sticky_comment;
 mod tier_queries;
+mod trec_eval_format;
 mod trec_streaming;
 mod untrusted_lengths;
 mod verdicts;
