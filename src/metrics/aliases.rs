@@ -507,3 +507,6 @@ mod tests {
         assert!("RR@0".parse::<WrittenMetric>().is_err());
     }
 }
+
+#[cfg(test)]
+mod documented;
