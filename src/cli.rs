@@ -8,8 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::discover;
 use crate::input::{QrelsFormat, RunFormat};
-use crate::metrics::aliases::WrittenMetric;
 use crate::metrics::metric::Metric;
+use crate::metrics::written::WrittenMetric;
 use crate::report::eval_output::OutputFormat;
 use crate::shard::Shard;
 use crate::term::ColorWhen;

@@ -5,9 +5,6 @@
 //! and why it is not the same). ragate's own names always win: trec_eval's `ndcg` (gain g) is
 //! only an output name, since `ndcg` is ragate's nDCG with gain 2^g - 1.
 
-use std::str::FromStr;
-
-use crate::metrics::metric::{Metric, UnknownMetric};
 use crate::metrics::retrieval::RetrievalMetric;
 
 /// The tool whose name an alias is.
@@ -221,19 +218,13 @@ pub fn lookup(text: &str) -> Option<(&'static Alias, Option<usize>)> {
     })
 }
 
-/// The ragate metric `text` reads as, when it is an alias of one; an error when it names a
-/// measure ragate does not compute; None when it is no alias.
-pub(crate) fn resolve(text: &str) -> Option<Result<Metric, UnknownMetric>> {
+/// The ragate metric `text` reads as when it is an alias of one, `Some(None)` when it names a
+/// measure ragate does not compute ([`not_computed_reason`] says why), None when it is no alias.
+pub(crate) fn resolve(text: &str) -> Option<Option<RetrievalMetric>> {
     let (alias, cut) = lookup(text)?;
     Some(match alias.reading {
-        Reading::Same(ours) => ours_with_cut(ours, cut)
-            .map(Metric::Retrieval)
-            .ok_or_else(|| UnknownMetric {
-                name: text.to_string(),
-            }),
-        Reading::NotComputed { .. } => Err(UnknownMetric {
-            name: text.to_string(),
-        }),
+        Reading::Same(ours) => ours_with_cut(ours, cut),
+        Reading::NotComputed { .. } => None,
     })
 }
 
@@ -269,7 +260,7 @@ pub fn note(text: &str) -> Option<String> {
         return None;
     }
     let (alias, _) = lookup(text)?;
-    let metric = text.parse::<Metric>().ok()?;
+    let metric = resolve(text)??;
     let convention = match alias.convention {
         SAME => format!("{} name, the same definition", alias.tool.possessive()),
         convention => convention.to_string(),
@@ -287,8 +278,7 @@ pub(crate) fn suggestable() -> impl Iterator<Item = &'static Alias> {
 
 /// trec_eval's name of `metric` (`P_5`, `ndcg_cut_10`, `recip_rank`, `ndcg` for `ndcg_linear`)
 /// and its place in trec_eval's output order; None when trec_eval has no such measure.
-pub fn trec_eval_name(metric: Metric) -> Option<(usize, String)> {
-    let retrieval = metric.as_retrieval()?;
+pub fn trec_eval_name(retrieval: RetrievalMetric) -> Option<(usize, String)> {
     let cut = retrieval.cutoff();
     ALIASES
         .iter()
@@ -312,30 +302,10 @@ pub fn trec_eval_name(metric: Metric) -> Option<(usize, String)> {
         })
 }
 
-/// A metric as written (on the command line): ragate's name or an alias, with the metric it
-/// reads as, so that the alias can be noted.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WrittenMetric {
-    /// The metric.
-    pub metric: Metric,
-    /// The name as written.
-    pub written: String,
-}
-
-impl FromStr for WrittenMetric {
-    type Err = UnknownMetric;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Ok(WrittenMetric {
-            metric: text.parse()?,
-            written: text.to_string(),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::metric::Metric;
 
     fn reads_as(text: &str) -> String {
         text.parse::<Metric>()
@@ -448,7 +418,7 @@ mod tests {
 
     #[test]
     fn trec_eval_names_round_trip_and_follow_trec_eval_s_order() {
-        let named = |name: &str| trec_eval_name(name.parse().unwrap());
+        let named = |name: &str| trec_eval_name(name.parse::<Metric>().ok()?.as_retrieval()?);
         for (ours, theirs) in [
             ("precision@5", "P_5"),
             ("recall@1000", "recall_1000"),
@@ -497,14 +467,6 @@ mod tests {
                 alias.name
             );
         }
-    }
-
-    #[test]
-    fn a_written_metric_keeps_its_spelling() {
-        let written: WrittenMetric = "RR@10".parse().unwrap();
-        assert_eq!(written.written, "RR@10");
-        assert_eq!(written.metric.to_string(), "mrr@10");
-        assert!("RR@0".parse::<WrittenMetric>().is_err());
     }
 }
 

@@ -253,7 +253,9 @@ impl FromStr for Metric {
             return Ok(Metric::Ppi(judged));
         }
         if let Some(alias) = aliases::resolve(text) {
-            return alias;
+            return alias.map(Metric::Retrieval).ok_or_else(|| UnknownMetric {
+                name: text.to_string(),
+            });
         }
         text.strip_prefix("context_precision@")
             .and_then(|k| k.parse::<usize>().ok())

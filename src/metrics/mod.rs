@@ -7,3 +7,4 @@ pub mod embedding_relevance;
 pub mod generation;
 pub mod metric;
 pub mod retrieval;
+pub mod written;

@@ -18,7 +18,7 @@ use crate::metrics::retrieval::RetrievalMetric;
 pub fn check(metrics: &[Metric]) -> Result<(), String> {
     let unnamed: Vec<String> = metrics
         .iter()
-        .filter(|&&metric| aliases::trec_eval_name(metric).is_none())
+        .filter(|&&metric| trec_eval_name(metric).is_none())
         .map(|&metric| format!("`{metric}` ({})", why_unnamed(metric)))
         .collect();
     if unnamed.is_empty() {
@@ -32,12 +32,17 @@ pub fn check(metrics: &[Metric]) -> Result<(), String> {
     ))
 }
 
+/// trec_eval's name of `metric` and its place in trec_eval's order, when trec_eval has it.
+fn trec_eval_name(metric: Metric) -> Option<(usize, String)> {
+    metric.as_retrieval().and_then(aliases::trec_eval_name)
+}
+
 /// Why trec_eval has no measure for `metric`, and what to ask for instead.
 fn why_unnamed(metric: Metric) -> String {
     match metric {
         Metric::Retrieval(RetrievalMetric::Ndcg(cut)) => {
             let linear = Metric::Retrieval(RetrievalMetric::NdcgLinear(cut));
-            let theirs = aliases::trec_eval_name(linear).map_or(String::new(), |(_, name)| name);
+            let theirs = trec_eval_name(linear).map_or(String::new(), |(_, name)| name);
             format!(
                 "its gain is 2^g - 1; trec_eval's {theirs} uses gain g and is ragate's `{linear}`"
             )
@@ -58,7 +63,7 @@ pub fn render(evaluation: &Evaluation, per_query: bool) -> String {
         .iter()
         .enumerate()
         .filter_map(|(index, &metric)| {
-            let (order, name) = aliases::trec_eval_name(metric)?;
+            let (order, name) = trec_eval_name(metric)?;
             Some((order, metric.cutoff(), name, index))
         })
         .collect();

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::*;
+use crate::metrics::metric::Metric;
 
 const DOCS: &str = include_str!("../../../docs/metrics.md");
 
