@@ -10,7 +10,8 @@ use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 /// A metric: retrieval quality from the ranking, answer quality from the answer (judged or
 /// against a reference), or the pipeline's cost; one enum per family, so that code that handles
 /// one family cannot be handed another. Every name is in [`NAMED`] (the metrics without a
-/// parameter) or parsed by its family ([`RetrievalMetric`], `context_precision@K`, `*_ppi`).
+/// parameter) or parsed by its family ([`RetrievalMetric`], `context_precision@K`, `*_ppi`);
+/// ir_measures' and trec_eval's names read as a retrieval metric ([`aliases`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
     /// A metric of the ranking alone.
