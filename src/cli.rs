@@ -11,6 +11,7 @@ use crate::input::qrels::Grade;
 use crate::input::{QrelsFormat, RunFormat};
 use crate::metrics::conventions::{self, DEFAULT_RELEVANCE_LEVEL, NoRelevant};
 use crate::metrics::metric::Metric;
+use crate::metrics::written::WrittenMetric;
 use crate::report::eval_output::OutputFormat;
 use crate::shard::Shard;
 use crate::term::ColorWhen;
@@ -449,10 +450,11 @@ pub(crate) struct EvalArgs {
     /// The run to score: native JSONL or TREC.
     #[arg(long, value_name = "FILE")]
     pub run: PathBuf,
-    /// A metric to compute (repeatable), e.g. recall@5, mrr, ndcg@10, faithfulness.
+    /// A metric to compute (repeatable), e.g. recall@5, mrr, ndcg@10, faithfulness; also
+    /// ir_measures' and trec_eval's names (nDCG@10, ndcg_cut_10, P_5, recip_rank).
     /// Default: precision@5, recall@5, recall@10, mrr, ndcg@10.
     #[arg(short = 'm', long = "metric", value_name = "METRIC")]
-    pub metrics: Vec<Metric>,
+    pub metrics: Vec<WrittenMetric>,
     /// Document texts (JSONL `{doc_id|_id, title, text}`) for answer metrics whose run has no
     /// `contexts` or retrieved `text`.
     #[arg(long, value_name = "FILE")]
@@ -590,7 +592,12 @@ pub(crate) fn parse(args: &[OsString], on_error: impl FnOnce(&str)) -> Cli {
 /// `ragate eval --format`: the report layer's [`OutputFormat`], which knows nothing of clap.
 impl ValueEnum for OutputFormat {
     fn value_variants<'a>() -> &'a [Self] {
-        &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Tsv]
+        &[
+            OutputFormat::Table,
+            OutputFormat::Json,
+            OutputFormat::Tsv,
+            OutputFormat::TrecEval,
+        ]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
@@ -599,6 +606,9 @@ impl ValueEnum for OutputFormat {
             OutputFormat::Json => PossibleValue::new("json").help("One JSON object"),
             OutputFormat::Tsv => PossibleValue::new("tsv")
                 .help("`metric<TAB>qid|all<TAB>value` rows, trec_eval style, for diffs"),
+            OutputFormat::TrecEval => PossibleValue::new("trec_eval").help(
+                "trec_eval's own lines (its measure names, order and 4 decimals), to diff against it",
+            ),
         })
     }
 }
@@ -660,6 +670,10 @@ mod tests {
                 (
                     "tsv",
                     "`metric<TAB>qid|all<TAB>value` rows, trec_eval style, for diffs"
+                ),
+                (
+                    "trec_eval",
+                    "trec_eval's own lines (its measure names, order and 4 decimals), to diff against it"
                 ),
             ])
         );

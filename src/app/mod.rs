@@ -38,10 +38,12 @@ use crate::exit_code;
 use crate::input;
 use crate::input::corpus;
 use crate::judge::{self, kinds};
+use crate::metrics::aliases;
 use crate::metrics::conventions::Conventions;
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::metrics::retrieval::DEFAULT_METRICS;
 use crate::report::eval_output::{self, OutputFormat};
+use crate::report::trec_eval_format;
 use crate::term;
 
 pub(crate) fn run(cli: Cli) -> Result<i32> {
@@ -70,19 +72,32 @@ pub(crate) fn default_threads() -> usize {
 }
 
 fn eval(args: EvalArgs) -> Result<i32> {
-    if let Some(metric) = args.metrics.iter().find(|m| matches!(m, Metric::Ppi(_))) {
+    let asked: Vec<Metric> = args.metrics.iter().map(|m| m.metric).collect();
+    if let Some(metric) = asked.iter().find(|m| matches!(m, Metric::Ppi(_))) {
         return Err(Error::Usage(format!(
             "`{metric}` is a tier-level estimate from human labels: use it in a gate rule, not in eval"
         )));
     }
-    let metrics: Vec<MetricSpec> = if args.metrics.is_empty() {
+    let metrics: Vec<MetricSpec> = if asked.is_empty() {
         DEFAULT_METRICS
             .iter()
             .map(|&m| MetricSpec::new(Metric::Retrieval(m)))
             .collect()
     } else {
-        args.metrics.into_iter().map(MetricSpec::new).collect()
+        asked.into_iter().map(MetricSpec::new).collect()
     };
+    if args.format == OutputFormat::TrecEval {
+        let computed: Vec<Metric> = metrics.iter().map(|spec| spec.metric).collect();
+        trec_eval_format::check(&computed).map_err(Error::Usage)?;
+    }
+    let mut noted = std::collections::BTreeSet::new();
+    for written in &args.metrics {
+        if noted.insert(written.written.as_str())
+            && let Some(note) = aliases::note(&written.written)
+        {
+            term::note(note);
+        }
+    }
     let corpus = corpus::read_optional(args.corpus.as_deref())?;
     let qrels = input::load_qrels(
         &args.qrels,
@@ -121,7 +136,7 @@ fn eval(args: EvalArgs) -> Result<i32> {
     let text = eval_output::render(&evaluation, args.format, args.per_query);
     match args.format {
         OutputFormat::Table => write_human(&text)?,
-        OutputFormat::Json | OutputFormat::Tsv => write_stdout(&text)?,
+        OutputFormat::Json | OutputFormat::Tsv | OutputFormat::TrecEval => write_stdout(&text)?,
     }
     Ok(exit_code::SUCCESS)
 }

@@ -8,6 +8,7 @@ use crate::config::raw::{RawClaims, RawConfig, RawEmptyAnswer, RawMetric};
 use crate::error::Result;
 use crate::judge::backend::JudgeSpec;
 use crate::judge::kinds;
+use crate::metrics::aliases;
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::metric::{AnswerMetric, JudgedMetric};
@@ -175,4 +176,25 @@ pub(crate) fn add_gated_operational(specs: &mut Vec<MetricSpec>, raw: &RawConfig
             specs.push(MetricSpec::new(metric));
         }
     }
+}
+
+/// `nDCG@10 is read as ndcg_linear@10 (...)` for every metric name of `raw` (metrics list and
+/// rules) that is ir_measures' or trec_eval's rather than ragate's, each name once: the config
+/// keeps ragate's names, the note says how the alias was read.
+pub(crate) fn alias_notes(raw: &RawConfig) -> Vec<String> {
+    let tier_rules = raw
+        .tiers
+        .values()
+        .filter_map(|t| t.gate.as_ref().and_then(|g| g.rules.as_ref()));
+    let rules = raw.gate.rules.iter().chain(tier_rules).flatten();
+    let names = raw
+        .metrics
+        .iter()
+        .map(RawMetric::name)
+        .chain(rules.map(|rule| rule.metric.as_str()));
+    let mut seen = std::collections::BTreeSet::new();
+    names
+        .filter(|name| seen.insert(*name))
+        .filter_map(aliases::note)
+        .collect()
 }

@@ -261,7 +261,13 @@ pub fn load(path: &Path) -> Result<Config> {
         ))
     })?;
     expand::check_same_shape(path, &written, &as_expanded)?;
-    validate(path, raw, &written).map_err(|error| concealer.conceal(locate::locate(error, text)))
+    let notes = metrics::alias_notes(&raw);
+    let config = validate(path, raw, &written)
+        .map_err(|error| concealer.conceal(locate::locate(error, text)))?;
+    for note in notes {
+        crate::term::note(format!("{}: {note}", path.display()));
+    }
+    Ok(config)
 }
 
 /// The config as written, typed. Judges are read kind first ([`raw_judges`]): the kinds come

@@ -651,3 +651,65 @@ fn drift_policy_and_history_dir_are_read_and_checked() {
         );
     }
 }
+
+#[test]
+fn ir_measures_and_trec_eval_names_are_read_as_ragate_s_and_noted_once() {
+    let text = VALID
+        .replace(
+            "metrics: [precision@5, recall@5, recall@10, mrr, ndcg@10]",
+            "metrics: [P@5, recall_5, recall@10, RR, nDCG@10, ndcg@10]",
+        )
+        .replace(
+            "{ metric: ndcg@10, max_drop_pct: 5 }",
+            "{ metric: ndcg_cut.10, max_drop_pct: 5 }",
+        )
+        .replace(
+            "{ metric: mrr, max_drop: 0.1 }",
+            "{ metric: RR, max_drop: 0.1 }",
+        );
+    let config = load_str(&text).unwrap();
+    let names: Vec<String> = config
+        .metrics
+        .iter()
+        .map(|s| s.metric.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "precision@5",
+            "recall@5",
+            "recall@10",
+            "mrr",
+            "ndcg_linear@10",
+            "ndcg@10"
+        ]
+    );
+    let gated: Vec<String> = config.tiers["regression"]
+        .gate
+        .rules
+        .iter()
+        .map(|rule| rule.metric.to_string())
+        .collect();
+    assert!(gated.contains(&"ndcg_linear@10".to_string()), "{gated:?}");
+    let raw = parse(Path::new("eval-config.yaml"), &text).unwrap();
+    assert_eq!(
+        metrics::alias_notes(&raw),
+        [
+            "P@5 is read as precision@5 (ir_measures' name, the same definition)",
+            "recall_5 is read as recall@5 (trec_eval's name, the same definition)",
+            "RR is read as mrr (ir_measures' name, the same definition)",
+            "nDCG@10 is read as ndcg_linear@10 (gain g, as ir_measures and trec_eval)",
+            "ndcg_cut.10 is read as ndcg_linear@10 (gain g, as ir_measures and trec_eval)",
+        ]
+    );
+    // A rule must name a computed metric, also through an alias.
+    let uncomputed = VALID.replace(
+        "{ metric: ndcg@10, max_drop_pct: 5 }",
+        "{ metric: nDCG@10, max_drop_pct: 5 }",
+    );
+    let message = load_str(&uncomputed).unwrap_err().to_string();
+    assert!(
+        message.contains("`ndcg_linear@10` is not computed"),
+        "{message}"
+    );
+}

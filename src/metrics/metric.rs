@@ -3,13 +3,15 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::metrics::aliases;
 use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::retrieval::{self, Direction, RetrievalMetric};
 
 /// A metric: retrieval quality from the ranking, answer quality from the answer (judged or
 /// against a reference), or the pipeline's cost; one enum per family, so that code that handles
 /// one family cannot be handed another. Every name is in [`NAMED`] (the metrics without a
-/// parameter) or parsed by its family ([`RetrievalMetric`], `context_precision@K`, `*_ppi`).
+/// parameter) or parsed by its family ([`RetrievalMetric`], `context_precision@K`, `*_ppi`);
+/// ir_measures' and trec_eval's names read as a retrieval metric ([`aliases`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
     /// A metric of the ranking alone.
@@ -161,11 +163,7 @@ pub fn valid_names() -> String {
 
 /// A metric name ragate does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown metric `{name}`{}: expected one of {}",
-    suggestion(name),
-    valid_names()
-)]
+#[error("{}", unknown_metric_message(name))]
 pub struct UnknownMetric {
     /// The name as given.
     pub name: String,
@@ -182,45 +180,62 @@ fn base_names() -> Vec<String> {
         .collect()
 }
 
-/// The name of a trec_eval measure in ragate (`P_5` and `P@5`: `precision@5`; `ndcg_cut.10`:
-/// `ndcg_linear@10`; `recip_rank`: `mrr`), when `name` is one.
-fn from_trec_eval(name: &str) -> Option<String> {
-    match name {
-        "recip_rank" => return Some("mrr".into()),
-        "Rprec" => return Some("r_precision".into()),
-        _ => {}
+/// `unknown metric `x` (did you mean `y`?): expected one of ...`, or for another tool's name of a
+/// measure ragate does not compute (`Judged@10`, `bpref`), the closest metric and why it differs.
+fn unknown_metric_message(name: &str) -> String {
+    match aliases::not_computed_reason(name) {
+        Some(reason) => format!("unknown metric `{name}`: {reason}"),
+        None => format!(
+            "unknown metric `{name}`{}: expected one of {}",
+            suggestion(name),
+            valid_names()
+        ),
     }
-    let split = name.rfind(['_', '.', '@'])?;
-    let (base, cut) = (&name[..split], &name[split + 1..]);
-    if cut.is_empty() || !cut.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let ours = match base {
-        "P" => "precision",
-        "recall" => "recall",
-        "ndcg_cut" => "ndcg_linear",
-        "map_cut" => "map",
-        "success" => "hit_rate",
-        _ => return None,
-    };
-    Some(format!("{ours}@{cut}"))
 }
 
-/// ` (did you mean `recall@5`?)` for `recal@5`: the closest name, with the cut-off given; the
-/// ragate name of a trec_eval measure (`P_5`).
-fn suggestion(name: &str) -> String {
-    if let Some(ours) = from_trec_eval(name) {
-        return format!(" (did you mean `{ours}`?)");
+/// `name` split at its cut-off: `recal@5` into (`recal`, `@5`), `ndcg_cutt.10` into
+/// (`ndcg_cutt`, `.10`) (trec_eval's separators are taken before digits only).
+fn split_cut(name: &str) -> (&str, &str) {
+    if let Some(at) = name.find('@') {
+        return name.split_at(at);
     }
-    let (base, cut) = match name.split_once('@') {
-        Some((base, cut)) => (base, Some(cut)),
-        None => (name, None),
-    };
-    match crate::suggest::closest(base, base_names().iter().map(String::as_str)) {
-        Some(closest) => {
-            let cut = cut.map_or(String::new(), |k| format!("@{k}"));
-            format!(" (did you mean `{closest}{cut}`?)")
+    match name.rfind(['_', '.']) {
+        Some(at) if name.len() > at + 1 && name[at + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+            name.split_at(at)
         }
+        _ => (name, ""),
+    }
+}
+
+/// ` (did you mean `recall@5`?)` for `recal@5`: the closest name, ragate's or an alias written
+/// with the same separator (`ndcg_cutt_10`: `ndcg_cut_10`), with the cut-off given. A name that
+/// differs only in case from one (`rr`, `p@5`) gets that one; aliases of one or two letters are
+/// proposed only so.
+fn suggestion(name: &str) -> String {
+    let (base, cut) = split_cut(name);
+    let separator = cut.chars().next();
+    let own = base_names();
+    let mut candidates: Vec<&str> = match separator {
+        Some('_' | '.') => Vec::new(),
+        _ => own.iter().map(String::as_str).collect(),
+    };
+    candidates.extend(
+        aliases::suggestable()
+            .filter(|alias| match separator {
+                None => alias.cut != aliases::Cut::Required,
+                Some(separator) => {
+                    alias.cut != aliases::Cut::None && alias.tool.separates_with(separator)
+                }
+            })
+            .map(|alias| alias.name),
+    );
+    let same_but_case = candidates
+        .iter()
+        .find(|candidate| candidate.eq_ignore_ascii_case(base))
+        .copied();
+    let long_enough = candidates.iter().copied().filter(|c| c.len() > 2);
+    match same_but_case.or_else(|| crate::suggest::closest(base, long_enough)) {
+        Some(closest) => format!(" (did you mean `{closest}{cut}`?)"),
         None => String::new(),
     }
 }
@@ -237,6 +252,11 @@ impl FromStr for Metric {
         }
         if let Some(Metric::Judged(judged)) = text.strip_suffix(PPI_SUFFIX).and_then(by_name) {
             return Ok(Metric::Ppi(judged));
+        }
+        if let Some(alias) = aliases::resolve(text) {
+            return alias.map(Metric::Retrieval).ok_or_else(|| UnknownMetric {
+                name: text.to_string(),
+            });
         }
         text.strip_prefix("context_precision@")
             .and_then(|k| k.parse::<usize>().ok())
@@ -501,6 +521,8 @@ mod tests {
         assert!(message("faithfullness").contains("(did you mean `faithfulness`?)"));
         assert!(message("ndcg_lineer@10").contains("(did you mean `ndcg_linear@10`?)"));
         assert!(!message("zzzzzzzzzzzz").contains("did you mean"));
+        // trec_eval's and ir_measures' names are read as the metric (metrics::aliases); their
+        // misspellings get the closest alias, written as the user writes it.
         for (trec_eval, ours) in [
             ("P_5", "precision@5"),
             ("P@10", "precision@10"),
@@ -511,12 +533,43 @@ mod tests {
             ("recip_rank", "mrr"),
             ("Rprec", "r_precision"),
         ] {
-            let expected = format!("(did you mean `{ours}`?)");
-            assert!(message(trec_eval).contains(&expected), "{trec_eval}");
-            assert!(ours.parse::<Metric>().is_ok(), "{ours} is a metric");
+            assert_eq!(
+                trec_eval.parse::<Metric>().map(|m| m.to_string()),
+                Ok(ours.to_string())
+            );
         }
-        assert_eq!(from_trec_eval("P_x"), None);
-        assert_eq!(from_trec_eval("bpref_5"), None);
+        for (misspelt, meant) in [
+            ("ndcg_cutt_10", "ndcg_cut_10"),
+            ("ndcg_cut.10x", "ndcg_cut.10x"),
+            ("recip_rnk", "recip_rank"),
+            ("nDGC@10", "nDCG@10"),
+            ("Sucess@5", "Success@5"),
+            ("rr", "RR"),
+            ("p@5", "P@5"),
+            ("succes.5", "success.5"),
+            ("Rprc", "Rprec"),
+        ] {
+            let expected = format!("(did you mean `{meant}`?)");
+            if misspelt == meant {
+                assert!(!message(misspelt).contains("did you mean"), "{misspelt}");
+            } else {
+                assert!(
+                    message(misspelt).contains(&expected),
+                    "{misspelt}: {}",
+                    message(misspelt)
+                );
+            }
+        }
+        assert!(
+            !message("x@5").contains("did you mean"),
+            "{}",
+            message("x@5")
+        );
+        assert!(
+            !message("P_x").contains("did you mean"),
+            "{}",
+            message("P_x")
+        );
     }
 
     #[test]

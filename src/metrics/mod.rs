@@ -1,5 +1,6 @@
 //! Metrics: per-query values with documented conventions.
 
+pub mod aliases;
 pub mod answer;
 pub mod claims;
 pub mod conventions;
@@ -7,3 +8,4 @@ pub mod embedding_relevance;
 pub mod generation;
 pub mod metric;
 pub mod retrieval;
+pub mod written;

@@ -1,9 +1,10 @@
-//! Output of `ragate eval`: an aligned table, one JSON object, or trec_eval-style TSV rows.
+//! Output of `ragate eval`: an aligned table, one JSON object, trec_eval-style TSV rows, or
+//! trec_eval's own lines ([`crate::report::trec_eval_format`]).
 
 use serde_json::{Map, Value, json};
 
 use crate::evaluate::Evaluation;
-use crate::report::columns;
+use crate::report::{columns, trec_eval_format};
 
 /// How `ragate eval` prints its results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +15,8 @@ pub enum OutputFormat {
     Json,
     /// `metric<TAB>qid|all<TAB>value` rows, trec_eval style, for diffs.
     Tsv,
+    /// trec_eval's own lines: its measure names, its order, 4 decimals.
+    TrecEval,
 }
 
 /// `ragate eval`'s output of `evaluation` in `format`, with a row per query when `per_query`.
@@ -22,6 +25,7 @@ pub fn render(evaluation: &Evaluation, format: OutputFormat, per_query: bool) ->
         OutputFormat::Table => table(evaluation, per_query),
         OutputFormat::Json => json(evaluation, per_query),
         OutputFormat::Tsv => tsv(evaluation, per_query),
+        OutputFormat::TrecEval => trec_eval_format::render(evaluation, per_query),
     }
 }
 

@@ -16,3 +16,4 @@ pub mod operational;
 pub(crate) mod reported;
 pub mod summary;
 pub(crate) mod summary_text;
+pub mod trec_eval_format;

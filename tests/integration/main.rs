@@ -47,6 +47,7 @@ mod statistics;
 mod statistics_real;
 mod sticky_comment;
 mod tier_queries;
+mod trec_eval_format;
 mod trec_eval_suite;
 mod trec_streaming;
 mod untrusted_lengths;
