@@ -563,7 +563,10 @@ fn push_all_checks(out: &mut String, report: &GateReport) {
 /// The notes (the run's error budget, calibration, judging, noise, operational figures), folded.
 fn push_notes(out: &mut String, report: &GateReport) {
     let budget = report.error_budget.as_ref().map(ErrorBudget::statement);
-    let notes: Vec<&String> = budget.iter().chain(&report.notes).collect();
+    let legend = gain_legend(report);
+    let notes: Vec<&String> = (budget.iter().chain(&legend))
+        .chain(&report.notes)
+        .collect();
     if notes.is_empty() {
         return;
     }
@@ -581,6 +584,25 @@ fn push_notes(out: &mut String, report: &GateReport) {
         ));
     }
     out.push_str("\n</details>\n\n");
+}
+
+/// The metric legend's line on nDCG's gain, when a check is on ragate's `ndcg` or `ndcg@k`: its
+/// gain is 2^g − 1, where trec_eval, ir_measures, ranx and BEIR use g (ragate's `ndcg_linear`),
+/// so a number compared with a published table under the same name is not the same measure.
+fn gain_legend(report: &GateReport) -> Option<String> {
+    let mut exponential: Vec<&str> = (report.outcomes.iter())
+        .map(|o| o.metric.as_str())
+        .filter(|m| *m == "ndcg" || m.starts_with("ndcg@"))
+        .collect();
+    exponential.sort_unstable();
+    exponential.dedup();
+    let first = exponential.first()?;
+    let linear = first.replacen("ndcg", "ndcg_linear", 1);
+    Some(format!(
+        "{} uses gain 2^g − 1; trec_eval, ir_measures, ranx and BEIR's nDCG use gain g, which is \
+         ragate's {linear}: compare published nDCG tables with that one",
+        exponential.join(", ")
+    ))
 }
 
 /// The Markdown summary of a decided run (summary.md, the step summary, the PR comment): the

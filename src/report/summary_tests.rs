@@ -577,3 +577,17 @@ fn a_baseline_that_no_longer_fits_is_the_headline_not_a_count_of_skipped_checks(
         render(&report)
     );
 }
+
+#[test]
+fn the_gain_of_ndcg_is_said_only_where_a_check_is_on_it() {
+    let report = sample_report();
+    assert!(report.outcomes.iter().any(|o| o.metric == "ndcg@10"));
+    let text = render(&report);
+    assert!(
+        text.contains("ndcg@10 uses gain 2^g − 1") && text.contains("ragate's ndcg_linear@10"),
+        "{text}"
+    );
+    let mut without = sample_report();
+    without.outcomes.retain(|o| !o.metric.starts_with("ndcg"));
+    assert!(!render(&without).contains("uses gain"));
+}
