@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Location, Result};
+use crate::input::judged_by::ModelJudgment;
 use crate::input::judgments::Judgments;
 use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished, bounded_grade};
 use crate::input::text_file::{FirstLines, TextFile, check_id};
@@ -20,6 +21,8 @@ struct RawQuery {
     graded_relevance: Option<UniqueKeys<Value>>,
     gold_answer_substring: Option<String>,
     reference_answer: Option<String>,
+    /// Provenance of model judgments (`ragate qrels apply`), see [`crate::input::judged_by`].
+    judged_by: Option<UniqueKeys<ModelJudgment>>,
     #[serde(flatten)]
     attributes: UniqueKeys<Value>,
 }
@@ -102,6 +105,7 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         let grade = bounded_grade(grade, &doc)?;
         grades.insert(doc, grade);
     }
+    let gold_listed: Vec<String> = raw.gold_doc_ids.clone().unwrap_or_default();
     let mut judgments = Judgments::default();
     match raw.gold_doc_ids {
         Some(gold) => {
@@ -146,6 +150,19 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
             }
         }
     }
+    let judged_by = raw
+        .judged_by
+        .map(UniqueKeys::into_inner)
+        .unwrap_or_default();
+    if let Some(doc) = judged_by
+        .keys()
+        .find(|doc| !grades.contains_key(*doc) && !gold_listed.contains(doc))
+    {
+        return Err(format!(
+            "judged_by names `{}`, which the query does not judge: expected a document of \"gold_doc_ids\" or \"graded_relevance\"",
+            crate::error::shorten(doc)
+        ));
+    }
     let mut attributes = BTreeMap::new();
     for (key, value) in raw.attributes.into_inner() {
         let text = attribute_value(&value).ok_or_else(|| {
@@ -164,6 +181,7 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         attributes,
         gold_answer_substring: raw.gold_answer_substring,
         reference_answer: raw.reference_answer,
+        judged_by,
     })
 }
 
