@@ -286,6 +286,34 @@ mod tests {
     }
 
     #[test]
+    fn judged_by_marks_model_judgments_of_judged_documents_only() {
+        let qrels = read_str(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"graded_relevance\":{\"d2\":1},\"judged_by\":{\"d2\":{\"judge\":\"command `j`\",\"at\":\"2026-12-03T00:00:00Z\"},\"d1\":{\"judge\":\"m\"}}}",
+        )
+        .unwrap();
+        let q = &qrels.queries()[0];
+        assert_eq!(q.judged_by.len(), 2);
+        assert_eq!(q.judged_by["d2"].judge, "command `j`");
+        assert_eq!(q.judged_by["d1"].at, None);
+        assert!(q.attributes.is_empty(), "not a slice attribute");
+        let err = read_str(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"judged_by\":{\"d9\":{\"judge\":\"m\"}}}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("judged_by names `d9`, which the query does not judge"),
+            "{err}"
+        );
+        let err = read_str(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"judged_by\":{\"d1\":\"m\"}}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("qrels.jsonl:1:"), "{err}");
+    }
+
+    #[test]
     fn truncated_json_names_line_and_column() {
         let err =
             read_str("{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"]}\n{\"qid\":\"b\",")
