@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::input::native_qrels::parse_json_line;
 use crate::input::text_file::TextFile;
 
 /// Who proposed a model judgment, and when.
@@ -62,7 +61,8 @@ pub fn read_sidecar(path: &Path) -> Result<BTreeMap<(String, String), ModelJudgm
         if line.text.trim().is_empty() {
             continue;
         }
-        let entry: SidecarLine = parse_json_line(&file, line.number, line.text, EXPECTED)?;
+        let entry: SidecarLine = serde_json::from_str(line.text)
+            .map_err(|e| Error::parse(path, line.number, format!("{e}: expected {EXPECTED}")))?;
         let key = (entry.qid, entry.doc_id);
         if judged.contains_key(&key) {
             return Err(Error::parse(

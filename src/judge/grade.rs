@@ -102,12 +102,6 @@ impl GradeVerdict {
     }
 }
 
-impl crate::judge::cache::Cached for GradeVerdict {
-    fn check(&self) -> std::result::Result<(), String> {
-        self.clone().checked().map(|_| ())
-    }
-}
-
 /// The `openai` reply content: `{"grade": 0-3, "rationale": "..."?}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -188,16 +182,24 @@ mod tests {
     }
 
     #[test]
-    fn cached_values_are_checked_like_replies() {
-        use crate::judge::cache::Cached;
+    fn a_verdict_out_of_range_is_not_checked() {
         let bad = GradeVerdict {
             grade: 1,
             score: Some(1.5),
             rationale: None,
         };
-        assert!(bad.check().is_err());
+        assert!(bad.clone().checked().is_err());
+        assert!(
+            GradeVerdict {
+                grade: 4,
+                score: None,
+                ..bad.clone()
+            }
+            .checked()
+            .is_err()
+        );
         let good = GradeVerdict { score: None, ..bad };
-        assert!(good.check().is_ok());
+        assert!(good.checked().is_ok());
     }
 
     #[test]

@@ -114,6 +114,13 @@ impl cache::Cached for Verdict {
     }
 }
 
+impl cache::Cached for GradeVerdict {
+    /// A proposed grade as a judge's reply must be ([`GradeVerdict::checked`]).
+    fn check(&self) -> std::result::Result<(), String> {
+        self.clone().checked().map(|_| ())
+    }
+}
+
 impl Judge {
     /// The judge `backend`, telling nothing.
     pub fn new(backend: impl JudgeBackend + 'static) -> Self {
