@@ -453,7 +453,10 @@ fn native_qrels_get_reviewed_proposals_with_provenance_and_judged_at_10_rises() 
         changed.stderr
     );
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
-    assert!(summary.contains("judged@10 0.86"), "{summary}");
+    assert!(
+        summary.contains("judged@10 0.86 (human 0.29, model 0.57)"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -501,6 +504,21 @@ fn trec_qrels_keep_their_format_with_a_provenance_sidecar_and_human_judgments_st
     );
     let qrels = std::fs::read_to_string(dir.join("qrels.txt")).unwrap();
     assert!(qrels.contains("q2 0 d6 3\n"), "{qrels}");
+    let validate = ragate_in(dir, &["validate"]);
+    assert_eq!(validate.code, 0, "{}{}", validate.stdout, validate.stderr);
+    // A sidecar entry for a judgment the qrels do not have marks nothing: an error.
+    let sidecar = dir.join("qrels.txt.judged_by.jsonl");
+    let mut text = std::fs::read_to_string(&sidecar).unwrap();
+    text.push_str("{\"qid\":\"q1\",\"doc_id\":\"d77\",\"judge\":\"m\"}\n");
+    std::fs::write(&sidecar, text).unwrap();
+    let validate = ragate_in(dir, &["validate"]);
+    assert_eq!(validate.code, 2, "{}{}", validate.stdout, validate.stderr);
+    assert!(
+        (validate.stdout.clone() + &validate.stderr).contains("`d77` of query `q1` is not judged"),
+        "{}{}",
+        validate.stdout,
+        validate.stderr
+    );
     let typo = apply(dir, &["--only", "q2:d66"], &[]);
     assert_eq!(typo.code, 2, "{}", typo.stderr);
     assert!(
