@@ -20,6 +20,7 @@ mod judged_run;
 mod judges_called;
 mod manual;
 pub(crate) mod merge;
+mod model_judgments;
 mod output_files;
 mod output_table;
 mod outputs;

@@ -53,7 +53,7 @@ judges:
   ext: {{ kind: command, command: [python3, \"{}\", {mode}] }}
 {llm}cache: {{ path: cache/judge.sqlite }}
 tiers:
-  smoke: {{ qrels: {qrels_file}, queries: queries.tsv, baseline: baseline.json }}
+  smoke: {{ qrels: {qrels_file}, queries: queries.tsv, baseline: baseline.json, model_judgments_max_age_days: 30 }}
 gate:
   decision: point
   min_queries: 1
@@ -420,7 +420,8 @@ fn native_qrels_get_reviewed_proposals_with_provenance_and_judged_at_10_rises() 
         "q2 untouched"
     );
     // The rest; d3 is judged now and kept.
-    let rest = apply(dir, &["--yes"], &[]);
+    // Applied as of 2020-01-01 (SOURCE_DATE_EPOCH): long unreviewed by now.
+    let rest = apply(dir, &["--yes"], &[("SOURCE_DATE_EPOCH", "1577836800")]);
     assert_eq!(rest.code, 0, "{}", rest.stderr);
     assert!(
         rest.stdout
@@ -439,6 +440,15 @@ fn native_qrels_get_reviewed_proposals_with_provenance_and_judged_at_10_rises() 
         "the qrels read back: {}{}",
         validate.stdout, validate.stderr
     );
+    let findings = validate.stdout.clone() + &validate.stderr;
+    assert!(
+        findings.contains(
+            "tier `smoke`: 4 model judgment(s) were applied more than 30 days ago and no person \
+             has reviewed them since"
+        ),
+        "{findings}"
+    );
+    assert!(findings.contains("(2020-01-01T00:00:00Z)"), "{findings}");
     let after = holes(dir, &["--format", "jsonl"]);
     assert_eq!(after.stdout, "", "no holes left at depth 3");
 
