@@ -149,6 +149,30 @@ fn plan(
     Ok(plan)
 }
 
+/// Ids that TREC (whitespace-separated) or TSV (tab-separated) lines can hold: an id with a
+/// separator in it is an error naming it, before anything is written.
+fn check_line_ids(accepted: &[Accepted], layout: Layout, path: &Path) -> Result<()> {
+    let (separates, name): (fn(char) -> bool, &str) = match layout {
+        Layout::Trec => (char::is_whitespace, "TREC"),
+        Layout::Tsv => (|c| c == '\t', "TSV"),
+    };
+    let bad = accepted
+        .iter()
+        .flat_map(|judgment| [&judgment.qid, &judgment.doc_id])
+        .find(|id| id.chars().any(separates));
+    match bad {
+        Some(id) => Err(Error::input(
+            path,
+            format!(
+                "`{}` holds a field separator: {name} qrels cannot hold it; convert them to native \
+                 JSONL (`ragate convert`) first",
+                crate::error::shorten(id)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A unified diff of a file's old and new text (3 lines of context).
 fn unified(old: &str, new: &str, path: &Path) -> String {
     let name = path.display().to_string();
@@ -200,6 +224,13 @@ pub(super) fn run(args: QrelsApplyArgs) -> Result<i32> {
         args.overwrite,
         &args.proposals,
     )?;
+    if let Some(layout) = match format {
+        QrelsFormat::Trec => Some(Layout::Trec),
+        QrelsFormat::Tsv => Some(Layout::Tsv),
+        QrelsFormat::Native | QrelsFormat::Beir => None,
+    } {
+        check_line_ids(&plan.accepted, layout, &args.proposals)?;
+    }
     let at = baseline::accepted_utc()?;
     let new = match format {
         QrelsFormat::Native => {
@@ -337,6 +368,24 @@ mod tests {
             "{err}"
         );
         assert!(only_pairs(&["q1".to_string()]).is_err());
+    }
+
+    #[test]
+    fn ids_with_a_separator_cannot_go_to_line_qrels() {
+        let accepted = |doc: &str| Accepted {
+            qid: "q1".into(),
+            doc_id: doc.into(),
+            grade: 1,
+            judge: "j".into(),
+        };
+        let path = Path::new("p.jsonl");
+        assert!(check_line_ids(&[accepted("d 1")], Layout::Trec, path).is_err());
+        assert!(check_line_ids(&[accepted("d 1")], Layout::Tsv, path).is_ok());
+        let err = check_line_ids(&[accepted("d\t1")], Layout::Tsv, path)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("TSV qrels cannot hold it"), "{err}");
+        assert!(check_line_ids(&[accepted("d1")], Layout::Trec, path).is_ok());
     }
 
     #[test]
