@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result, shorten};
 use crate::input::text_file::TextFile;
-use crate::input::{self, QrelsFormat, qrels::Qrels, queries};
+use crate::input::{self, QrelsFormat, judged_by, qrels::Qrels, queries};
 use crate::pipeline::Pipeline;
 use crate::stats;
 
@@ -70,7 +70,12 @@ pub(crate) fn load_source(tier: &Tier) -> Result<TierQueries> {
         let bytes = std::fs::read(path).map_err(|e| named_by(Error::io(path, e), key))?;
         let sha256 = crate::digest::sha256_hex(&bytes);
         let file = TextFile::from_bytes(path, bytes)?;
-        (input::read_qrels_file(&file, None)?, sha256)
+        let format = input::detect_qrels_format(&file)?;
+        let mut qrels = input::read_qrels_file(&file, Some(format))?;
+        if format != QrelsFormat::Native {
+            attach_sidecar(&mut qrels, path)?;
+        }
+        (qrels, sha256)
     };
     let mut unjudged = 0;
     if let Some(queries_path) = &tier.queries {
@@ -87,6 +92,31 @@ pub(crate) fn load_source(tier: &Tier) -> Result<TierQueries> {
         file_sha256,
         unjudged,
     })
+}
+
+/// The provenance of the model judgments of TREC or TSV qrels at `path`, from their sidecar
+/// (`<qrels>.judged_by.jsonl`, written by `ragate qrels apply`), when there is one. An entry for
+/// a judgment the qrels do not have is an error naming the sidecar: it would mark nothing.
+fn attach_sidecar(qrels: &mut Qrels, path: &Path) -> Result<()> {
+    let sidecar = judged_by::sidecar_path(path);
+    for ((qid, doc), judgment) in judged_by::read_sidecar(&sidecar)? {
+        let judged = qrels
+            .position(&qid)
+            .filter(|&p| qrels.queries()[p].judgments.get(&doc).is_some());
+        let Some(position) = judged else {
+            return Err(Error::input(
+                &sidecar,
+                format!(
+                    "`{}` of query `{}` is not judged in {}: expected the provenance of its judgments only",
+                    shorten(&doc),
+                    shorten(&qid),
+                    path.display()
+                ),
+            ));
+        };
+        qrels.query_mut(position).judged_by.insert(doc, judgment);
+    }
+    Ok(())
 }
 
 /// The most query fields a message lists.

@@ -18,7 +18,7 @@ use crate::report::{junit, measured};
 use crate::term;
 
 /// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
-fn accepted_utc() -> Result<String> {
+pub(super) fn accepted_utc() -> Result<String> {
     let time = match crate::env::source_date_epoch()? {
         Some(text) => UNIX_EPOCH + Duration::from_secs(junit::source_date_epoch_seconds(&text)?),
         None => SystemTime::now(),

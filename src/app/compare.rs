@@ -84,6 +84,7 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
         current: &b,
         calibrations: &calibrations,
         judged_at_k: judged_depth::of_stored(tier, &b),
+        model_judged_at_k: None,
         drift: None,
         run_notes: rejudged.into_iter().collect(),
         mismatch: Some(MismatchHint {

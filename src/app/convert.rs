@@ -26,13 +26,14 @@ use crate::term;
 const DEFAULT_BEIR_SPLIT: &str = "test";
 
 /// The fields a native line has whatever is kept.
-const WRITTEN: [&str; 6] = [
+const WRITTEN: [&str; 7] = [
     "qid",
     "query",
     "graded_relevance",
     "gold_doc_ids",
     "gold_answer_substring",
     "reference_answer",
+    "judged_by",
 ];
 
 pub(super) fn run(args: ConvertArgs) -> Result<i32> {
@@ -221,6 +222,11 @@ fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Val
             .map(|(doc, _)| doc.into())
             .collect();
         line.insert("gold_doc_ids".into(), Value::Array(gold));
+    }
+    // The provenance of model judgments (`ragate qrels apply`) travels with them.
+    if !query.judged_by.is_empty() {
+        let judged_by = serde_json::to_value(&query.judged_by).expect("provenance serialises");
+        line.insert("judged_by".into(), judged_by);
     }
     for (key, value) in [
         ("gold_answer_substring", &query.gold_answer_substring),

@@ -57,7 +57,11 @@ pub(crate) fn requested(cli: &Cli) -> Option<ErrorDocument> {
         Command::Baseline(BaselineCommand::Accept(args)) => plain(args.format),
         Command::Baseline(BaselineCommand::Show(args)) => plain(args.format),
         Command::Eval(args) => (args.format == OutputFormat::Json).then_some(ErrorDocument::Plain),
+        Command::Holes(args) => {
+            (args.format == crate::cli::HolesFormat::Json).then_some(ErrorDocument::Plain)
+        }
         Command::Convert(_)
+        | Command::Qrels(_)
         | Command::History(HistoryCommand::Add(_))
         | Command::Init(_)
         | Command::Report(_)

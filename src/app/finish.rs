@@ -96,6 +96,7 @@ pub(super) fn finish(
         current: &current,
         calibrations: &calibrations,
         judged_at_k: judged_depth::of_run(&current, qrels),
+        model_judged_at_k: judged_depth::model_of_run(&current, qrels),
         drift: series
             .as_ref()
             .map(|series| series.drift(tier, &baseline_sha256)),

@@ -144,6 +144,7 @@ fn checks_against_baseline(
         current: results,
         calibrations: &calibrations,
         judged_at_k: None,
+        model_judged_at_k: None,
         drift: None,
         run_notes: Vec::new(),
         mismatch: None,

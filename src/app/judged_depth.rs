@@ -16,6 +16,11 @@ pub(super) fn of_run(results: &Results, qrels: &Qrels) -> Option<(usize, f64)> {
     gate::judged_at_k(results, qrels, JUDGED_DEPTH).map(|share| (JUDGED_DEPTH, share))
 }
 
+/// The share of the same top-k docs that model judgments judge (None when the qrels hold none).
+pub(super) fn model_of_run(results: &Results, qrels: &Qrels) -> Option<f64> {
+    gate::model_judged_at_k(results, qrels, JUDGED_DEPTH)
+}
+
 /// judged@k of stored `results` of `tier` (`compare`, `report`), against the tier's qrels when
 /// they are still the ones the results were evaluated with; None otherwise (the qrels changed or
 /// cannot be read: then the measure would be of other judgments, and no check depends on it).

@@ -10,6 +10,7 @@ pub(crate) mod error_output;
 mod finish;
 mod gate;
 mod history;
+mod holes;
 mod init;
 mod judge_consistency;
 mod judge_eval;
@@ -19,10 +20,12 @@ mod judged_run;
 mod judges_called;
 mod manual;
 pub(crate) mod merge;
+mod model_judgments;
 mod output_files;
 mod output_table;
 mod outputs;
 mod preflight;
+mod qrels_apply;
 mod rejudge;
 mod repeats;
 mod report;
@@ -30,7 +33,7 @@ mod tier_baseline;
 mod tier_labels;
 mod validate;
 
-use crate::cli::{BaselineCommand, Cli, Command, EvalArgs, HistoryCommand};
+use crate::cli::{BaselineCommand, Cli, Command, EvalArgs, HistoryCommand, QrelsCommand};
 use crate::config::DEFAULT_JUDGE;
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, evaluate};
@@ -61,6 +64,8 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Command::History(HistoryCommand::Add(args)) => history::add(args),
         Command::History(HistoryCommand::Show(args)) => history::show(args),
         Command::Init(args) => init::run(args),
+        Command::Holes(args) => holes::run(args),
+        Command::Qrels(QrelsCommand::Apply(args)) => qrels_apply::run(args),
         Command::Report(args) => report::run(args),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),

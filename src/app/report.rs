@@ -124,6 +124,7 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
         current: &current,
         calibrations: &calibrations,
         judged_at_k: judged_depth::of_stored(tier, &current),
+        model_judged_at_k: None,
         drift: series
             .as_ref()
             .map(|(_, series)| series.drift(tier, &baseline_sha256)),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use crate::app::error_output::with_causes;
-use crate::app::{preflight, tier_baseline, write_human, write_stdout};
+use crate::app::{model_judgments, preflight, tier_baseline, write_human, write_stdout};
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::Results;
 use crate::cli::{GateFormat, ValidateArgs};
@@ -116,6 +116,11 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
                 .lints
                 .extend(tier::unjudged_note(tier, queries.unjudged));
             lint_qrels(tier, qrels, corpus, &mut findings.lints);
+            findings.lints.extend(model_judgments::stale_warning(
+                tier,
+                qrels,
+                std::time::SystemTime::now(),
+            ));
             check_slices(config, tier, qrels, findings);
             whole = Some(queries);
         }

@@ -140,6 +140,9 @@ pub struct Tier {
     /// The relevance level and what a judged query without a relevant document scores
     /// (`relevance_level:`, `no_relevant:`), recorded in the results' provenance.
     pub conventions: Conventions,
+    /// How old a model judgment (`judged_by`'s `at`) may grow before `ragate validate` warns
+    /// that no person has reviewed it since (None: never).
+    pub model_judgments_max_age_days: Option<u64>,
 }
 
 /// How a tier's checks are decided: decision rule, significance level, corrections, rules.
@@ -429,6 +432,7 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
                     relevance_level,
                     no_relevant: tier.no_relevant.unwrap_or_default(),
                 },
+                model_judgments_max_age_days: tier.model_judgments_max_age_days,
             },
         );
     }

@@ -172,6 +172,8 @@ pub(crate) struct RawTier {
     pub relevance_level: Option<i64>,
     /// What a judged query without a relevant document scores: `exclude` (default) or `zero`.
     pub no_relevant: Option<crate::metrics::conventions::NoRelevant>,
+    /// `ragate validate` warns about model judgments (`judged_by`) applied longer ago than this.
+    pub model_judgments_max_age_days: Option<u64>,
     pub gate: Option<RawGate>,
 }
 

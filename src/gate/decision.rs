@@ -43,6 +43,9 @@ pub struct DecisionInputs<'a> {
     pub calibrations: &'a [Calibration],
     /// judged@k of the current run against its qrels: (k, share), None when not measured.
     pub judged_at_k: Option<(usize, f64)>,
+    /// The share of the same top-k docs that model judgments judge; None when the qrels hold
+    /// none (then nothing reports the split).
+    pub model_judged_at_k: Option<f64>,
     /// The run history's series (`--history`): a drift check per `all` check; None without one.
     pub drift: Option<DriftInputs<'a>>,
     /// Notes about the run from the command (re-judging, noise, judging work, operational
@@ -124,6 +127,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         current,
         calibrations,
         judged_at_k,
+        model_judged_at_k,
         drift,
         run_notes,
         mismatch: _,
@@ -204,7 +208,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         outcomes.extend(drift_checks);
     }
     warnings.extend(tier.gate.notices.iter().cloned());
-    warnings.extend(judged_at_k.and_then(judged_warning));
+    warnings.extend(judged_at_k.and_then(|judged| judged_warning(judged, model_judged_at_k)));
     let diagnoses = current
         .summary
         .iter()
@@ -231,6 +235,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         baseline_only,
         current_only,
         judged_at_k,
+        model_judged_at_k,
         diagnoses,
         notes,
         warnings,
@@ -238,13 +243,22 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
     }
 }
 
-/// The warning of a judged@k share below [`JUDGED_SHARE_WARNING`].
-fn judged_warning((k, share): (usize, f64)) -> Option<String> {
+/// The warning of a judged@k share below [`JUDGED_SHARE_WARNING`], with the human and model
+/// shares when the qrels hold model judgments.
+fn judged_warning((k, share): (usize, f64), model: Option<f64>) -> Option<String> {
     (share < JUDGED_SHARE_WARNING).then(|| {
         format!(
-            "judged@{k} is {share:.2}: most retrieved docs are unjudged and count as irrelevant, \
-             so recall and nDCG look worse than they are; judge more docs"
+            "judged@{k} is {share:.2}{}: most retrieved docs are unjudged and count as irrelevant, \
+             so recall and nDCG look worse than they are; judge more docs",
+            judged_split(share, model)
         )
+    })
+}
+
+/// ` (human 0.29, model 0.57)` when the qrels hold model judgments, else nothing.
+pub(crate) fn judged_split(share: f64, model: Option<f64>) -> String {
+    model.map_or(String::new(), |model| {
+        format!(" (human {:.2}, model {model:.2})", (share - model).max(0.0))
     })
 }
 

@@ -44,6 +44,9 @@ pub struct GateReport {
     pub current_only: Vec<String>,
     /// judged@k of the current run: (k, share of the top-k retrieved docs the qrels judge).
     pub judged_at_k: Option<(usize, f64)>,
+    /// The share of those top-k docs that model judgments (`judged_by`) judge; None when the
+    /// qrels hold no model judgment.
+    pub model_judged_at_k: Option<f64>,
     /// Likely causes per slice, from the failure-diagnosis matrix
     /// (`[slice] stage: evidence -> usual fix`).
     pub diagnoses: Vec<String>,
@@ -69,6 +72,7 @@ impl GateReport {
             baseline_only: Vec::new(),
             current_only: Vec::new(),
             judged_at_k: None,
+            model_judged_at_k: None,
             diagnoses: Vec::new(),
             notes: Vec::new(),
             warnings: Vec::new(),
@@ -102,6 +106,31 @@ pub fn judged_at_k(results: &Results, qrels: &Qrels, k: usize) -> Option<f64> {
         }
     }
     (retrieved > 0).then(|| judged as f64 / retrieved as f64)
+}
+
+/// The share of the top-`k` retrieved docs of `results` that a model judged (the qrels'
+/// `judged_by`), of the same docs as [`judged_at_k`]; None when the qrels hold no model
+/// judgment, or nothing was retrieved.
+pub fn model_judged_at_k(results: &Results, qrels: &Qrels, k: usize) -> Option<f64> {
+    if qrels
+        .queries()
+        .iter()
+        .all(|query| query.judged_by.is_empty())
+    {
+        return None;
+    }
+    let (mut model, mut retrieved) = (0usize, 0usize);
+    for (qid, record) in &results.queries {
+        let Some(position) = qrels.position(qid) else {
+            continue;
+        };
+        let query = &qrels.queries()[position];
+        for doc in record.retrieved.iter().take(k) {
+            retrieved += 1;
+            model += usize::from(query.judged_by.contains_key(doc));
+        }
+    }
+    (retrieved > 0).then(|| model as f64 / retrieved as f64)
 }
 
 /// What changed in an answer: a word diff (`[-removed-]{+added+}`) and the claims that are not
@@ -322,5 +351,24 @@ mod tests {
             "a and b of a, x, b, y"
         );
         assert_eq!(judged_at_k(&results, &qrels, 1), Some(1.0));
+        assert_eq!(
+            model_judged_at_k(&results, &qrels, 4),
+            None,
+            "no model judgment"
+        );
+        let model = native_qrels::read(
+            &TextFile::from_bytes(
+                "q.jsonl",
+                b"{\"qid\":\"q1\",\"query\":\"x\",\"graded_relevance\":{\"a\":1,\"b\":0},\"judged_by\":{\"b\":{\"judge\":\"m\"}}}".to_vec(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            model_judged_at_k(&results, &model, 4),
+            Some(0.25),
+            "b of a, x, b, y"
+        );
+        assert_eq!(model_judged_at_k(&results, &model, 1), Some(0.0));
     }
 }

@@ -4,9 +4,11 @@ pub mod beir;
 pub mod corpus;
 pub(crate) mod decimal;
 pub mod judge_items;
+pub mod judged_by;
 pub mod judgments;
 pub mod labels;
 pub mod native_qrels;
+pub mod proposals;
 pub mod qrels;
 pub mod queries;
 pub mod run;
@@ -52,7 +54,8 @@ fn has_json_extension(path: &Path) -> bool {
     )
 }
 
-fn detect_qrels_format(file: &TextFile) -> Result<QrelsFormat> {
+/// The qrels format of `file`, from its extension or its first non-comment line.
+pub(crate) fn detect_qrels_format(file: &TextFile) -> Result<QrelsFormat> {
     if has_json_extension(file.path()) {
         return Ok(QrelsFormat::Native);
     }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Location, Result};
+use crate::input::judged_by::ModelJudgment;
 use crate::input::judgments::Judgments;
 use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished, bounded_grade};
 use crate::input::text_file::{FirstLines, TextFile, check_id};
@@ -20,6 +21,8 @@ struct RawQuery {
     graded_relevance: Option<UniqueKeys<Value>>,
     gold_answer_substring: Option<String>,
     reference_answer: Option<String>,
+    /// Provenance of model judgments (`ragate qrels apply`), see [`crate::input::judged_by`].
+    judged_by: Option<UniqueKeys<ModelJudgment>>,
     #[serde(flatten)]
     attributes: UniqueKeys<Value>,
 }
@@ -102,6 +105,7 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         let grade = bounded_grade(grade, &doc)?;
         grades.insert(doc, grade);
     }
+    let gold_listed: Vec<String> = raw.gold_doc_ids.clone().unwrap_or_default();
     let mut judgments = Judgments::default();
     match raw.gold_doc_ids {
         Some(gold) => {
@@ -146,6 +150,19 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
             }
         }
     }
+    let judged_by = raw
+        .judged_by
+        .map(UniqueKeys::into_inner)
+        .unwrap_or_default();
+    if let Some(doc) = judged_by
+        .keys()
+        .find(|doc| !grades.contains_key(*doc) && !gold_listed.contains(doc))
+    {
+        return Err(format!(
+            "judged_by names `{}`, which the query does not judge: expected a document of \"gold_doc_ids\" or \"graded_relevance\"",
+            crate::error::shorten(doc)
+        ));
+    }
     let mut attributes = BTreeMap::new();
     for (key, value) in raw.attributes.into_inner() {
         let text = attribute_value(&value).ok_or_else(|| {
@@ -164,6 +181,7 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         attributes,
         gold_answer_substring: raw.gold_answer_substring,
         reference_answer: raw.reference_answer,
+        judged_by,
     })
 }
 
@@ -265,6 +283,34 @@ mod tests {
         for (input, expected) in cases {
             assert_eq!(read_str(input).unwrap_err().to_string(), expected);
         }
+    }
+
+    #[test]
+    fn judged_by_marks_model_judgments_of_judged_documents_only() {
+        let qrels = read_str(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"graded_relevance\":{\"d2\":1},\"judged_by\":{\"d2\":{\"judge\":\"command `j`\",\"at\":\"2026-12-03T00:00:00Z\"},\"d1\":{\"judge\":\"m\"}}}",
+        )
+        .unwrap();
+        let q = &qrels.queries()[0];
+        assert_eq!(q.judged_by.len(), 2);
+        assert_eq!(q.judged_by["d2"].judge, "command `j`");
+        assert_eq!(q.judged_by["d1"].at, None);
+        assert!(q.attributes.is_empty(), "not a slice attribute");
+        let err = read_str(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"judged_by\":{\"d9\":{\"judge\":\"m\"}}}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("judged_by names `d9`, which the query does not judge"),
+            "{err}"
+        );
+        let err = read_str(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"judged_by\":{\"d1\":\"m\"}}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("qrels.jsonl:1:"), "{err}");
     }
 
     #[test]

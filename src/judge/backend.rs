@@ -12,6 +12,7 @@ use crate::config::keys::Keys;
 use crate::config::yaml;
 use crate::error::{Error, Result};
 use crate::judge::events::Events;
+use crate::judge::grade::{GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
 
 /// A kind of judge (`kind: lexical`, `openai`, ...): how the config writes one and what it
@@ -198,6 +199,22 @@ pub trait JudgeBackend: DynEq + fmt::Debug + Send + Sync {
             name,
             format!(
                 "a {} judge cannot decompose answers into claims: expected an openai or command judge for `claims: llm`",
+                self.kind()
+            ),
+        ))
+    }
+    /// The proposed relevance grade (0-3) of every (query, document), in order (`ragate holes
+    /// --judge`); an error for a kind that cannot grade.
+    fn grade_all(
+        &self,
+        name: &str,
+        _tasks: &[GradeTask],
+        _events: &Events,
+    ) -> Result<Vec<GradeVerdict>> {
+        Err(Error::judge(
+            name,
+            format!(
+                "a {} judge cannot propose relevance grades: expected an openai or command judge",
                 self.kind()
             ),
         ))

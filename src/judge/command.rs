@@ -7,7 +7,8 @@
 //! 2 for true, 0 for false). Writing and reading run concurrently, so large batches cannot
 //! deadlock. A grade that contradicts the verdict (0 with true, 2 with false), an unknown or
 //! repeated id, a malformed line, a missing answer, a non-zero exit or the timeout is an error that
-//! names the request.
+//! names the request. Claim decomposition (`task: claims`) and graded relevance (`task: grade`)
+//! have contracts of their own, in [`crate::judge::decompose`] and [`crate::judge::grade`].
 
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use crate::error::{Error, Result, shorten};
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
 use crate::judge::decompose;
 use crate::judge::events::{Events, JudgeEvent};
+use crate::judge::grade::{self, GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
 use crate::subprocess::{LineProcess, Next, describe_exit};
 
@@ -144,6 +146,15 @@ impl JudgeBackend for CommandJudge {
     ) -> Result<Vec<Vec<String>>> {
         CommandJudge::decompose_all(self, name, tasks, events)
     }
+
+    fn grade_all(
+        &self,
+        name: &str,
+        tasks: &[GradeTask],
+        events: &Events,
+    ) -> Result<Vec<GradeVerdict>> {
+        CommandJudge::grade_all(self, name, tasks, events)
+    }
 }
 
 /// How long a program that closed its output early is given to exit, for its exit status.
@@ -182,6 +193,22 @@ struct Reply {
 struct CommandClaimsReply {
     id: String,
     claims: Vec<String>,
+}
+
+/// A `command` judge's reply to a grade request.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandGradeReply {
+    id: String,
+    grade: u8,
+    confidence: Option<f64>,
+    rationale: Option<String>,
+}
+
+impl ReplyId for CommandGradeReply {
+    fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 impl ReplyId for CommandClaimsReply {
@@ -416,6 +443,48 @@ impl CommandJudge {
             "{\"id\", \"claims\": [\"...\"]}",
             |index, reply: CommandClaimsReply, line_number| {
                 decompose::checked(reply.claims).map_err(|e| {
+                    format!(
+                        "output line {line_number}: request {index} ({}): {e}",
+                        summary(index)
+                    )
+                })
+            },
+        )
+    }
+}
+
+impl CommandJudge {
+    /// Proposes a relevance grade for every (query, document) with one run of the program, in
+    /// order.
+    pub fn grade_all(
+        &self,
+        name: &str,
+        tasks: &[GradeTask],
+        events: &Events,
+    ) -> Result<Vec<GradeVerdict>> {
+        let requests: Vec<String> = tasks
+            .iter()
+            .enumerate()
+            .map(|(id, task)| {
+                let mut line = grade::inputs(task);
+                line["id"] = json!(id.to_string());
+                format!("{line}\n")
+            })
+            .collect();
+        let summary = |index: usize| tasks[index].summary();
+        self.exchange(
+            name,
+            events,
+            requests,
+            &summary,
+            "{\"id\", \"grade\": 0-3, \"confidence\"?, \"rationale\"?}",
+            |index, reply: CommandGradeReply, line_number| {
+                let verdict = GradeVerdict {
+                    grade: reply.grade,
+                    score: reply.confidence,
+                    rationale: reply.rationale,
+                };
+                verdict.checked().map_err(|e| {
                     format!(
                         "output line {line_number}: request {index} ({}): {e}",
                         summary(index)

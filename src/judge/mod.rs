@@ -10,6 +10,7 @@ pub mod command;
 pub mod decompose;
 pub mod embeddings;
 pub mod events;
+pub mod grade;
 pub mod kinds;
 pub mod lexical;
 pub mod lexical2;
@@ -27,6 +28,7 @@ use backend::{JudgeBackend, JudgeSpec, JudgeUsage};
 use cache::{CacheKey, JudgeCache};
 use embeddings::EmbeddingClient;
 use events::{Events, JudgeEvent};
+use grade::{GRADE_PROMPT_VERSION, GradeTask, GradeVerdict};
 pub use task::{ClaimsTask, Task, Verdict};
 
 /// A configured judge's client; clones share it (and its usage counters).
@@ -109,6 +111,13 @@ impl cache::Cached for Verdict {
             }
             _ => Ok(()),
         }
+    }
+}
+
+impl cache::Cached for GradeVerdict {
+    /// A proposed grade as a judge's reply must be ([`GradeVerdict::checked`]).
+    fn check(&self) -> std::result::Result<(), String> {
+        self.clone().checked().map(|_| ())
     }
 }
 
@@ -205,6 +214,31 @@ impl Judge {
         cache::through(cache, &keys, what, |missing| {
             let asked: Vec<ClaimsTask> = missing.iter().map(|&i| tasks[i].clone()).collect();
             self.backend.decompose_all(name, &asked, &self.events)
+        })
+    }
+
+    /// The judge's identity as recorded with its graded-relevance proposals: [`Self::describe`]
+    /// and the graded-relevance prompt version.
+    pub fn grade_identity(&self) -> String {
+        format!("{} grade-prompt {GRADE_PROMPT_VERSION}", self.describe())
+    }
+
+    /// Proposes a relevance grade for every (query, document), in order, through the cache (the
+    /// key adds the graded-relevance prompt version). Returns the verdicts and how many went to
+    /// the judge. Only `openai` and `command` judges grade.
+    pub fn grade_cached(
+        &self,
+        name: &str,
+        tasks: &[GradeTask],
+        cache: Option<&JudgeCache>,
+    ) -> Result<(Vec<GradeVerdict>, usize)> {
+        let extra = format!(" grade {GRADE_PROMPT_VERSION}");
+        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key(&extra, t)).collect();
+        let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
+        cache::through(cache, &keys, what, |missing| {
+            self.announce(name, missing.len(), tasks.len());
+            let asked: Vec<GradeTask> = missing.iter().map(|&i| tasks[i].clone()).collect();
+            self.backend.grade_all(name, &asked, &self.events)
         })
     }
 

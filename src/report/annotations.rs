@@ -272,6 +272,7 @@ pub(crate) fn sample_report() -> GateReport {
         baseline_only: vec!["q99".to_string()],
         current_only: Vec::new(),
         judged_at_k: Some((10, 0.42)),
+        model_judged_at_k: None,
         diagnoses: vec![],
         notes: vec![],
         warnings: vec!["the qrels changed since the baseline (sha256 aaa -> bbb)".to_string()],

@@ -555,7 +555,10 @@ fn push_all_checks(out: &mut String, report: &GateReport) {
         report.current_only.len()
     ));
     if let Some((k, share)) = report.judged_at_k {
-        out.push_str(&format!(" · judged@{k} {share:.2}"));
+        out.push_str(&format!(
+            " · judged@{k} {share:.2}{}",
+            crate::gate::decision::judged_split(share, report.model_judged_at_k)
+        ));
     }
     out.push_str("\n\n</details>\n\n");
 }

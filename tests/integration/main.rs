@@ -46,6 +46,7 @@ mod stale_outputs;
 mod statistics;
 mod statistics_real;
 mod sticky_comment;
+mod test_set;
 mod tier_queries;
 mod trec_eval_format;
 mod trec_eval_suite;

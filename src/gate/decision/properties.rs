@@ -92,6 +92,7 @@ fn decided_as<'a>(
         current,
         calibrations: &[],
         judged_at_k: None,
+        model_judged_at_k: None,
         drift: None,
         run_notes: Vec::new(),
         mismatch,
@@ -373,6 +374,7 @@ fn a_drift_decides_the_run_status_with_the_other_checks_under_drift_fail() {
             current: &current,
             calibrations: &[],
             judged_at_k: None,
+            model_judged_at_k: None,
             drift: Some(DriftInputs {
                 series: &series,
                 baseline_sha256: "b",
@@ -413,7 +415,7 @@ fn a_low_judged_at_k_warns_last_and_is_reported() {
     let config = config("{ metric: mrr, max_drop: 0.03 }");
     let tier = &config.tiers["t"];
     let (baseline, current) = one_standard_error_beyond();
-    let with_share = |share: f64| {
+    let with_shares = |share: f64, model: Option<f64>| {
         decide(DecisionInputs {
             config: &config,
             tier,
@@ -421,12 +423,14 @@ fn a_low_judged_at_k_warns_last_and_is_reported() {
             current: &current,
             calibrations: &[],
             judged_at_k: Some((10, share)),
+            model_judged_at_k: model,
             drift: None,
             run_notes: vec!["a note of the run".into()],
             mismatch: None,
         })
         .report
     };
+    let with_share = |share: f64| with_shares(share, None);
     let low = with_share(0.3);
     assert_eq!(low.judged_at_k, Some((10, 0.3)));
     assert_eq!(
@@ -444,6 +448,17 @@ fn a_low_judged_at_k_warns_last_and_is_reported() {
         high.warnings
     );
     assert_eq!(high.status, low.status);
+    // With model judgments in the qrels, the warning splits the share.
+    let split = with_shares(0.3, Some(0.1));
+    assert_eq!(split.model_judged_at_k, Some(0.1));
+    assert!(
+        split
+            .warnings
+            .last()
+            .is_some_and(|w| w.starts_with("judged@10 is 0.30 (human 0.20, model 0.10): most")),
+        "{:?}",
+        split.warnings
+    );
 }
 
 #[test]
@@ -465,6 +480,7 @@ fn a_baseline_that_no_longer_fits_is_warned_first_with_the_next_step_and_recorde
             current: &current,
             calibrations: &[],
             judged_at_k: None,
+            model_judged_at_k: None,
             drift: None,
             run_notes: Vec::new(),
             mismatch: Some(MismatchHint {

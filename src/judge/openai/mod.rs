@@ -28,8 +28,8 @@
 //! per HTTP request, 429, 5xx, timeouts, connection errors and unparseable replies retried up to
 //! `max_retries` times with exponential backoff and jitter or after the `Retry-After` (seconds or
 //! an HTTP date) the server asks for; other HTTP statuses (400, 401, 404, ...) fail at once.
-//! Claim decomposition (`claims: llm`) uses the same plumbing; its contract is in
-//! [`crate::judge::decompose`]. Every HTTP request,
+//! Claim decomposition (`claims: llm`) and graded relevance (`ragate holes --judge`) use the
+//! same plumbing; their contracts are in [`crate::judge::decompose`] and [`crate::judge::grade`]. Every HTTP request,
 //! retries included, counts against `max_calls`, a budget for the whole run (shared by clones of
 //! the judge): a run whose calls cannot fit in what is left fails before any call, and a run that
 //! would exceed the budget through retries fails when it would; a failed run never returns partial
@@ -48,6 +48,7 @@ use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::backend::{JudgeBackend, JudgeKind, JudgeUsage};
 use crate::judge::decompose;
 use crate::judge::events::Events;
+use crate::judge::grade::{self, GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
 
 mod settings;
@@ -382,6 +383,20 @@ impl OpenAiJudge {
     }
 }
 
+impl OpenAiJudge {
+    /// Proposes a relevance grade for every (query, document), one call each, in order.
+    pub fn grade_all(&self, name: &str, tasks: &[GradeTask]) -> Result<Vec<GradeVerdict>> {
+        let requests: Vec<Request> = tasks
+            .iter()
+            .map(|task| Request {
+                body: self.body(grade::GRADE_INSTRUCTIONS, &grade::inputs(task)),
+                what: task.summary(),
+            })
+            .collect();
+        self.chat_all(name, &requests, |_, content| grade::parse_grade(content))
+    }
+}
+
 impl JudgeBackend for OpenAiJudge {
     fn kind(&self) -> &'static str {
         OpenAi::NAME
@@ -406,6 +421,15 @@ impl JudgeBackend for OpenAiJudge {
         _events: &Events,
     ) -> Result<Vec<Vec<String>>> {
         OpenAiJudge::decompose_all(self, name, tasks)
+    }
+
+    fn grade_all(
+        &self,
+        name: &str,
+        tasks: &[GradeTask],
+        _events: &Events,
+    ) -> Result<Vec<GradeVerdict>> {
+        OpenAiJudge::grade_all(self, name, tasks)
     }
 
     fn usage(&self) -> Option<JudgeUsage> {

@@ -1,0 +1,198 @@
+//! `ragate holes`: the retrieved-but-unjudged documents of a tier within its gated depth, pooled
+//! across runs and ranked by how much a judgment can move the gated metrics ([`pool`]); with
+//! `--judge`, a judge's proposed grades written to a proposals file ([`propose`]), never into
+//! the qrels.
+
+mod pool;
+mod propose;
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::app::judged_depth::JUDGED_DEPTH;
+use crate::app::{default_threads, output_files, write_human, write_stdout};
+use crate::cli::{HolesArgs, HolesFormat};
+use crate::config::{self, Tier};
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::tier;
+use pool::{Hole, PoolStats};
+
+/// How deep the holes are looked for: `--depth`, else the largest cut-off of the tier's gated
+/// retrieval metrics (one without a cut-off, such as mrr, counts as [`JUDGED_DEPTH`]), else
+/// [`JUDGED_DEPTH`].
+fn gated_depth(tier: &Tier) -> usize {
+    tier.gate
+        .rules
+        .iter()
+        .filter(|rule| rule.metric.as_retrieval().is_some())
+        .map(|rule| rule.metric.cutoff().unwrap_or(JUDGED_DEPTH))
+        .max()
+        .unwrap_or(JUDGED_DEPTH)
+}
+
+pub(super) fn run(args: HolesArgs) -> Result<i32> {
+    if args.depth == Some(0) {
+        return Err(Error::Usage(
+            "--depth 0: expected a depth of at least 1".to_string(),
+        ));
+    }
+    let config = config::load(&args.config)?;
+    let tier = config.tier(&args.tier)?;
+    let depth = args.depth.unwrap_or_else(|| gated_depth(tier));
+    let queries = tier::load(&config, tier)?;
+    let threads = args.threads.unwrap_or_else(default_threads);
+    let separator = config.chunk_separator.as_deref();
+    let rankings = args
+        .runs
+        .iter()
+        .map(|path| pool::read_run(path, depth, separator, threads))
+        .collect::<Result<Vec<_>>>()?;
+    let (mut holes, stats) = pool::holes(&rankings, &queries.qrels);
+    let found = holes.len();
+    if let Some(limit) = args.limit {
+        holes.truncate(limit);
+    }
+    let Some(judge_name) = &args.judge else {
+        let header = Header {
+            tier: &tier.name,
+            depth,
+            runs: args.runs.len(),
+            stats,
+            found,
+        };
+        print_holes(&header, &holes, args.format)?;
+        return Ok(exit_code::SUCCESS);
+    };
+    let out = args.out.as_deref().ok_or_else(|| {
+        Error::Usage("--judge writes a proposals file: pass --out FILE".to_string())
+    })?;
+    let mut inputs = output_files::inputs(&config, tier, None);
+    inputs.extend(args.runs.iter().map(|run| output_files::Input {
+        path: run.clone(),
+        named_by: "a run".to_string(),
+    }));
+    output_files::refuse_input("--out", out, &inputs)?;
+    let written = propose::run(&config, &queries.qrels, judge_name, &holes, out)?;
+    write_human(&format!(
+        "wrote {} proposals of judge `{judge_name}` for {} of {found} holes (depth {depth}, {} runs) to {}\n\
+         review them, then `ragate qrels apply {} --tier {}`\n",
+        written.proposals,
+        holes.len(),
+        args.runs.len(),
+        out.display(),
+        out.display(),
+        tier.name
+    ))?;
+    if written.asked < written.proposals {
+        write_human(&format!(
+            "{} of them from the judge cache\n",
+            written.proposals - written.asked
+        ))?;
+    }
+    Ok(exit_code::SUCCESS)
+}
+
+/// What the holes list says of where it comes from.
+struct Header<'a> {
+    tier: &'a str,
+    depth: usize,
+    runs: usize,
+    stats: PoolStats,
+    /// Holes found, before `--limit`.
+    found: usize,
+}
+
+/// A cell of the table: control characters escaped, no tab or line feed to break the columns.
+fn cell(text: &str) -> String {
+    crate::escape::visible(text)
+        .replace('\t', "\\t")
+        .replace('\n', "\\n")
+}
+
+fn hole_json(hole: &Hole) -> serde_json::Value {
+    json!({
+        "qid": hole.qid,
+        "doc_id": hole.doc_id,
+        "priority": hole.priority,
+        "best_rank": hole.best_rank,
+        "runs": hole.runs,
+    })
+}
+
+fn print_holes(header: &Header<'_>, holes: &[Hole], format: HolesFormat) -> Result<()> {
+    let stats = header.stats;
+    match format {
+        HolesFormat::Json => {
+            let document = json!({
+                "tier": header.tier,
+                "depth": header.depth,
+                "runs": header.runs,
+                "queries": stats.queries,
+                "pooled": stats.pooled,
+                "judged": stats.judged,
+                "holes_found": header.found,
+                "holes": holes.iter().map(hole_json).collect::<Vec<_>>(),
+            });
+            write_stdout(&format!("{document:#}\n"))
+        }
+        HolesFormat::Jsonl => {
+            let mut text = String::new();
+            for hole in holes {
+                writeln!(text, "{}", hole_json(hole)).expect("writing to a String");
+            }
+            write_stdout(&text)
+        }
+        HolesFormat::Table => {
+            let mut text = format!(
+                "tier `{}`: {} holes in the top {} of {} run(s): {} of {} pooled documents of {} queries are judged\n",
+                header.tier,
+                header.found,
+                header.depth,
+                header.runs,
+                stats.judged,
+                stats.pooled,
+                stats.queries
+            );
+            if stats.unknown_queries > 0 {
+                writeln!(
+                    text,
+                    "{} queries of the runs are not in the tier's qrels: not pooled",
+                    stats.unknown_queries
+                )
+                .expect("writing to a String");
+            }
+            if holes.len() < header.found {
+                writeln!(text, "showing the first {}", holes.len()).expect("writing to a String");
+            }
+            if !holes.is_empty() {
+                text.push_str("priority  best_rank  runs  qid  doc_id\n");
+            }
+            for hole in holes {
+                writeln!(
+                    text,
+                    "{:>8.4}  {:>9}  {:>4}  {}  {}",
+                    hole.priority,
+                    hole.best_rank,
+                    hole.runs,
+                    cell(&hole.qid),
+                    cell(&hole.doc_id)
+                )
+                .expect("writing to a String");
+            }
+            write_human(&text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_cells_cannot_break_the_lines_or_drive_the_terminal() {
+        assert_eq!(cell("d1\n\u{1b}[2Jx\ty"), "d1\\n\\u{1b}[2Jx\\ty");
+        assert_eq!(cell("plain"), "plain");
+    }
+}
