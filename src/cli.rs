@@ -100,6 +100,7 @@ pub(crate) enum Command {
 
 #[derive(Debug, Args)]
 pub(crate) struct HolesArgs {
+    /// The tier whose qrels have the holes (and whose queries and corpus the judge reads).
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -153,6 +154,7 @@ pub(crate) struct QrelsApplyArgs {
     /// The proposals file (`ragate holes --judge NAME --out FILE`).
     #[arg(value_name = "PROPOSALS")]
     pub proposals: PathBuf,
+    /// The tier whose qrels file the accepted proposals are written into.
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
