@@ -15,6 +15,7 @@ use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
 use crate::app::output_table;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
+use crate::app::plan;
 use crate::app::preflight;
 use crate::app::repeats;
 use crate::baseline::collect::{self, RunContext};
@@ -25,11 +26,13 @@ use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
+use crate::input::corpus::Corpus;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
 use crate::judge::events::Events;
 use crate::metrics::claims::ClaimSplitter;
+use crate::metrics::conventions::Conventions;
 use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::Metric;
 use crate::pipeline::{Pipeline, Request};
@@ -237,21 +240,20 @@ fn llm_usage(clients: &Clients) -> BTreeMap<String, LlmUsage> {
 
 /// Who judges an evaluation: the run's clients of the config's judges, and which asking of the
 /// judges this is (1: the first).
-struct Judging<'a> {
-    clients: &'a Clients,
-    repeat: usize,
+pub(super) struct Judging<'a> {
+    pub clients: &'a Clients,
+    pub repeat: usize,
 }
 
-/// Evaluates the tier's run (every text kept in the results).
-fn evaluate_tier(
+/// How the gate evaluates a run of `config` (one thread: TREC runs set theirs), judged by
+/// `judging`: shared with `ragate plan` and the budget, which build the same tasks.
+pub(super) fn eval_options<'a>(
     config: &Config,
-    qrels: &Qrels,
-    run: (PathBuf, RunFormat),
-    context: RunContext<'_>,
-    threads: Option<usize>,
-    judging: Judging<'_>,
-) -> Result<Evaluated> {
-    let clients = judging.clients;
+    judging: Judging<'a>,
+    corpus: Option<&'a Corpus>,
+    cache: Option<&'a JudgeCache>,
+    conventions: Conventions,
+) -> EvalOptions<'a> {
     // Deep enough for every cut-off and for the contexts of faithfulness (so that
     // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
     let deepest = config
@@ -265,6 +267,30 @@ fn evaluate_tier(
         })
         .max()
         .unwrap_or(0);
+    EvalOptions {
+        metrics: config.metrics.clone(),
+        judges: judging.clients.judges.clone(),
+        corpus,
+        cache,
+        embeddings: judging.clients.embeddings.as_ref(),
+        chunk_separator: config.chunk_separator.clone(),
+        threads: 1,
+        keep_ranked: deepest.max(MIN_KEPT_RANKS),
+        judge_repeat: judging.repeat,
+        conventions,
+    }
+}
+
+/// Evaluates the tier's run (every text kept in the results).
+fn evaluate_tier(
+    config: &Config,
+    qrels: &Qrels,
+    run: (PathBuf, RunFormat),
+    context: RunContext<'_>,
+    threads: Option<usize>,
+    judging: Judging<'_>,
+) -> Result<Evaluated> {
+    let clients = judging.clients;
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     // The cache is opened only when a judge will be asked something.
     let cache = if config.metrics.iter().any(|spec| spec.is_judged())
@@ -274,17 +300,16 @@ fn evaluate_tier(
     } else {
         None
     };
+    let options = eval_options(
+        config,
+        judging,
+        corpus.as_ref(),
+        cache.as_ref(),
+        context.conventions,
+    );
     let options = EvalOptions {
-        metrics: config.metrics.clone(),
-        judges: clients.judges.clone(),
-        corpus: corpus.as_ref(),
-        cache: cache.as_ref(),
-        embeddings: clients.embeddings.as_ref(),
-        chunk_separator: config.chunk_separator.clone(),
         threads: threads.unwrap_or_else(default_threads),
-        keep_ranked: deepest.max(MIN_KEPT_RANKS),
-        judge_repeat: judging.repeat,
-        conventions: context.conventions,
+        ..options
     };
     let evaluated_at = Instant::now();
     let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
@@ -353,6 +378,10 @@ fn evaluate_repeats(
     let mut first_run = None;
     for repeat in 1..=tier.repeats {
         let run = obtain_run(config, tier, args, qrels, out_dir, repeat)?;
+        if repeat == 1 {
+            // The answers are known, nothing is judged yet: a run over budget stops here.
+            plan::check_budget(config, tier, qrels, &run.0)?;
+        }
         first_run.get_or_insert_with(|| run.clone());
         runs.push(evaluate(run, 1)?);
     }

@@ -22,6 +22,7 @@ pub(crate) mod merge;
 mod output_files;
 mod output_table;
 mod outputs;
+mod plan;
 mod preflight;
 mod rejudge;
 mod repeats;
@@ -62,6 +63,7 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Command::History(HistoryCommand::Show(args)) => history::show(args),
         Command::Init(args) => init::run(args),
         Command::Report(args) => report::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     }

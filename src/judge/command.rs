@@ -18,6 +18,7 @@ use serde_json::json;
 use crate::config::yaml;
 use crate::error::{Error, Result, shorten};
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
+use crate::judge::cost::Requests;
 use crate::judge::decompose;
 use crate::judge::events::{Events, JudgeEvent};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
@@ -143,6 +144,21 @@ impl JudgeBackend for CommandJudge {
         events: &Events,
     ) -> Result<Vec<Vec<String>>> {
         CommandJudge::decompose_all(self, name, tasks, events)
+    }
+
+    /// One request line per task; what the program does with it (and costs) it does not tell.
+    fn requests(&self, tasks: &[Task]) -> Option<Requests> {
+        Some(Requests {
+            calls: tasks.len() as u64,
+            tokens: None,
+        })
+    }
+
+    fn decompose_requests(&self, tasks: &[ClaimsTask]) -> Option<Requests> {
+        Some(Requests {
+            calls: tasks.len() as u64,
+            tokens: None,
+        })
     }
 }
 

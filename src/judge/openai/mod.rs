@@ -46,6 +46,7 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::backend::{JudgeBackend, JudgeKind, JudgeUsage};
+use crate::judge::cost::{Requests, Tokens};
 use crate::judge::decompose;
 use crate::judge::events::Events;
 use crate::judge::task::{ClaimsTask, Task, Verdict};
@@ -366,13 +367,61 @@ impl OpenAiJudge {
     }
 }
 
+/// The characters of a support reply (`{"verdicts":[...]}`) around its entries.
+const SUPPORT_REPLY_CHARS: u64 = 15;
+/// The characters of one support entry, `{"index":10,"supported":false,"grade":0},`.
+const SUPPORT_ENTRY_CHARS: u64 = 42;
+/// The characters of a relevance reply, `{"relevant":false}`.
+const RELEVANCE_REPLY_CHARS: u64 = 18;
+/// The characters of a claims reply (`{"claims":[...]}`) besides the answer's own text.
+const CLAIMS_REPLY_CHARS: u64 = 16;
+
 impl OpenAiJudge {
+    /// The calls [`Self::judge_all`] sends for `tasks` (their batching too), with tokens
+    /// estimated from the request bodies and from the size of the replies the contract asks for.
+    pub fn requests(&self, tasks: &[Task]) -> Requests {
+        let calls = self.plan(tasks);
+        let input = calls.iter().map(|call| call.body.len() as u64).sum();
+        let output = calls
+            .iter()
+            .map(|call| match tasks[call.first] {
+                Task::Relevance { .. } => RELEVANCE_REPLY_CHARS,
+                Task::Support { .. } => SUPPORT_REPLY_CHARS + SUPPORT_ENTRY_CHARS * call.len as u64,
+            })
+            .sum();
+        Requests {
+            calls: calls.len() as u64,
+            tokens: Some(Tokens::of_chars(input, output)),
+        }
+    }
+
+    /// The calls [`Self::decompose_all`] sends for `tasks` (one per answer), with tokens
+    /// estimated from the bodies and a reply as long as the answer.
+    pub fn decompose_requests(&self, tasks: &[ClaimsTask]) -> Requests {
+        let input = tasks
+            .iter()
+            .map(|task| self.claims_body(task).len() as u64)
+            .sum();
+        let output = tasks
+            .iter()
+            .map(|task| task.answer.len() as u64 + CLAIMS_REPLY_CHARS)
+            .sum();
+        Requests {
+            calls: tasks.len() as u64,
+            tokens: Some(Tokens::of_chars(input, output)),
+        }
+    }
+
+    fn claims_body(&self, task: &ClaimsTask) -> String {
+        self.body(decompose::CLAIMS_INSTRUCTIONS, &decompose::inputs(task))
+    }
+
     /// Decomposes every answer, one call each, in order.
     pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
         let requests: Vec<Request> = tasks
             .iter()
             .map(|task| Request {
-                body: self.body(decompose::CLAIMS_INSTRUCTIONS, &decompose::inputs(task)),
+                body: self.claims_body(task),
                 what: task.summary(),
             })
             .collect();
@@ -410,6 +459,14 @@ impl JudgeBackend for OpenAiJudge {
 
     fn usage(&self) -> Option<JudgeUsage> {
         Some(OpenAiJudge::usage(self))
+    }
+
+    fn requests(&self, tasks: &[Task]) -> Option<Requests> {
+        Some(OpenAiJudge::requests(self, tasks))
+    }
+
+    fn decompose_requests(&self, tasks: &[ClaimsTask]) -> Option<Requests> {
+        Some(OpenAiJudge::decompose_requests(self, tasks))
     }
 }
 

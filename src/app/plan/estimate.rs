@@ -1,0 +1,345 @@
+//! A plan's numbers: per judge (and the embeddings endpoint) the tasks a gate run needs, the
+//! cache hits, the calls for the rest, their tokens, cost and wall time, from the
+//! [`JudgingPlan`] that the gate's own evaluation code builds. `ragate plan` shows them; the
+//! gate's budget checks them.
+
+use serde::Serialize;
+
+use crate::config::{CacheMode, Config};
+use crate::error::Result;
+use crate::evaluate::JudgingPlan;
+use crate::judge::cache::JudgeCache;
+use crate::judge::cost::{CostHints, Planned, Tokens};
+use crate::judge::openai::OpenAiSpec;
+use crate::judge::{Clients, Task};
+
+/// How a plan knows which tasks the cache answers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Lookup<'a> {
+    /// By the cache's own keys (None: no cache file, or `mode: off`: nothing is a hit).
+    Cache(Option<&'a JudgeCache>),
+    /// Not at all: the answers are stand-ins (the baseline's) for the pipeline's, which are
+    /// not known before it runs; every task counts as asked.
+    Unknown,
+}
+
+/// How often the judges see the planned answers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Askings {
+    /// Pipeline runs (`repeats:`): the later ones are planned like the first, all asked.
+    pub runs: usize,
+    /// Askings of the first run's answers (`judge_repeats:`), each cached apart.
+    pub judge_repeats: usize,
+}
+
+/// One judge's (or the embeddings endpoint's) share of a gate run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Line {
+    /// The judge's name in the config, or `embeddings`.
+    pub judge: String,
+    /// Its kind (`lexical`, `openai`, `command`, `nli`, `embeddings`).
+    pub kind: String,
+    /// Support tasks: one per claim of an answer (per faithfulness metric's contexts).
+    pub support: usize,
+    /// Relevance tasks: one per answer (judge-based `answer_relevance`) or retrieved chunk
+    /// (judged `context_precision`).
+    pub relevance: usize,
+    /// Answers decomposed into claims (`claims: llm`).
+    pub decompositions: usize,
+    /// Texts embedded.
+    pub embeddings: usize,
+    /// All of the above.
+    pub tasks: usize,
+    /// Tasks the cache answers (None: not known).
+    pub cache_hits: Option<usize>,
+    /// Calls for the others: HTTP requests (an `openai` judge sends one answer's claims in
+    /// one), tasks sent to a `command` judge's program, none for a judge in this process.
+    pub calls: u64,
+    /// Answers whose claims are not known before the judge splits them (`claims: llm`): their
+    /// support tasks, calls and tokens are not counted, so the counts are lower bounds.
+    pub undecomposed: usize,
+    /// Estimated tokens of the calls (None: a `command` judge's program does not tell).
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// At `price_per_1k_tokens` (None: no price configured, or tokens not known).
+    pub cost: Option<f64>,
+    /// Calls in flight at once.
+    pub concurrency: Option<usize>,
+    /// The configured seconds per call.
+    pub latency_s: Option<f64>,
+    /// Wall time of the calls: rounds of `concurrency` calls times the latency (None: no
+    /// latency configured).
+    pub seconds: Option<f64>,
+}
+
+/// What a plan's lines add up to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Total {
+    pub tasks: usize,
+    pub cache_hits: Option<usize>,
+    pub calls: u64,
+    /// Some line does not count every task (answers not decomposed yet).
+    pub at_least: bool,
+    /// Over the lines whose tokens are known.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// None when a line that calls an endpoint has no price.
+    pub cost: Option<f64>,
+    /// None when a line with calls has no latency.
+    pub seconds: Option<f64>,
+}
+
+/// What judging some tasks takes, summed over runs and askings.
+#[derive(Debug, Default)]
+struct Sum {
+    tasks: usize,
+    cached: usize,
+    calls: u64,
+    tokens: Option<Tokens>,
+    told: bool,
+}
+
+impl Sum {
+    fn new() -> Sum {
+        Sum {
+            tokens: Some(Tokens::default()),
+            told: true,
+            ..Sum::default()
+        }
+    }
+
+    fn add(&mut self, planned: Planned) {
+        self.tasks += planned.tasks;
+        self.cached += planned.cached;
+        if let Some(requests) = planned.requests {
+            self.calls += requests.calls;
+            match requests.tokens {
+                Some(tokens) => self.tokens = self.tokens.map(|sum| sum + tokens),
+                None => self.told = false,
+            }
+        }
+    }
+}
+
+/// The plan's lines for `plan`, the judging of the first run's answers under `config`
+/// (`clients` its judges), with cache hits as `lookup` finds them.
+pub(crate) fn lines(
+    config: &Config,
+    clients: &Clients,
+    plan: &JudgingPlan,
+    lookup: Lookup<'_>,
+    askings: Askings,
+) -> Result<Vec<Line>> {
+    let cache = match lookup {
+        Lookup::Cache(cache) => cache,
+        Lookup::Unknown => None,
+    };
+    // Whether what one asking decomposed or embedded is cached for the next.
+    let kept = config.cache.mode != CacheMode::Off;
+    let later_askings = askings.judge_repeats.saturating_sub(1);
+    let later_runs = askings.runs.saturating_sub(1);
+    let mut lines = Vec::new();
+    let names = plan.tasks.keys().chain(plan.decompositions.keys());
+    let names: std::collections::BTreeSet<&String> = names.collect();
+    for name in names {
+        let judge = &clients.judges[name.as_str()];
+        let spec = &config.judges[name.as_str()];
+        let mut sum = Sum::new();
+        let tasks = plan.tasks.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+        for asking in 1..=askings.judge_repeats {
+            sum.add(judge.plan_cached(tasks, cache, asking)?);
+        }
+        for _ in 0..later_runs {
+            sum.add(judge.plan_cached(tasks, None, 1)?);
+        }
+        let decompositions = plan
+            .decompositions
+            .get(name.as_str())
+            .map_or(&[][..], Vec::as_slice);
+        let missing = match lookup {
+            Lookup::Cache(_) => plan
+                .undecomposed
+                .get(name.as_str())
+                .map_or(&[][..], Vec::as_slice),
+            Lookup::Unknown => decompositions,
+        };
+        let again = if kept { 0 } else { later_askings };
+        sum.add(Planned {
+            tasks: decompositions.len(),
+            cached: decompositions.len() - missing.len(),
+            requests: judge.decompose_requests(missing),
+        });
+        for _ in 0..again + later_runs {
+            sum.add(Planned {
+                tasks: decompositions.len(),
+                cached: 0,
+                requests: judge.decompose_requests(decompositions),
+            });
+        }
+        let runs = askings.judge_repeats + later_runs;
+        let count = |support: bool| {
+            runs * tasks
+                .iter()
+                .filter(|t| matches!(t, Task::Support { .. }) == support)
+                .count()
+        };
+        let undecomposed = plan.undecomposed.get(name.as_str()).map_or(0, Vec::len);
+        let concurrency = spec
+            .settings::<OpenAiSpec>()
+            .map(|s| s.endpoint.concurrency);
+        lines.push(line(
+            Line {
+                judge: name.clone(),
+                kind: judge.kind().to_string(),
+                support: count(true),
+                relevance: count(false),
+                decompositions: (1 + again + later_runs) * decompositions.len(),
+                embeddings: 0,
+                tasks: 0,
+                cache_hits: None,
+                calls: 0,
+                undecomposed: (1 + later_runs) * undecomposed,
+                input_tokens: None,
+                output_tokens: None,
+                cost: None,
+                concurrency,
+                latency_s: None,
+                seconds: None,
+            },
+            sum,
+            spec.cost_hints(),
+            lookup,
+        ));
+    }
+    if let (Some(client), Some(spec)) = (&clients.embeddings, &config.embeddings)
+        && !plan.embedded.is_empty()
+    {
+        let mut sum = Sum::new();
+        sum.add(client.plan_cached(&plan.embedded, cache)?);
+        let again = if kept { 0 } else { later_askings };
+        for _ in 0..again + later_runs {
+            sum.add(client.plan_cached(&plan.embedded, None)?);
+        }
+        lines.push(line(
+            Line {
+                judge: "embeddings".to_string(),
+                kind: "embeddings".to_string(),
+                support: 0,
+                relevance: 0,
+                decompositions: 0,
+                embeddings: sum.tasks,
+                tasks: 0,
+                cache_hits: None,
+                calls: 0,
+                undecomposed: 0,
+                input_tokens: None,
+                output_tokens: None,
+                cost: None,
+                concurrency: Some(spec.endpoint.concurrency),
+                latency_s: None,
+                seconds: None,
+            },
+            sum,
+            spec.cost,
+            lookup,
+        ));
+    }
+    Ok(lines)
+}
+
+/// `line` with the sums, cost and wall time filled in.
+fn line(mut line: Line, sum: Sum, hints: CostHints, lookup: Lookup<'_>) -> Line {
+    line.tasks = sum.tasks;
+    line.cache_hits = match lookup {
+        Lookup::Cache(_) => Some(sum.cached),
+        Lookup::Unknown => None,
+    };
+    line.calls = sum.calls;
+    let tokens = sum.tokens.filter(|_| sum.told);
+    line.input_tokens = tokens.map(|t| t.input);
+    line.output_tokens = tokens.map(|t| t.output);
+    line.cost = match (tokens, hints.price) {
+        (Some(tokens), _) if tokens == Tokens::default() => Some(0.0),
+        (Some(tokens), Some(price)) => Some(price.cost(tokens)),
+        _ => None,
+    };
+    line.latency_s = hints.latency_s;
+    line.seconds = if sum.calls == 0 {
+        Some(0.0)
+    } else {
+        match (hints.latency_s, line.concurrency) {
+            (Some(latency), Some(concurrency)) => {
+                Some(sum.calls.div_ceil(concurrency.max(1) as u64) as f64 * latency)
+            }
+            _ => None,
+        }
+    };
+    line
+}
+
+/// The sums of `lines`.
+pub(crate) fn total(lines: &[Line]) -> Total {
+    let tokens_known = lines.iter().filter(|l| l.input_tokens.is_some());
+    Total {
+        tasks: lines.iter().map(|l| l.tasks).sum(),
+        cache_hits: lines.iter().map(|l| l.cache_hits).sum(),
+        calls: lines.iter().map(|l| l.calls).sum(),
+        at_least: lines.iter().any(|l| l.undecomposed > 0),
+        input_tokens: tokens_known.clone().filter_map(|l| l.input_tokens).sum(),
+        output_tokens: tokens_known.filter_map(|l| l.output_tokens).sum(),
+        // A command judge's program (tokens not told) is outside what ragate prices.
+        cost: lines
+            .iter()
+            .filter(|l| l.input_tokens.is_some())
+            .map(|l| l.cost)
+            .sum(),
+        seconds: lines.iter().map(|l| l.seconds).sum(),
+    }
+}
+
+/// What the numbers of `lines` leave out or cannot tell, one sentence each.
+pub(crate) fn notes(lines: &[Line]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for line in lines {
+        let name = &line.judge;
+        let key = if line.kind == "embeddings" {
+            "embeddings".to_string()
+        } else {
+            format!("judges.{name}")
+        };
+        if line.undecomposed > 0 {
+            notes.push(format!(
+                "`{name}`: the claims of {} answers are not known until the judge splits them \
+                 (`claims: llm`, not in the cache): their support tasks and calls are not \
+                 counted (an `openai` judge makes one call per answer for them)",
+                line.undecomposed
+            ));
+        }
+        if line.calls == 0 {
+            continue;
+        }
+        if line.input_tokens.is_none() {
+            notes.push(format!(
+                "`{name}`: a {} judge's program does not tell its tokens or cost: it is left out \
+                 of the cost (`max_calls` counts its tasks)",
+                line.kind
+            ));
+            continue;
+        }
+        if line.cost.is_none() {
+            notes.push(format!(
+                "`{name}`: no price: set `{key}.price_per_1k_tokens: {{ input: ..., output: ... }}` \
+                 for its cost"
+            ));
+        }
+        if line.seconds.is_none() {
+            notes.push(format!(
+                "`{name}`: {} calls at concurrency {}: set `{key}.latency_s` (seconds per call) \
+                 for a wall time",
+                line.calls,
+                line.concurrency.unwrap_or(1)
+            ));
+        }
+    }
+    notes
+}
