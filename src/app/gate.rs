@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::app::default_threads;
 use crate::app::finish;
+use crate::app::gate_options::{Judging, eval_options};
 use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
 use crate::app::output_table;
@@ -26,13 +27,11 @@ use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
 use crate::exit_code;
-use crate::input::corpus::Corpus;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
 use crate::judge::events::Events;
 use crate::metrics::claims::ClaimSplitter;
-use crate::metrics::conventions::Conventions;
 use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::Metric;
 use crate::pipeline::{Pipeline, Request};
@@ -41,8 +40,6 @@ use crate::shard::{Shard, ShardQueries};
 use crate::term;
 use crate::tier::{self, TierQueries};
 
-/// How many ranked doc ids results keep per query when no metric reads deeper.
-const MIN_KEPT_RANKS: usize = 10;
 /// The format tag of a shard's partial output.
 pub(super) const SHARD_FORMAT: &str = "ragate-shard/2";
 
@@ -236,49 +233,6 @@ fn llm_usage(clients: &Clients) -> BTreeMap<String, LlmUsage> {
             )
         }))
         .collect()
-}
-
-/// Who judges an evaluation: the run's clients of the config's judges, and which asking of the
-/// judges this is (1: the first).
-pub(super) struct Judging<'a> {
-    pub clients: &'a Clients,
-    pub repeat: usize,
-}
-
-/// How the gate evaluates a run of `config` (one thread: TREC runs set theirs), judged by
-/// `judging`: shared with `ragate plan` and the budget, which build the same tasks.
-pub(super) fn eval_options<'a>(
-    config: &Config,
-    judging: Judging<'a>,
-    corpus: Option<&'a Corpus>,
-    cache: Option<&'a JudgeCache>,
-    conventions: Conventions,
-) -> EvalOptions<'a> {
-    // Deep enough for every cut-off and for the contexts of faithfulness (so that
-    // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
-    let deepest = config
-        .metrics
-        .iter()
-        .filter_map(|spec| match spec.metric {
-            Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded) => {
-                Some(spec.contexts_k)
-            }
-            metric => metric.cutoff(),
-        })
-        .max()
-        .unwrap_or(0);
-    EvalOptions {
-        metrics: config.metrics.clone(),
-        judges: judging.clients.judges.clone(),
-        corpus,
-        cache,
-        embeddings: judging.clients.embeddings.as_ref(),
-        chunk_separator: config.chunk_separator.clone(),
-        threads: 1,
-        keep_ranked: deepest.max(MIN_KEPT_RANKS),
-        judge_repeat: judging.repeat,
-        conventions,
-    }
 }
 
 /// Evaluates the tier's run (every text kept in the results).

@@ -9,6 +9,7 @@ mod convert;
 pub(crate) mod error_output;
 mod finish;
 mod gate;
+mod gate_options;
 mod history;
 mod init;
 mod judge_consistency;

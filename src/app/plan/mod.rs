@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::app::gate::{Judging, eval_options};
+use crate::app::gate_options::{Judging, eval_options};
 use crate::app::rejudge::{self, Rejudging};
 use crate::app::{tier_baseline, write_human, write_stdout};
 use crate::cli::{GateFormat, PlanArgs};
