@@ -365,6 +365,44 @@ mod tests {
         assert_eq!(client.spec, spec, "the client carries every setting");
     }
 
+    #[cfg(feature = "cache")]
+    #[test]
+    fn a_plan_finds_in_the_cache_what_judging_stored_without_counting_or_writing() {
+        use crate::config::CacheMode;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.sqlite");
+        let judge = build(&kinds::default_judge());
+        let tasks: Vec<Task> = ["Backups stay.", "Backups move."]
+            .iter()
+            .map(|claim| Task::Support {
+                claim: claim.to_string(),
+                context: "Backups stay in Frankfurt.".into(),
+            })
+            .collect();
+        let cache = JudgeCache::open(&path, CacheMode::ReadWrite).unwrap();
+        judge
+            .judge_cached("default", &tasks[..1], Some(&cache), 1)
+            .unwrap();
+        drop(cache);
+        let cache = JudgeCache::open(&path, CacheMode::Replay).unwrap();
+        let planned = judge.plan_cached(&tasks, Some(&cache), 1).unwrap();
+        assert_eq!((planned.tasks, planned.cached), (2, 1));
+        assert_eq!(planned.requests, None, "an in-process judge makes no calls");
+        let again = judge.plan_cached(&tasks, Some(&cache), 2).unwrap();
+        assert_eq!(again.cached, 0, "a second asking has keys of its own");
+        assert_eq!(judge.plan_cached(&tasks, None, 1).unwrap().cached, 0);
+        assert_eq!(cache.stats(), Default::default(), "peeks are not lookups");
+        let claims = ClaimsTask {
+            question: "q".into(),
+            answer: "a".into(),
+        };
+        assert_eq!(
+            judge.cached_claims(&[claims], Some(&cache)).unwrap(),
+            vec![None]
+        );
+    }
+
     #[test]
     fn the_clients_defaults_are_the_configs() {
         assert_eq!(

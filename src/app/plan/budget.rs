@@ -137,3 +137,55 @@ fn breakdown(lines: &[Line]) -> String {
         .collect();
     parts.join("; ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn total(calls: u64, cost: Option<f64>) -> Total {
+        Total {
+            tasks: 0,
+            cache_hits: None,
+            calls,
+            at_least: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost,
+            seconds: None,
+        }
+    }
+
+    #[test]
+    fn a_run_fits_when_its_calls_and_known_cost_do() {
+        let budget = |max_calls, max_cost| Budget {
+            max_calls,
+            max_cost,
+            key: "gate.budget".to_string(),
+        };
+        assert_eq!(
+            within(&budget(Some(10), None), &total(10, None)),
+            Some(true)
+        );
+        assert_eq!(
+            within(&budget(Some(10), None), &total(11, None)),
+            Some(false)
+        );
+        assert_eq!(
+            within(&budget(None, Some(1.0)), &total(99, Some(1.0))),
+            Some(true)
+        );
+        assert_eq!(
+            within(&budget(None, Some(1.0)), &total(99, Some(1.01))),
+            Some(false)
+        );
+        assert_eq!(
+            within(&budget(None, Some(1.0)), &total(1, None)),
+            None,
+            "a cost not known"
+        );
+        assert_eq!(
+            within(&budget(Some(0), Some(1.0)), &total(1, None)),
+            Some(false)
+        );
+    }
+}

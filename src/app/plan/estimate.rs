@@ -343,3 +343,127 @@ pub(crate) fn notes(lines: &[Line]) -> Vec<String> {
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::cost::{Price, Requests};
+
+    fn blank(judge: &str, kind: &str, concurrency: Option<usize>) -> Line {
+        Line {
+            judge: judge.to_string(),
+            kind: kind.to_string(),
+            support: 0,
+            relevance: 0,
+            decompositions: 0,
+            embeddings: 0,
+            tasks: 0,
+            cache_hits: None,
+            calls: 0,
+            undecomposed: 0,
+            input_tokens: None,
+            output_tokens: None,
+            cost: None,
+            concurrency,
+            latency_s: None,
+            seconds: None,
+        }
+    }
+
+    fn sum(calls: u64, tokens: Option<Tokens>) -> Sum {
+        let mut sum = Sum::new();
+        sum.add(Planned {
+            tasks: 10,
+            cached: 10 - calls as usize,
+            requests: Some(Requests { calls, tokens }),
+        });
+        sum
+    }
+
+    #[test]
+    fn a_line_prices_its_tokens_and_times_its_rounds_of_calls() {
+        let hints = CostHints {
+            price: Some(Price {
+                input: 0.5,
+                output: 1.5,
+            }),
+            latency_s: Some(2.0),
+        };
+        let tokens = Tokens {
+            input: 1000,
+            output: 100,
+        };
+        let cache = Lookup::Cache(None);
+        let priced = line(
+            blank("llm", "openai", Some(4)),
+            sum(5, Some(tokens)),
+            hints,
+            cache,
+        );
+        assert_eq!(
+            (priced.tasks, priced.cache_hits, priced.calls),
+            (10, Some(5), 5)
+        );
+        assert!((priced.cost.unwrap() - 0.65).abs() < 1e-12);
+        assert_eq!(
+            priced.seconds,
+            Some(4.0),
+            "5 calls at 4 at a time: 2 rounds of 2 s"
+        );
+        let unknown = line(
+            blank("llm", "openai", Some(4)),
+            sum(5, Some(tokens)),
+            CostHints::default(),
+            Lookup::Unknown,
+        );
+        assert_eq!(
+            (unknown.cache_hits, unknown.cost, unknown.seconds),
+            (None, None, None)
+        );
+        let program = line(blank("cmd", "command", None), sum(3, None), hints, cache);
+        assert_eq!((program.input_tokens, program.cost), (None, None));
+        let cached = line(
+            blank("llm", "openai", Some(4)),
+            sum(0, Some(Tokens::default())),
+            CostHints::default(),
+            cache,
+        );
+        assert_eq!(
+            (cached.cost, cached.seconds),
+            (Some(0.0), Some(0.0)),
+            "nothing asked costs nothing"
+        );
+    }
+
+    #[test]
+    fn totals_are_unknown_when_a_called_endpoint_has_no_price_or_latency() {
+        let mut llm = blank("llm", "openai", Some(2));
+        (llm.tasks, llm.cache_hits, llm.calls) = (10, Some(4), 6);
+        (llm.input_tokens, llm.output_tokens) = (Some(300), Some(30));
+        let mut program = blank("cmd", "command", None);
+        (program.tasks, program.cache_hits, program.calls) = (5, Some(0), 5);
+        let lines = vec![llm.clone(), program];
+        let sums = total(&lines);
+        assert_eq!((sums.tasks, sums.cache_hits, sums.calls), (15, Some(4), 11));
+        assert_eq!((sums.input_tokens, sums.output_tokens), (300, 30));
+        assert_eq!((sums.cost, sums.seconds), (None, None));
+        let told = notes(&lines).join("\n");
+        assert!(told.contains("judges.llm.price_per_1k_tokens"), "{told}");
+        assert!(
+            told.contains("6 calls at concurrency 2") && told.contains("judges.llm.latency_s"),
+            "{told}"
+        );
+        assert!(
+            told.contains("`cmd`: a command judge's program does not tell"),
+            "{told}"
+        );
+
+        (llm.cost, llm.seconds) = (Some(0.25), Some(3.0));
+        let priced = total(&[llm.clone()]);
+        assert_eq!((priced.cost, priced.seconds), (Some(0.25), Some(3.0)));
+        assert!(!priced.at_least);
+        llm.undecomposed = 2;
+        assert!(total(&[llm.clone()]).at_least);
+        assert!(notes(&[llm])[0].contains("the claims of 2 answers are not known"));
+    }
+}

@@ -171,3 +171,57 @@ pub(super) fn json(plan: &Plan) -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::plan::{FORMAT, Source};
+
+    #[test]
+    fn money_keeps_small_costs_readable() {
+        assert_eq!(money(0.0), "0");
+        assert_eq!(money(1.234), "1.23");
+        assert_eq!(money(0.000_123_4), "0.000123");
+    }
+
+    #[test]
+    fn a_plan_without_answers_says_why_and_prints_no_numbers() {
+        let plan = Plan {
+            format: FORMAT,
+            tier: "smoke".to_string(),
+            source: Source {
+                kind: "none",
+                path: None,
+                reason: Some("no baseline".to_string()),
+            },
+            queries: 3,
+            answers: None,
+            runs: 1,
+            judge_repeats: 1,
+            judges: Vec::new(),
+            total: None,
+            budget: None,
+            notes: Vec::new(),
+        };
+        assert_eq!(
+            table(&plan),
+            "ragate plan: tier `smoke`: 3 queries\nunknown: no baseline\n"
+        );
+        let document: serde_json::Value = serde_json::from_str(&json(&plan)).unwrap();
+        assert_eq!(document["format"], "ragate-plan/1");
+        assert_eq!(document["total"], serde_json::Value::Null);
+        assert_eq!(document["source"]["reason"], "no baseline");
+    }
+
+    #[test]
+    fn columns_align_names_left_and_numbers_right() {
+        let rows = vec![
+            vec!["judge".to_string(), "kind".to_string(), "calls".to_string()],
+            vec!["llm".to_string(), "openai".to_string(), "7".to_string()],
+        ];
+        assert_eq!(
+            columns(&rows),
+            "judge  kind    calls\nllm    openai      7\n"
+        );
+    }
+}

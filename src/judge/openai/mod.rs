@@ -46,11 +46,12 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::backend::{JudgeBackend, JudgeKind, JudgeUsage};
-use crate::judge::cost::{Requests, Tokens};
+use crate::judge::cost::Requests;
 use crate::judge::decompose;
 use crate::judge::events::Events;
 use crate::judge::task::{ClaimsTask, Task, Verdict};
 
+mod estimate;
 mod settings;
 pub use settings::{OpenAi, OpenAiSpec, RawOpenAiJudge};
 
@@ -367,51 +368,7 @@ impl OpenAiJudge {
     }
 }
 
-/// The characters of a support reply (`{"verdicts":[...]}`) around its entries.
-const SUPPORT_REPLY_CHARS: u64 = 15;
-/// The characters of one support entry, `{"index":10,"supported":false,"grade":0},`.
-const SUPPORT_ENTRY_CHARS: u64 = 42;
-/// The characters of a relevance reply, `{"relevant":false}`.
-const RELEVANCE_REPLY_CHARS: u64 = 18;
-/// The characters of a claims reply (`{"claims":[...]}`) besides the answer's own text.
-const CLAIMS_REPLY_CHARS: u64 = 16;
-
 impl OpenAiJudge {
-    /// The calls [`Self::judge_all`] sends for `tasks` (their batching too), with tokens
-    /// estimated from the request bodies and from the size of the replies the contract asks for.
-    pub fn requests(&self, tasks: &[Task]) -> Requests {
-        let calls = self.plan(tasks);
-        let input = calls.iter().map(|call| call.body.len() as u64).sum();
-        let output = calls
-            .iter()
-            .map(|call| match tasks[call.first] {
-                Task::Relevance { .. } => RELEVANCE_REPLY_CHARS,
-                Task::Support { .. } => SUPPORT_REPLY_CHARS + SUPPORT_ENTRY_CHARS * call.len as u64,
-            })
-            .sum();
-        Requests {
-            calls: calls.len() as u64,
-            tokens: Some(Tokens::of_chars(input, output)),
-        }
-    }
-
-    /// The calls [`Self::decompose_all`] sends for `tasks` (one per answer), with tokens
-    /// estimated from the bodies and a reply as long as the answer.
-    pub fn decompose_requests(&self, tasks: &[ClaimsTask]) -> Requests {
-        let input = tasks
-            .iter()
-            .map(|task| self.claims_body(task).len() as u64)
-            .sum();
-        let output = tasks
-            .iter()
-            .map(|task| task.answer.len() as u64 + CLAIMS_REPLY_CHARS)
-            .sum();
-        Requests {
-            calls: tasks.len() as u64,
-            tokens: Some(Tokens::of_chars(input, output)),
-        }
-    }
-
     fn claims_body(&self, task: &ClaimsTask) -> String {
         self.body(decompose::CLAIMS_INSTRUCTIONS, &decompose::inputs(task))
     }
