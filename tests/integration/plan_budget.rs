@@ -1,6 +1,7 @@
 //! `ragate plan` and `gate.budget` with the real binary: a plan counts exactly the tasks a gate
 //! run puts to its judges (lexical, and `openai` against the loopback test server with a cache
-//! filled by a real gate run, so that its cache hits are real), the `ragate-plan/1` JSON shape,
+//! filled by a real gate run, so that its cache hits are real), the `ragate-plan/1` JSON shape
+//! (docs/schema/plan.schema.json),
 //! and the gate refusing a run over budget before any request reaches the server.
 
 use std::fmt::Write as _;
@@ -9,15 +10,20 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::json_schema::Schema;
 use crate::openai_judge::{Server, setup_gate};
 use crate::{SMOKE_GATE, accept_baseline, ragate_in};
 
+/// `ragate plan --tier smoke --format json` in `dir`, checked against the published schema.
 fn plan_json(dir: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["plan", "--tier", "smoke", "--format", "json"];
     args.extend_from_slice(extra);
     let outcome = ragate_in(dir, &args);
     assert_eq!(outcome.code, 0, "plan: {}", outcome.stderr);
-    serde_json::from_str(&outcome.stdout).expect("one JSON document")
+    let plan: Value = serde_json::from_str(&outcome.stdout).expect("one JSON document");
+    let errors = Schema::published("plan.schema.json").errors(&plan);
+    assert!(errors.is_empty(), "{errors:#?} in {plan:#}");
+    plan
 }
 
 fn run_stats(dir: &Path) -> Value {
