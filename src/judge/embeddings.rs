@@ -299,6 +299,19 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_embeds_what_the_cache_lacks_in_batches() {
+        let client = EmbeddingClient::new("http://127.0.0.1:1/v1", "e5");
+        let texts: Vec<String> = (0..130).map(|i| format!("text {i:03}")).collect();
+        let planned = client.plan_cached(&texts, None).unwrap();
+        assert_eq!((planned.tasks, planned.cached), (130, 0));
+        let requests = planned.requests.unwrap();
+        assert_eq!(requests.calls, 3, "64 texts a request");
+        assert_eq!(requests.tokens, Some(Tokens::of_chars(130 * 8, 0)));
+        let none = client.plan_cached(&[], None).unwrap();
+        assert_eq!(none.requests.map(|r| r.calls), Some(0));
+    }
+
+    #[test]
     fn replies_map_by_index_and_are_checked() {
         let parsed = parse_entries(vec![entry(1, &[0.5, 1.0]), entry(0, &[1.0, 0.0])], 2);
         assert_eq!(parsed, Ok(vec![vec![1.0, 0.0], vec![0.5, 1.0]]));

@@ -437,3 +437,79 @@ fn a_budget_must_name_a_limit() {
         outcome.stderr
     );
 }
+
+#[test]
+fn a_plan_counts_the_texts_embedded_for_answer_relevance() {
+    let server = Server::start(vec![], Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_gate(dir, &server.url);
+    edit_config(
+        dir,
+        "{ name: answer_relevance, judge: llm }",
+        "answer_relevance",
+    );
+    edit_config(
+        dir,
+        "cache:",
+        &format!(
+            "embeddings: {{ base_url: \"{}\", model: e5, latency_s: 0.5 }}\ncache:",
+            server.url
+        ),
+    );
+    let plan = plan_json(dir, &["--run", "run.jsonl"]);
+    let embeddings = &plan["judges"][1];
+    assert_eq!(embeddings["judge"], "embeddings", "{plan:#}");
+    // 8 questions and 2 distinct answers, in one request of up to 64 texts.
+    assert_eq!(
+        (
+            embeddings["embeddings"].as_u64(),
+            embeddings["calls"].as_u64()
+        ),
+        (Some(10), Some(1))
+    );
+    assert_eq!(embeddings["seconds"], 0.5);
+    assert_eq!(
+        plan["judges"][0]["relevance"], 0,
+        "relevance is not the judge's"
+    );
+    let gate = ragate_in(dir, &SMOKE_GATE);
+    assert_eq!(gate.code, 2, "no baseline yet: {}", gate.stderr);
+    let bodies = server.bodies();
+    let embedded = bodies.iter().filter(|b| b.get("input").is_some()).count();
+    assert_eq!(embedded, 1, "the planned embeddings request");
+    assert_eq!(bodies.len() - embedded, 8, "the planned support calls");
+    let cached = plan_json(dir, &["--run", "run.jsonl"]);
+    assert_eq!(cached["total"]["calls"], 0, "{cached:#}");
+}
+
+#[test]
+fn a_plan_counts_every_asking_of_the_judges() {
+    let server = Server::start(vec![], Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_gate(dir, &server.url);
+    edit_config(
+        dir,
+        "baseline: baseline.json }",
+        "baseline: baseline.json, judge_repeats: 2 }",
+    );
+    let plan = plan_json(dir, &["--run", "run.jsonl"]);
+    assert_eq!(plan["judge_repeats"], 2);
+    assert_eq!(
+        (
+            plan["total"]["tasks"].as_u64(),
+            plan["total"]["calls"].as_u64()
+        ),
+        (Some(36), Some(32))
+    );
+    let gate = ragate_in(dir, &SMOKE_GATE);
+    assert_eq!(gate.code, 2, "no baseline yet: {}", gate.stderr);
+    assert_eq!(
+        server.bodies().len(),
+        32,
+        "each asking has its own cache keys"
+    );
+    let cached = plan_json(dir, &["--run", "run.jsonl"]);
+    assert_eq!(cached["total"]["cache_hits"], 36);
+}
