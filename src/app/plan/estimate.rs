@@ -121,6 +121,44 @@ impl Sum {
     }
 }
 
+impl Line {
+    /// The line of `judge` (of `kind`), counts to fill in.
+    fn named(judge: &str, kind: &str, concurrency: Option<usize>) -> Line {
+        Line {
+            judge: judge.to_string(),
+            kind: kind.to_string(),
+            support: 0,
+            relevance: 0,
+            decompositions: 0,
+            embeddings: 0,
+            tasks: 0,
+            cache_hits: None,
+            calls: 0,
+            undecomposed: 0,
+            input_tokens: None,
+            output_tokens: None,
+            cost: None,
+            concurrency,
+            latency_s: None,
+            seconds: None,
+        }
+    }
+}
+
+/// How the askings of a plan reach the cache.
+#[derive(Debug, Clone, Copy)]
+struct Reach<'a> {
+    /// The cache the first asking of the first run reads.
+    cache: Option<&'a JudgeCache>,
+    lookup: Lookup<'a>,
+    /// Later askings of the first run's answers, and later runs.
+    later_askings: usize,
+    later_runs: usize,
+    /// How often what is cached apart from the askings (decompositions, embeddings) is asked
+    /// again: in later runs, and in later askings when nothing is kept (`mode: off`).
+    again: usize,
+}
+
 /// The plan's lines for `plan`, the judging of the first run's answers under `config`
 /// (`clients` its judges), with cache hits as `lookup` finds them.
 pub(crate) fn lines(
@@ -130,121 +168,96 @@ pub(crate) fn lines(
     lookup: Lookup<'_>,
     askings: Askings,
 ) -> Result<Vec<Line>> {
-    let cache = match lookup {
-        Lookup::Cache(cache) => cache,
-        Lookup::Unknown => None,
-    };
-    // Whether what one asking decomposed or embedded is cached for the next.
-    let kept = config.cache.mode != CacheMode::Off;
     let later_askings = askings.judge_repeats.saturating_sub(1);
     let later_runs = askings.runs.saturating_sub(1);
-    let mut lines = Vec::new();
-    let names = plan.tasks.keys().chain(plan.decompositions.keys());
-    let names: std::collections::BTreeSet<&String> = names.collect();
-    for name in names {
-        let judge = &clients.judges[name.as_str()];
-        let spec = &config.judges[name.as_str()];
-        let mut sum = Sum::new();
-        let tasks = plan.tasks.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-        for asking in 1..=askings.judge_repeats {
-            sum.add(judge.plan_cached(tasks, cache, asking)?);
-        }
-        for _ in 0..later_runs {
-            sum.add(judge.plan_cached(tasks, None, 1)?);
-        }
-        let decompositions = plan
-            .decompositions
-            .get(name.as_str())
-            .map_or(&[][..], Vec::as_slice);
-        let missing = match lookup {
-            Lookup::Cache(_) => plan
-                .undecomposed
-                .get(name.as_str())
-                .map_or(&[][..], Vec::as_slice),
-            Lookup::Unknown => decompositions,
-        };
-        let again = if kept { 0 } else { later_askings };
-        sum.add(Planned {
-            tasks: decompositions.len(),
-            cached: decompositions.len() - missing.len(),
-            requests: judge.decompose_requests(missing),
-        });
-        for _ in 0..again + later_runs {
-            sum.add(Planned {
-                tasks: decompositions.len(),
-                cached: 0,
-                requests: judge.decompose_requests(decompositions),
-            });
-        }
-        let runs = askings.judge_repeats + later_runs;
-        let count = |support: bool| {
-            runs * tasks
-                .iter()
-                .filter(|t| matches!(t, Task::Support { .. }) == support)
-                .count()
-        };
-        let undecomposed = plan.undecomposed.get(name.as_str()).map_or(0, Vec::len);
-        let concurrency = spec
-            .settings::<OpenAiSpec>()
-            .map(|s| s.endpoint.concurrency);
-        lines.push(line(
-            Line {
-                judge: name.clone(),
-                kind: judge.kind().to_string(),
-                support: count(true),
-                relevance: count(false),
-                decompositions: (1 + again + later_runs) * decompositions.len(),
-                embeddings: 0,
-                tasks: 0,
-                cache_hits: None,
-                calls: 0,
-                undecomposed: (1 + later_runs) * undecomposed,
-                input_tokens: None,
-                output_tokens: None,
-                cost: None,
-                concurrency,
-                latency_s: None,
-                seconds: None,
-            },
-            sum,
-            spec.cost_hints(),
-            lookup,
-        ));
-    }
+    // What one asking decomposed or embedded is cached for the next unless the cache is off.
+    let kept = config.cache.mode != CacheMode::Off;
+    let reach = Reach {
+        cache: match lookup {
+            Lookup::Cache(cache) => cache,
+            Lookup::Unknown => None,
+        },
+        lookup,
+        later_askings,
+        later_runs,
+        again: later_runs + if kept { 0 } else { later_askings },
+    };
+    let names: std::collections::BTreeSet<&String> = plan
+        .tasks
+        .keys()
+        .chain(plan.decompositions.keys())
+        .collect();
+    let mut lines = names
+        .into_iter()
+        .map(|name| judge_line(config, clients, plan, name, reach))
+        .collect::<Result<Vec<Line>>>()?;
     if let (Some(client), Some(spec)) = (&clients.embeddings, &config.embeddings)
         && !plan.embedded.is_empty()
     {
         let mut sum = Sum::new();
-        sum.add(client.plan_cached(&plan.embedded, cache)?);
-        let again = if kept { 0 } else { later_askings };
-        for _ in 0..again + later_runs {
+        sum.add(client.plan_cached(&plan.embedded, reach.cache)?);
+        for _ in 0..reach.again {
             sum.add(client.plan_cached(&plan.embedded, None)?);
         }
-        lines.push(line(
-            Line {
-                judge: "embeddings".to_string(),
-                kind: "embeddings".to_string(),
-                support: 0,
-                relevance: 0,
-                decompositions: 0,
-                embeddings: sum.tasks,
-                tasks: 0,
-                cache_hits: None,
-                calls: 0,
-                undecomposed: 0,
-                input_tokens: None,
-                output_tokens: None,
-                cost: None,
-                concurrency: Some(spec.endpoint.concurrency),
-                latency_s: None,
-                seconds: None,
-            },
-            sum,
-            spec.cost,
-            lookup,
-        ));
+        let mut embeddings =
+            Line::named("embeddings", "embeddings", Some(spec.endpoint.concurrency));
+        embeddings.embeddings = sum.tasks;
+        lines.push(line(embeddings, sum, spec.cost, lookup));
     }
     Ok(lines)
+}
+
+/// The line of the judge `name`: its tasks in every asking and run, and its decompositions.
+fn judge_line(
+    config: &Config,
+    clients: &Clients,
+    plan: &JudgingPlan,
+    name: &str,
+    reach: Reach<'_>,
+) -> Result<Line> {
+    let judge = &clients.judges[name];
+    let spec = &config.judges[name];
+    let mut sum = Sum::new();
+    let tasks = plan.tasks.get(name).map_or(&[][..], Vec::as_slice);
+    for asking in 1..=1 + reach.later_askings {
+        sum.add(judge.plan_cached(tasks, reach.cache, asking)?);
+    }
+    for _ in 0..reach.later_runs {
+        sum.add(judge.plan_cached(tasks, None, 1)?);
+    }
+    let decompositions = plan.decompositions.get(name).map_or(&[][..], Vec::as_slice);
+    let missing = match reach.lookup {
+        Lookup::Cache(_) => plan.undecomposed.get(name).map_or(&[][..], Vec::as_slice),
+        Lookup::Unknown => decompositions,
+    };
+    sum.add(Planned {
+        tasks: decompositions.len(),
+        cached: decompositions.len() - missing.len(),
+        requests: judge.decompose_requests(missing),
+    });
+    for _ in 0..reach.again {
+        sum.add(Planned {
+            tasks: decompositions.len(),
+            cached: 0,
+            requests: judge.decompose_requests(decompositions),
+        });
+    }
+    let runs = 1 + reach.later_askings + reach.later_runs;
+    let count = |support: bool| {
+        runs * tasks
+            .iter()
+            .filter(|t| matches!(t, Task::Support { .. }) == support)
+            .count()
+    };
+    let concurrency = spec
+        .settings::<OpenAiSpec>()
+        .map(|s| s.endpoint.concurrency);
+    let mut named = Line::named(name, judge.kind(), concurrency);
+    named.support = count(true);
+    named.relevance = count(false);
+    named.decompositions = (1 + reach.again) * decompositions.len();
+    named.undecomposed = (1 + reach.later_runs) * plan.undecomposed.get(name).map_or(0, Vec::len);
+    Ok(line(named, sum, spec.cost_hints(), reach.lookup))
 }
 
 /// `line` with the sums, cost and wall time filled in.
@@ -350,24 +363,7 @@ mod tests {
     use crate::judge::cost::{Price, Requests};
 
     fn blank(judge: &str, kind: &str, concurrency: Option<usize>) -> Line {
-        Line {
-            judge: judge.to_string(),
-            kind: kind.to_string(),
-            support: 0,
-            relevance: 0,
-            decompositions: 0,
-            embeddings: 0,
-            tasks: 0,
-            cache_hits: None,
-            calls: 0,
-            undecomposed: 0,
-            input_tokens: None,
-            output_tokens: None,
-            cost: None,
-            concurrency,
-            latency_s: None,
-            seconds: None,
-        }
+        Line::named(judge, kind, concurrency)
     }
 
     fn sum(calls: u64, tokens: Option<Tokens>) -> Sum {

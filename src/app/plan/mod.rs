@@ -37,15 +37,33 @@ use estimate::{Askings, Line, Lookup, Total};
 pub(crate) const FORMAT: &str = "ragate-plan/1";
 
 /// Where the planned answers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SourceKind {
+    /// A run file: the numbers are exact.
+    Run,
+    /// The baseline's stored answers stand in for the pipeline's: an estimate.
+    Baseline,
+    /// Nothing to plan from.
+    None,
+}
+
+/// Where the planned answers come from, as the plan states it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Source {
-    /// `run` (a run file: the numbers are exact), `baseline` (the baseline's stored answers
-    /// stand in for the pipeline's: an estimate) or `none` (nothing to plan from).
-    pub kind: &'static str,
+    pub kind: SourceKind,
     /// The file.
     pub path: Option<String>,
     /// Why there is nothing to plan from (`none`).
     pub reason: Option<String>,
+}
+
+/// The answers a plan counts the judging of.
+struct Answers<'c> {
+    source: Source,
+    /// The run's file and queries (None: a TREC run, or nothing to plan from).
+    run: Option<(PathBuf, Vec<RunQuery>)>,
+    lookup: Lookup<'c>,
 }
 
 /// The configured budget and whether the plan fits it.
@@ -100,21 +118,24 @@ fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Resu
     let given = run
         .map(Path::to_path_buf)
         .or_else(|| config.run_file(&tier.name));
-    let (source, answers, lookup) = match given {
-        Some(path) => {
-            let queries = read_native(&path)?;
-            let source = Source {
-                kind: "run",
+    let Answers {
+        source,
+        run: answers,
+        lookup,
+    } = match given {
+        Some(path) => Answers {
+            source: Source {
+                kind: SourceKind::Run,
                 path: Some(path.display().to_string()),
                 reason: None,
-            };
-            let answers = queries.map(|queries| (path, queries));
-            (source, answers, Lookup::Cache(cache.as_ref()))
-        }
+            },
+            run: read_native(&path)?.map(|queries| (path, queries)),
+            lookup: Lookup::Cache(cache.as_ref()),
+        },
         None => from_baseline(config, tier, qrels, corpus.as_ref(), cache.as_ref())?,
     };
     let mut notes = Vec::new();
-    let produced = source.kind == "baseline";
+    let produced = source.kind == SourceKind::Baseline;
     if tier.repeats > 1 && !produced {
         notes.push(format!(
             "tier `{}` has repeats: {}, which a run file cannot give (the gate refuses it): \
@@ -162,7 +183,7 @@ fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Resu
                     .to_string(),
             );
         }
-    } else if plan.source.kind == "run" {
+    } else if plan.source.kind == SourceKind::Run {
         plan.answers = Some(0);
         plan.total = Some(estimate::total(&[]));
         notes.push(
@@ -193,28 +214,30 @@ fn read_native(path: &Path) -> Result<Option<Vec<RunQuery>>> {
 
 /// The baseline's stored answers as the run to plan, when the tier has a baseline whose
 /// answers (and contexts) can be rebuilt; else why not.
-#[allow(clippy::type_complexity)]
 fn from_baseline<'c>(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,
     corpus: Option<&Corpus>,
     cache: Option<&'c JudgeCache>,
-) -> Result<(Source, Option<(PathBuf, Vec<RunQuery>)>, Lookup<'c>)> {
-    let none = |reason: String| Source {
-        kind: "none",
-        path: None,
-        reason: Some(reason),
+) -> Result<Answers<'c>> {
+    let none = |reason: String| Answers {
+        source: Source {
+            kind: SourceKind::None,
+            path: None,
+            reason: Some(reason),
+        },
+        run: None,
+        lookup: Lookup::Unknown,
     };
     let next = "fix it, or pass --run FILE (a native run with answers)";
     let Some(baseline) = tier_baseline::load(tier, next)? else {
-        let reason = format!(
+        return Ok(none(format!(
             "the pipeline answers anew and tier `{}` has no baseline ({}) to estimate from: \
              pass --run FILE (a native run with answers) for exact numbers",
             tier.name,
             tier.baseline.display()
-        );
-        return Ok((none(reason), None, Lookup::Unknown));
+        )));
     };
     let with = Rejudging {
         config,
@@ -223,27 +246,21 @@ fn from_baseline<'c>(
         cache,
         source: &tier.baseline,
     };
-    match rejudge::rebuilt_run(&baseline.results, &with) {
-        Ok(queries) => {
-            let source = Source {
-                kind: "baseline",
+    Ok(match rejudge::rebuilt_run(&baseline.results, &with) {
+        Ok(queries) => Answers {
+            source: Source {
+                kind: SourceKind::Baseline,
                 path: Some(tier.baseline.display().to_string()),
                 reason: None,
-            };
-            Ok((
-                source,
-                Some((tier.baseline.clone(), queries)),
-                Lookup::Unknown,
-            ))
-        }
-        Err(error) => {
-            let reason = format!(
-                "the baseline's answers cannot stand in for the pipeline's ({error}): pass --run \
-                 FILE (a native run with answers)"
-            );
-            Ok((none(reason), None, Lookup::Unknown))
-        }
-    }
+            },
+            run: Some((tier.baseline.clone(), queries)),
+            lookup: Lookup::Unknown,
+        },
+        Err(error) => none(format!(
+            "the baseline's answers cannot stand in for the pipeline's ({error}): pass --run \
+             FILE (a native run with answers)"
+        )),
+    })
 }
 
 /// The judging of `run` (a native run: its file and queries) as the gate's evaluation builds

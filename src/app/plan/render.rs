@@ -1,8 +1,8 @@
 //! `ragate plan` for people (a table with notes) and for machines (`--format json`, the
 //! `ragate-plan/1` document).
 
-use super::Plan;
 use super::estimate::Line;
+use super::{Plan, SourceKind};
 
 /// A cost as printed: 0, 2 decimals from 1 on, 6 below (a run of cheap calls costs fractions
 /// of a cent).
@@ -68,7 +68,9 @@ pub(super) fn table(plan: &Plan) -> String {
         out.push_str(&format!(", {answers} answers to judge"));
     }
     match (&plan.source.path, plan.source.kind) {
-        (Some(path), "baseline") => out.push_str(&format!(" (estimated from the baseline {path})")),
+        (Some(path), SourceKind::Baseline) => {
+            out.push_str(&format!(" (estimated from the baseline {path})"));
+        }
         (Some(path), _) => out.push_str(&format!(" (from {path})")),
         _ => {}
     }
@@ -190,7 +192,7 @@ mod tests {
             format: FORMAT,
             tier: "smoke".to_string(),
             source: Source {
-                kind: "none",
+                kind: SourceKind::None,
                 path: None,
                 reason: Some("no baseline".to_string()),
             },
