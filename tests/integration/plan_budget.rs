@@ -339,6 +339,12 @@ fn the_gate_refuses_a_run_over_budget_before_any_call_and_runs_one_within_it() {
         "{}",
         validate.stdout
     );
+    let validate = ragate_in(dir, &["validate", "--format", "json"]);
+    let document: Value = serde_json::from_str(&validate.stdout).unwrap();
+    assert_eq!(
+        document["budgets"]["smoke"],
+        json!({"key": "gate.budget", "max_calls": 15, "max_cost": null})
+    );
     let plan = plan_json(dir, &["--run", "run.jsonl"]);
     assert_eq!(
         plan["budget"],
