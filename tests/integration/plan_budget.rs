@@ -519,3 +519,54 @@ fn a_plan_counts_every_asking_of_the_judges() {
     let cached = plan_json(dir, &["--run", "run.jsonl"]);
     assert_eq!(cached["total"]["cache_hits"], 36);
 }
+
+#[test]
+fn answers_the_judge_has_not_split_yet_count_their_calls_but_not_their_claims() {
+    let server = Server::start(vec![], Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup_gate(dir, &server.url);
+    edit_config(
+        dir,
+        "{ name: faithfulness, judge: llm }",
+        "{ name: faithfulness, judge: llm, claims: llm }",
+    );
+    let plan = plan_json(dir, &["--run", "run.jsonl"]);
+    let judge = &plan["judges"][0];
+    assert_eq!(
+        (
+            judge["decompositions"].as_u64(),
+            judge["undecomposed"].as_u64()
+        ),
+        (Some(8), Some(8))
+    );
+    assert_eq!(
+        (judge["support"].as_u64(), judge["relevance"].as_u64()),
+        (Some(0), Some(8))
+    );
+    // 8 decompositions, 8 relevance calls and at most one support call per answer.
+    assert_eq!(judge["calls"], 24);
+    assert_eq!(plan["total"]["at_least"], true);
+    assert!(
+        plan["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("the claims of 8 answers are not known")
+    );
+    let gate = ragate_in(dir, &SMOKE_GATE);
+    assert_eq!(gate.code, 2, "no baseline yet: {}", gate.stderr);
+    assert_eq!(server.bodies().len(), 24);
+
+    // Decomposed once, the claims are read from the cache: every task is known.
+    let known = plan_json(dir, &["--run", "run.jsonl"]);
+    let judge = &known["judges"][0];
+    assert_eq!(
+        (judge["support"].as_u64(), judge["undecomposed"].as_u64()),
+        (Some(10), Some(0))
+    );
+    assert_eq!(
+        (judge["tasks"].as_u64(), judge["cache_hits"].as_u64()),
+        (Some(26), Some(26))
+    );
+    assert_eq!(known["total"]["at_least"], false);
+}

@@ -12,6 +12,8 @@ use crate::judge::cache::JudgeCache;
 use crate::judge::cost::{CostHints, Planned, Tokens};
 use crate::judge::openai::OpenAiSpec;
 use crate::judge::{Clients, Task};
+use crate::metrics::claims::ClaimSplitter;
+use crate::metrics::metric::{JudgedMetric, Metric};
 
 /// How a plan knows which tasks the cache answers.
 #[derive(Debug, Clone, Copy)]
@@ -56,7 +58,8 @@ pub(crate) struct Line {
     /// one), tasks sent to a `command` judge's program, none for a judge in this process.
     pub calls: u64,
     /// Answers whose claims are not known before the judge splits them (`claims: llm`): their
-    /// support tasks, calls and tokens are not counted, so the counts are lower bounds.
+    /// support tasks and tokens are not counted, so those counts are lower bounds (an `openai`
+    /// judge's calls for them are counted: at most one per answer and contexts).
     pub undecomposed: usize,
     /// Estimated tokens of the calls (None: a `command` judge's program does not tell).
     pub input_tokens: Option<u64>,
@@ -252,12 +255,36 @@ fn judge_line(
     let concurrency = spec
         .settings::<OpenAiSpec>()
         .map(|s| s.endpoint.concurrency);
+    let undecomposed = plan.undecomposed.get(name).map_or(0, Vec::len);
+    if concurrency.is_some() {
+        // An `openai` judge sends an answer's claims in one call per contexts: counted, at most
+        // one each, though the claims are not known yet.
+        sum.calls += (runs * undecomposed * claims_contexts(config, name)) as u64;
+    }
     let mut named = Line::named(name, judge.kind(), concurrency);
     named.support = count(true);
     named.relevance = count(false);
     named.decompositions = (1 + reach.again) * decompositions.len();
-    named.undecomposed = (1 + reach.later_runs) * plan.undecomposed.get(name).map_or(0, Vec::len);
+    named.undecomposed = (1 + reach.later_runs) * undecomposed;
     Ok(line(named, sum, spec.cost_hints(), reach.lookup))
+}
+
+/// How many contexts the judge `name` judges an answer's claims (`claims: llm`) against: one
+/// per faithfulness metric's `k` (an `openai` call each).
+fn claims_contexts(config: &Config, name: &str) -> usize {
+    let ks: std::collections::BTreeSet<usize> = config
+        .metrics
+        .iter()
+        .filter(|spec| spec.judge == name && spec.claims == ClaimSplitter::Llm)
+        .filter(|spec| {
+            matches!(
+                spec.metric,
+                Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
+            )
+        })
+        .map(|spec| spec.contexts_k)
+        .collect();
+    ks.len()
 }
 
 /// `line` with the sums, cost and wall time filled in.
@@ -323,8 +350,9 @@ pub(crate) fn notes(lines: &[Line]) -> Vec<String> {
         if line.undecomposed > 0 {
             notes.push(format!(
                 "`{name}`: the claims of {} answers are not known until the judge splits them \
-                 (`claims: llm`, not in the cache): their support tasks and calls are not \
-                 counted (an `openai` judge makes one call per answer for them)",
+                 (`claims: llm`, not in the cache): their support tasks, tokens and cost are \
+                 not counted (an `openai` judge's calls are: at most one per answer and \
+                 contexts)",
                 line.undecomposed
             ));
         }
