@@ -90,6 +90,9 @@ pub(crate) enum Command {
     /// Write one self-contained HTML report of a tier's gate run: verdicts, trends, per-query
     /// deltas, worst queries, judge calibration.
     Report(HtmlReportArgs),
+    /// Before spending: what a gate run of a tier will cost: queries, answers, judge tasks,
+    /// cache hits, calls, tokens, money and wall time (and whether it fits `gate.budget`).
+    Plan(PlanArgs),
     /// Print a shell completion script on stdout (e.g. `ragate completions bash >
     /// ~/.local/share/bash-completion/completions/ragate`).
     Completions(CompletionsArgs),
@@ -345,6 +348,24 @@ pub(crate) struct ValidateArgs {
     pub config: PathBuf,
     /// What to print on stdout: the findings as lines, or one JSON object
     /// `{"config", "tiers", "errors", "warnings"}`.
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PlanArgs {
+    /// The tier to plan.
+    #[arg(long, value_parser = tier_name)]
+    pub tier: String,
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The answers to plan for (a native run); default: the configured run file, else the
+    /// baseline's stored answers (an estimate).
+    #[arg(long, value_name = "FILE")]
+    pub run: Option<PathBuf>,
+    /// What to print on stdout: a table with notes, or one JSON object (`ragate-plan/1`).
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
 }

@@ -51,6 +51,7 @@ pub(crate) fn requested(cli: &Cli) -> Option<ErrorDocument> {
         Command::Merge(args) => gate(&args.tier, args.report.format),
         Command::Compare(args) => gate("", args.format),
         Command::Validate(args) => plain(args.format),
+        Command::Plan(args) => plain(args.format),
         Command::JudgeAgreement(args) => plain(args.format),
         Command::JudgeEval(args) => plain(args.format),
         Command::History(HistoryCommand::Show(args)) => plain(args.format),

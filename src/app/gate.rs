@@ -11,10 +11,12 @@ use serde_json::json;
 
 use crate::app::default_threads;
 use crate::app::finish;
+use crate::app::gate_options::{Judging, eval_options};
 use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
 use crate::app::output_table;
 use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
+use crate::app::plan;
 use crate::app::preflight;
 use crate::app::repeats;
 use crate::baseline::collect::{self, RunContext};
@@ -38,8 +40,6 @@ use crate::shard::{Shard, ShardQueries};
 use crate::term;
 use crate::tier::{self, TierQueries};
 
-/// How many ranked doc ids results keep per query when no metric reads deeper.
-const MIN_KEPT_RANKS: usize = 10;
 /// The format tag of a shard's partial output.
 pub(super) const SHARD_FORMAT: &str = "ragate-shard/2";
 
@@ -235,13 +235,6 @@ fn llm_usage(clients: &Clients) -> BTreeMap<String, LlmUsage> {
         .collect()
 }
 
-/// Who judges an evaluation: the run's clients of the config's judges, and which asking of the
-/// judges this is (1: the first).
-struct Judging<'a> {
-    clients: &'a Clients,
-    repeat: usize,
-}
-
 /// Evaluates the tier's run (every text kept in the results).
 fn evaluate_tier(
     config: &Config,
@@ -252,19 +245,6 @@ fn evaluate_tier(
     judging: Judging<'_>,
 ) -> Result<Evaluated> {
     let clients = judging.clients;
-    // Deep enough for every cut-off and for the contexts of faithfulness (so that
-    // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
-    let deepest = config
-        .metrics
-        .iter()
-        .filter_map(|spec| match spec.metric {
-            Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded) => {
-                Some(spec.contexts_k)
-            }
-            metric => metric.cutoff(),
-        })
-        .max()
-        .unwrap_or(0);
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     // The cache is opened only when a judge will be asked something.
     let cache = if config.metrics.iter().any(|spec| spec.is_judged())
@@ -274,17 +254,16 @@ fn evaluate_tier(
     } else {
         None
     };
+    let options = eval_options(
+        config,
+        judging,
+        corpus.as_ref(),
+        cache.as_ref(),
+        context.conventions,
+    );
     let options = EvalOptions {
-        metrics: config.metrics.clone(),
-        judges: clients.judges.clone(),
-        corpus: corpus.as_ref(),
-        cache: cache.as_ref(),
-        embeddings: clients.embeddings.as_ref(),
-        chunk_separator: config.chunk_separator.clone(),
         threads: threads.unwrap_or_else(default_threads),
-        keep_ranked: deepest.max(MIN_KEPT_RANKS),
-        judge_repeat: judging.repeat,
-        conventions: context.conventions,
+        ..options
     };
     let evaluated_at = Instant::now();
     let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
@@ -353,6 +332,10 @@ fn evaluate_repeats(
     let mut first_run = None;
     for repeat in 1..=tier.repeats {
         let run = obtain_run(config, tier, args, qrels, out_dir, repeat)?;
+        if repeat == 1 {
+            // The answers are known, nothing is judged yet: a run over budget stops here.
+            plan::check_budget(config, tier, qrels, &run.0)?;
+        }
         first_run.get_or_insert_with(|| run.clone());
         runs.push(evaluate(run, 1)?);
     }

@@ -9,6 +9,7 @@ mod convert;
 pub(crate) mod error_output;
 mod finish;
 mod gate;
+mod gate_options;
 mod history;
 mod holes;
 mod init;
@@ -24,6 +25,7 @@ mod model_judgments;
 mod output_files;
 mod output_table;
 mod outputs;
+mod plan;
 mod preflight;
 mod qrels_apply;
 mod rejudge;
@@ -67,6 +69,7 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Command::Holes(args) => holes::run(args),
         Command::Qrels(QrelsCommand::Apply(args)) => qrels_apply::run(args),
         Command::Report(args) => report::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
     }

@@ -179,7 +179,7 @@ pub(super) fn rejudge(
 
 /// The baseline's stored answers and ranked doc ids as a native run, after checking that their
 /// contexts can be rebuilt from the corpus (faithfulness judges answers against them).
-fn rebuilt_run(baseline: &Results, with: &Rejudging<'_>) -> Result<Vec<RunQuery>> {
+pub(super) fn rebuilt_run(baseline: &Results, with: &Rejudging<'_>) -> Result<Vec<RunQuery>> {
     let cannot = |message: String| {
         Error::Usage(format!(
             "--allow-judge-change: the baseline's answers cannot be re-judged: {message}"

@@ -5,16 +5,18 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use crate::app::error_output::with_causes;
+use crate::app::judges_called::{embeddings_called, judged_by_judges};
 use crate::app::{model_judgments, preflight, tier_baseline, write_human, write_stdout};
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::Results;
 use crate::cli::{GateFormat, ValidateArgs};
-use crate::config::{self, Config, Tier};
+use crate::config::{self, Budget, Config, Tier};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::gate::empty_answers;
 use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
+use crate::judge::openai::OpenAiSpec;
 use crate::suggest;
 use crate::term::{self, Paint};
 use crate::tier::{self, TierQueries};
@@ -50,6 +52,9 @@ pub(super) fn run(args: ValidateArgs) -> Result<i32> {
             for problem in &problems {
                 out.push_str(&format!("{} {problem}\n", paint.paint(term::BAD, "error:")));
             }
+            for (tier, budget) in budgets(&config) {
+                out.push_str(&format!("tier `{tier}`: {}\n", describe_budget(budget)));
+            }
             out.push_str(&format!(
                 "{}: {} tiers, {} errors, {} warnings\n",
                 config.path.display(),
@@ -60,12 +65,26 @@ pub(super) fn run(args: ValidateArgs) -> Result<i32> {
             write_human(&out)?;
         }
         GateFormat::Json => {
-            let document = json!({
+            let mut document = json!({
                 "config": config.path.display().to_string(),
                 "tiers": config.tiers.keys().collect::<Vec<_>>(),
                 "errors": problems,
                 "warnings": lints,
             });
+            // Only when configured: a config without a budget prints what it always did.
+            let budgets: serde_json::Map<String, serde_json::Value> = budgets(&config)
+                .map(|(tier, budget)| {
+                    let value = json!({
+                        "key": budget.key,
+                        "max_calls": budget.max_calls,
+                        "max_cost": budget.max_cost,
+                    });
+                    (tier.to_string(), value)
+                })
+                .collect();
+            if !budgets.is_empty() {
+                document["budgets"] = budgets.into();
+            }
             write_stdout(&format!("{document:#}\n"))?;
         }
     }
@@ -74,6 +93,58 @@ pub(super) fn run(args: ValidateArgs) -> Result<i32> {
     } else {
         exit_code::ERROR
     })
+}
+
+/// The tiers with a `gate.budget`, by name.
+fn budgets(config: &Config) -> impl Iterator<Item = (&str, &Budget)> {
+    config
+        .tiers
+        .values()
+        .filter_map(|tier| Some((tier.name.as_str(), tier.budget.as_ref()?)))
+}
+
+/// `budget (gate.budget): max_calls 500, max_cost 2.5`.
+fn describe_budget(budget: &Budget) -> String {
+    let limits: Vec<String> = [
+        budget.max_calls.map(|max| format!("max_calls {max}")),
+        budget.max_cost.map(|max| format!("max_cost {max}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!(
+        "budget ({}): {}, checked by `ragate gate` before its first judge call",
+        budget.key,
+        limits.join(", ")
+    )
+}
+
+/// A `max_cost` the gate cannot check: an endpoint it calls has no price (the gate would stop
+/// before its first call).
+fn unpriced(config: &Config, tier: &Tier) -> Vec<String> {
+    let Some(budget) = tier.budget.as_ref().filter(|b| b.max_cost.is_some()) else {
+        return Vec::new();
+    };
+    let judges = judged_by_judges(config)
+        .map(|spec| spec.judge.as_str())
+        .filter(|name| {
+            let spec = &config.judges[*name];
+            spec.settings::<OpenAiSpec>().is_some() && spec.cost_hints().price.is_none()
+        })
+        .map(|name| format!("judges.{name}"));
+    let embeddings = embeddings_called(config)
+        .filter(|spec| spec.cost.price.is_none())
+        .map(|_| "embeddings".to_string());
+    let keys: std::collections::BTreeSet<String> = judges.chain(embeddings).collect();
+    keys.into_iter()
+        .map(|key| {
+            format!(
+                "tier `{}`: {}.max_cost needs `{key}.price_per_1k_tokens`: without it `ragate gate` \
+                 stops before its first call to it",
+                tier.name, budget.key
+            )
+        })
+        .collect()
 }
 
 /// What the gate checks before its pipeline runs that depends on the environment, not on the
@@ -156,6 +227,7 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
             .problems
             .push(format!("tier `{}`: {error}", tier.name)),
     }
+    findings.lints.extend(unpriced(config, tier));
     for notice in &tier.gate.notices {
         if !findings.lints.contains(notice) {
             findings.lints.push(notice.clone());

@@ -6,6 +6,7 @@ use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::config::raw::{RawEmbeddings, RawMetric};
 use crate::config::yaml;
 use crate::error::Result;
+use crate::judge::cost::CostHints;
 
 /// An OpenAI-compatible embeddings endpoint and how it is called, as configured and validated
 /// (`judge::embeddings::EmbeddingClient` is its client).
@@ -13,6 +14,8 @@ use crate::error::Result;
 pub struct EmbeddingsSpec {
     /// Where and how `/embeddings` is called.
     pub endpoint: HttpEndpoint,
+    /// Price and latency, for plans and budgets (not part of the endpoint's identity).
+    pub cost: CostHints,
 }
 
 impl EmbeddingsSpec {
@@ -21,6 +24,7 @@ impl EmbeddingsSpec {
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         EmbeddingsSpec {
             endpoint: HttpEndpoint::new(base_url, model, 4),
+            cost: CostHints::default(),
         }
     }
 }
@@ -70,5 +74,8 @@ pub(super) fn validate(
             ));
         }
     }
-    Ok(Some(EmbeddingsSpec { endpoint }))
+    let cost = CostHints::validate(raw.price_per_1k_tokens, raw.latency_s, |field, message| {
+        keys.error(format!("embeddings.{field}"), message)
+    })?;
+    Ok(Some(EmbeddingsSpec { endpoint, cost }))
 }

@@ -19,13 +19,31 @@ pub(super) fn tier_hash(written: &Value, tier: &str) -> String {
     let rules = tier_rules.or_else(|| written.get("gate").and_then(|gate| gate.get("rules")));
     let mut parts = Map::new();
     parts.insert("metrics".into(), part("metrics"));
-    parts.insert("judges".into(), part("judges"));
+    let mut judges = part("judges");
+    if let Json::Object(judges) = &mut judges {
+        judges.values_mut().for_each(without_cost_hints);
+    }
+    parts.insert("judges".into(), judges);
     parts.insert("slices".into(), part("slices"));
     parts.insert("chunk_separator".into(), part("chunk_separator"));
     parts.insert("rules".into(), rules.map_or(Json::Null, canonical));
-    parts.insert("embeddings".into(), part("embeddings"));
+    let mut embeddings = part("embeddings");
+    without_cost_hints(&mut embeddings);
+    parts.insert("embeddings".into(), embeddings);
     let bytes = serde_json::to_vec(&Json::Object(parts)).expect("plain data serialises");
     sha256_hex(&bytes)
+}
+
+/// What a price or a latency hint changes is the plan, not the numbers: an endpoint's
+/// `price_per_1k_tokens` and `latency_s` are left out of the hash.
+const COST_HINTS: [&str; 2] = ["price_per_1k_tokens", "latency_s"];
+
+fn without_cost_hints(endpoint: &mut Json) {
+    if let Json::Object(keys) = endpoint {
+        for key in COST_HINTS {
+            keys.remove(key);
+        }
+    }
 }
 
 /// `value` as JSON with every mapping's keys in sorted order.
@@ -72,6 +90,23 @@ mod tests {
     fn a_tier_with_its_own_rules_hashes_them() {
         let text = "metrics: [mrr]\ngate: { rules: [ { metric: mrr, max_drop: 0.1 } ] }\ntiers: { s: { gate: { rules: [] } } }\n";
         assert_ne!(hash(text, "s"), hash(text, "other"));
+    }
+
+    #[test]
+    fn prices_and_latencies_do_not_change_the_hash() {
+        let text = "metrics: [mrr]\njudges:\n  llm: { kind: openai, model: m }\nembeddings: { model: e }\n";
+        let priced = text
+            .replace(
+                "model: m }",
+                "model: m, price_per_1k_tokens: { input: 1, output: 2 }, latency_s: 0.5 }",
+            )
+            .replace("model: e }", "model: e, latency_s: 0.2 }");
+        assert_ne!(text, priced);
+        assert_eq!(hash(text, "t"), hash(&priced, "t"));
+        assert_ne!(
+            hash(text, "t"),
+            hash(&text.replace("model: m", "model: n"), "t")
+        );
     }
 
     #[test]

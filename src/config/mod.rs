@@ -1,6 +1,7 @@
 //! The gate's configuration (`eval-config.yaml`): parsed strictly, validated once, paths resolved
 //! relative to the config file. Unknown keys are errors with "did you mean".
 
+mod budget;
 mod conceal;
 pub mod discover;
 mod embeddings;
@@ -28,6 +29,7 @@ use crate::metrics::conventions::{self, Conventions, DEFAULT_RELEVANCE_LEVEL};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
 use crate::suggest;
+pub use budget::Budget;
 pub use embeddings::EmbeddingsSpec;
 pub use endpoint::HttpEndpoint;
 pub use judges::DEFAULT_JUDGE;
@@ -137,6 +139,8 @@ pub struct Tier {
     pub config_hash: String,
     /// What a drift across runs (`gate --history`) does: warn (default) or fail.
     pub drift: DriftPolicy,
+    /// What a run may spend on judges (`gate.budget`), checked before the first judge call.
+    pub budget: Option<Budget>,
     /// The relevance level and what a judged query without a relevant document scores
     /// (`relevance_level:`, `no_relevant:`), recorded in the results' provenance.
     pub conventions: Conventions,
@@ -399,6 +403,12 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
         };
         let settings = validate_gate(&keys, &prefix, &rules_key, &gate, &metrics, &raw.slices)?;
         let source = validate_source(&keys, &prefix, tier, &resolve, settings.seed)?;
+        let budget_key = if tier.gate.as_ref().is_some_and(|g| g.budget.is_some()) {
+            format!("{prefix}.gate.budget")
+        } else {
+            "gate.budget".to_string()
+        };
+        let budget = budget::validate(&keys, &budget_key, gate.budget.as_ref())?;
         let repeats = tier.repeats.unwrap_or(1);
         let judge_repeats = tier.judge_repeats.unwrap_or(1);
         for (key, value) in [("repeats", repeats), ("judge_repeats", judge_repeats)] {
@@ -428,6 +438,7 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
                 gate: settings,
                 config_hash: hash::tier_hash(written, name),
                 drift: gate.drift.unwrap_or_default(),
+                budget,
                 conventions: Conventions {
                     relevance_level,
                     no_relevant: tier.no_relevant.unwrap_or_default(),

@@ -79,6 +79,12 @@ pub(crate) struct RawEmbeddings {
     pub max_retries: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<usize>,
+    /// What 1,000 tokens cost (`output` is unused: embeddings have no completion tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_per_1k_tokens: Option<crate::judge::cost::RawPrice>,
+    /// The seconds one request takes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_s: Option<f64>,
 }
 
 /// Where judge verdicts are cached.
@@ -269,6 +275,8 @@ pub(crate) struct RawGate {
     pub rules: Option<Vec<RawRule>>,
     /// What a drift across runs (`gate --history`) does: warn (default) or fail.
     pub drift: Option<DriftPolicy>,
+    /// What a run may spend on judges, checked before the first judge call.
+    pub budget: Option<super::budget::RawBudget>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

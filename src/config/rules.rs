@@ -26,6 +26,7 @@ pub(crate) fn merge_gate(top: &RawGate, tier: Option<&RawGate>) -> RawGate {
         resamples: tier.resamples.or(top.resamples),
         seed: tier.seed.or(top.seed),
         rules: tier.rules.clone().or_else(|| top.rules.clone()),
+        budget: tier.budget.or(top.budget),
     }
 }
 

@@ -113,7 +113,7 @@ fn bad_configs_name_the_key_path() {
     let cases = [
         (
             replace("  alpha: 0.05", "  alpah: 0.05"),
-            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `alpha_scope`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules`, `drift` (did you mean `alpha`?)",
+            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `alpha_scope`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules`, `drift`, `budget` (did you mean `alpha`?)",
         ),
         (
             replace("decision: significant", "decision: signficant"),
@@ -518,7 +518,7 @@ fn a_key_of_another_judge_kind_is_named_with_its_line_column_and_the_accepted_ke
         ),
         (
             "  a: { kind: command, command: [j] }\n  b: { kind: openai, base_url: \"http://h\", model: m, stem: true }\n",
-            "conf/eval-config.yaml:9:54: judges.b.stem: unknown field `stem`, expected one of `kind`, `base_url`, `model`, `api_key_env`, `concurrency`, `timeout_s`, `max_retries`, `max_calls` (the keys of an `openai` judge)",
+            "conf/eval-config.yaml:9:54: judges.b.stem: unknown field `stem`, expected one of `kind`, `base_url`, `model`, `api_key_env`, `concurrency`, `timeout_s`, `max_retries`, `max_calls`, `price_per_1k_tokens`, `latency_s` (the keys of an `openai` judge)",
         ),
         (
             "  j: { kind: command, command: [j], treshold: 0.5 }\n",

@@ -41,6 +41,19 @@ pub(super) struct Decomposed {
     claims: BTreeMap<(String, ClaimsTask), Vec<String>>,
     /// Answers decomposed and how many went to a judge.
     pub usage: JudgeUsage,
+    /// Only the claims the cache holds (a plan): an answer without claims here gets no support
+    /// tasks, instead of being a bug.
+    pub partial: bool,
+}
+
+/// The decompositions (`claims: llm`) a run needs, per judge: the cached ones read (not asked).
+pub(super) struct PlannedDecompositions {
+    /// The claims the cache holds, for `prepare`.
+    pub decomposed: Decomposed,
+    /// Every answer to decompose per judge, as the gate asks them (sorted, de-duplicated).
+    pub tasks: BTreeMap<String, Vec<ClaimsTask>>,
+    /// Of them, those the cache does not hold (the judge would be asked).
+    pub missing: BTreeMap<String, Vec<ClaimsTask>>,
 }
 
 /// Where a task went: its judge and its position in that judge's list.
@@ -57,6 +70,11 @@ pub(super) struct TaskBook {
 }
 
 impl TaskBook {
+    /// The tasks, per judge name, in the order each judge is asked them.
+    pub(super) fn into_tasks(self) -> BTreeMap<String, Vec<Task>> {
+        self.tasks
+    }
+
     fn add(&mut self, judge: &str, task: Task) -> TaskId {
         let list = self.tasks.entry(judge.to_string()).or_default();
         list.push(task);
@@ -208,14 +226,12 @@ impl AnswerMetrics<'_> {
             .collect()
     }
 
-    /// Decomposes the non-empty answers of `queries` into claims for every faithfulness metric
-    /// with `claims: llm`, through the cache; `prepare` then reads the claims from here.
-    pub(super) fn decompose<'q>(
+    /// The answers to decompose per judge: the non-empty answers of `queries`, for every
+    /// faithfulness metric with `claims: llm`, sorted and de-duplicated.
+    fn claims_tasks<'q>(
         &self,
         queries: impl Iterator<Item = (&'q RunQuery, &'q QueryQrels)>,
-        judges: &BTreeMap<String, Judge>,
-        cache: Option<&JudgeCache>,
-    ) -> Result<Decomposed> {
+    ) -> Result<BTreeMap<String, Vec<ClaimsTask>>> {
         let deciders: Vec<(&str, Metric)> = self
             .specs
             .iter()
@@ -224,34 +240,85 @@ impl AnswerMetrics<'_> {
             })
             .map(|(_, _, spec)| (spec.judge.as_str(), spec.metric))
             .collect();
-        let mut decomposed = Decomposed::default();
+        let mut wanted: BTreeMap<String, Vec<ClaimsTask>> = BTreeMap::new();
         if deciders.is_empty() {
-            return Ok(decomposed);
+            return Ok(wanted);
         }
-        let mut wanted: BTreeMap<&str, Vec<ClaimsTask>> = BTreeMap::new();
         for (run, query) in queries {
             let answer = run.answer.clone().unwrap_or_default();
             if answer.trim().is_empty() {
                 continue;
             }
             for &(judge, metric) in &deciders {
-                wanted.entry(judge).or_default().push(ClaimsTask {
-                    question: self.question(query, metric)?,
-                    answer: answer.clone(),
-                });
+                wanted
+                    .entry(judge.to_string())
+                    .or_default()
+                    .push(ClaimsTask {
+                        question: self.question(query, metric)?,
+                        answer: answer.clone(),
+                    });
             }
         }
-        for (judge, mut tasks) in wanted {
+        for tasks in wanted.values_mut() {
             tasks.sort();
             tasks.dedup();
-            let (claims, asked) = judges[judge].decompose_cached(judge, &tasks, cache)?;
+        }
+        Ok(wanted)
+    }
+
+    /// Decomposes the non-empty answers of `queries` into claims for every faithfulness metric
+    /// with `claims: llm`, through the cache; `prepare` then reads the claims from here.
+    pub(super) fn decompose<'q>(
+        &self,
+        queries: impl Iterator<Item = (&'q RunQuery, &'q QueryQrels)>,
+        judges: &BTreeMap<String, Judge>,
+        cache: Option<&JudgeCache>,
+    ) -> Result<Decomposed> {
+        let mut decomposed = Decomposed::default();
+        for (judge, tasks) in self.claims_tasks(queries)? {
+            let (claims, asked) = judges[&judge].decompose_cached(&judge, &tasks, cache)?;
             decomposed.usage.tasks += tasks.len();
             decomposed.usage.judged += asked;
             for (task, claims) in tasks.into_iter().zip(claims) {
-                decomposed.claims.insert((judge.to_string(), task), claims);
+                decomposed.claims.insert((judge.clone(), task), claims);
             }
         }
         Ok(decomposed)
+    }
+
+    /// What [`Self::decompose`] would do, asking nothing: the answers to decompose, the
+    /// claims the cache holds (read-only) and the answers it does not.
+    pub(super) fn plan_decompositions<'q>(
+        &self,
+        queries: impl Iterator<Item = (&'q RunQuery, &'q QueryQrels)>,
+        judges: &BTreeMap<String, Judge>,
+        cache: Option<&JudgeCache>,
+    ) -> Result<PlannedDecompositions> {
+        let mut planned = PlannedDecompositions {
+            decomposed: Decomposed {
+                partial: true,
+                ..Decomposed::default()
+            },
+            tasks: BTreeMap::new(),
+            missing: BTreeMap::new(),
+        };
+        for (judge, tasks) in self.claims_tasks(queries)? {
+            let cached = judges[&judge].cached_claims(&tasks, cache)?;
+            let missing = planned.missing.entry(judge.clone()).or_default();
+            for (task, claims) in tasks.iter().zip(cached) {
+                match claims {
+                    Some(claims) => {
+                        planned
+                            .decomposed
+                            .claims
+                            .insert((judge.clone(), task.clone()), claims);
+                    }
+                    None => missing.push(task.clone()),
+                }
+            }
+            planned.tasks.insert(judge, tasks);
+        }
+        Ok(planned)
     }
 
     /// Builds the query's inputs and records the tasks its metrics need.
@@ -319,7 +386,15 @@ impl AnswerMetrics<'_> {
                                     question: prepared.question.clone(),
                                     answer: prepared.answer.clone(),
                                 };
-                                self.decomposed.claims[&(judge.to_string(), task)].clone()
+                                let key = (judge.to_string(), task);
+                                if self.decomposed.partial
+                                    && !self.decomposed.claims.contains_key(&key)
+                                {
+                                    // A plan: the judge would split this answer; its claims
+                                    // are not known yet.
+                                    continue;
+                                }
+                                self.decomposed.claims[&key].clone()
                             }
                         };
                         let claims = split

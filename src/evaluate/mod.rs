@@ -5,6 +5,7 @@
 mod answers;
 mod assemble;
 pub mod operational;
+mod plan;
 mod relevance;
 mod unsorted;
 
@@ -33,6 +34,7 @@ pub use answers::JudgeUsage;
 use answers::{AnswerMetrics, Decomposed, PreparedQuery, TaskBook};
 use assemble::assemble;
 use operational::Operational;
+pub use plan::{JudgingPlan, plan_run};
 
 /// What to compute and how to read retrieved ids.
 #[derive(Debug, Clone)]
@@ -334,12 +336,25 @@ enum RunInput {
     Trec,
 }
 
-fn score_run(
-    qrels: &Qrels,
-    run_path: &Path,
-    run: RunInput,
-    options: &EvalOptions<'_>,
-) -> Result<Evaluation> {
+/// `qrels` at the options' relevance level: a copy only when it is not the default.
+fn leveled<'q>(qrels: &'q Qrels, options: &EvalOptions<'_>) -> std::borrow::Cow<'q, Qrels> {
+    let level = options.conventions.relevance_level;
+    if level == Conventions::default().relevance_level {
+        std::borrow::Cow::Borrowed(qrels)
+    } else {
+        let mut copy = qrels.clone();
+        copy.set_relevance_level(level);
+        std::borrow::Cow::Owned(copy)
+    }
+}
+
+/// The scorer of the retrieval metrics and the answer metrics of `options` over `qrels`
+/// (already [`leveled`]), for the run at `run_path`.
+fn scorers<'a>(
+    qrels: &'a Qrels,
+    run_path: &'a Path,
+    options: &'a EvalOptions<'_>,
+) -> (Scorer<'a>, AnswerMetrics<'a>) {
     let retrieval: Vec<(usize, RetrievalMetric)> = options
         .metrics
         .iter()
@@ -347,16 +362,7 @@ fn score_run(
         .filter_map(|(i, spec)| spec.metric.as_retrieval().map(|m| (i, m)))
         .collect();
     let retrieval_only: Vec<RetrievalMetric> = retrieval.iter().map(|&(_, m)| m).collect();
-    let leveled;
     let level = options.conventions.relevance_level;
-    let qrels = if level == Conventions::default().relevance_level {
-        qrels
-    } else {
-        let mut copy = qrels.clone();
-        copy.set_relevance_level(level);
-        leveled = copy;
-        &leveled
-    };
     let separator = options.chunk_separator.as_deref().filter(|s| !s.is_empty());
     let scorer = Scorer {
         qrels,
@@ -369,7 +375,7 @@ fn score_run(
         no_relevant: options.conventions.no_relevant,
         relevance_level: level,
     };
-    let mut answer_metrics = AnswerMetrics {
+    let answer_metrics = AnswerMetrics {
         specs: options
             .metrics
             .iter()
@@ -383,6 +389,18 @@ fn score_run(
         decomposed: Decomposed::default(),
         embedding_relevance: options.embeddings.is_some(),
     };
+    (scorer, answer_metrics)
+}
+
+fn score_run(
+    qrels: &Qrels,
+    run_path: &Path,
+    run: RunInput,
+    options: &EvalOptions<'_>,
+) -> Result<Evaluation> {
+    let leveled = leveled(qrels, options);
+    let qrels = leveled.as_ref();
+    let (scorer, mut answer_metrics) = scorers(qrels, run_path, options);
     let mut tally = Tally::new(qrels.len());
     let mut warnings = Vec::new();
     let mut judge_usage = JudgeUsage::default();

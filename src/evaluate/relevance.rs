@@ -20,6 +20,34 @@ fn canonical(vector: Vec<f32>) -> Vec<f32> {
     serde_json::from_str(&text).expect("serialised floats read back")
 }
 
+/// The text of the query at `position`, which embedding-based relevance embeds.
+pub(super) fn question(qrels: &Qrels, position: usize) -> Result<String> {
+    let query = &qrels.queries()[position];
+    query
+        .text
+        .clone()
+        .filter(|q| !q.trim().is_empty())
+        .ok_or_else(|| {
+            Error::input(
+                qrels.path(),
+                format!(
+                    "query `{}` has no text: embedding-based answer_relevance needs the question (native qrels `query`, or --queries)",
+                    query.qid
+                ),
+            )
+        })
+}
+
+/// The distinct texts of (question, answer) pairs, sorted: what is embedded.
+pub(super) fn texts<'p>(pairs: impl Iterator<Item = (&'p str, &'p str)>) -> Vec<String> {
+    pairs
+        .flat_map(|(q, a)| [q, a])
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Sets the value at `index` (answer_relevance) and the parts of every eligible query in
 /// `slots` (qrels order); returns the embeddings by qid and the texts embedded / asked.
 pub(super) fn apply(
@@ -36,28 +64,9 @@ pub(super) fn apply(
         let Some(answer) = scored.answer.as_deref().filter(|a| !a.trim().is_empty()) else {
             continue;
         };
-        let query = &qrels.queries()[position];
-        let question = query
-            .text
-            .clone()
-            .filter(|q| !q.trim().is_empty())
-            .ok_or_else(|| {
-                Error::input(
-                    qrels.path(),
-                    format!(
-                        "query `{}` has no text: embedding-based answer_relevance needs the question (native qrels `query`, or --queries)",
-                        query.qid
-                    ),
-                )
-            })?;
-        pairs.push((position, question, answer.to_string()));
+        pairs.push((position, question(qrels, position)?, answer.to_string()));
     }
-    let texts: Vec<String> = pairs
-        .iter()
-        .flat_map(|(_, q, a)| [q.clone(), a.clone()])
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let texts = texts(pairs.iter().map(|(_, q, a)| (q.as_str(), a.as_str())));
     let (vectors, asked) = client.embed_cached(&texts, cache)?;
     let by_text: BTreeMap<&str, Vec<f32>> = texts
         .iter()

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::config::keys::Keys;
 use crate::config::yaml;
 use crate::error::{Error, Result};
+use crate::judge::cost::{CostHints, Requests};
 use crate::judge::events::Events;
 use crate::judge::grade::{GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
@@ -123,6 +124,10 @@ pub trait KindSettings: DynEq + fmt::Debug + Send + Sync {
     fn judges_support_only(&self) -> bool {
         false
     }
+    /// Its price per 1k tokens and per-call latency, when configured (a paid judge's).
+    fn cost_hints(&self) -> CostHints {
+        CostHints::default()
+    }
 }
 
 /// A judge as configured and validated: the settings of its kind.
@@ -221,6 +226,15 @@ pub trait JudgeBackend: DynEq + fmt::Debug + Send + Sync {
     }
     /// Calls and tokens used so far, for a judge that counts them.
     fn usage(&self) -> Option<JudgeUsage> {
+        None
+    }
+    /// The requests [`Self::judge_all`] would send for `tasks`; None for a judge that runs in
+    /// this process (`lexical`, `nli`), which makes no calls.
+    fn requests(&self, _tasks: &[Task]) -> Option<Requests> {
+        None
+    }
+    /// The requests [`Self::decompose_all`] would send for `tasks` (see [`Self::requests`]).
+    fn decompose_requests(&self, _tasks: &[ClaimsTask]) -> Option<Requests> {
         None
     }
 }

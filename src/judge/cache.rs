@@ -181,6 +181,16 @@ impl JudgeCache {
         Ok(found)
     }
 
+    /// The value under `key`, parsed and checked, looked up for a plan: neither counted in
+    /// [`Self::stats`] nor an error on a miss in replay mode.
+    pub fn peek<T: Cached>(&self, key: &CacheKey) -> Result<Option<T>> {
+        let found = match &self.store {
+            None => None,
+            Some(store) => store.get(&self.path, key)?,
+        };
+        found.map(|text| parse_cached(self, key, &text)).transpose()
+    }
+
     /// Records `value` under `key`, replacing any previous value, in `read-write` mode; does
     /// nothing in `off` and `replay` modes (replay never asks the judge: nothing is new).
     pub fn put(&self, key: &CacheKey, value: &str) -> Result<()> {

@@ -19,6 +19,7 @@ use serde_json::json;
 use crate::config::yaml;
 use crate::error::{Error, Result, shorten};
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
+use crate::judge::cost::Requests;
 use crate::judge::decompose;
 use crate::judge::events::{Events, JudgeEvent};
 use crate::judge::grade::{self, GradeTask, GradeVerdict};
@@ -154,6 +155,21 @@ impl JudgeBackend for CommandJudge {
         events: &Events,
     ) -> Result<Vec<GradeVerdict>> {
         CommandJudge::grade_all(self, name, tasks, events)
+    }
+
+    /// One request line per task; what the program does with it (and costs) it does not tell.
+    fn requests(&self, tasks: &[Task]) -> Option<Requests> {
+        Some(Requests {
+            calls: tasks.len() as u64,
+            tokens: None,
+        })
+    }
+
+    fn decompose_requests(&self, tasks: &[ClaimsTask]) -> Option<Requests> {
+        Some(Requests {
+            calls: tasks.len() as u64,
+            tokens: None,
+        })
     }
 }
 

@@ -26,6 +26,7 @@ use crate::config::EmbeddingsSpec;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::cache::{self, CacheKey, JudgeCache};
+use crate::judge::cost::{Planned, Requests, Tokens};
 
 /// The version of the request and reply contract; part of the cache key.
 pub const EMBEDDINGS_VERSION: &str = "embeddings-1";
@@ -183,8 +184,23 @@ impl EmbeddingClient {
         texts: &[String],
         cache: Option<&JudgeCache>,
     ) -> Result<(Vec<Vec<f32>>, usize)> {
+        let keys = self.cache_keys(texts);
+        let what = |i: usize| {
+            let short: String = texts[i].chars().take(60).collect();
+            format!("the embedding of \"{short}\" ({})", self.shown_describe())
+        };
+        cache::through(cache, &keys, what, |missing| {
+            let asked: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+            self.embed_all(&asked)
+        })
+    }
+}
+
+impl EmbeddingClient {
+    /// The cache keys of the embeddings of `texts`.
+    fn cache_keys(&self, texts: &[String]) -> Vec<CacheKey> {
         let endpoint = self.endpoint();
-        let keys: Vec<CacheKey> = texts
+        texts
             .iter()
             .map(|text| {
                 CacheKey::new(
@@ -196,14 +212,32 @@ impl EmbeddingClient {
                     &json!({ "text": text }),
                 )
             })
-            .collect();
-        let what = |i: usize| {
-            let short: String = texts[i].chars().take(60).collect();
-            format!("the embedding of \"{short}\" ({})", self.shown_describe())
-        };
-        cache::through(cache, &keys, what, |missing| {
-            let asked: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
-            self.embed_all(&asked)
+            .collect()
+    }
+
+    /// What [`Self::embed_cached`] would do with `texts`, asking nothing: the texts the cache
+    /// holds (read-only, by the same keys) and the requests, of [`BATCH`] texts, for the
+    /// others (input tokens estimated from their length; an embedding has no output tokens).
+    pub fn plan_cached(&self, texts: &[String], cache: Option<&JudgeCache>) -> Result<Planned> {
+        let mut missing_chars = 0u64;
+        let mut missing = 0usize;
+        for (text, key) in texts.iter().zip(self.cache_keys(texts)) {
+            let cached = match cache {
+                Some(cache) => cache.peek::<Vec<f32>>(&key)?.is_some(),
+                None => false,
+            };
+            if !cached {
+                missing += 1;
+                missing_chars += text.len() as u64;
+            }
+        }
+        Ok(Planned {
+            tasks: texts.len(),
+            cached: texts.len() - missing,
+            requests: Some(Requests {
+                calls: missing.div_ceil(BATCH) as u64,
+                tokens: Some(Tokens::of_chars(missing_chars, 0)),
+            }),
         })
     }
 }
@@ -262,6 +296,19 @@ mod tests {
             index,
             embedding: embedding.to_vec(),
         }
+    }
+
+    #[test]
+    fn a_plan_embeds_what_the_cache_lacks_in_batches() {
+        let client = EmbeddingClient::new("http://127.0.0.1:1/v1", "e5");
+        let texts: Vec<String> = (0..130).map(|i| format!("text {i:03}")).collect();
+        let planned = client.plan_cached(&texts, None).unwrap();
+        assert_eq!((planned.tasks, planned.cached), (130, 0));
+        let requests = planned.requests.unwrap();
+        assert_eq!(requests.calls, 3, "64 texts a request");
+        assert_eq!(requests.tokens, Some(Tokens::of_chars(130 * 8, 0)));
+        let none = client.plan_cached(&[], None).unwrap();
+        assert_eq!(none.requests.map(|r| r.calls), Some(0));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod cache;
 pub mod command;
+pub mod cost;
 pub mod decompose;
 pub mod embeddings;
 pub mod events;
@@ -186,11 +187,7 @@ impl Judge {
             self.announce(name, tasks.len(), tasks.len());
             return Ok((self.judge_all(name, tasks)?, tasks.len()));
         }
-        let extra = match repeat {
-            0 | 1 => String::new(),
-            n => format!(" repeat {n}"),
-        };
-        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key(&extra, t)).collect();
+        let keys = self.task_keys(tasks, repeat);
         let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
         cache::through(cache, &keys, what, |missing| {
             self.announce(name, missing.len(), tasks.len());
@@ -208,8 +205,7 @@ impl Judge {
         tasks: &[ClaimsTask],
         cache: Option<&JudgeCache>,
     ) -> Result<(Vec<Vec<String>>, usize)> {
-        let extra = format!(" claims {}", decompose::CLAIMS_PROMPT_VERSION);
-        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key(&extra, t)).collect();
+        let keys = self.claims_keys(tasks);
         let what = |i: usize| format!("judge `{name}`: {}", tasks[i].summary());
         cache::through(cache, &keys, what, |missing| {
             let asked: Vec<ClaimsTask> = missing.iter().map(|&i| tasks[i].clone()).collect();
@@ -240,6 +236,69 @@ impl Judge {
             let asked: Vec<GradeTask> = missing.iter().map(|&i| tasks[i].clone()).collect();
             self.backend.grade_all(name, &asked, &self.events)
         })
+    }
+
+    /// The cache keys of `tasks` at asking `repeat`: from the second on, the key adds
+    /// ` repeat N`.
+    fn task_keys(&self, tasks: &[Task], repeat: usize) -> Vec<CacheKey> {
+        let extra = match repeat {
+            0 | 1 => String::new(),
+            n => format!(" repeat {n}"),
+        };
+        tasks.iter().map(|t| self.cache_key(&extra, t)).collect()
+    }
+
+    /// The cache keys of decompositions: the key adds the decomposition prompt version.
+    fn claims_keys(&self, tasks: &[ClaimsTask]) -> Vec<CacheKey> {
+        let extra = format!(" claims {}", decompose::CLAIMS_PROMPT_VERSION);
+        tasks.iter().map(|t| self.cache_key(&extra, t)).collect()
+    }
+
+    /// What [`Self::judge_cached`] would do with `tasks`, asking nothing: the tasks the cache
+    /// answers (looked up read-only, by the same keys) and the requests for the others.
+    pub fn plan_cached(
+        &self,
+        tasks: &[Task],
+        cache: Option<&JudgeCache>,
+        repeat: usize,
+    ) -> Result<cost::Planned> {
+        let mut missing = Vec::new();
+        for (task, key) in tasks.iter().zip(self.task_keys(tasks, repeat)) {
+            let cached = match cache {
+                Some(cache) => cache.peek::<Verdict>(&key)?.is_some(),
+                None => false,
+            };
+            if !cached {
+                missing.push(task.clone());
+            }
+        }
+        Ok(cost::Planned {
+            tasks: tasks.len(),
+            cached: tasks.len() - missing.len(),
+            requests: self.backend.requests(&missing),
+        })
+    }
+
+    /// The claims the cache holds for each of `tasks` (None: the judge would be asked), looked
+    /// up read-only by the keys of [`Self::decompose_cached`].
+    pub fn cached_claims(
+        &self,
+        tasks: &[ClaimsTask],
+        cache: Option<&JudgeCache>,
+    ) -> Result<Vec<Option<Vec<String>>>> {
+        let Some(cache) = cache else {
+            return Ok(vec![None; tasks.len()]);
+        };
+        self.claims_keys(tasks)
+            .iter()
+            .map(|key| cache.peek::<Vec<String>>(key))
+            .collect()
+    }
+
+    /// The requests [`Self::decompose_cached`] would send for the answers the cache does not
+    /// hold (None: a judge that makes no calls).
+    pub fn decompose_requests(&self, missing: &[ClaimsTask]) -> Option<cost::Requests> {
+        self.backend.decompose_requests(missing)
     }
 
     /// Before a slow (external) judge is asked: how much of the work the cache did not answer,
@@ -314,6 +373,7 @@ mod tests {
                 max_retries: 1,
             },
             max_calls: 77,
+            cost: Default::default(),
         };
         let judge = build(&JudgeSpec::new(spec.clone()));
         let openai = judge
@@ -333,9 +393,48 @@ mod tests {
                 timeout: Duration::from_secs(4),
                 max_retries: 0,
             },
+            cost: Default::default(),
         };
         let client = EmbeddingClient::from_spec(&spec);
         assert_eq!(client.spec, spec, "the client carries every setting");
+    }
+
+    #[cfg(feature = "cache")]
+    #[test]
+    fn a_plan_finds_in_the_cache_what_judging_stored_without_counting_or_writing() {
+        use crate::config::CacheMode;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.sqlite");
+        let judge = build(&kinds::default_judge());
+        let tasks: Vec<Task> = ["Backups stay.", "Backups move."]
+            .iter()
+            .map(|claim| Task::Support {
+                claim: claim.to_string(),
+                context: "Backups stay in Frankfurt.".into(),
+            })
+            .collect();
+        let cache = JudgeCache::open(&path, CacheMode::ReadWrite).unwrap();
+        judge
+            .judge_cached("default", &tasks[..1], Some(&cache), 1)
+            .unwrap();
+        drop(cache);
+        let cache = JudgeCache::open(&path, CacheMode::Replay).unwrap();
+        let planned = judge.plan_cached(&tasks, Some(&cache), 1).unwrap();
+        assert_eq!((planned.tasks, planned.cached), (2, 1));
+        assert_eq!(planned.requests, None, "an in-process judge makes no calls");
+        let again = judge.plan_cached(&tasks, Some(&cache), 2).unwrap();
+        assert_eq!(again.cached, 0, "a second asking has keys of its own");
+        assert_eq!(judge.plan_cached(&tasks, None, 1).unwrap().cached, 0);
+        assert_eq!(cache.stats(), Default::default(), "peeks are not lookups");
+        let claims = ClaimsTask {
+            question: "q".into(),
+            answer: "a".into(),
+        };
+        assert_eq!(
+            judge.cached_claims(&[claims], Some(&cache)).unwrap(),
+            vec![None]
+        );
     }
 
     #[test]

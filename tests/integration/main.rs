@@ -35,6 +35,7 @@ mod one_decision;
 mod openai_judge;
 mod output_paths;
 mod pipeline;
+mod plan_budget;
 mod readme_quotes;
 mod relevance_conventions;
 mod reported_metrics;

@@ -526,7 +526,7 @@ fn the_budget_stops_a_run_that_needs_more_calls() {
     assert_eq!(judge.usage().calls, 2);
 }
 
-fn setup_gate(dir: &Path, url: &str) {
+pub(crate) fn setup_gate(dir: &Path, url: &str) {
     let config = format!(
         "version: 1
 metrics: [recall@5, {{ name: faithfulness, judge: llm }}, {{ name: answer_relevance, judge: llm }}]

@@ -46,11 +46,13 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::backend::{JudgeBackend, JudgeKind, JudgeUsage};
+use crate::judge::cost::Requests;
 use crate::judge::decompose;
 use crate::judge::events::Events;
 use crate::judge::grade::{self, GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
 
+mod estimate;
 mod settings;
 pub use settings::{OpenAi, OpenAiSpec, RawOpenAiJudge};
 
@@ -368,12 +370,16 @@ impl OpenAiJudge {
 }
 
 impl OpenAiJudge {
+    fn claims_body(&self, task: &ClaimsTask) -> String {
+        self.body(decompose::CLAIMS_INSTRUCTIONS, &decompose::inputs(task))
+    }
+
     /// Decomposes every answer, one call each, in order.
     pub fn decompose_all(&self, name: &str, tasks: &[ClaimsTask]) -> Result<Vec<Vec<String>>> {
         let requests: Vec<Request> = tasks
             .iter()
             .map(|task| Request {
-                body: self.body(decompose::CLAIMS_INSTRUCTIONS, &decompose::inputs(task)),
+                body: self.claims_body(task),
                 what: task.summary(),
             })
             .collect();
@@ -434,6 +440,14 @@ impl JudgeBackend for OpenAiJudge {
 
     fn usage(&self) -> Option<JudgeUsage> {
         Some(OpenAiJudge::usage(self))
+    }
+
+    fn requests(&self, tasks: &[Task]) -> Option<Requests> {
+        Some(OpenAiJudge::requests(self, tasks))
+    }
+
+    fn decompose_requests(&self, tasks: &[ClaimsTask]) -> Option<Requests> {
+        Some(OpenAiJudge::decompose_requests(self, tasks))
     }
 }
 

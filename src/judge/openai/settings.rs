@@ -7,6 +7,7 @@ use super::OpenAiJudge;
 use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::error::Result;
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
+use crate::judge::cost::{CostHints, RawPrice};
 
 /// `kind: openai`, an OpenAI-compatible chat completions endpoint (needs the `llm` feature).
 pub struct OpenAi;
@@ -27,6 +28,10 @@ pub struct RawOpenAiJudge {
     timeout_s: Option<u64>,
     max_retries: Option<u32>,
     max_calls: Option<u64>,
+    /// What 1,000 tokens cost, for `ragate plan` and `gate.budget.max_cost`.
+    price_per_1k_tokens: Option<RawPrice>,
+    /// The seconds one call takes, for the wall time `ragate plan` shows.
+    latency_s: Option<f64>,
 }
 
 impl JudgeKind for OpenAi {
@@ -66,9 +71,14 @@ impl JudgeKind for OpenAi {
         if max_calls == 0 {
             return Err(at.error("max_calls", "0: expected at least 1"));
         }
+        let cost =
+            CostHints::validate(raw.price_per_1k_tokens, raw.latency_s, |field, message| {
+                at.error(field, message)
+            })?;
         Ok(JudgeSpec::new(OpenAiSpec {
             endpoint,
             max_calls,
+            cost,
         }))
     }
 }
@@ -80,6 +90,8 @@ pub struct OpenAiSpec {
     pub endpoint: HttpEndpoint,
     /// HTTP requests per run at most, retries included.
     pub max_calls: u64,
+    /// Price and latency, for plans and budgets (not part of the judge's identity).
+    pub cost: CostHints,
 }
 
 impl OpenAiSpec {
@@ -89,6 +101,7 @@ impl OpenAiSpec {
         OpenAiSpec {
             endpoint: HttpEndpoint::new(base_url, model, 8),
             max_calls: 20_000,
+            cost: CostHints::default(),
         }
     }
 }
@@ -108,5 +121,9 @@ impl KindSettings for OpenAiSpec {
 
     fn decomposes_claims(&self) -> bool {
         true
+    }
+
+    fn cost_hints(&self) -> CostHints {
+        self.cost
     }
 }
