@@ -173,6 +173,19 @@ impl JudgeBackend for CommandJudge {
     }
 }
 
+/// One JSON request line per task: its inputs and `"id"`, the task's index as a string.
+fn request_lines<T>(tasks: &[T], inputs: impl Fn(&T) -> serde_json::Value) -> Vec<String> {
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(id, task)| {
+            let mut line = inputs(task);
+            line["id"] = json!(id.to_string());
+            format!("{line}\n")
+        })
+        .collect()
+}
+
 /// How long a program that closed its output early is given to exit, for its exit status.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -441,15 +454,7 @@ impl CommandJudge {
         tasks: &[ClaimsTask],
         events: &Events,
     ) -> Result<Vec<Vec<String>>> {
-        let requests: Vec<String> = tasks
-            .iter()
-            .enumerate()
-            .map(|(id, task)| {
-                let mut line = decompose::inputs(task);
-                line["id"] = json!(id.to_string());
-                format!("{line}\n")
-            })
-            .collect();
+        let requests = request_lines(tasks, decompose::inputs);
         let summary = |index: usize| tasks[index].summary();
         self.exchange(
             name,
@@ -478,15 +483,7 @@ impl CommandJudge {
         tasks: &[GradeTask],
         events: &Events,
     ) -> Result<Vec<GradeVerdict>> {
-        let requests: Vec<String> = tasks
-            .iter()
-            .enumerate()
-            .map(|(id, task)| {
-                let mut line = grade::inputs(task);
-                line["id"] = json!(id.to_string());
-                format!("{line}\n")
-            })
-            .collect();
+        let requests = request_lines(tasks, grade::inputs);
         let summary = |index: usize| tasks[index].summary();
         self.exchange(
             name,

@@ -109,37 +109,6 @@ fn tsv(evaluation: &Evaluation, per_query: bool) -> String {
     out
 }
 
-/// Rows of cells rendered as left-aligned first column and right-aligned numbers.
-fn aligned(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if c == 0 {
-                    columns::left(cell, widths[c])
-                } else {
-                    columns::right(cell, widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 fn table(evaluation: &Evaluation, per_query: bool) -> String {
     let mut rows: Vec<Vec<String>> = Vec::new();
     if per_query {
@@ -165,7 +134,7 @@ fn table(evaluation: &Evaluation, per_query: bool) -> String {
             rows.push(vec![metric.to_string(), format!("{mean:.4}")]);
         }
     }
-    let mut out = aligned(&rows);
+    let mut out = columns::table(&rows, 1);
     out.push_str(&format!(
         "\n{} queries evaluated ({} missing from the run, scored 0); {} excluded (no relevant doc); \
          {} run queries not in the qrels\n",

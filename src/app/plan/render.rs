@@ -3,6 +3,7 @@
 
 use super::estimate::Line;
 use super::{Plan, SourceKind};
+use crate::report::columns;
 
 /// A cost as printed: 0, 2 decimals from 1 on, 6 below (a run of cheap calls costs fractions
 /// of a cent).
@@ -109,7 +110,7 @@ pub(super) fn table(plan: &Plan) -> String {
             known(total.cost.map(money)),
             known(total.seconds.map(seconds)),
         ]);
-        out.push_str(&columns(&rows));
+        out.push_str(&columns::table(&rows, 2));
     }
     if let Some(budget) = &plan.budget {
         let mut limits = Vec::new();
@@ -132,37 +133,6 @@ pub(super) fn table(plan: &Plan) -> String {
     }
     for note in &plan.notes {
         out.push_str(&format!("note: {note}\n"));
-    }
-    out
-}
-
-/// Left-aligned first two columns, right-aligned numbers, two spaces apart.
-fn columns(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if c < 2 {
-                    format!("{cell:<width$}", width = widths[c])
-                } else {
-                    format!("{cell:>width$}", width = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
     }
     out
 }
@@ -222,7 +192,7 @@ mod tests {
             vec!["llm".to_string(), "openai".to_string(), "7".to_string()],
         ];
         assert_eq!(
-            columns(&rows),
+            columns::table(&rows, 2),
             "judge  kind    calls\nllm    openai      7\n"
         );
     }
