@@ -17,7 +17,9 @@ use crate::shard::Shard;
 use crate::term::ColorWhen;
 
 mod test_set;
-pub(crate) use test_set::{HolesArgs, HolesFormat, PlanArgs, QrelsApplyArgs, QrelsCommand};
+pub(crate) use test_set::{
+    HolesArgs, HolesFormat, PlanArgs, QrelsAcceptArgs, QrelsApplyArgs, QrelsCommand, SynthArgs,
+};
 
 /// `eval-config.yaml` in the working directory or the nearest parent that has one (not above the
 /// repository root); the bare name when none does, so the error names the file looked for.
@@ -87,7 +89,12 @@ pub(crate) enum Command {
     /// runs within the gated depth, most consequential first; `--judge` writes a judge's
     /// proposed grades to a proposals file (never to the qrels).
     Holes(HolesArgs),
-    /// Write reviewed judgments into a tier's qrels.
+    /// Draft test queries from a corpus with a generator (an `openai` or `command` judge): a
+    /// seeded sample stratified by document length, literal / paraphrased / multi-topic /
+    /// numeric questions with their gold documents and reference answers, checked for
+    /// duplicates and answerability; writes a draft file and a review sheet (never a tier).
+    Synth(SynthArgs),
+    /// Write reviewed judgments or drafted queries into a tier's qrels.
     #[command(subcommand)]
     Qrels(QrelsCommand),
     /// Write one self-contained HTML report of a tier's gate run: verdicts, trends, per-query

@@ -75,6 +75,7 @@ pub(crate) fn load_source(tier: &Tier) -> Result<TierQueries> {
         if format != QrelsFormat::Native {
             attach_sidecar(&mut qrels, path)?;
         }
+        refuse_unaccepted_drafts(&qrels, path).map_err(|e| named_by(e, key))?;
         (qrels, sha256)
     };
     let mut unjudged = 0;
@@ -92,6 +93,35 @@ pub(crate) fn load_source(tier: &Tier) -> Result<TierQueries> {
         file_sha256,
         unjudged,
     })
+}
+
+/// Drafted queries (`ragate synth`) that no person accepted (`ragate qrels accept` stamps
+/// `drafted_by.accepted_at`) never become a tier: an error naming the first and the count.
+fn refuse_unaccepted_drafts(qrels: &Qrels, path: &Path) -> Result<()> {
+    let unaccepted: Vec<&str> = qrels
+        .queries()
+        .iter()
+        .filter(|q| {
+            q.drafted_by
+                .as_ref()
+                .is_some_and(|d| d.accepted_at.is_none())
+        })
+        .map(|q| q.qid.as_str())
+        .collect();
+    match unaccepted.first() {
+        None => Ok(()),
+        Some(first) => Err(Error::input(
+            path,
+            format!(
+                "{} drafted quer{} (`ragate synth`), first `{}`, never accepted: review the draft \
+                 and add it with `ragate qrels accept DRAFT --tier T` (or --into FILE) instead of \
+                 evaluating it as it is",
+                unaccepted.len(),
+                if unaccepted.len() == 1 { "y" } else { "ies" },
+                shorten(first)
+            ),
+        )),
+    }
 }
 
 /// The provenance of the model judgments of TREC or TSV qrels at `path`, from their sidecar

@@ -63,6 +63,7 @@ pub(crate) fn requested(cli: &Cli) -> Option<ErrorDocument> {
         }
         Command::Convert(_)
         | Command::Qrels(_)
+        | Command::Synth(_)
         | Command::History(HistoryCommand::Add(_))
         | Command::Init(_)
         | Command::Report(_)

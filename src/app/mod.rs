@@ -5,6 +5,7 @@ use std::path::Path;
 mod agreement;
 mod baseline;
 mod compare;
+mod config_judge;
 mod convert;
 pub(crate) mod error_output;
 mod finish;
@@ -27,10 +28,12 @@ mod output_table;
 mod outputs;
 mod plan;
 mod preflight;
+mod qrels_accept;
 mod qrels_apply;
 mod rejudge;
 mod repeats;
 mod report;
+mod synth;
 mod tier_baseline;
 mod tier_labels;
 mod validate;
@@ -68,6 +71,8 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
         Command::Init(args) => init::run(args),
         Command::Holes(args) => holes::run(args),
         Command::Qrels(QrelsCommand::Apply(args)) => qrels_apply::run(args),
+        Command::Qrels(QrelsCommand::Accept(args)) => qrels_accept::run(args),
+        Command::Synth(args) => synth::run(args),
         Command::Report(args) => report::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Completions(args) => manual::completions(args),

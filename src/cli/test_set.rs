@@ -1,5 +1,5 @@
-//! The arguments of the commands that build and budget a test set: `holes`, `qrels apply` and
-//! `plan`.
+//! The arguments of the commands that build and budget a test set: `holes`, `synth`, `qrels
+//! apply`, `qrels accept` and `plan`.
 
 use std::path::PathBuf;
 
@@ -56,6 +56,102 @@ pub(crate) enum QrelsCommand {
     /// own format, each marked with the judge that proposed it; shows the diff first and writes
     /// only with --yes.
     Apply(QrelsApplyArgs),
+    /// Add reviewed drafted queries (`ragate synth`) to a tier's qrels (native JSONL) or to a
+    /// new qrels file, stamped as accepted; shows the diff first and writes only with --yes.
+    Accept(QrelsAcceptArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct QrelsAcceptArgs {
+    /// The draft file (`ragate synth --out DIR` writes DIR/draft.jsonl).
+    #[arg(value_name = "DRAFT")]
+    pub draft: PathBuf,
+    /// The tier whose qrels file (native JSONL) the accepted drafts are added to.
+    #[arg(long, value_parser = tier_name, required_unless_present = "into", conflicts_with = "into")]
+    pub tier: Option<String>,
+    /// A native qrels JSONL file to add them to instead (created when absent): a new tier's.
+    #[arg(long, value_name = "FILE")]
+    pub into: Option<PathBuf>,
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Accept only these drafts, by qid (repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "QID")]
+    pub only: Vec<String>,
+    /// Write (without it, only the diff is shown).
+    #[arg(long)]
+    pub yes: bool,
+    /// Accept even in CI (`CI` set, but not to 0 or false).
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SynthArgs {
+    /// A judge of the config (`openai` or `command`) that writes each question and its answer.
+    #[arg(long, value_name = "NAME")]
+    pub generator: String,
+    /// The folder to write the draft tier file (draft.jsonl) and the review sheet (review.md)
+    /// into.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The judge that checks every answer is supported by its document(s) (answerability).
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub judge: String,
+    /// The corpus to draft from (JSONL `{doc_id, title?, text}`) [default: the config's
+    /// `corpus:`].
+    #[arg(long, value_name = "FILE")]
+    pub corpus: Option<PathBuf>,
+    /// How many drafts to ask for (before the checks drop some).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub count: usize,
+    /// Question classes, in turn (repeatable, or comma-separated) [default: all four].
+    #[arg(
+        long = "class",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "CLASS"
+    )]
+    pub classes: Vec<QuestionClassArg>,
+    /// The seed of the document sample.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// The share of a question's content words found in its document from which a literal or
+    /// paraphrased draft is labelled literal.
+    #[arg(long, value_name = "SHARE", default_value_t = crate::judge::draft::LITERAL_OVERLAP)]
+    pub literal_overlap: f64,
+    /// A tier whose queries a draft must not duplicate.
+    #[arg(long, value_parser = tier_name)]
+    pub tier: Option<String>,
+    /// The drafts' qids: this prefix and a 4-digit number.
+    #[arg(long, value_name = "PREFIX", default_value = "synth-")]
+    pub qid_prefix: String,
+    /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
+    /// nearest parent up to the repository root].
+    #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
+    pub config: PathBuf,
+}
+
+/// `--class`: the question classes of `ragate synth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum QuestionClassArg {
+    Literal,
+    Paraphrased,
+    MultiTopic,
+    Numeric,
+}
+
+impl From<QuestionClassArg> for crate::judge::draft::QuestionClass {
+    fn from(arg: QuestionClassArg) -> Self {
+        use crate::judge::draft::QuestionClass;
+        match arg {
+            QuestionClassArg::Literal => QuestionClass::Literal,
+            QuestionClassArg::Paraphrased => QuestionClass::Paraphrased,
+            QuestionClassArg::MultiTopic => QuestionClass::MultiTopic,
+            QuestionClassArg::Numeric => QuestionClass::Numeric,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

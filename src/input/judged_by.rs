@@ -1,5 +1,6 @@
 //! Provenance of model judgments: which judge proposed a judgment that `ragate qrels apply` wrote
-//! into the qrels, and when. A judgment without provenance is a human one.
+//! into the qrels, and when. A judgment without provenance is a human one. Drafted queries
+//! (`ragate synth`) carry theirs as [`DraftedBy`].
 //!
 //! - Native qrels JSONL carry it on the query's line:
 //!   `"judged_by": {"d7": {"judge": "<judge identity>", "at": "2026-12-03T10:00:00Z"}}`, one
@@ -24,6 +25,25 @@ pub struct ModelJudgment {
     /// When the judgment was applied, UTC RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+}
+
+/// Provenance of a drafted query (`ragate synth`): the generator that wrote it and, once a
+/// person accepted it into a tier (`ragate qrels accept`), when. A drafted query nobody accepted
+/// is refused wherever a tier is evaluated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DraftedBy {
+    /// The generator's identity (kind, model or command, drafting prompt version).
+    pub generator: String,
+    /// The seed of the sample the query was drafted from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The share of the question's content words found in its gold document(s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical_overlap: Option<f64>,
+    /// When a person accepted the draft into a tier, UTC RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_at: Option<String>,
 }
 
 /// One line of a sidecar file.

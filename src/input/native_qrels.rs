@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Location, Result};
-use crate::input::judged_by::ModelJudgment;
+use crate::input::judged_by::{DraftedBy, ModelJudgment};
 use crate::input::judgments::Judgments;
 use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished, bounded_grade};
 use crate::input::text_file::{FirstLines, TextFile, check_id};
@@ -23,6 +23,8 @@ struct RawQuery {
     reference_answer: Option<String>,
     /// Provenance of model judgments (`ragate qrels apply`), see [`crate::input::judged_by`].
     judged_by: Option<UniqueKeys<ModelJudgment>>,
+    /// Provenance of a drafted query (`ragate synth`).
+    drafted_by: Option<DraftedBy>,
     #[serde(flatten)]
     attributes: UniqueKeys<Value>,
 }
@@ -182,6 +184,7 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         gold_answer_substring: raw.gold_answer_substring,
         reference_answer: raw.reference_answer,
         judged_by,
+        drafted_by: raw.drafted_by,
     })
 }
 

@@ -49,6 +49,8 @@ pub struct QueryQrels {
     /// The model judgments among `judgments`, by doc id, with who proposed them (native qrels'
     /// `judged_by`); every other judgment is a human one.
     pub judged_by: BTreeMap<String, crate::input::judged_by::ModelJudgment>,
+    /// Who drafted the query, when a generator did (`ragate synth`; native qrels only).
+    pub drafted_by: Option<crate::input::judged_by::DraftedBy>,
 }
 
 impl QueryQrels {

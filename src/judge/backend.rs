@@ -12,6 +12,7 @@ use crate::config::keys::Keys;
 use crate::config::yaml;
 use crate::error::{Error, Result};
 use crate::judge::cost::{CostHints, Requests};
+use crate::judge::draft::{Draft, DraftTask};
 use crate::judge::events::Events;
 use crate::judge::grade::{GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
@@ -220,6 +221,17 @@ pub trait JudgeBackend: DynEq + fmt::Debug + Send + Sync {
             name,
             format!(
                 "a {} judge cannot propose relevance grades: expected an openai or command judge",
+                self.kind()
+            ),
+        ))
+    }
+    /// A drafted question and answer for every task, in order (`ragate synth --generator`); an
+    /// error for a kind that cannot write.
+    fn draft_all(&self, name: &str, _tasks: &[DraftTask], _events: &Events) -> Result<Vec<Draft>> {
+        Err(Error::judge(
+            name,
+            format!(
+                "a {} judge cannot draft questions: expected an openai or command judge as the generator",
                 self.kind()
             ),
         ))

@@ -21,10 +21,13 @@ use crate::error::{Error, Result, shorten};
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
 use crate::judge::cost::Requests;
 use crate::judge::decompose;
+use crate::judge::draft::{Draft, DraftTask};
 use crate::judge::events::{Events, JudgeEvent};
 use crate::judge::grade::{self, GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
 use crate::subprocess::{LineProcess, Next, describe_exit};
+
+mod draft;
 
 /// `kind: command`, an external program speaking JSON lines.
 pub struct Command;
@@ -155,6 +158,10 @@ impl JudgeBackend for CommandJudge {
         events: &Events,
     ) -> Result<Vec<GradeVerdict>> {
         CommandJudge::grade_all(self, name, tasks, events)
+    }
+
+    fn draft_all(&self, name: &str, tasks: &[DraftTask], events: &Events) -> Result<Vec<Draft>> {
+        CommandJudge::draft_all(self, name, tasks, events)
     }
 
     /// One request line per task; what the program does with it (and costs) it does not tell.

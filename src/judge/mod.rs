@@ -9,6 +9,7 @@ pub mod cache;
 pub mod command;
 pub mod cost;
 pub mod decompose;
+pub mod draft;
 pub mod embeddings;
 pub mod events;
 pub mod grade;
@@ -27,6 +28,7 @@ use crate::config::Config;
 use crate::error::Result;
 use backend::{JudgeBackend, JudgeSpec, JudgeUsage};
 use cache::{CacheKey, JudgeCache};
+use draft::{DRAFT_PROMPT_VERSION, Draft, DraftTask};
 use embeddings::EmbeddingClient;
 use events::{Events, JudgeEvent};
 use grade::{GRADE_PROMPT_VERSION, GradeTask, GradeVerdict};
@@ -119,6 +121,17 @@ impl cache::Cached for GradeVerdict {
     /// A proposed grade as a judge's reply must be ([`GradeVerdict::checked`]).
     fn check(&self) -> std::result::Result<(), String> {
         self.clone().checked().map(|_| ())
+    }
+}
+
+impl cache::Cached for Draft {
+    /// A draft as a generator's reply must be ([`Draft::checked`]).
+    fn check(&self) -> std::result::Result<(), String> {
+        match self.clone().checked() {
+            Ok(checked) if checked == *self => Ok(()),
+            Ok(_) => Err("question or answer not trimmed".to_string()),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -217,6 +230,31 @@ impl Judge {
     /// and the graded-relevance prompt version.
     pub fn grade_identity(&self) -> String {
         format!("{} grade-prompt {GRADE_PROMPT_VERSION}", self.describe())
+    }
+
+    /// The generator's identity as recorded with every drafted query: [`Self::describe`] and the
+    /// drafting prompt version.
+    pub fn draft_identity(&self) -> String {
+        format!("{} draft-prompt {DRAFT_PROMPT_VERSION}", self.describe())
+    }
+
+    /// Drafts a question and its answer for every task, in order, through the cache (the key
+    /// adds the drafting prompt version). Returns the drafts and how many went to the generator.
+    /// Only `openai` and `command` judges draft.
+    pub fn draft_cached(
+        &self,
+        name: &str,
+        tasks: &[DraftTask],
+        cache: Option<&JudgeCache>,
+    ) -> Result<(Vec<Draft>, usize)> {
+        let extra = format!(" draft {DRAFT_PROMPT_VERSION}");
+        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key(&extra, t)).collect();
+        let what = |i: usize| format!("generator `{name}`: {}", tasks[i].summary());
+        cache::through(cache, &keys, what, |missing| {
+            self.announce(name, missing.len(), tasks.len());
+            let asked: Vec<DraftTask> = missing.iter().map(|&i| tasks[i].clone()).collect();
+            self.backend.draft_all(name, &asked, &self.events)
+        })
     }
 
     /// Proposes a relevance grade for every (query, document), in order, through the cache (the

@@ -47,6 +47,7 @@ mod stale_outputs;
 mod statistics;
 mod statistics_real;
 mod sticky_comment;
+mod synth;
 mod test_set;
 mod tier_queries;
 mod trec_eval_format;

@@ -259,6 +259,51 @@ fn answer(body: &Value) -> String {
             let grade = question.intersection(&document).count().min(3);
             json!({"grade": grade, "confidence": 0.9, "rationale": "shared words"}).to_string()
         }
+        "draft" => {
+            // A drafted question (`ragate synth`): the documented contract, from the first
+            // sentence of each document (literal: its words; numeric: its first sentence with a
+            // digit; multi-topic: both documents).
+            let documents = inputs["documents"].as_array().unwrap();
+            // The text after the title (the first line, when there is one).
+            let body = |doc: &Value| -> String {
+                let text = doc["text"].as_str().unwrap();
+                text.split_once('\n')
+                    .map_or(text, |(_, body)| body)
+                    .to_string()
+            };
+            let first = |doc: &Value| -> String {
+                let text = body(doc);
+                text.split(". ")
+                    .next()
+                    .unwrap()
+                    .trim_end_matches('.')
+                    .to_string()
+                    + "."
+            };
+            let (question, answer) = match inputs["class"].as_str().unwrap() {
+                "multi-topic" => (
+                    "how are the two topics related".to_string(),
+                    format!("{} {}", first(&documents[0]), first(&documents[1])),
+                ),
+                "numeric" => {
+                    let sentence = body(&documents[0])
+                        .split(". ")
+                        .find(|s| s.chars().any(|c| c.is_ascii_digit()))
+                        .unwrap()
+                        .to_string();
+                    (format!("how many: {sentence}"), sentence)
+                }
+                "paraphrased" => (
+                    "which guidance covers that matter".to_string(),
+                    first(&documents[0]),
+                ),
+                _ => {
+                    let sentence = first(&documents[0]);
+                    (format!("what about {}", sentence.to_lowercase()), sentence)
+                }
+            };
+            json!({"question": question, "answer": answer}).to_string()
+        }
         other => panic!("unknown task {other}"),
     }
 }

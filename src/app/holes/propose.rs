@@ -12,8 +12,6 @@ use crate::input::proposals::{self, Proposal};
 use crate::input::qrels::Qrels;
 use crate::judge::cache::JudgeCache;
 use crate::judge::grade::GradeTask;
-use crate::judge::{self, Judge};
-use crate::suggest;
 
 use super::pool::Hole;
 
@@ -23,25 +21,6 @@ pub(super) struct Written {
     pub proposals: usize,
     /// Of those, how many the judge was asked for (the others came from the cache).
     pub asked: usize,
-}
-
-/// The judge `name` of the config; only judges that grade (`openai`, `command`) will answer.
-fn resolve(config: &Config, name: &str) -> Result<Judge> {
-    match config.judges.get(name) {
-        Some(spec) => Ok(judge::build(spec).reporting_to(crate::app::judge_events::printed())),
-        None => {
-            let names: Vec<&str> = config.judges.keys().map(String::as_str).collect();
-            Err(Error::Usage(suggest::did_you_mean(
-                format!(
-                    "--judge {name}: no such judge in {}: expected one of {}",
-                    config.path.display(),
-                    names.join(", ")
-                ),
-                name,
-                names.iter().copied(),
-            )))
-        }
-    }
 }
 
 /// The (query, document) tasks of `holes`: the query texts of the qrels, the documents' title
@@ -103,7 +82,7 @@ pub(super) fn run(
     holes: &[Hole],
     out: &Path,
 ) -> Result<Written> {
-    let judge = resolve(config, name)?;
+    let judge = crate::app::config_judge::by_name(config, "--judge", name)?;
     let tasks = tasks(config, qrels, holes)?;
     let cache = match config.cache.mode {
         crate::config::CacheMode::Off => None,

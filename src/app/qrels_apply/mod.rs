@@ -72,7 +72,7 @@ fn selected<'p>(
 }
 
 /// The tier's qrels file (the file a sampled tier is drawn from); a BEIR folder is refused.
-fn qrels_file(tier: &config::Tier) -> Result<PathBuf> {
+pub(super) fn qrels_file(tier: &config::Tier) -> Result<PathBuf> {
     let path = match &tier.source {
         TierSource::Qrels(path) => path,
         TierSource::Sample { from, .. } => from,
@@ -174,7 +174,7 @@ fn check_line_ids(accepted: &[Accepted], layout: Layout, path: &Path) -> Result<
 }
 
 /// A unified diff of a file's old and new text (3 lines of context).
-fn unified(old: &str, new: &str, path: &Path) -> String {
+pub(super) fn unified(old: &str, new: &str, path: &Path) -> String {
     let name = path.display().to_string();
     TextDiff::from_lines(old, new)
         .unified_diff()

@@ -48,10 +48,12 @@ use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::backend::{JudgeBackend, JudgeKind, JudgeUsage};
 use crate::judge::cost::Requests;
 use crate::judge::decompose;
+use crate::judge::draft::{Draft, DraftTask};
 use crate::judge::events::Events;
 use crate::judge::grade::{self, GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
 
+mod draft;
 mod estimate;
 mod settings;
 pub use settings::{OpenAi, OpenAiSpec, RawOpenAiJudge};
@@ -436,6 +438,10 @@ impl JudgeBackend for OpenAiJudge {
         _events: &Events,
     ) -> Result<Vec<GradeVerdict>> {
         OpenAiJudge::grade_all(self, name, tasks)
+    }
+
+    fn draft_all(&self, name: &str, tasks: &[DraftTask], _events: &Events) -> Result<Vec<Draft>> {
+        OpenAiJudge::draft_all(self, name, tasks)
     }
 
     fn usage(&self) -> Option<JudgeUsage> {
