@@ -98,7 +98,8 @@ pub(super) fn run(args: QrelsAcceptArgs) -> Result<i32> {
     let lines = selected(draft_lines(&args.draft)?, &args.only, &args.draft)?;
     let old = match std::fs::read_to_string(&target) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && args.into.is_some() => String::new(),
+        // A new tier's file: the config may name it before it exists.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(Error::io(&target, e)),
     };
     let existing: BTreeSet<String> = if old.trim().is_empty() {

@@ -66,7 +66,8 @@ pub(crate) struct QrelsAcceptArgs {
     /// The draft file (`ragate synth --out DIR` writes DIR/draft.jsonl).
     #[arg(value_name = "DRAFT")]
     pub draft: PathBuf,
-    /// The tier whose qrels file (native JSONL) the accepted drafts are added to.
+    /// The tier whose qrels file (native JSONL; created when the config names one that does not
+    /// exist yet) the accepted drafts are added to.
     #[arg(long, value_parser = tier_name, required_unless_present = "into", conflicts_with = "into")]
     pub tier: Option<String>,
     /// A native qrels JSONL file to add them to instead (created when absent): a new tier's.

@@ -15,10 +15,10 @@
 //!
 //! Classes ([`QuestionClass`]): `literal` (the document's own words), `paraphrased` (other
 //! words than the document's), `multi-topic` (two documents, a question that needs both) and
-//! `numeric` (the answer is a number the document states). A blank or over-long question or
-//! answer, unknown fields or prose around the object are unparseable: retried for `openai`, then
-//! an error naming the generator and the documents for both. Nothing is shortened: a cut
-//! question would be another question.
+//! `numeric` (the answer is a number the document states). A blank question or answer, unknown
+//! fields or prose around the object are unparseable: retried for `openai`, then an error naming
+//! the generator and the documents for both. An over-long draft is parsed and then dropped by
+//! `ragate synth` with its reason; nothing is shortened: a cut question would be another one.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -135,25 +135,30 @@ pub struct Draft {
 }
 
 impl Draft {
-    /// The draft checked: question and answer trimmed, neither blank nor over its limit.
+    /// The draft checked: question and answer trimmed, neither blank (a generator that answers
+    /// nothing is broken). Length is the drafts' screening, not the contract's: an over-long
+    /// draft is dropped with its reason ([`Draft::too_long`]).
     pub fn checked(self) -> std::result::Result<Draft, String> {
         let question = self.question.trim().to_string();
         let answer = self.answer.trim().to_string();
-        for (field, text, limit) in [
-            ("question", &question, MAX_QUESTION_CHARS),
-            ("answer", &answer, MAX_ANSWER_CHARS),
-        ] {
+        for (field, text) in [("question", &question), ("answer", &answer)] {
             if text.is_empty() {
                 return Err(format!("blank {field}: expected a non-empty {field}"));
             }
-            let length = text.chars().count();
-            if length > limit {
-                return Err(format!(
-                    "{field} of {length} characters: expected at most {limit}"
-                ));
-            }
         }
         Ok(Draft { question, answer })
+    }
+
+    /// The first of question and answer longer than its limit ([`MAX_QUESTION_CHARS`],
+    /// [`MAX_ANSWER_CHARS`]): (field, characters, limit).
+    pub fn too_long(&self) -> Option<(&'static str, usize, usize)> {
+        [
+            ("question", &self.question, MAX_QUESTION_CHARS),
+            ("answer", &self.answer, MAX_ANSWER_CHARS),
+        ]
+        .into_iter()
+        .map(|(field, text, limit)| (field, text.chars().count(), limit))
+        .find(|&(_, length, limit)| length > limit)
     }
 }
 
@@ -182,10 +187,6 @@ mod tests {
                 answer: "Ten years.".into()
             })
         );
-        let long_question = format!(
-            "{{\"question\":\"{}\",\"answer\":\"a\"}}",
-            "x".repeat(MAX_QUESTION_CHARS + 1)
-        );
         for bad in [
             "{\"question\":\"q\"}",
             "{\"question\":\"  \",\"answer\":\"a\"}",
@@ -193,7 +194,6 @@ mod tests {
             "{\"question\":\"q\",\"answer\":\"a\",\"grade\":3}",
             "{\"question\":1,\"answer\":\"a\"}",
             "Question: q",
-            long_question.as_str(),
         ] {
             assert!(parse_draft(bad).is_err(), "{bad}");
         }
@@ -201,9 +201,16 @@ mod tests {
             "{{\"question\":\"{}\",\"answer\":\"a\"}}",
             "x".repeat(MAX_QUESTION_CHARS)
         );
+        let at_limit = parse_draft(&at_limit).unwrap();
+        assert_eq!(at_limit.question.len(), MAX_QUESTION_CHARS);
+        assert_eq!(at_limit.too_long(), None);
+        let over = Draft {
+            answer: "y".repeat(MAX_ANSWER_CHARS + 1),
+            ..at_limit
+        };
         assert_eq!(
-            parse_draft(&at_limit).unwrap().question.len(),
-            MAX_QUESTION_CHARS
+            over.too_long(),
+            Some(("answer", MAX_ANSWER_CHARS + 1, MAX_ANSWER_CHARS))
         );
     }
 

@@ -364,7 +364,13 @@ fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() 
     let messages = bodies[0]["messages"].as_array().unwrap();
     let user = messages.last().unwrap()["content"].as_str().unwrap();
     assert!(user.contains("Write one question"), "{user}");
-    assert!(user.lines().last().unwrap().starts_with("{\"task\":\"draft\""), "{user}");
+    assert!(
+        user.lines()
+            .last()
+            .unwrap()
+            .starts_with("{\"task\":\"draft\""),
+        "{user}"
+    );
     assert!(out.stdout.contains("5 call(s)"), "{}", out.stdout);
     assert!(
         out.stdout.contains("at the configured price_per_1k_tokens"),

@@ -181,7 +181,13 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
                 .collect::<Vec<_>>()
                 .join("\n\n")
         };
-        let dropped = if overlap.is_none() {
+        let dropped = if let Some((field, chars, limit)) = draft.too_long() {
+            Some(Dropped::TooLong {
+                field,
+                chars,
+                limit,
+            })
+        } else if overlap.is_none() {
             Some(Dropped::NoContentWords)
         } else if claims.0 < claims.1 {
             Some(Dropped::Unsupported {

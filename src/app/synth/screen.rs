@@ -17,6 +17,12 @@ pub(super) const DUPLICATE_JACCARD: f64 = 0.8;
 pub(super) enum Dropped {
     /// The question has no content word (only stop words or punctuation).
     NoContentWords,
+    /// The question or the answer is longer than its limit.
+    TooLong {
+        field: &'static str,
+        chars: usize,
+        limit: usize,
+    },
     /// A `numeric` draft whose answer states no number of its document.
     NoNumberFromDocument,
     /// Near-duplicate of an earlier draft or of one of the tier's queries.
@@ -30,6 +36,11 @@ impl Dropped {
     pub(super) fn reason(&self) -> String {
         match self {
             Dropped::NoContentWords => "the question has no content word".to_string(),
+            Dropped::TooLong {
+                field,
+                chars,
+                limit,
+            } => format!("{field} of {chars} characters, above {limit}"),
             Dropped::NoNumberFromDocument => {
                 "numeric: no number of the answer is stated by the document".to_string()
             }
@@ -46,6 +57,7 @@ impl Dropped {
     pub(super) fn key(&self) -> &'static str {
         match self {
             Dropped::NoContentWords => "no content word",
+            Dropped::TooLong { .. } => "too long",
             Dropped::NoNumberFromDocument => "numeric without a number",
             Dropped::Duplicate { .. } => "duplicate",
             Dropped::Unsupported { .. } => "not answerable",
