@@ -127,7 +127,7 @@ fn refuse_unaccepted_drafts(qrels: &Qrels, path: &Path) -> Result<()> {
 /// The provenance of the model judgments of TREC or TSV qrels at `path`, from their sidecar
 /// (`<qrels>.judged_by.jsonl`, written by `ragate qrels apply`), when there is one. An entry for
 /// a judgment the qrels do not have is an error naming the sidecar: it would mark nothing.
-fn attach_sidecar(qrels: &mut Qrels, path: &Path) -> Result<()> {
+pub(crate) fn attach_sidecar(qrels: &mut Qrels, path: &Path) -> Result<()> {
     let sidecar = judged_by::sidecar_path(path);
     for ((qid, doc), judgment) in judged_by::read_sidecar(&sidecar)? {
         let judged = qrels

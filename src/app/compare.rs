@@ -77,14 +77,15 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
          accepted from it",
         args.b.display()
     );
+    let (judged_at_k, model_judged_at_k) = judged_depth::of_stored(tier, &b);
     let report = decision::decide(DecisionInputs {
         config: &config,
         tier,
         baseline: &a,
         current: &b,
         calibrations: &calibrations,
-        judged_at_k: judged_depth::of_stored(tier, &b),
-        model_judged_at_k: None,
+        judged_at_k,
+        model_judged_at_k,
         drift: None,
         run_notes: rejudged.into_iter().collect(),
         mismatch: Some(MismatchHint {

@@ -26,7 +26,7 @@ use crate::term;
 const DEFAULT_BEIR_SPLIT: &str = "test";
 
 /// The fields a native line has whatever is kept.
-const WRITTEN: [&str; 7] = [
+const WRITTEN: [&str; 8] = [
     "qid",
     "query",
     "graded_relevance",
@@ -34,6 +34,7 @@ const WRITTEN: [&str; 7] = [
     "gold_answer_substring",
     "reference_answer",
     "judged_by",
+    "drafted_by",
 ];
 
 pub(super) fn run(args: ConvertArgs) -> Result<i32> {
@@ -58,7 +59,16 @@ pub(super) fn run(args: ConvertArgs) -> Result<i32> {
         beir::read_qrels(&args.qrels, split)?
     } else {
         let file = TextFile::read(&args.qrels).map_err(|e| e.named_by("--qrels"))?;
-        input::read_qrels_file(&file, qrels_format(args.format))?
+        let format = match qrels_format(args.format) {
+            Some(format) => format,
+            None => input::detect_qrels_format(&file)?,
+        };
+        let mut qrels = input::read_qrels_file(&file, Some(format))?;
+        // TREC and TSV qrels keep the provenance of model judgments in a sidecar: it travels.
+        if format != QrelsFormat::Native {
+            crate::tier::attach_sidecar(&mut qrels, &args.qrels)?;
+        }
+        qrels
     };
     let texts = match &args.queries {
         Some(path) => {
@@ -228,6 +238,10 @@ fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Val
         let judged_by = serde_json::to_value(&query.judged_by).expect("provenance serialises");
         line.insert("judged_by".into(), judged_by);
     }
+    if let Some(drafted_by) = &query.drafted_by {
+        let drafted_by = serde_json::to_value(drafted_by).expect("provenance serialises");
+        line.insert("drafted_by".into(), drafted_by);
+    }
     for (key, value) in [
         ("gold_answer_substring", &query.gold_answer_substring),
         ("reference_answer", &query.reference_answer),
@@ -272,6 +286,40 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    #[test]
+    fn the_provenance_of_model_judgments_in_a_sidecar_travels_into_native_qrels() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        write(dir, "qrels.tsv", "a\td1\t1\na\td2\t2\n");
+        write(
+            dir,
+            "qrels.tsv.judged_by.jsonl",
+            "{\"qid\":\"a\",\"doc_id\":\"d2\",\"judge\":\"j\",\"at\":\"2026-12-01T00:00:00Z\"}\n",
+        );
+        write(
+            dir,
+            "queries.jsonl",
+            "{\"qid\":\"a\",\"query\":\"first\"}\n",
+        );
+        run(args(dir, Some("queries.jsonl"), None, &[])).unwrap();
+        let back = input::load_qrels(&dir.join("out.jsonl"), None, "test", None).unwrap();
+        let query = &back.queries()[0];
+        assert_eq!(
+            query.judged_by.keys().collect::<Vec<_>>(),
+            ["d2"],
+            "d1 stays a human judgment"
+        );
+        assert_eq!(query.judged_by["d2"].judge, "j");
+        std::fs::remove_file(dir.join("out.jsonl")).unwrap();
+        write(
+            dir,
+            "qrels.tsv.judged_by.jsonl",
+            "{\"qid\":\"a\",\"doc_id\":\"d9\",\"judge\":\"j\"}\n",
+        );
+        let error = run(args(dir, Some("queries.jsonl"), None, &[])).unwrap_err();
+        assert!(error.to_string().contains("judged_by.jsonl"), "{error}");
     }
 
     #[test]

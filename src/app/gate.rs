@@ -175,6 +175,18 @@ fn obtain_run(
         let path = config.run_file(&tier.name).expect("a run file pipeline");
         return given(path);
     }
+    let produced = produce_run(config, pipeline, qrels)?;
+    let run_path = output_table::repeat_run(out_dir, repeat);
+    outputs::write(&run_path, &produced.to_jsonl())?;
+    Ok((run_path, RunFormat::Native))
+}
+
+/// Runs a `command` or `http` pipeline over every query of `qrels` (each must have a text).
+pub(super) fn produce_run(
+    config: &Config,
+    pipeline: &Pipeline,
+    qrels: &Qrels,
+) -> Result<crate::pipeline::ProducedRun> {
     let requests = qrels
         .queries()
         .iter()
@@ -197,9 +209,7 @@ fn obtain_run(
     let progress = Progress::new("pipeline: queries", requests.len());
     let produced = pipeline.produce(&requests, config.dir(), &progress);
     progress.finish();
-    let run_path = output_table::repeat_run(out_dir, repeat);
-    outputs::write(&run_path, &produced?.to_jsonl())?;
-    Ok((run_path, RunFormat::Native))
+    produced
 }
 
 /// HTTP calls, retries and tokens of each `openai` judge (and of the embeddings endpoint) in

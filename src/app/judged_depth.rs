@@ -21,12 +21,16 @@ pub(super) fn model_of_run(results: &Results, qrels: &Qrels) -> Option<f64> {
     gate::model_judged_at_k(results, qrels, JUDGED_DEPTH)
 }
 
-/// judged@k of stored `results` of `tier` (`compare`, `report`), against the tier's qrels when
-/// they are still the ones the results were evaluated with; None otherwise (the qrels changed or
-/// cannot be read: then the measure would be of other judgments, and no check depends on it).
-pub(super) fn of_stored(tier: &Tier, results: &Results) -> Option<(usize, f64)> {
-    let queries = tier::load_source(tier).ok()?;
-    (queries.file_sha256 == results.provenance.qrels_sha256)
-        .then(|| of_run(results, &queries.qrels))
-        .flatten()
+/// judged@k of stored `results` of `tier` (`compare`, `report`) and its model share (as
+/// [`model_of_run`]), against the tier's qrels when they are still the ones the results were
+/// evaluated with; (None, None) otherwise (the qrels changed or cannot be read: then the measure
+/// would be of other judgments, and no check depends on it).
+pub(super) fn of_stored(tier: &Tier, results: &Results) -> (Option<(usize, f64)>, Option<f64>) {
+    match tier::load_source(tier) {
+        Ok(queries) if queries.file_sha256 == results.provenance.qrels_sha256 => (
+            of_run(results, &queries.qrels),
+            model_of_run(results, &queries.qrels),
+        ),
+        _ => (None, None),
+    }
 }

@@ -323,6 +323,7 @@ fn run_stats(
         "queries": current.queries.len(),
         "checks": report.outcomes.len(),
         "judged_at_10": report.judged_at_k.map(|(_, share)| share),
+        "model_judged_at_10": report.model_judged_at_k,
         "calibration": run.calibrations.iter().map(|c| json!({
             "metric": c.metric,
             "ppi": c.ppi.estimate,

@@ -117,14 +117,15 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
         tier.name,
         from.display()
     );
+    let (judged_at_k, model_judged_at_k) = judged_depth::of_stored(tier, &current);
     let report = decision::decide(DecisionInputs {
         config: &config,
         tier,
         baseline: &baseline,
         current: &current,
         calibrations: &calibrations,
-        judged_at_k: judged_depth::of_stored(tier, &current),
-        model_judged_at_k: None,
+        judged_at_k,
+        model_judged_at_k,
         drift: series
             .as_ref()
             .map(|(_, series)| series.drift(tier, &baseline_sha256)),

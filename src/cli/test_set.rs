@@ -17,8 +17,9 @@ pub(crate) struct HolesArgs {
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
     /// A run to pool (native JSONL or TREC; repeatable): the holes are the union of every run's
-    /// top documents per query that the qrels do not judge.
-    #[arg(long = "run", required = true, value_name = "FILE")]
+    /// top documents per query that the qrels do not judge [default: the config's pipeline, run
+    /// over the tier's queries now, or its run file].
+    #[arg(long = "run", value_name = "FILE")]
     pub runs: Vec<PathBuf>,
     /// How deep each run is pooled [default: the largest cut-off of the tier's gated retrieval
     /// metrics; 10 for one without a cut-off, such as mrr, or when none is gated].

@@ -155,6 +155,40 @@ fn holes_pool_two_runs_to_the_gated_depth_ranked_by_reciprocal_ranks() {
     assert_eq!(zero.code, 2, "{}", zero.stderr);
 }
 
+#[test]
+fn without_a_run_holes_pool_the_configured_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, "qrels.jsonl", NATIVE_QRELS, "ok", None);
+    let alone = ragate_in(dir, &["holes", "--tier", "smoke", "--format", "jsonl"]);
+    assert_eq!(alone.code, 2, "no pipeline configured: {}", alone.stderr);
+    assert!(alone.stderr.contains("pass --run FILE"), "{}", alone.stderr);
+    let replay = fixture("pipeline/replay_pipeline.py");
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        format!(
+            "{config}pipeline: {{ command: [python3, \"{}\", a.jsonl, ok] }}\n",
+            path_str(&replay)
+        ),
+    )
+    .unwrap();
+    let piped = ragate_in(dir, &["holes", "--tier", "smoke", "--format", "jsonl"]);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    let from_file = ragate_in(
+        dir,
+        &[
+            "holes", "--tier", "smoke", "--run", "a.jsonl", "--format", "jsonl",
+        ],
+    );
+    assert_eq!(listed(&piped.stdout), listed(&from_file.stdout));
+    assert_eq!(
+        pairs(&listed(&piped.stdout)),
+        vec!["q1:d2", "q2:d6", "q1:d3", "q2:d7"],
+        "rank 2 before rank 3; equal priorities by qid"
+    );
+}
+
 fn proposals(dir: &Path, file: &str) -> Vec<Value> {
     std::fs::read_to_string(dir.join(file))
         .unwrap()
@@ -466,6 +500,14 @@ fn native_qrels_get_reviewed_proposals_with_provenance_and_judged_at_10_rises() 
     assert!(
         summary.contains("judged@10 0.86 (human 0.29, model 0.57)"),
         "{summary}"
+    );
+    let stats: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/run-stats.json")).unwrap())
+            .unwrap();
+    let share = |key: &str| (stats[key].as_f64().unwrap() * 7.0).round();
+    assert_eq!(
+        (share("judged_at_10"), share("model_judged_at_10")),
+        (6.0, 4.0)
     );
 }
 

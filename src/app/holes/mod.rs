@@ -44,11 +44,20 @@ pub(super) fn run(args: HolesArgs) -> Result<i32> {
     let queries = tier::load(&config, tier)?;
     let threads = args.threads.unwrap_or_else(default_threads);
     let separator = config.chunk_separator.as_deref();
-    let rankings = args
-        .runs
-        .iter()
-        .map(|path| pool::read_run(path, depth, separator, threads))
-        .collect::<Result<Vec<_>>>()?;
+    let rankings = if args.runs.is_empty() {
+        vec![pipeline_ranking(
+            &config,
+            tier,
+            &queries.qrels,
+            depth,
+            separator,
+        )?]
+    } else {
+        args.runs
+            .iter()
+            .map(|path| pool::read_run(path, depth, separator, threads))
+            .collect::<Result<Vec<_>>>()?
+    };
     let (mut holes, stats) = pool::holes(&rankings, &queries.qrels);
     let found = holes.len();
     if let Some(limit) = args.limit {
@@ -58,7 +67,7 @@ pub(super) fn run(args: HolesArgs) -> Result<i32> {
         let header = Header {
             tier: &tier.name,
             depth,
-            runs: args.runs.len(),
+            runs: rankings.len(),
             stats,
             found,
         };
@@ -80,7 +89,7 @@ pub(super) fn run(args: HolesArgs) -> Result<i32> {
          review them, then `ragate qrels apply {} --tier {}`\n",
         written.proposals,
         holes.len(),
-        args.runs.len(),
+        rankings.len(),
         out.display(),
         out.display(),
         tier.name
@@ -92,6 +101,34 @@ pub(super) fn run(args: HolesArgs) -> Result<i32> {
         ))?;
     }
     Ok(exit_code::SUCCESS)
+}
+
+/// Without `--run`: the ranking of the tier's configured run file, or of its `command` or
+/// `http` pipeline run over the tier's queries now (kept in memory, not written).
+fn pipeline_ranking(
+    config: &config::Config,
+    tier: &Tier,
+    qrels: &crate::input::qrels::Qrels,
+    depth: usize,
+    separator: Option<&str>,
+) -> Result<pool::Ranking> {
+    let pipeline = config.pipeline.as_ref().ok_or_else(|| {
+        Error::Usage(
+            "no run to pool: pass --run FILE (repeatable) or configure `pipeline:` (command, http \
+             or run_file)"
+                .to_string(),
+        )
+    })?;
+    if let crate::pipeline::Pipeline::RunFile(_) = pipeline {
+        let path = config.run_file(&tier.name).expect("a run file pipeline");
+        return pool::read_run(&path, depth, separator, default_threads());
+    }
+    let produced = crate::app::gate::produce_run(config, pipeline, qrels)?;
+    let file = crate::input::text_file::TextFile::from_bytes(
+        "<the pipeline's run>",
+        produced.to_jsonl().into_bytes(),
+    )?;
+    pool::native_ranking(&file, depth, separator)
 }
 
 /// What the holes list says of where it comes from.

@@ -45,6 +45,21 @@ fn top_documents<'a>(
 }
 
 /// The top `depth` documents per query of the run at `path` (native JSONL or TREC, detected).
+/// The top `depth` documents per query of a native run (a file, or a pipeline's output).
+pub(crate) fn native_ranking(
+    file: &TextFile,
+    depth: usize,
+    separator: Option<&str>,
+) -> Result<Ranking> {
+    Ok(run::read(file)?
+        .into_iter()
+        .map(|query| {
+            let ids = query.retrieved.iter().map(|r| r.doc_id.as_bytes());
+            (query.qid, top_documents(ids, depth, separator))
+        })
+        .collect())
+}
+
 pub(crate) fn read_run(
     path: &Path,
     depth: usize,
@@ -52,16 +67,7 @@ pub(crate) fn read_run(
     threads: usize,
 ) -> Result<Ranking> {
     match detect_run_format(path)? {
-        RunFormat::Native => {
-            let queries = run::read(&TextFile::read(path)?)?;
-            Ok(queries
-                .into_iter()
-                .map(|query| {
-                    let ids = query.retrieved.iter().map(|r| r.doc_id.as_bytes());
-                    (query.qid, top_documents(ids, depth, separator))
-                })
-                .collect())
-        }
+        RunFormat::Native => native_ranking(&TextFile::read(path)?, depth, separator),
         RunFormat::Trec => {
             let queries =
                 trec_run::for_each_query(path, &ReadOptions::new(threads), |_, entries| {
