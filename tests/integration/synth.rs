@@ -345,8 +345,11 @@ fn a_draft_becomes_a_tier_only_through_qrels_accept() {
 fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    // One malformed reply: retried, not an error.
-    let server = Server::start(vec![Step::Malformed], Duration::ZERO);
+    // One malformed reply and one 429: retried, not errors.
+    let server = Server::start(
+        vec![Step::Malformed, Step::Status(429, Some(0))],
+        Duration::ZERO,
+    );
     setup(dir, "ok", Some(&server.url));
     let args = [
         "synth",
@@ -360,7 +363,7 @@ fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() 
     let out = ragate_in(dir, &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let bodies = server.bodies();
-    assert_eq!(bodies.len(), 5, "4 drafts and one retry");
+    assert_eq!(bodies.len(), 6, "4 drafts and two retries");
     let messages = bodies[0]["messages"].as_array().unwrap();
     let user = messages.last().unwrap()["content"].as_str().unwrap();
     assert!(user.contains("Write one question"), "{user}");
@@ -371,7 +374,7 @@ fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() 
             .starts_with("{\"task\":\"draft\""),
         "{user}"
     );
-    assert!(out.stdout.contains("5 call(s)"), "{}", out.stdout);
+    assert!(out.stdout.contains("6 call(s)"), "{}", out.stdout);
     assert!(
         out.stdout.contains("at the configured price_per_1k_tokens"),
         "{}",
@@ -383,5 +386,41 @@ fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() 
     // The re-run is answered from the cache.
     let again = ragate_in(dir, &args);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert_eq!(server.bodies().len(), 5);
+    assert_eq!(server.bodies().len(), 6);
+    let first = std::fs::read_to_string(dir.join("drafts/draft.jsonl")).unwrap();
+    // Replay mode asks nothing (the endpoint is part of the cache key, so it stays) and
+    // refuses a draft it has not seen.
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml"))
+        .unwrap()
+        .replace(
+            "cache: { path: cache/judge.sqlite }",
+            "cache: { path: cache/judge.sqlite, mode: replay }",
+        );
+    std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
+    let replayed = ragate_in(dir, &args);
+    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
+    assert_eq!(server.bodies().len(), 6);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("drafts/draft.jsonl")).unwrap(),
+        first
+    );
+    let unseen = ragate_in(
+        dir,
+        &[
+            "synth",
+            "--generator",
+            "llm",
+            "--out",
+            "drafts",
+            "--count",
+            "5",
+        ],
+    );
+    assert_eq!(unseen.code, 2, "{}", unseen.stderr);
+    assert!(
+        unseen.stderr.contains("replay mode: no cached verdict"),
+        "{}",
+        unseen.stderr
+    );
+    assert_eq!(server.bodies().len(), 6);
 }
