@@ -126,6 +126,10 @@ pub(crate) struct SynthArgs {
     /// A tier whose queries a draft must not duplicate.
     #[arg(long, value_parser = tier_name)]
     pub tier: Option<String>,
+    /// Before spending: print what the generator would be asked (drafts, cache hits, calls,
+    /// tokens, money at its `price_per_1k_tokens`) and stop; nothing is asked or written.
+    #[arg(long)]
+    pub dry_run: bool,
     /// The drafts' qids: this prefix and a 4-digit number.
     #[arg(long, value_name = "PREFIX", default_value = "synth-")]
     pub qid_prefix: String,

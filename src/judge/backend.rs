@@ -245,6 +245,11 @@ pub trait JudgeBackend: DynEq + fmt::Debug + Send + Sync {
     fn requests(&self, _tasks: &[Task]) -> Option<Requests> {
         None
     }
+    /// The requests [`Self::draft_all`] would send for `tasks` (see [`Self::requests`]); None for
+    /// a kind that cannot draft.
+    fn draft_requests(&self, _tasks: &[DraftTask]) -> Option<Requests> {
+        None
+    }
     /// The requests [`Self::decompose_all`] would send for `tasks` (see [`Self::requests`]).
     fn decompose_requests(&self, _tasks: &[ClaimsTask]) -> Option<Requests> {
         None

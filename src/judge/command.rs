@@ -164,6 +164,14 @@ impl JudgeBackend for CommandJudge {
         CommandJudge::draft_all(self, name, tasks, events)
     }
 
+    /// One request line per draft; what the program costs it does not tell.
+    fn draft_requests(&self, tasks: &[DraftTask]) -> Option<Requests> {
+        Some(Requests {
+            calls: tasks.len() as u64,
+            tokens: None,
+        })
+    }
+
     /// One request line per task; what the program does with it (and costs) it does not tell.
     fn requests(&self, tasks: &[Task]) -> Option<Requests> {
         Some(Requests {

@@ -238,6 +238,37 @@ impl Judge {
         format!("{} draft-prompt {DRAFT_PROMPT_VERSION}", self.describe())
     }
 
+    /// What [`Self::draft_cached`] would do with `tasks`, asking nothing: the drafts the cache
+    /// holds (looked up read-only, by the same keys) and the requests for the others (None: a
+    /// kind that cannot draft).
+    pub fn plan_drafts(
+        &self,
+        tasks: &[DraftTask],
+        cache: Option<&JudgeCache>,
+    ) -> Result<cost::Planned> {
+        let mut missing = Vec::new();
+        for (task, key) in tasks.iter().zip(self.draft_keys(tasks)) {
+            let cached = match cache {
+                Some(cache) => cache.peek::<Draft>(&key)?.is_some(),
+                None => false,
+            };
+            if !cached {
+                missing.push(task.clone());
+            }
+        }
+        Ok(cost::Planned {
+            tasks: tasks.len(),
+            cached: tasks.len() - missing.len(),
+            requests: self.backend.draft_requests(&missing),
+        })
+    }
+
+    /// The cache keys of drafts: the key adds the drafting prompt version.
+    fn draft_keys(&self, tasks: &[DraftTask]) -> Vec<CacheKey> {
+        let extra = format!(" draft {DRAFT_PROMPT_VERSION}");
+        tasks.iter().map(|t| self.cache_key(&extra, t)).collect()
+    }
+
     /// Drafts a question and its answer for every task, in order, through the cache (the key
     /// adds the drafting prompt version). Returns the drafts and how many went to the generator.
     /// Only `openai` and `command` judges draft.
@@ -247,8 +278,7 @@ impl Judge {
         tasks: &[DraftTask],
         cache: Option<&JudgeCache>,
     ) -> Result<(Vec<Draft>, usize)> {
-        let extra = format!(" draft {DRAFT_PROMPT_VERSION}");
-        let keys: Vec<CacheKey> = tasks.iter().map(|t| self.cache_key(&extra, t)).collect();
+        let keys = self.draft_keys(tasks);
         let what = |i: usize| format!("generator `{name}`: {}", tasks[i].summary());
         cache::through(cache, &keys, what, |missing| {
             self.announce(name, missing.len(), tasks.len());

@@ -360,6 +360,24 @@ fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() 
         "--count",
         "4",
     ];
+    // Before spending: the plan asks nothing and writes nothing.
+    let dry = |dir: &Path| ragate_in(dir, &[&args[..], &["--dry-run"]].concat());
+    let before = dry(dir);
+    assert_eq!(before.code, 0, "{}", before.stderr);
+    assert!(
+        before
+            .stdout
+            .contains("4 drafts of 4 asked, 0 from the cache; 4 call(s), about "),
+        "{}",
+        before.stdout
+    );
+    assert!(
+        before.stdout.contains("at its price_per_1k_tokens"),
+        "{}",
+        before.stdout
+    );
+    assert!(server.bodies().is_empty());
+    assert!(!dir.join("drafts").exists() && !dir.join("cache").exists());
     let out = ragate_in(dir, &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let bodies = server.bodies();
@@ -383,6 +401,14 @@ fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() 
     let written = drafts(dir);
     assert_eq!(written.len(), 4, "{written:#?}");
     assert!(field(&written[0]["drafted_by"], "generator").starts_with("openai"));
+    let after = dry(dir);
+    assert!(
+        after
+            .stdout
+            .contains("4 drafts of 4 asked, 4 from the cache; 0 call(s)"),
+        "{}",
+        after.stdout
+    );
     // The re-run is answered from the cache.
     let again = ragate_in(dir, &args);
     assert_eq!(again.code, 0, "{}", again.stderr);

@@ -156,6 +156,9 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
                 .collect(),
         })
         .collect();
+    if args.dry_run {
+        return dry_run(&config, &args, &generator, &tasks, &sampled.notes);
+    }
     let cache = match config.cache.mode {
         CacheMode::Off => None,
         mode => Some(JudgeCache::open(&config.cache.path, mode)?),
@@ -242,6 +245,62 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
     for note in &run.notes {
         write_human(&format!("note: {note}\n"))?;
     }
+    Ok(exit_code::SUCCESS)
+}
+
+/// `--dry-run`: what drafting `tasks` would ask the generator, from a read-only look at the
+/// cache (no file created); nothing is asked or written.
+fn dry_run(
+    config: &Config,
+    args: &SynthArgs,
+    generator: &Judge,
+    tasks: &[DraftTask],
+    notes: &[String],
+) -> Result<i32> {
+    let cache = match config.cache.mode {
+        CacheMode::Off => None,
+        _ if !config.cache.path.exists() => None,
+        _ => Some(JudgeCache::open(&config.cache.path, CacheMode::Replay)?),
+    };
+    let planned = generator.plan_drafts(tasks, cache.as_ref())?;
+    let Some(requests) = planned.requests else {
+        return Err(Error::judge(
+            &args.generator,
+            format!(
+                "a {} judge cannot draft questions: expected an openai or command judge as the generator",
+                generator.kind()
+            ),
+        ));
+    };
+    let mut text = format!(
+        "synth --dry-run: generator `{}`: {} drafts of {} asked, {} from the cache; {} call(s)",
+        args.generator, planned.tasks, args.count, planned.cached, requests.calls
+    );
+    let price = config
+        .judges
+        .get(&args.generator)
+        .and_then(|spec| spec.cost_hints().price);
+    match (requests.tokens, price) {
+        (Some(tokens), Some(price)) => text.push_str(&format!(
+            ", about {} prompt and {} completion tokens, about {:.4} at its price_per_1k_tokens",
+            tokens.input,
+            tokens.output,
+            price.cost(tokens)
+        )),
+        (Some(tokens), None) => text.push_str(&format!(
+            ", about {} prompt and {} completion tokens (no price_per_1k_tokens configured)",
+            tokens.input, tokens.output
+        )),
+        (None, _) => text.push_str(" (a command generator's tokens are its own)"),
+    }
+    text.push_str(&format!(
+        "\nthen the judge `{}` checks every claim of each answer (how many is known once the drafts exist); nothing asked or written\n",
+        args.judge
+    ));
+    for note in notes {
+        text.push_str(&format!("note: {note}\n"));
+    }
+    write_human(&text)?;
     Ok(exit_code::SUCCESS)
 }
 

@@ -455,6 +455,10 @@ impl JudgeBackend for OpenAiJudge {
     fn decompose_requests(&self, tasks: &[ClaimsTask]) -> Option<Requests> {
         Some(OpenAiJudge::decompose_requests(self, tasks))
     }
+
+    fn draft_requests(&self, tasks: &[DraftTask]) -> Option<Requests> {
+        Some(OpenAiJudge::draft_requests(self, tasks))
+    }
 }
 
 /// Parses the reply content for the tasks of one call (all support, or one relevance task).
