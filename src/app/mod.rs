@@ -164,8 +164,23 @@ pub(crate) fn write_stdout(text: &str) -> Result<()> {
     if !text.is_empty() {
         STDOUT_WRITTEN.store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    term::write_stdout(text).map_err(|e| Error::io(Path::new("<stdout>"), e))
+    if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    match term::write_stdout(text) {
+        // Its reader closed stdout (`ragate eval ... | head`): the output ends there, as a
+        // pipe's does, and the command goes on to its own exit status (a gate that fails
+        // still exits 1).
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        }
+        result => result.map_err(|e| Error::write(Path::new("<stdout>"), e)),
+    }
 }
+
+/// Whether stdout's reader has closed it: nothing more is written there.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether [`write_stdout`] printed anything yet.
 pub(crate) fn stdout_written() -> bool {

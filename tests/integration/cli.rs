@@ -403,3 +403,70 @@ fn programs_the_tests_run_see_only_the_kept_environment() {
         );
     }
 }
+
+/// A qrels file and a run of `n` queries, each with one relevant document retrieved first.
+fn many_queries(dir: &Path, n: usize) {
+    let qrels: String = (0..n)
+        .map(|i| {
+            format!("{{\"qid\":\"q{i}\",\"query\":\"query {i}\",\"gold_doc_ids\":[\"d{i}\"]}}\n")
+        })
+        .collect();
+    let run: String = (0..n)
+        .map(|i| format!("{{\"qid\":\"q{i}\",\"retrieved\":[{{\"doc_id\":\"d{i}\"}}]}}\n"))
+        .collect();
+    std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
+    std::fs::write(dir.join("run.jsonl"), run).unwrap();
+}
+
+/// `ragate eval ... | head`: the reader closing stdout ends the output, not the command (exit 0,
+/// nothing on stderr), while a stdout that cannot be written is an error saying so.
+#[test]
+fn a_closed_pipe_ends_the_output_and_a_failed_write_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    // 20,000 queries x 2 metrics of per-query TSV: far more than a pipe's buffer.
+    many_queries(dir, 20_000);
+    let args = [
+        "eval",
+        "--qrels",
+        "qrels.jsonl",
+        "--run",
+        "run.jsonl",
+        "--per-query",
+        "--format",
+        "tsv",
+        "-m",
+        "recall@5",
+        "-m",
+        "mrr",
+    ];
+    let mut child = crate::clean_command(env!("CARGO_BIN_EXE_ragate"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{:?}", output);
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(first.starts_with(b"recall@5\tq"), "{first:?}");
+    if Path::new("/dev/full").exists() {
+        let full = crate::clean_command(env!("CARGO_BIN_EXE_ragate"))
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(full.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&full.stderr);
+        assert!(stderr.contains("cannot write <stdout>"), "{stderr}");
+    }
+}

@@ -65,7 +65,11 @@ mod tests {
         assert_eq!(requests.calls, 2);
         let bodies: u64 = tasks
             .iter()
-            .map(|t| judge.body(draft::DRAFT_INSTRUCTIONS, &draft::inputs(t)).len() as u64)
+            .map(|t| {
+                judge
+                    .body(draft::DRAFT_INSTRUCTIONS, &draft::inputs(t))
+                    .len() as u64
+            })
             .sum();
         assert_eq!(
             requests.tokens,
