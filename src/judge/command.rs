@@ -188,6 +188,10 @@ impl JudgeBackend for CommandJudge {
     }
 }
 
+/// How tasks of one kind are sent and named: the inputs of a request line and the summary in
+/// errors.
+type TaskShape<K> = (fn(&K) -> serde_json::Value, fn(&K) -> String);
+
 /// One JSON request line per task: its inputs and `"id"`, the task's index as a string.
 fn request_lines<T>(tasks: &[T], inputs: impl Fn(&T) -> serde_json::Value) -> Vec<String> {
     tasks
@@ -304,6 +308,39 @@ impl CommandJudge {
             &summary,
             "{\"id\", \"verdict\", \"grade\"?}",
             |index, reply: Reply, line_number| verdict(reply, index, line_number, &summary(index)),
+        )
+    }
+
+    /// [`Self::exchange`] for tasks of one kind: each task's request line from `inputs`, each
+    /// reply turned into a `T` by `check`, whose error is prefixed with the output line and the
+    /// request it answers (`summary` of its task).
+    pub(crate) fn exchange_tasks<K, R, T>(
+        &self,
+        name: &str,
+        events: &Events,
+        tasks: &[K],
+        (inputs, summary): TaskShape<K>,
+        expected: &str,
+        check: impl Fn(R) -> std::result::Result<T, String>,
+    ) -> Result<Vec<T>>
+    where
+        R: serde::de::DeserializeOwned + ReplyId,
+    {
+        let summary = |index: usize| summary(&tasks[index]);
+        self.exchange(
+            name,
+            events,
+            request_lines(tasks, inputs),
+            &summary,
+            expected,
+            |index, reply: R, line_number| {
+                check(reply).map_err(|e| {
+                    format!(
+                        "output line {line_number}: request {index} ({}): {e}",
+                        summary(index)
+                    )
+                })
+            },
         )
     }
 
@@ -469,22 +506,13 @@ impl CommandJudge {
         tasks: &[ClaimsTask],
         events: &Events,
     ) -> Result<Vec<Vec<String>>> {
-        let requests = request_lines(tasks, decompose::inputs);
-        let summary = |index: usize| tasks[index].summary();
-        self.exchange(
+        self.exchange_tasks(
             name,
             events,
-            requests,
-            &summary,
+            tasks,
+            (decompose::inputs, ClaimsTask::summary),
             "{\"id\", \"claims\": [\"...\"]}",
-            |index, reply: CommandClaimsReply, line_number| {
-                decompose::checked(reply.claims).map_err(|e| {
-                    format!(
-                        "output line {line_number}: request {index} ({}): {e}",
-                        summary(index)
-                    )
-                })
-            },
+            |reply: CommandClaimsReply| decompose::checked(reply.claims),
         )
     }
 }
@@ -498,26 +526,19 @@ impl CommandJudge {
         tasks: &[GradeTask],
         events: &Events,
     ) -> Result<Vec<GradeVerdict>> {
-        let requests = request_lines(tasks, grade::inputs);
-        let summary = |index: usize| tasks[index].summary();
-        self.exchange(
+        self.exchange_tasks(
             name,
             events,
-            requests,
-            &summary,
+            tasks,
+            (grade::inputs, GradeTask::summary),
             "{\"id\", \"grade\": 0-3, \"confidence\"?, \"rationale\"?}",
-            |index, reply: CommandGradeReply, line_number| {
-                let verdict = GradeVerdict {
+            |reply: CommandGradeReply| {
+                GradeVerdict {
                     grade: reply.grade,
                     score: reply.confidence,
                     rationale: reply.rationale,
-                };
-                verdict.checked().map_err(|e| {
-                    format!(
-                        "output line {line_number}: request {index} ({}): {e}",
-                        summary(index)
-                    )
-                })
+                }
+                .checked()
             },
         )
     }

@@ -135,6 +135,26 @@ impl cache::Cached for Draft {
     }
 }
 
+/// The tasks whose key the cache holds no `V` for (every task without a cache), looked up
+/// read-only: what a plan counts as calls.
+fn uncached<T: Clone, V: cache::Cached>(
+    tasks: &[T],
+    keys: Vec<CacheKey>,
+    cache: Option<&JudgeCache>,
+) -> Result<Vec<T>> {
+    let mut missing = Vec::new();
+    for (task, key) in tasks.iter().zip(keys) {
+        let cached = match cache {
+            Some(cache) => cache.peek::<V>(&key)?.is_some(),
+            None => false,
+        };
+        if !cached {
+            missing.push(task.clone());
+        }
+    }
+    Ok(missing)
+}
+
 impl Judge {
     /// The judge `backend`, telling nothing.
     pub fn new(backend: impl JudgeBackend + 'static) -> Self {
@@ -246,16 +266,7 @@ impl Judge {
         tasks: &[DraftTask],
         cache: Option<&JudgeCache>,
     ) -> Result<cost::Planned> {
-        let mut missing = Vec::new();
-        for (task, key) in tasks.iter().zip(self.draft_keys(tasks)) {
-            let cached = match cache {
-                Some(cache) => cache.peek::<Draft>(&key)?.is_some(),
-                None => false,
-            };
-            if !cached {
-                missing.push(task.clone());
-            }
-        }
+        let missing = uncached::<_, Draft>(tasks, self.draft_keys(tasks), cache)?;
         Ok(cost::Planned {
             tasks: tasks.len(),
             cached: tasks.len() - missing.len(),
@@ -330,16 +341,7 @@ impl Judge {
         cache: Option<&JudgeCache>,
         repeat: usize,
     ) -> Result<cost::Planned> {
-        let mut missing = Vec::new();
-        for (task, key) in tasks.iter().zip(self.task_keys(tasks, repeat)) {
-            let cached = match cache {
-                Some(cache) => cache.peek::<Verdict>(&key)?.is_some(),
-                None => false,
-            };
-            if !cached {
-                missing.push(task.clone());
-            }
-        }
+        let missing = uncached::<_, Verdict>(tasks, self.task_keys(tasks, repeat), cache)?;
         Ok(cost::Planned {
             tasks: tasks.len(),
             cached: tasks.len() - missing.len(),

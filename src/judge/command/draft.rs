@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::judge::draft::{self, Draft, DraftTask};
 use crate::judge::events::Events;
 
-use super::{CommandJudge, ReplyId, request_lines};
+use super::{CommandJudge, ReplyId};
 
 /// A `command` judge's reply to a draft request.
 #[derive(Deserialize)]
@@ -32,26 +32,18 @@ impl CommandJudge {
         tasks: &[DraftTask],
         events: &Events,
     ) -> Result<Vec<Draft>> {
-        let requests = request_lines(tasks, draft::inputs);
-        let summary = |index: usize| tasks[index].summary();
-        self.exchange(
+        self.exchange_tasks(
             name,
             events,
-            requests,
-            &summary,
+            tasks,
+            (draft::inputs, DraftTask::summary),
             "{\"id\", \"question\", \"answer\"}",
-            |index, reply: CommandDraftReply, line_number| {
+            |reply: CommandDraftReply| {
                 Draft {
                     question: reply.question,
                     answer: reply.answer,
                 }
                 .checked()
-                .map_err(|e| {
-                    format!(
-                        "output line {line_number}: request {index} ({}): {e}",
-                        summary(index)
-                    )
-                })
             },
         )
     }
