@@ -290,7 +290,9 @@ fn report(dir: &Path, files: &[Scaffold], pipeline: InitPipeline) -> String {
     text.push_str(
         "\nThen replace eval/pipeline.py (or the config's `pipeline:`) with your own pipeline, \
          and eval/qrels.jsonl with your queries (`ragate convert` reads TREC, TSV and BEIR \
-         files); `ragate validate` then names the commands that replace the baseline.\n",
+         files; with none yet, `ragate synth --generator NAME --out drafts` drafts some from \
+         your corpus for you to review and `ragate qrels accept`); `ragate validate` then names \
+         the commands that replace the baseline.\n",
     );
     text
 }
