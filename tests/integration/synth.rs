@@ -210,6 +210,13 @@ fn unanswerable_duplicate_and_blank_drafts_never_become_queries() {
         "{}",
         lexical.stderr
     );
+    let control = synth(dir, &["--qid-prefix", "q\u{1b}"]);
+    assert_eq!(control.code, 2, "{}", control.stderr);
+    assert!(
+        control.stderr.contains("--qid-prefix"),
+        "{}",
+        control.stderr
+    );
     let unknown = ragate_in(dir, &["synth", "--generator", "gne", "--out", "drafts"]);
     assert_eq!(unknown.code, 2);
     assert!(

@@ -114,6 +114,8 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
             args.literal_overlap
         )));
     }
+    crate::input::text_file::check_id("qid", &format!("{}0001", args.qid_prefix))
+        .map_err(|e| Error::Usage(format!("--qid-prefix: {e}")))?;
     let config = config::load(&args.config)?;
     let corpus_path = args
         .corpus
