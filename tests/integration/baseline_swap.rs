@@ -16,7 +16,9 @@ fn accepted_scaffold(dir: &Path) {
     assert!(
         init.stdout.contains(
             "and eval/qrels.jsonl with your queries (`ragate convert` reads TREC, TSV and BEIR \
-             files); `ragate validate` then names the commands that replace the baseline.\n"
+             files; with none yet, `ragate synth --generator NAME --out drafts` drafts some from \
+             your corpus for you to review and `ragate qrels accept`); `ragate validate` then \
+             names the commands that replace the baseline.\n"
         ),
         "{}",
         init.stdout
