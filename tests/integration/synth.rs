@@ -202,6 +202,10 @@ fn unanswerable_duplicate_and_blank_drafts_never_become_queries() {
     let out = synth(dir, &["--count", "2"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("blank question"), "{}", out.stderr);
+    assert!(
+        !dir.join("drafts/draft.jsonl").exists() && !dir.join("drafts/review.md").exists(),
+        "a failed run leaves no earlier draft to mistake for its own"
+    );
 
     let lexical = ragate_in(dir, &["synth", "--generator", "default", "--out", "drafts"]);
     assert_eq!(lexical.code, 2);

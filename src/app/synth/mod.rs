@@ -161,6 +161,10 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
     if args.dry_run {
         return dry_run(&config, &args, &generator, &tasks, &sampled.notes);
     }
+    // A previous run's draft and sheet go first: a run that fails leaves none to mistake for its.
+    for file in [DRAFT_FILE, REVIEW_FILE] {
+        remove_stale(&args.out.join(file))?;
+    }
     let cache = match config.cache.mode {
         CacheMode::Off => None,
         mode => Some(JudgeCache::open(&config.cache.path, mode)?),
@@ -304,6 +308,14 @@ fn dry_run(
     }
     write_human(&text)?;
     Ok(exit_code::SUCCESS)
+}
+
+/// Removes `path` when it exists.
+fn remove_stale(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::write(path, e)),
+        _ => Ok(()),
+    }
 }
 
 /// The corpus indices of a slot's documents: the sampled one, then a multi-topic partner.
