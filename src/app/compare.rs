@@ -10,12 +10,10 @@ use crate::app::{write_human, write_stdout};
 use crate::baseline::results::Results;
 use crate::baseline::store;
 use crate::cli::{CompareArgs, GateFormat};
-use crate::config::CacheMode;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::gate::decision::{self, DecisionInputs, MismatchHint, NextStep};
 use crate::input::corpus;
-use crate::judge::cache::JudgeCache;
 use crate::report::{gate_json, gate_table, junit};
 use crate::term::{self, Paint};
 use crate::tier;
@@ -132,10 +130,7 @@ fn rejudge_reference(
     }
     let queries = tier::load(config, tier)?;
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
-    let cache = match config.cache.mode {
-        CacheMode::Off => None,
-        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
-    };
+    let cache = crate::app::config_judge::run_cache(config)?;
     let with = Rejudging {
         config,
         qrels: &queries.qrels,

@@ -1,9 +1,10 @@
 //! A judge of the config by name, as a command's `--judge NAME` or `--generator NAME` asks for
 //! it: its client, telling what it does on stderr; an unknown name is a usage error with the
-//! configured names and a did-you-mean.
+//! configured names and a did-you-mean. And the config's judge cache, as a run or a plan opens it.
 
-use crate::config::Config;
+use crate::config::{CacheMode, Config};
 use crate::error::{Error, Result};
+use crate::judge::cache::JudgeCache;
 use crate::judge::{self, Judge};
 use crate::suggest;
 
@@ -24,4 +25,21 @@ pub(crate) fn by_name(config: &Config, flag: &str, name: &str) -> Result<Judge> 
             )))
         }
     }
+}
+
+/// The config's judge cache in its configured mode; None with `cache: { mode: off }`.
+pub(crate) fn run_cache(config: &Config) -> Result<Option<JudgeCache>> {
+    match config.cache.mode {
+        CacheMode::Off => Ok(None),
+        mode => JudgeCache::open(&config.cache.path, mode).map(Some),
+    }
+}
+
+/// The config's judge cache opened read-only when its file exists (a plan writes nothing and
+/// creates no file); None when there is none or `mode: off`.
+pub(crate) fn read_only_cache(config: &Config) -> Result<Option<JudgeCache>> {
+    if config.cache.mode == CacheMode::Off || !config.cache.path.exists() {
+        return Ok(None);
+    }
+    JudgeCache::open(&config.cache.path, CacheMode::Replay).map(Some)
 }

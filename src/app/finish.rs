@@ -12,11 +12,10 @@ use crate::app::tier_baseline::{self, Baseline};
 use crate::app::tier_labels;
 use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
-use crate::config::{CacheMode, Config, Tier};
+use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
 use crate::gate::decision::{self, DecidedRun, DecisionInputs, MismatchHint, NextStep};
 use crate::input::{corpus, qrels::Qrels};
-use crate::judge::cache::JudgeCache;
 use crate::report::junit::RunInfo;
 use crate::report::operational;
 
@@ -195,10 +194,7 @@ fn comparable_baseline(
         return Err(rejudge::refused(&changes, Some(&accept)));
     }
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
-    let cache = match config.cache.mode {
-        CacheMode::Off => None,
-        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
-    };
+    let cache = crate::app::config_judge::run_cache(config)?;
     let with = Rejudging {
         config,
         qrels,

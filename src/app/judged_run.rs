@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::app::default_threads;
-use crate::config::{CacheMode, Config};
+use crate::config::Config;
 use crate::error::Result;
 use crate::evaluate::{EvalOptions, QueryScores, evaluate};
 use crate::input::corpus::{self, Corpus};
@@ -34,10 +34,7 @@ impl<'a> JudgedRun<'a> {
     pub(super) fn open(config: &'a Config, tier_name: &str, run: &'a Path) -> Result<Self> {
         let tier = config.tier(tier_name)?;
         let qrels = tier::load(config, tier)?.qrels;
-        let cache = match config.cache.mode {
-            CacheMode::Off => None,
-            mode => Some(JudgeCache::open(&config.cache.path, mode)?),
-        };
+        let cache = crate::app::config_judge::run_cache(config)?;
         Ok(JudgedRun {
             config,
             qrels,

@@ -113,6 +113,12 @@ pub struct DraftTask {
 }
 
 impl DraftTask {
+    /// The documents' texts joined by blank lines: what the draft's answer must be supported by.
+    pub fn gold_text(&self) -> String {
+        let texts: Vec<&str> = self.documents.iter().map(|d| d.text.as_str()).collect();
+        texts.join("\n\n")
+    }
+
     /// A short description for error messages.
     pub fn summary(&self) -> String {
         let ids: Vec<String> = self

@@ -10,7 +10,6 @@ use crate::error::{Error, Result};
 use crate::input::corpus;
 use crate::input::proposals::{self, Proposal};
 use crate::input::qrels::Qrels;
-use crate::judge::cache::JudgeCache;
 use crate::judge::grade::GradeTask;
 
 use super::pool::Hole;
@@ -84,10 +83,7 @@ pub(super) fn run(
 ) -> Result<Written> {
     let judge = crate::app::config_judge::by_name(config, "--judge", name)?;
     let tasks = tasks(config, qrels, holes)?;
-    let cache = match config.cache.mode {
-        crate::config::CacheMode::Off => None,
-        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
-    };
+    let cache = crate::app::config_judge::run_cache(config)?;
     let (verdicts, asked) = judge.grade_cached(name, &tasks, cache.as_ref())?;
     let identity = judge.grade_identity();
     let mut text = String::new();

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::estimate::{self, Askings, Line, Lookup, Total};
-use super::{judging, open_cache, read_native};
+use super::{judging, read_native};
 use crate::config::locate;
 use crate::config::{Budget, Config, Tier};
 use crate::error::{Error, Result};
@@ -37,7 +37,7 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
         return Ok(()); // a TREC run: nothing is judged
     };
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
-    let cache = open_cache(config)?;
+    let cache = crate::app::config_judge::read_only_cache(config)?;
     let clients = Clients::build(config, &Events::ignored());
     let judging = judging(
         config,

@@ -17,7 +17,7 @@ use crate::app::gate_options::{Judging, eval_options};
 use crate::app::rejudge::{self, Rejudging};
 use crate::app::{tier_baseline, write_human, write_stdout};
 use crate::cli::{GateFormat, PlanArgs};
-use crate::config::{self, CacheMode, Config, Tier};
+use crate::config::{self, Config, Tier};
 use crate::error::Result;
 use crate::evaluate::{JudgingPlan, plan_run};
 use crate::exit_code;
@@ -114,7 +114,7 @@ pub(super) fn run(args: PlanArgs) -> Result<i32> {
 /// baseline's answers).
 fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Result<Plan> {
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
-    let cache = open_cache(config)?;
+    let cache = crate::app::config_judge::read_only_cache(config)?;
     let given = run
         .map(Path::to_path_buf)
         .or_else(|| config.run_file(&tier.name));
@@ -283,13 +283,4 @@ fn judging(
         tier.conventions,
     );
     plan_run(qrels, path, queries, &options)
-}
-
-/// The judge cache, opened read-only when its file exists (a plan writes nothing and creates
-/// no file); None when there is none or `mode: off`.
-fn open_cache(config: &Config) -> Result<Option<JudgeCache>> {
-    if config.cache.mode == CacheMode::Off || !config.cache.path.exists() {
-        return Ok(None);
-    }
-    JudgeCache::open(&config.cache.path, CacheMode::Replay).map(Some)
 }

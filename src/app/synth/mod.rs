@@ -22,7 +22,7 @@ use crate::app::output_files;
 use crate::app::write_human;
 use crate::baseline::store;
 use crate::cli::SynthArgs;
-use crate::config::{self, CacheMode, Config};
+use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::input::corpus::{self, Corpus};
@@ -76,8 +76,8 @@ pub(super) struct Outcome {
     doc_ids: Vec<String>,
     draft: Draft,
     overlap: Option<f64>,
-    /// (supported, total) claims of the answer, when the judge was asked.
-    claims: Option<(usize, usize)>,
+    /// (supported, total) claims of the answer, as the judge found them.
+    claims: (usize, usize),
     dropped: Option<Dropped>,
 }
 
@@ -165,17 +165,19 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
     for file in [DRAFT_FILE, REVIEW_FILE] {
         remove_stale(&args.out.join(file))?;
     }
-    let cache = match config.cache.mode {
-        CacheMode::Off => None,
-        mode => Some(JudgeCache::open(&config.cache.path, mode)?),
-    };
+    let cache = crate::app::config_judge::run_cache(&config)?;
     let (drafts, asked) = generator.draft_cached(&args.generator, &tasks, cache.as_ref())?;
     let cost = cost(&config, &args.generator, &generator, asked, drafts.len());
     let supported = answerability(&judge, &args.judge, &tasks, &drafts, cache.as_ref())?;
     let mut outcomes = Vec::with_capacity(drafts.len());
     let mut seen = known;
-    for (index, ((slot, draft), claims)) in
-        sampled.slots.iter().zip(drafts).zip(supported).enumerate()
+    for (index, (((slot, task), draft), claims)) in sampled
+        .slots
+        .iter()
+        .zip(&tasks)
+        .zip(drafts)
+        .zip(supported)
+        .enumerate()
     {
         let gold_tokens: BTreeSet<String> = slot_documents(slot)
             .flat_map(|i| profiles[i].tokens.iter().cloned())
@@ -184,12 +186,6 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
         let overlap = screen::overlap(&question_tokens, &gold_tokens);
         let label = screen::label(slot.class, overlap.unwrap_or(0.0), args.literal_overlap);
         let qid = format!("{}{:04}", args.qid_prefix, index + 1);
-        let gold_text = || {
-            slot_documents(slot)
-                .map(|i| texts[i].as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n")
-        };
         let dropped = if let Some((field, chars, limit)) = draft.too_long() {
             Some(Dropped::TooLong {
                 field,
@@ -204,7 +200,7 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
                 supported: claims.0,
             })
         } else if slot.class == QuestionClass::Numeric
-            && !screen::states_a_number_of(&draft.answer, &gold_text())
+            && !screen::states_a_number_of(&draft.answer, &task.gold_text())
         {
             Some(Dropped::NoNumberFromDocument)
         } else {
@@ -222,7 +218,7 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
                 .collect(),
             draft,
             overlap,
-            claims: Some(claims),
+            claims,
             dropped,
         });
     }
@@ -263,11 +259,7 @@ fn dry_run(
     tasks: &[DraftTask],
     notes: &[String],
 ) -> Result<i32> {
-    let cache = match config.cache.mode {
-        CacheMode::Off => None,
-        _ if !config.cache.path.exists() => None,
-        _ => Some(JudgeCache::open(&config.cache.path, CacheMode::Replay)?),
-    };
+    let cache = crate::app::config_judge::read_only_cache(config)?;
     let planned = generator.plan_drafts(tasks, cache.as_ref())?;
     let Some(requests) = planned.requests else {
         return Err(Error::judge(
@@ -282,11 +274,7 @@ fn dry_run(
         "synth --dry-run: generator `{}`: {} drafts of {} asked, {} from the cache; {} call(s)",
         args.generator, planned.tasks, args.count, planned.cached, requests.calls
     );
-    let price = config
-        .judges
-        .get(&args.generator)
-        .and_then(|spec| spec.cost_hints().price);
-    match (requests.tokens, price) {
+    match (requests.tokens, price(config, &args.generator)) {
         (Some(tokens), Some(price)) => text.push_str(&format!(
             ", about {} prompt and {} completion tokens, about {:.4} at its price_per_1k_tokens",
             tokens.input,
@@ -385,13 +373,7 @@ fn answerability(
     let mut support_tasks = Vec::new();
     let mut owners = Vec::new();
     for (index, (task, draft)) in tasks.iter().zip(drafts).enumerate() {
-        let context: std::sync::Arc<str> = task
-            .documents
-            .iter()
-            .map(|d| d.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n")
-            .into();
+        let context: std::sync::Arc<str> = task.gold_text().into();
         for claim in split_claims(&draft.answer) {
             support_tasks.push(Task::Support {
                 claim,
@@ -411,14 +393,18 @@ fn answerability(
     Ok(counts)
 }
 
+/// The `price_per_1k_tokens` of the config's judge `name`, when configured.
+fn price(config: &Config, name: &str) -> Option<crate::judge::cost::Price> {
+    config
+        .judges
+        .get(name)
+        .and_then(|spec| spec.cost_hints().price)
+}
+
 /// The generator's cost: its usage and, with a price, its money.
 fn cost(config: &Config, name: &str, generator: &Judge, asked: usize, total: usize) -> Cost {
     let usage = generator.usage();
-    let price = config
-        .judges
-        .get(name)
-        .and_then(|spec| spec.cost_hints().price);
-    let money = match (usage, price) {
+    let money = match (usage, price(config, name)) {
         (Some(usage), Some(price)) => Some(price.cost(crate::judge::cost::Tokens {
             input: usage.prompt_tokens,
             output: usage.completion_tokens,

@@ -68,7 +68,10 @@ pub(super) fn sample(
             members
         })
         .collect();
-    let partners = Partners::new(profiles);
+    // The inverted index is built only when a multi-topic draft needs a partner.
+    let partners = classes
+        .contains(&QuestionClass::MultiTopic)
+        .then(|| Partners::new(profiles));
     let mut slots = Vec::new();
     let mut notes = Vec::new();
     let mut exhausted: BTreeSet<QuestionClass> = BTreeSet::new();
@@ -95,7 +98,7 @@ pub(super) fn sample(
             continue;
         };
         let partner = match class {
-            QuestionClass::MultiTopic => match partners.best(primary) {
+            QuestionClass::MultiTopic => match partners.as_ref().and_then(|p| p.best(primary)) {
                 Some(partner) => Some(partner),
                 None => {
                     notes.push(format!(

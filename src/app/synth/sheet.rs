@@ -83,10 +83,8 @@ pub(super) fn markdown(run: &Run, outcomes: &[Outcome], draft_file: &str) -> Str
         let overlap = outcome
             .overlap
             .map_or_else(|| "-".to_string(), |o| format!("{o:.2}"));
-        let claims = match outcome.claims {
-            Some((supported, total)) => format!("{supported}/{total}"),
-            None => "-".to_string(),
-        };
+        let (supported, total) = outcome.claims;
+        let claims = format!("{supported}/{total}");
         let gold: Vec<String> = outcome
             .doc_ids
             .iter()
