@@ -188,3 +188,48 @@ fn a_tier_name_that_is_not_one_path_component_is_refused_by_every_command() {
     assert!(!dir.path().join("x").exists(), "nothing written outside");
     assert!(!work.join(".ragate").exists());
 }
+
+#[test]
+fn validate_warns_of_a_zero_limit_where_the_test_does_not_hold_its_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let config = LABELLED
+        .replace(", labels: labels.jsonl", "")
+        .replace("max_drop: 0.05", "max_drop: 0");
+    let warned = |queries: usize, config: &str| {
+        let qrels: String = (0..queries)
+            .map(|i| {
+                format!(
+                    "{{\"qid\":\"q{i}\",\"query\":\"question {i}\",\"gold_doc_ids\":[\"d{i}\"],\"class\":\"a\"}}\n"
+                )
+            })
+            .collect();
+        std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
+        std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
+        let validated = ragate_in(dir, &["validate"]);
+        assert_eq!(validated.code, 0, "{}", validated.stdout);
+        validated
+            .stdout
+            .lines()
+            .find(|line| line.contains("tolerates no change"))
+            .map(str::to_string)
+    };
+    let line = warned(40, &config).expect("a zero limit on 40 queries is warned of");
+    assert!(
+        line.starts_with(
+            "warning: tier `smoke`: the rule for recall@5 tolerates no change (max_drop: 0) \
+             on 40 queries: below 1000 queries a limit of 0 does not hold the false-failure rate"
+        ),
+        "{line}"
+    );
+    // Below 30 queries the exact test holds it; from 1,000 the analytic test; a limit above 0
+    // and `decision: point` (no test) are not warned of.
+    assert_eq!(warned(29, &config), None);
+    assert_eq!(warned(1_000, &config), None);
+    assert_eq!(
+        warned(40, &config.replace("max_drop: 0", "max_drop: 0.01")),
+        None
+    );
+    let point = config.replace("gate:\n", "gate:\n  decision: point\n");
+    assert_eq!(warned(40, &point), None);
+}
