@@ -7,6 +7,7 @@ use ragate::gate::verdict::{CheckOutcome, CheckStatus};
 use ragate::stats;
 use ragate::stats::betting::Tallied;
 
+use super::checked::worsenings;
 use super::{LEVELS, METRICS, share};
 
 /// The plain one-sample t test's one-sided p-value of "mean worsening <= limit" (a reference).
@@ -38,10 +39,11 @@ impl Rejections {
         baseline: &[Vec<f64>],
         current: &[Vec<f64>],
     ) {
-        for (m, outcome) in outcomes.iter().enumerate() {
-            let worsening: Vec<f64> = (baseline[m].iter().zip(&current[m]))
-                .map(|(b, c)| b - c)
-                .collect();
+        for (m, (outcome, worsening)) in outcomes
+            .iter()
+            .zip(worsenings(baseline, current))
+            .enumerate()
+        {
             let limit = outcome.limit.unwrap();
             let plain = plain_t(&worsening, limit);
             for (l, level) in LEVELS.iter().enumerate() {
@@ -83,11 +85,8 @@ pub(super) fn failing_with_betting(
     baseline: &[Vec<f64>],
     current: &[Vec<f64>],
 ) -> Vec<bool> {
-    (outcomes.iter().enumerate())
-        .map(|(m, outcome)| {
-            let worsening: Vec<f64> = (baseline[m].iter().zip(&current[m]))
-                .map(|(b, c)| b - c)
-                .collect();
+    (outcomes.iter().zip(worsenings(baseline, current)))
+        .map(|(outcome, worsening)| {
             let betting = Tallied::new(&worsening).p_value(outcome.limit.unwrap(), 1.0);
             outcome.status == CheckStatus::Fail && betting <= outcome.threshold.unwrap()
         })
