@@ -13,11 +13,10 @@ use crate::cli::{GateFormat, ValidateArgs};
 use crate::config::{self, Budget, Config, Tier};
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::gate::empty_answers;
+use crate::gate::{empty_answers, zero_limit};
 use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
 use crate::judge::openai::OpenAiSpec;
-use crate::stats::limit_test::ANALYTIC_MIN_N;
 use crate::suggest;
 use crate::term::{self, Paint};
 use crate::tier::{self, TierQueries};
@@ -197,7 +196,7 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
             let judged = qrels.queries().iter().filter(|q| q.num_relevant() > 0);
             findings
                 .lints
-                .extend(zero_tolerance_warnings(tier, judged.count()));
+                .extend(zero_limit::config_warnings(tier, judged.count()));
             whole = Some(queries);
         }
         Err(error) => problem(error),
@@ -324,52 +323,6 @@ fn lint_qrels(tier: &Tier, qrels: &Qrels, corpus: Option<&Corpus>, lints: &mut V
             ));
         }
     }
-}
-
-/// From this many paired queries on, a limit of 0 holds its level on the populations measured
-/// (docs/statistics.md, "Rare large gains from 30 pairs").
-const ZERO_LIMIT_CALIBRATED_FROM: usize = 1_000;
-
-/// Rules that tolerate no change at all (a limit of 0) on a tier of 30 to 999 queries with a
-/// relevant doc, decided by the analytic test: a change that trades a few large gains for many
-/// small losses, unchanged on average, fails there more often than alpha says, and no test that
-/// sees only the sample can tell it from a small loss everywhere. (Below 30 queries the exact
-/// test, checked by the betting test on a bounded metric, holds it.)
-fn zero_tolerance_warnings(tier: &Tier, queries: usize) -> Vec<String> {
-    let tested = tier.gate.decision == config::raw::Decision::Significant
-        && (ANALYTIC_MIN_N..ZERO_LIMIT_CALIBRATED_FROM).contains(&queries);
-    if !tested {
-        return Vec::new();
-    }
-    tier.gate
-        .rules
-        .iter()
-        .filter_map(|rule| {
-            let limits = &rule.limits;
-            let zero = [
-                ("max_drop", limits.max_drop),
-                ("max_drop_pct", limits.max_drop_pct),
-                ("max_increase", limits.max_increase),
-                ("max_increase_pct", limits.max_increase_pct),
-            ]
-            .into_iter()
-            .find(|(_, limit)| *limit == Some(0.0))?
-            .0;
-            let slice = rule
-                .slice
-                .as_ref()
-                .map_or(String::new(), |slice| format!(" on {slice}"));
-            Some(format!(
-                "tier `{}`: the rule for {}{slice} tolerates no change ({zero}: 0) on {queries} \
-                 queries: below {ZERO_LIMIT_CALIBRATED_FROM} queries a limit of 0 does not hold the \
-                 false-failure rate at alpha when a change trades a few large gains for many small \
-                 losses (unchanged on average: 8-15% of such runs fail at 100-300 queries on \
-                 NFCorpus; docs/statistics.md, \"Rare large gains from 30 pairs\"): set the \
-                 smallest change that matters as the limit",
-                tier.name, rule.metric
-            ))
-        })
-        .collect()
 }
 
 /// Rules must name slice values some query has; slices smaller than `min_queries` are skipped.

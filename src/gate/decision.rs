@@ -19,7 +19,8 @@ use crate::gate::drift::{self, DriftInputs};
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
-    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation, reported,
+    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
+    reported, zero_limit,
 };
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
@@ -208,6 +209,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         outcomes.extend(drift_checks);
     }
     warnings.extend(tier.gate.notices.iter().cloned());
+    warnings.extend(zero_limit::failed_checks_warning(&outcomes));
     warnings.extend(judged_at_k.and_then(|judged| judged_warning(judged, model_judged_at_k)));
     let diagnoses = current
         .summary

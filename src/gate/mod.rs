@@ -10,6 +10,7 @@ pub mod error_budget;
 pub mod reported;
 pub(crate) mod slice_index;
 pub mod verdict;
+pub(crate) mod zero_limit;
 
 use std::collections::BTreeSet;
 

@@ -232,4 +232,59 @@ fn validate_warns_of_a_zero_limit_where_the_test_does_not_hold_its_level() {
     );
     let point = config.replace("gate:\n", "gate:\n  decision: point\n");
     assert_eq!(warned(40, &point), None);
+
+    // The gate says it beside a check that failed there: 40 queries with two gold docs each,
+    // found both in the baseline and one of them in 35 queries now (the t test decides alone).
+    let run = |found_one: usize| -> String {
+        (0..40)
+            .map(|i| {
+                let second = if i < found_one {
+                    String::new()
+                } else {
+                    format!(",{{\"doc_id\":\"d{i}b\"}}")
+                };
+                format!("{{\"qid\":\"q{i}\",\"retrieved\":[{{\"doc_id\":\"d{i}a\"}}{second}]}}\n")
+            })
+            .collect()
+    };
+    let qrels: String = (0..40)
+        .map(|i| {
+            format!(
+                "{{\"qid\":\"q{i}\",\"query\":\"question {i}\",\"gold_doc_ids\":[\"d{i}a\",\"d{i}b\"],\"class\":\"a\"}}\n"
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
+    std::fs::write(dir.join("eval-config.yaml"), &config).unwrap();
+    std::fs::write(dir.join("run.jsonl"), run(0)).unwrap();
+    // No baseline yet: exit 2, the results to accept written.
+    assert_eq!(gate(dir).code, 2);
+    assert_eq!(
+        ragate_in(
+            dir,
+            &[
+                "baseline",
+                "accept",
+                "--tier",
+                "smoke",
+                "--from",
+                "out/results.json"
+            ]
+        )
+        .code,
+        0
+    );
+    std::fs::write(dir.join("run.jsonl"), run(35)).unwrap();
+    let failed = gate(dir);
+    assert_eq!(failed.code, 1, "{}", failed.stdout);
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    for text in [&failed.stderr, &summary] {
+        assert!(
+            text.contains(
+                "recall@5 [all] (40 queries) and recall@5 [class=a] (40 queries) failed with a \
+                 limit of 0: the verdict may be a false failure, since below 1000 queries"
+            ),
+            "{text}"
+        );
+    }
 }
