@@ -1,11 +1,10 @@
 //! Full-depth scoring of a TREC query whose lines are not in score order, without sorting it:
 //! only the judged entries are sorted, and each one's rank is the number of entries ahead of it.
 
-use std::cmp::Ordering;
-
-use rustc_hash::FxHashSet;
+use hashbrown::hash_table::{Entry, HashTable};
 
 use super::{Outcome, Scorer, UNJUDGED};
+use crate::input::judgments::id_hash;
 use crate::input::qrels::Judgment;
 use crate::input::trec_run::{self, RunEntry};
 
@@ -34,26 +33,37 @@ pub(super) fn score(
         return (!scorer.is_scored(position)).then_some(Outcome::NoRelevant);
     }
     let judgments = &scorer.qrels.queries()[position].judgments;
-    let mut seen: FxHashSet<&[u8]> =
-        FxHashSet::with_capacity_and_hasher(entries.len(), Default::default());
+    // The doc ids seen (their positions in `entries`), each id hashed once for this table and
+    // the judgments' index.
+    let mut seen: HashTable<usize> = HashTable::with_capacity(entries.len());
+    let rehash = |&index: &usize| id_hash(entries[index].doc_id);
     let mut judged: Vec<(RunEntry<'_>, Judgment)> = Vec::new();
-    for entry in entries.iter() {
-        if !seen.insert(entry.doc_id) {
-            return None;
-        }
-        let judgment = std::str::from_utf8(entry.doc_id)
-            .ok()
-            .and_then(|doc| judgments.get(doc))
-            .unwrap_or(UNJUDGED);
+    for (index, entry) in entries.iter().enumerate() {
+        let hash = id_hash(entry.doc_id);
+        let same = |&other: &usize| entries[other].doc_id == entry.doc_id;
+        match seen.entry(hash, same, rehash) {
+            Entry::Occupied(_) => return None,
+            Entry::Vacant(vacant) => vacant.insert(index),
+        };
+        let judgment = judgments.get_hashed(hash, entry.doc_id).unwrap_or(UNJUDGED);
         if judgment != UNJUDGED {
             judged.push((*entry, judgment));
         }
     }
     judged.sort_unstable_by(|a, b| trec_run::trec_cmp(&a.0, &b.0));
-    // with_judged_ahead[p]: how many entries have exactly p judged entries ahead of them.
+    // with_judged_ahead[p]: how many entries have exactly p judged entries ahead of them
+    // (`trec_cmp`): those of a higher score, by a binary search on the judged scores (descending),
+    // then those of the entry's own score with a greater doc id (they follow in descending doc id
+    // order).
+    let judged_scores: Vec<f64> = judged.iter().map(|(entry, _)| entry.score).collect();
     let mut with_judged_ahead = vec![0usize; judged.len() + 1];
     for entry in entries.iter() {
-        let ahead = judged.partition_point(|(j, _)| trec_run::trec_cmp(j, entry) == Ordering::Less);
+        let mut ahead = judged_scores.partition_point(|&score| score > entry.score);
+        while judged_scores.get(ahead) == Some(&entry.score)
+            && judged[ahead].0.doc_id > entry.doc_id
+        {
+            ahead += 1;
+        }
         with_judged_ahead[ahead] += 1;
     }
     let mut ranking = vec![UNJUDGED; entries.len()];

@@ -75,7 +75,10 @@ impl PartialEq for Judgments {
 
 impl Eq for Judgments {}
 
-fn id_hash(doc_id: &str) -> u64 {
+/// The hash of a doc id in the index: of its bytes, so that a run's doc id is looked up without
+/// checking it is UTF-8 first (an id that is not cannot equal a judged one), and a caller that
+/// also hashes the ids for its own table hashes each once ([`Judgments::get_hashed`]).
+pub fn id_hash(doc_id: &[u8]) -> u64 {
     FxBuildHasher.hash_one(doc_id)
 }
 
@@ -117,21 +120,28 @@ impl Judgments {
             |index: usize| u32::try_from(index).expect("at most 2^32 judgments for one query");
         let mut table = HashTable::with_capacity(self.entries.len());
         for (index, entry) in self.entries.iter().enumerate() {
-            table.insert_unique(id_hash(self.id(entry)), position(index), |&other| {
-                id_hash(self.id(&self.entries[other as usize]))
-            });
+            table.insert_unique(
+                id_hash(self.id(entry).as_bytes()),
+                position(index),
+                |&other| id_hash(self.id(&self.entries[other as usize]).as_bytes()),
+            );
         }
         table
     }
 
     /// The judgment of `doc_id`, if the qrels judge it.
     pub fn get(&self, doc_id: &str) -> Option<Judgment> {
+        self.get_hashed(id_hash(doc_id.as_bytes()), doc_id.as_bytes())
+    }
+
+    /// [`Judgments::get`] of a doc id given as bytes, whose [`id_hash`] the caller computed.
+    pub fn get_hashed(&self, hash: u64, doc_id: &[u8]) -> Option<Judgment> {
         // Always checked (debug assertions are off in every profile, see Cargo.toml): unsealed,
         // the index is empty and every lookup would silently say "not judged".
         assert!(self.sealed, "seal() before get()");
         self.index
-            .find(id_hash(doc_id), |&index| {
-                self.id(&self.entries[index as usize]) == doc_id
+            .find(hash, |&index| {
+                self.id(&self.entries[index as usize]).as_bytes() == doc_id
             })
             .map(|&index| self.entries[index as usize].judgment)
     }
@@ -175,6 +185,13 @@ mod tests {
         assert_eq!(judgments.get("d1"), Some(Judgment::from_grade(3)));
         assert_eq!(judgments.get("d2"), Some(Judgment::from_grade(0)));
         assert_eq!(judgments.get("d3"), None);
+        // By bytes with the caller's hash, as a run's doc ids are looked up; bytes that are not
+        // UTF-8 are no judged id.
+        assert_eq!(
+            judgments.get_hashed(id_hash(b"d10"), b"d10"),
+            Some(Judgment::from_grade(1))
+        );
+        assert_eq!(judgments.get_hashed(id_hash(b"d1\xff"), b"d1\xff"), None);
         let ids: Vec<&str> = judgments.iter().map(|(id, _)| id).collect();
         assert_eq!(ids, ["d1", "d10", "d2"]);
         judgments.push("d10", Judgment::from_grade(2));
