@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::{Outcome, ragate_in};
+use crate::{Outcome, accept_baseline, ragate_in};
 
 /// 10 queries of class `a` with texts, a run that finds every gold doc.
 fn write_tier(dir: &Path, config: &str) {
@@ -259,21 +259,7 @@ fn validate_warns_of_a_zero_limit_where_the_test_does_not_hold_its_level() {
     std::fs::write(dir.join("run.jsonl"), run(0)).unwrap();
     // No baseline yet: exit 2, the results to accept written.
     assert_eq!(gate(dir).code, 2);
-    assert_eq!(
-        ragate_in(
-            dir,
-            &[
-                "baseline",
-                "accept",
-                "--tier",
-                "smoke",
-                "--from",
-                "out/results.json"
-            ]
-        )
-        .code,
-        0
-    );
+    accept_baseline(dir, "smoke", "out/results.json", &[]);
     std::fs::write(dir.join("run.jsonl"), run(35)).unwrap();
     let failed = gate(dir);
     assert_eq!(failed.code, 1, "{}", failed.stdout);
