@@ -72,6 +72,9 @@ mod tests {
             ("", None),
             (".", None),
             ("1.2.3", None),
+            ("12a.5", None),
+            ("1.-2", None),
+            ("12345678.9012345", Some(12345678.9012345)),
             ("high", None),
         ] {
             assert_eq!(parse_finite(text.as_bytes()), want, "{text}");
@@ -79,6 +82,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn digits_points_and_their_neighbour_bytes_parse_as_the_standard_parser(
+            text in "[0-9./:]{0,17}"
+        ) {
+            // '/' and ':' are the bytes on either side of the digits.
+            let want = text.parse::<f64>().ok().filter(|v| v.is_finite()).map(f64::to_bits);
+            prop_assert_eq!(parse_finite(text.as_bytes()).map(f64::to_bits), want, "{}", text);
+        }
+
         #[test]
         fn equals_the_standard_parser(int in 0u64..10_000_000_000, frac in 0u64..100_000_000, frac_len in 0usize..9, negative: bool) {
             let frac_text = format!("{frac:08}");
