@@ -202,10 +202,7 @@ impl Scorer<'_> {
                 }
             }
             // Ids that are not UTF-8 cannot be judged (qrels ids are text); readers reject them anyway.
-            let judgment = std::str::from_utf8(doc)
-                .ok()
-                .and_then(|doc| query.judgments.get(doc))
-                .unwrap_or(UNJUDGED);
+            let judgment = query.judgments.get_bytes(doc).unwrap_or(UNJUDGED);
             found_relevant |= judgment.relevant;
             ranking.push(judgment);
             if kept.len() < self.keep_ranked {

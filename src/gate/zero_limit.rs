@@ -13,7 +13,7 @@ use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::stats::limit_test::{ANALYTIC_MIN_N, Method};
 
 /// From this many paired queries on, a limit of 0 holds its level on the populations measured.
-pub(crate) const CALIBRATED_FROM: usize = 1_000;
+const CALIBRATED_FROM: usize = 1_000;
 
 /// What happens there and what to do, after "... on N queries: ".
 const WHY: &str = "below 1000 queries a limit of 0 does not hold the false-failure rate at alpha \

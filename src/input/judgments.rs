@@ -131,7 +131,13 @@ impl Judgments {
 
     /// The judgment of `doc_id`, if the qrels judge it.
     pub fn get(&self, doc_id: &str) -> Option<Judgment> {
-        self.get_hashed(id_hash(doc_id.as_bytes()), doc_id.as_bytes())
+        self.get_bytes(doc_id.as_bytes())
+    }
+
+    /// [`Judgments::get`] of a doc id as a run holds it, in bytes: bytes that are not UTF-8 are no
+    /// judged id (the qrels' ids are text), so they need no check first.
+    pub fn get_bytes(&self, doc_id: &[u8]) -> Option<Judgment> {
+        self.get_hashed(id_hash(doc_id), doc_id)
     }
 
     /// [`Judgments::get`] of a doc id given as bytes, whose [`id_hash`] the caller computed.
@@ -191,7 +197,8 @@ mod tests {
             judgments.get_hashed(id_hash(b"d10"), b"d10"),
             Some(Judgment::from_grade(1))
         );
-        assert_eq!(judgments.get_hashed(id_hash(b"d1\xff"), b"d1\xff"), None);
+        assert_eq!(judgments.get_bytes(b"d2"), Some(Judgment::from_grade(0)));
+        assert_eq!(judgments.get_bytes(b"d1\xff"), None);
         let ids: Vec<&str> = judgments.iter().map(|(id, _)| id).collect();
         assert_eq!(ids, ["d1", "d10", "d2"]);
         judgments.push("d10", Judgment::from_grade(2));
