@@ -85,10 +85,12 @@ mod reader_fuzz;
 pub mod report;
 pub(crate) mod secrets;
 pub(crate) mod shard;
-// The statistics behind the verdicts: reachable for the statistical integration tests and the
-// benches, which exercise them directly, but not part of the documented API.
+// The statistics behind the verdicts, a crate of its own (crates/stats: it stays optimised in
+// test builds, where ragate is not; Cargo.toml says why): reachable for the statistical
+// integration tests and the benches, which exercise them directly, but not part of the
+// documented API.
 #[doc(hidden)]
-pub mod stats;
+pub use ragate_stats as stats;
 pub(crate) mod stderr_tail;
 pub(crate) mod subprocess;
 pub(crate) mod suggest;

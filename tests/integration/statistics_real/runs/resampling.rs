@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn the_sign_flips_estimate_the_exact_sign_flip_p_value() {
-        // The exact test (meet in the middle, src/stats/randomization.rs) of the same shifted
+        // The exact test (meet in the middle, crates/stats/src/randomization.rs) of the same shifted
         // values: the Monte Carlo share is within 4 standard errors of it.
         for (seed, limit) in [(1, 0.0), (2, 0.01), (3, -0.02)] {
             let worsening = values(24, seed, 0.1);

@@ -90,7 +90,7 @@ fn sorted_signed_sums(values: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::rng_for;
+    use crate::rng_for;
 
     use rand::Rng;
 

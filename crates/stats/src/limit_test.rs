@@ -36,8 +36,8 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::stats::betting::{self, Tallied};
-use crate::stats::{mean, randomization, sample_sd};
+use crate::betting::{self, Tallied};
+use crate::{mean, randomization, sample_sd};
 
 /// From this many paired queries on, the analytic (skewness-corrected t) test is used; below, the
 /// exact sign-flip enumeration (2^29 sign vectors at most, counted in about 2^15 steps).
@@ -59,6 +59,7 @@ pub enum Method {
 }
 
 impl Method {
+    /// The method as the verdicts name it.
     pub fn describe(self) -> &'static str {
         match self {
             Method::ExactSignFlip => "exact sign-flip test",
@@ -78,6 +79,7 @@ impl Method {
 pub struct LimitTest {
     /// One-sided p-value; 1 when there is no evidence at all (no queries).
     pub p_value: f64,
+    /// The test that gave `p_value`.
     pub method: Method,
     /// The smallest p-value data of this size could give (`2^-k` for the exact test, 0 for the
     /// analytic one): a check whose threshold is below it cannot fail.

@@ -166,7 +166,7 @@ mod tests {
         // 95% of queries worse by 0.01, 5% better by 0.19 (mean 0, skewness about -4): samples of
         // 100 with few of the rare gains look like a clear regression to a mean test.
         use rand::Rng;
-        let mut rng = crate::stats::rng_for(11, "sparse null");
+        let mut rng = crate::rng_for(11, "sparse null");
         let trials = 4_000;
         let mut rejected = 0;
         for _ in 0..trials {

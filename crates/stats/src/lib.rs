@@ -3,6 +3,7 @@
 //!
 //! Everything here is a pure function of its inputs (and, where random, of a generator made by
 //! [`rng_for`]). Nothing panics on empty input; each function documents what it returns then.
+#![warn(missing_docs)]
 
 pub mod agreement;
 pub mod betting;

@@ -1,7 +1,7 @@
 //! Tests of the limit test: exact values, bounds that invert the test, and seeded level and
 //! coverage checks on skewed and sparse populations modelled on real per-query deltas.
 use super::*;
-use crate::stats::rng_for;
+use crate::rng_for;
 use rand::Rng;
 
 fn uniform(rng: &mut impl Rng) -> f64 {

@@ -143,7 +143,7 @@ fn rank_key(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::rng_for;
+    use crate::rng_for;
     use rand::Rng;
 
     fn thresholds(decisions: &[StepDecision]) -> Vec<f64> {

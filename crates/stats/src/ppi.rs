@@ -56,7 +56,7 @@
 //! `lambda_bar` the labels-weighted mean of the two, and `V` is taken at `lambda_bar`. In
 //! simulation this brought the floor-at-truth pass rate to that of the true optimal lambda.
 
-use crate::stats::{mean, student_t_quantile};
+use crate::{mean, student_t_quantile};
 
 /// Two-sided confidence level of [`PpiEstimate::ci`].
 pub const CONFIDENCE: f64 = 0.95;
@@ -67,6 +67,7 @@ pub const PSEUDO_PAIRS: [(f64, f64); 4] = [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (
 /// A prediction-powered estimate of the mean human score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PpiEstimate {
+    /// The estimated mean human score.
     pub estimate: f64,
     /// 95% interval, `estimate +- t(0.975; n - 1) * sd`, the variance floored by
     /// [`PSEUDO_PAIRS`]; not clipped to the metric's range.
@@ -74,7 +75,9 @@ pub struct PpiEstimate {
     /// Weight of the judge (1 for classic PPI; for PPI++ the labels-weighted mean of the two
     /// folds' cross-fitted weights).
     pub lambda: f64,
+    /// Items with a human label.
     pub n_labelled: usize,
+    /// Items with a judge score, labelled or not.
     pub n_total: usize,
 }
 
@@ -216,7 +219,7 @@ impl<'a> Moments<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{rng_for, sample_sd};
+    use crate::{rng_for, sample_sd};
     use rand::Rng;
 
     /// t(0.975) on 3 degrees of freedom (4 labels): scipy.stats.t.ppf(0.975, 3).
