@@ -59,7 +59,8 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
     } else {
         rejudge_reference(&config, tier, &a, &b, &args)?
     };
-    let calibrations = tier_labels::calibrations(tier, &config.metrics, &b)?;
+    let labels = tier_labels::read(tier)?;
+    let calibrations = tier_labels::calibrations(labels.as_deref(), &config.metrics, &b);
     let rejudged = (!changes.is_empty()).then(|| {
         let note = format!(
             "{} was re-judged with the judges of {} (--allow-judge-change): {}",

@@ -15,6 +15,7 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
 use crate::gate::decision::{self, DecidedRun, DecisionInputs, MismatchHint, NextStep};
+use crate::input::labels::Label;
 use crate::input::{corpus, qrels::Qrels};
 use crate::report::junit::RunInfo;
 use crate::report::operational;
@@ -31,6 +32,7 @@ pub(super) fn finish(
     evaluated: Evaluated,
     options: OutputOptions,
     baseline: Result<Option<Baseline>>,
+    labels: Option<&[Label]>,
 ) -> Result<i32> {
     let mut current = stored(tier, &evaluated);
     // A baseline made with other conventions is no baseline for these results: refused, and
@@ -73,7 +75,7 @@ pub(super) fn finish(
     };
     let (baseline, rejudged) =
         comparable_baseline(config, tier, qrels, baseline, &current, &options)?;
-    let calibrations = tier_labels::calibrations(tier, &config.metrics, &evaluated.results)?;
+    let calibrations = tier_labels::calibrations(labels, &config.metrics, &evaluated.results);
     let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
     let series = match &options.history {
         Some(dir) => Some(history::read_series(dir, tier, &current)?),

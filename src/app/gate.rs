@@ -423,10 +423,19 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
         term::note(note);
     }
     let runs_pipeline = args.run.is_none();
-    let baseline = preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
+    let checked = preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
     let Some(shard) = args.shard else {
         let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
-        return finish::finish(&config, tier, &qrels, evaluated, options, Ok(baseline));
+        let labels = checked.labels.as_deref();
+        return finish::finish(
+            &config,
+            tier,
+            &qrels,
+            evaluated,
+            options,
+            Ok(checked.baseline),
+            labels,
+        );
     };
     let qrels = shard.select(qrels);
     let expected = ShardQueries::expected(shard, &qrels);

@@ -136,7 +136,8 @@ fn checks_against_baseline(
         ));
         return Ok((Vec::new(), None));
     }
-    let calibrations = tier_labels::calibrations(tier, &config.metrics, results)?;
+    let labels = tier_labels::read(tier)?;
+    let calibrations = tier_labels::calibrations(labels.as_deref(), &config.metrics, results);
     let decision = decision::decide(DecisionInputs {
         config,
         tier,

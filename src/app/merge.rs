@@ -12,6 +12,7 @@ use crate::app::gate::{SHARD_FORMAT, ShardOutput};
 use crate::app::output_files;
 use crate::app::output_table;
 use crate::app::outputs::{Evaluated, OutputOptions};
+use crate::app::tier_labels;
 use crate::baseline::{collect, embeddings};
 use crate::cli::MergeArgs;
 use crate::config;
@@ -295,6 +296,7 @@ fn merge(args: &MergeArgs, options: &OutputOptions) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     check_complete(&tier.name, &queries, &shards)?;
     let evaluated = combine(shards)?;
+    let labels = tier_labels::read(tier)?;
     let baseline = finish::load_baseline(tier, options);
     finish::finish(
         &config,
@@ -303,5 +305,6 @@ fn merge(args: &MergeArgs, options: &OutputOptions) -> Result<i32> {
         evaluated,
         options.clone(),
         baseline,
+        labels.as_deref(),
     )
 }

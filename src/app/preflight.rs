@@ -8,34 +8,43 @@ use std::time::Instant;
 
 use crate::app::judges_called::{embeddings_called, judged_by_judges};
 use crate::app::tier_baseline::{self, Baseline};
+use crate::app::tier_labels;
 use crate::config::{CacheMode, Config, Tier, locate};
 use crate::error::{Error, Result};
 use crate::http;
-use crate::input::labels;
+use crate::input::labels::Label;
 use crate::input::qrels::Qrels;
-use crate::input::text_file::TextFile;
 use crate::report::junit::RunClock;
 use crate::suggest;
 use crate::term;
 use crate::tier;
 
+/// What the checks read once for the rest of the run.
+pub(super) struct Checked {
+    /// The tier's baseline (None: not compared, or the tier's first run).
+    pub(super) baseline: Option<Baseline>,
+    /// The tier's human labels (None: the tier has none).
+    pub(super) labels: Option<Vec<Label>>,
+}
+
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
-/// query texts only when the configured pipeline runs (no `--run`). Returns the tier's baseline,
-/// loaded once here for the rest of the run (None: not compared, or the tier's first run).
+/// query texts only when the configured pipeline runs (no `--run`). Returns the tier's baseline
+/// and labels, read once here for the rest of the run, so that a bad file stops the run before
+/// the pipeline starts.
 pub(super) fn check(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,
     compared: bool,
     runs_pipeline: bool,
-) -> Result<Option<Baseline>> {
+) -> Result<Checked> {
     if let Some(error) = query_errors(config, tier, qrels, runs_pipeline)
         .into_iter()
         .next()
     {
         return Err(error);
     }
-    check_labels(tier)?;
+    let labels = tier_labels::read(tier)?;
     check_api_keys(config)?;
     let baseline = if compared {
         check_baseline(tier)?
@@ -43,7 +52,7 @@ pub(super) fn check(
         None
     };
     check_clock()?;
-    Ok(baseline)
+    Ok(Checked { baseline, labels })
 }
 
 /// The checks on the tier's queries, every error (`validate` lists them all; the gate stops at
@@ -84,16 +93,6 @@ fn check_baseline(tier: &Tier) -> Result<Option<Baseline>> {
         ));
     }
     Ok(baseline)
-}
-
-/// The tier's human labels, which calibrate its judges after the run, must exist and parse.
-pub(crate) fn check_labels(tier: &Tier) -> Result<()> {
-    if let Some(path) = &tier.labels {
-        let file =
-            TextFile::read(path).map_err(|e| e.named_by(&format!("tiers.{}.labels", tier.name)))?;
-        labels::read(&file)?;
-    }
-    Ok(())
 }
 
 /// A config error for every slice field that no query of `qrels` has, at its line and column in

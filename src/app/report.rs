@@ -70,6 +70,7 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
         tier.name,
         from.display()
     );
+    let labels = tier_labels::read(tier)?;
     let Some(baseline) = tier_baseline::load(tier, &accept)? else {
         // A tier's first run: the page shows what was measured and how to accept it.
         let error = tier_baseline::missing(tier, &accept);
@@ -86,7 +87,7 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
                 None => error.to_string(),
             }),
             report: &report,
-            calibrations: &tier_labels::calibrations(tier, &config.metrics, &current)?,
+            calibrations: &tier_labels::calibrations(labels.as_deref(), &config.metrics, &current),
             history: None,
         };
         return write(&args.out, &page);
@@ -107,7 +108,7 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
             ),
         ));
     }
-    let calibrations = tier_labels::calibrations(tier, &config.metrics, &current)?;
+    let calibrations = tier_labels::calibrations(labels.as_deref(), &config.metrics, &current);
     let series = match &args.history {
         Some(dir) => Some((dir, history::read_series(dir, tier, &current)?)),
         None => None,

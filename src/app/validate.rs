@@ -6,7 +6,9 @@ use serde_json::json;
 
 use crate::app::error_output::with_causes;
 use crate::app::judges_called::{embeddings_called, judged_by_judges};
-use crate::app::{model_judgments, preflight, tier_baseline, write_human, write_stdout};
+use crate::app::{
+    model_judgments, preflight, tier_baseline, tier_labels, write_human, write_stdout,
+};
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::Results;
 use crate::cli::{GateFormat, ValidateArgs};
@@ -201,7 +203,7 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
         }
         Err(error) => problem(error),
     }
-    if let Err(error) = preflight::check_labels(tier) {
+    if let Err(error) = tier_labels::read(tier) {
         findings
             .problems
             .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
