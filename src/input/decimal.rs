@@ -1,51 +1,10 @@
-//! Fast, exactly rounded parsing of run scores, with a general parser behind the common case.
-
-/// Powers of ten that f64 represents exactly.
-const POWERS_OF_TEN: [f64; 16] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-];
-
-/// `[-+]digits[.digits]` with at most 15 significant digits, the way retrievers print scores.
-/// The mantissa (< 10^15 < 2^53) and the power of ten are exact in f64, so one IEEE division
-/// gives the correctly rounded result (Clinger's fast path), equal to what `str::parse` returns.
-fn parse_plain(text: &[u8]) -> Option<f64> {
-    let (negative, digits) = match text.first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let mut mantissa: u64 = 0;
-    let mut count = 0usize;
-    let mut fraction_digits = 0usize;
-    let mut seen_point = false;
-    for &byte in digits {
-        match byte {
-            b'0'..=b'9' => {
-                mantissa = mantissa * 10 + u64::from(byte - b'0');
-                count += 1;
-                fraction_digits += usize::from(seen_point);
-                if count > 15 {
-                    return None;
-                }
-            }
-            b'.' if !seen_point => seen_point = true,
-            _ => return None,
-        }
-    }
-    if count == 0 {
-        return None;
-    }
-    let value = mantissa as f64 / POWERS_OF_TEN[fraction_digits];
-    Some(if negative { -value } else { value })
-}
+//! Exactly rounded parsing of run scores (fast-float2: Clinger's fast path for the plain
+//! decimals retrievers print, Eisel-Lemire and big-number arithmetic behind it).
 
 /// Parses a finite decimal number (also with an exponent or many digits); None for anything else,
 /// including NaN and infinities.
 pub(crate) fn parse_finite(text: &[u8]) -> Option<f64> {
-    let value = match parse_plain(text) {
-        Some(value) => value,
-        None => fast_float2::parse::<f64, _>(text).ok()?,
-    };
+    let value = fast_float2::parse::<f64, _>(text).ok()?;
     value.is_finite().then_some(value)
 }
 
