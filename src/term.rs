@@ -129,11 +129,30 @@ impl Paint {
     }
 }
 
+/// What is written to stdout, and so how it is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stdout {
+    /// Text ragate composed for a terminal (tables, lists, TSV): secrets redacted on the
+    /// composed raw text, then made safe by [`crate::escape::terminal`].
+    Terminal,
+    /// A document its own encoder wrote (JSON by `json_text`, already redacted and escaped):
+    /// written as it is.
+    Document,
+}
+
 /// Writes `text` to stdout (through anstream when it is coloured, so that a Windows console
 /// renders the codes).
-pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
-    let text = crate::secrets::redact(text);
-    let text = &crate::escape::terminal(&text, Paint::stdout().enabled());
+pub(crate) fn write_stdout(text: &str, kind: Stdout) -> std::io::Result<()> {
+    let text = match kind {
+        Stdout::Terminal => {
+            let raw = crate::secrets::redact(text);
+            std::borrow::Cow::Owned(
+                crate::escape::terminal(&raw, Paint::stdout().enabled()).into_owned(),
+            )
+        }
+        Stdout::Document => std::borrow::Cow::Borrowed(text),
+    };
+    let text = &text;
     let stdout = std::io::stdout().lock();
     if Paint::stdout().enabled() {
         AutoStream::always(stdout).write_all(text.as_bytes())
@@ -167,11 +186,10 @@ pub(crate) enum CommandStream {
 }
 
 /// Prints one workflow command that ragate wrote itself (an `::error`/`::warning` annotation
-/// whose text `report::annotations` escaped) on its own line, with every secret redacted. The
+/// whose text `report::annotations` redacted and escaped, its one encoder) on its own line. The
 /// only printer that lets a line start with `::`: everything else goes through the writers above,
 /// which neutralise such lines. A stream that cannot be written is ignored.
 pub(crate) fn workflow_command(line: &str, stream: CommandStream) {
-    let line = crate::secrets::redact(line);
     let _ = match stream {
         CommandStream::Stdout => writeln!(std::io::stdout().lock(), "{line}"),
         CommandStream::Stderr => writeln!(std::io::stderr().lock(), "{line}"),

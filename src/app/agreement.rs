@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use crate::app::judged_run::JudgedRun;
-use crate::app::{write_human, write_stdout};
+use crate::app::{write_document, write_human};
 use crate::cli::{AgreementArgs, GateFormat};
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
@@ -102,7 +102,7 @@ pub(super) fn run(args: AgreementArgs) -> Result<i32> {
             },
             "disagreements": disagreements,
         });
-        write_stdout(&format!("{document:#}\n"))?;
+        write_document(&crate::json_text::document(&document))?;
         return Ok(exit_code::SUCCESS);
     }
     let mut out = format!(

@@ -7,7 +7,7 @@ use serde_json::json;
 use similar::TextDiff;
 
 use crate::app::{output_files, output_table, outputs};
-use crate::app::{write_human, write_stdout};
+use crate::app::{write_document, write_human};
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
 use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
@@ -132,7 +132,7 @@ pub(super) fn accept(args: AcceptArgs) -> Result<i32> {
             },
             "diff": unified,
         });
-        write_stdout(&format!("{document:#}\n"))?;
+        write_document(&crate::json_text::document(&document))?;
         return Ok(exit_code::SUCCESS);
     }
     let mut out = format!(
@@ -251,7 +251,7 @@ pub(super) fn show(args: ShowArgs) -> Result<i32> {
             "provenance": baseline.provenance,
             "summary": baseline.summary,
         });
-        write_stdout(&format!("{document:#}\n"))?;
+        write_document(&crate::json_text::document(&document))?;
         return Ok(exit_code::SUCCESS);
     }
     let provenance = &baseline.provenance;

@@ -6,7 +6,7 @@ use crate::app::judges_called::{embeddings_used, judges_used};
 use crate::app::output_files;
 use crate::app::rejudge::{self, Identities, Rejudging};
 use crate::app::{judged_depth, tier_labels};
-use crate::app::{write_human, write_stdout};
+use crate::app::{write_document, write_human};
 use crate::baseline::results::Results;
 use crate::baseline::store;
 use crate::cli::{CompareArgs, GateFormat};
@@ -102,7 +102,7 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
     }
     match args.format {
         GateFormat::Table => write_human(&gate_table::render_painted(&report, Paint::stdout()))?,
-        GateFormat::Json => write_stdout(&gate_json::render(&report, None))?,
+        GateFormat::Json => write_document(&gate_json::render(&report, None))?,
     }
     Ok(report.exit_code())
 }

@@ -179,7 +179,7 @@ fn render(qrels: &Qrels, order: &[usize], args: &ConvertArgs) -> Result<Lines> {
                 .filter(|key| !args.keep.contains(key))
                 .cloned(),
         );
-        text.push_str(&line.to_string());
+        text.push_str(&crate::json_text::compact(&line));
         text.push('\n');
     }
     let not_kept = if not_kept.is_empty() {

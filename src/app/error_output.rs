@@ -32,7 +32,7 @@ impl ErrorDocument {
                     "exit_code": crate::exit_code::ERROR,
                     "error": message,
                 });
-                format!("{document:#}\n")
+                crate::json_text::document(&document)
             }
         }
     }

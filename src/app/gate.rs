@@ -139,7 +139,7 @@ fn trace(
         if operational.as_object().is_some_and(|o| !o.is_empty()) {
             line["operational"] = operational;
         }
-        out.insert(qid.clone(), line.to_string());
+        out.insert(qid.clone(), crate::json_text::compact(&line));
     }
     out
 }
@@ -493,7 +493,7 @@ fn write_shard(
         queries,
         evaluated,
     };
-    let mut text = serde_json::to_string_pretty(&output).expect("shard output serialises");
+    let mut text = crate::json_text::pretty(&output);
     text.push('\n');
     outputs::write(&output_table::SHARD.path(out_dir), &text)
 }

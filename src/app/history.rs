@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::app::rejudge::{self, Identities};
 use crate::app::{tier_baseline, tier_labels};
-use crate::app::{write_human, write_stdout};
+use crate::app::{write_document, write_human, write_stdout};
 use crate::baseline::results::Results;
 use crate::cli::{GateFormat, HistoryAddArgs, HistoryShowArgs};
 use crate::config::{self, Config, Tier};
@@ -164,10 +164,10 @@ pub(super) fn show(args: HistoryShowArgs) -> Result<i32> {
         "pass the directory `ragate history add` writes to (--dir, or `history: { dir }`)",
     )?;
     let records = store::read_tier(&dir, &args.tier)?;
-    write_stdout(&match args.format {
-        GateFormat::Table => table::render_table(&args.tier, &records, args.last),
-        GateFormat::Json => table::render_json(&args.tier, &records, args.last),
-    })?;
+    match args.format {
+        GateFormat::Table => write_stdout(&table::render_table(&args.tier, &records, args.last))?,
+        GateFormat::Json => write_document(&table::render_json(&args.tier, &records, args.last))?,
+    }
     Ok(exit_code::SUCCESS)
 }
 

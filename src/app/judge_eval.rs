@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::app::judged_run::JudgedRun;
-use crate::app::{write_human, write_stdout};
+use crate::app::{write_document, write_human};
 use crate::cli::{GateFormat, JudgeEvalArgs};
 use crate::config::{self, CacheMode, Config, DEFAULT_JUDGE, discover};
 use crate::error::{Error, Result};
@@ -162,7 +162,7 @@ pub(super) fn run(args: JudgeEvalArgs) -> Result<i32> {
             "min_balanced_accuracy": args.min_balanced_accuracy,
             "judges": measured.iter().map(json_of).collect::<Vec<_>>(),
         });
-        write_stdout(&format!("{document:#}\n"))?;
+        write_document(&crate::json_text::document(&document))?;
     } else {
         write_human(&text_of(&measured, &source, &args))?;
     }

@@ -149,7 +149,8 @@ fn eval(args: EvalArgs) -> Result<i32> {
     let text = eval_output::render(&evaluation, args.format, args.per_query);
     match args.format {
         OutputFormat::Table => write_human(&text)?,
-        OutputFormat::Json | OutputFormat::Tsv | OutputFormat::TrecEval => write_stdout(&text)?,
+        OutputFormat::Json => write_document(&text)?,
+        OutputFormat::Tsv | OutputFormat::TrecEval => write_stdout(&text)?,
     }
     Ok(exit_code::SUCCESS)
 }
@@ -158,16 +159,26 @@ fn eval(args: EvalArgs) -> Result<i32> {
 /// without a baseline prints one, then exits 2) prints no second, error document.
 static STDOUT_WRITTEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Prints what a command was asked to produce for machines (`--format json`, tsv, completions),
-/// also under `--quiet`.
+/// Prints what a command was asked to produce for machines (tsv, completions), also under
+/// `--quiet`: text for a terminal (secrets redacted, then `escape::terminal`).
 pub(crate) fn write_stdout(text: &str) -> Result<()> {
+    print_stdout(text, term::Stdout::Terminal)
+}
+
+/// Prints a JSON or JSON Lines document (`--format json`), also under `--quiet`, as it is: its
+/// encoder (`json_text`) redacted and escaped it already, and the terminal's guard would break it.
+pub(crate) fn write_document(text: &str) -> Result<()> {
+    print_stdout(text, term::Stdout::Document)
+}
+
+fn print_stdout(text: &str, kind: term::Stdout) -> Result<()> {
     if !text.is_empty() {
         STDOUT_WRITTEN.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
         return Ok(());
     }
-    match term::write_stdout(text) {
+    match term::write_stdout(text, kind) {
         // Its reader closed stdout (`ragate eval ... | head`): the output ends there, as a
         // pipe's does, and the command goes on to its own exit status (a gate that fails
         // still exits 1).

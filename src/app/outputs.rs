@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::app::judge_consistency::JudgeConsistency;
 use crate::app::output_table::{self, OutputFile};
-use crate::app::{write_human, write_stdout};
+use crate::app::{write_document, write_human};
 use crate::baseline::noise::RunNoise;
 use crate::baseline::results::Results;
 use crate::baseline::{embeddings, store};
@@ -204,7 +204,7 @@ impl Outputs {
         }
         match options.format {
             GateFormat::Table => write_human(&self.stdout)?,
-            GateFormat::Json => write_stdout(&self.stdout)?,
+            GateFormat::Json => write_document(&self.stdout)?,
         }
         self.errors.iter().for_each(term::error_message);
         Ok(())
@@ -252,7 +252,11 @@ pub(super) fn render(
     outputs.file(out_dir, output_table::SUMMARY, summary_text.clone());
     outputs.step_summary = Some(summary_text);
     let stats = run_stats(tier, current, evaluated, report, run, options);
-    outputs.file(out_dir, output_table::RUN_STATS, format!("{stats:#}\n"));
+    outputs.file(
+        out_dir,
+        output_table::RUN_STATS,
+        crate::json_text::document(&stats),
+    );
     outputs.warnings = report.warnings.clone();
     outputs.annotations = annotations::render(report);
     outputs.stdout = match options.format {
@@ -357,8 +361,8 @@ fn run_stats(
     })
 }
 
-/// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one (secrets
-/// redacted, as in every file ragate writes).
+/// Appends the summary to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one (as it is:
+/// its encoder redacted every text from outside before escaping it).
 pub(crate) fn append_step_summary(text: &str) -> Result<()> {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
         return Ok(());
@@ -369,6 +373,6 @@ pub(crate) fn append_step_summary(text: &str) -> Result<()> {
         .create(true)
         .append(true)
         .open(&path)
-        .and_then(|mut f| f.write_all(crate::secrets::redact(text).as_bytes()))
+        .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| Error::write(&path, e).named_by("$GITHUB_STEP_SUMMARY"))
 }

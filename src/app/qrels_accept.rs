@@ -136,7 +136,7 @@ pub(super) fn run(args: QrelsAcceptArgs) -> Result<i32> {
         new.push('\n');
     }
     for (_, value) in &lines {
-        new.push_str(&stamped(value.clone(), &at).to_string());
+        new.push_str(&crate::json_text::compact(&stamped(value.clone(), &at)));
         new.push('\n');
     }
     // What is written must read back as a tier: never leave qrels the gate cannot read.

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::app::error_output::with_causes;
 use crate::app::judges_called::{embeddings_called, judged_by_judges};
 use crate::app::{
-    model_judgments, preflight, tier_baseline, tier_labels, write_human, write_stdout,
+    model_judgments, preflight, tier_baseline, tier_labels, write_document, write_human,
 };
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::Results;
@@ -87,7 +87,7 @@ pub(super) fn run(args: ValidateArgs) -> Result<i32> {
             if !budgets.is_empty() {
                 document["budgets"] = budgets.into();
             }
-            write_stdout(&format!("{document:#}\n"))?;
+            write_document(&crate::json_text::document(&document))?;
         }
     }
     Ok(if problems.is_empty() {

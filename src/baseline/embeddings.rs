@@ -20,7 +20,7 @@ use crate::metrics::embedding_relevance::{self, EmbeddedQuery};
 pub fn to_jsonl(embedded: &[EmbeddedQuery]) -> String {
     let mut text = String::new();
     for query in embedded {
-        text.push_str(&serde_json::to_string(query).expect("embeddings serialise"));
+        text.push_str(&crate::json_text::compact(query));
         text.push('\n');
     }
     text

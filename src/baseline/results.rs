@@ -323,7 +323,7 @@ impl Results {
 
     /// Pretty JSON with a final newline: the bytes written to disk.
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("results serialise");
+        let mut text = crate::json_text::pretty(self);
         text.push('\n');
         text
     }

@@ -131,9 +131,10 @@ pub(crate) fn resolve_links(path: &Path) -> std::path::PathBuf {
 /// target; the directory is created when needed. A symbolic link is followed and its target
 /// written so (the link stays a link). Anything else that exists (`/dev/null`, `/dev/stdout`, a
 /// FIFO, a terminal or another device) is written in place, never replaced by a regular file.
-/// Every secret ragate knows of is redacted from `text` first ([`crate::secrets`]).
+/// `text` is written as it is: the encoder of its format (`json_text`, `report::inert`, the
+/// JUnit and HTML writers) redacted every text from outside on its raw form before escaping it;
+/// redacting here, after the escaping, would miss escaped forms and could complete a link.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let text = &*crate::secrets::redact(text);
     // The kernel follows the links first: `/dev/stdout` is a link to `/proc/self/fd/1`, itself
     // a link to no path when the descriptor is a pipe.
     if let Ok(metadata) = std::fs::metadata(path)

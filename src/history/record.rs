@@ -212,7 +212,7 @@ impl Record {
 
     /// Pretty JSON with a final newline: the bytes written.
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("records serialise");
+        let mut text = crate::json_text::pretty(self);
         text.push('\n');
         text
     }

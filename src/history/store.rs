@@ -134,7 +134,7 @@ pub fn add(dir: &Path, record: &Record) -> Result<PathBuf> {
     let mut file = builder
         .tempfile_in(&folder)
         .map_err(|e| Error::write(&path, e))?;
-    file.write_all(crate::secrets::redact(&record.to_json()).as_bytes())
+    file.write_all(record.to_json().as_bytes())
         .map_err(|e| Error::write(&path, e))?;
     file.as_file()
         .sync_all()

@@ -117,8 +117,6 @@ pub fn render_json(tier: &str, records: &[Record], last: Option<usize>) -> Strin
             })
         })
         .collect();
-    format!(
-        "{:#}\n",
-        json!({"tier": tier, "earlier_runs_not_shown": start, "runs": runs})
-    )
+    let document = json!({"tier": tier, "earlier_runs_not_shown": start, "runs": runs});
+    crate::json_text::document(&document)
 }

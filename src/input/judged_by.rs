@@ -114,7 +114,7 @@ pub fn sidecar_text(judged: &BTreeMap<(String, String), ModelJudgment>) -> Strin
             judge: judgment.judge.clone(),
             at: judgment.at.clone(),
         };
-        text.push_str(&serde_json::to_string(&line).expect("sidecar lines serialise"));
+        text.push_str(&crate::json_text::compact(&line));
         text.push('\n');
     }
     text

@@ -75,7 +75,7 @@ pub fn read(file: &TextFile) -> Result<Vec<Proposal>> {
 
 /// The JSONL line of `proposal` (with its line feed).
 pub fn line(proposal: &Proposal) -> String {
-    let mut text = serde_json::to_string(proposal).expect("proposals serialise");
+    let mut text = crate::json_text::compact(proposal);
     text.push('\n');
     text
 }

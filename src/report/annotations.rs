@@ -46,10 +46,11 @@ fn by_severity(a: &CheckOutcome, b: &CheckOutcome) -> Ordering {
         .then_with(|| a.name.cmp(&b.name))
 }
 
-/// Escapes the message of a workflow command: control and bidi characters shown escaped, and the
-/// legacy command form `##[` written `#\#[`, as on the terminal.
+/// Escapes the message of a workflow command, the one encoder of annotations: the raw text
+/// redacted first ([`crate::secrets::redact`]), then control and bidi characters shown escaped,
+/// and the legacy command form `##[` written `#\#[`, as on the terminal.
 pub(crate) fn escape_message(text: &str) -> String {
-    let escaped = text
+    let escaped = crate::secrets::redact(text)
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")

@@ -84,7 +84,7 @@ fn json(evaluation: &Evaluation, per_query: bool) -> String {
             .collect();
         object.insert("per_query".to_string(), Value::Object(queries));
     }
-    let mut text = Value::Object(object).to_string();
+    let mut text = crate::json_text::compact(&Value::Object(object));
     text.push('\n');
     text
 }

@@ -51,7 +51,12 @@ pub(crate) fn interval(ci: Option<(f64, f64)>) -> String {
 }
 
 /// Text on one line (line breaks become spaces), cut to `max_chars` characters with "…".
+///
+/// Every cut of text from outside goes through here, so the text is redacted first
+/// ([`crate::secrets::redact`]): a secret cut in two would leave a prefix no later redaction
+/// could recognise.
 pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
+    let text = crate::secrets::redact(text);
     let mut out = String::with_capacity(text.len().min(max_chars * 4));
     for (i, c) in text.chars().enumerate() {
         if i == max_chars {

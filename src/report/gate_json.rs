@@ -103,7 +103,7 @@ pub fn render_error(tier: &str, error: &str) -> String {
 /// delta of nothing is not "minus zero").
 fn pretty(mut document: Value) -> String {
     without_negative_zero(&mut document);
-    format!("{document:#}\n")
+    crate::json_text::document(&document)
 }
 
 fn without_negative_zero(value: &mut Value) {

@@ -1,6 +1,8 @@
-//! Untrusted text made inert for every output (DESIGN 8b). Answers, claims, contexts, queries,
-//! qids, slice values and endpoint replies are attacker-controlled; ragate shows them, never lets
-//! them act:
+//! Untrusted text made inert for Markdown (DESIGN 8b): the one Markdown encoder of the output
+//! pipeline. Answers, claims, contexts, queries, qids, slice values and endpoint replies are
+//! attacker-controlled; ragate shows them, never lets them act. Every function here first redacts
+//! the raw text ([`crate::secrets::redact`]: a secret's Markdown-escaped form is not a fixed
+//! string, so it could not be found afterwards) and then encodes it once:
 //! - control characters, bidi controls and line separators are written as Rust escapes
 //!   (`\u{1b}`) everywhere, by [`crate::escape::visible`] (the terminal's own escaping,
 //!   [`crate::escape::terminal`], is there too: the lowest layer needs it);
@@ -17,13 +19,17 @@
 
 use crate::escape::visible;
 use crate::report::format::one_line;
+use crate::secrets::redact;
 
 /// The invisible character that breaks a pattern GitHub links (U+2060 WORD JOINER).
 const JOINER: char = '\u{2060}';
 
-/// `text` on one line, cut to `max_chars`, hazards escaped, trimmed.
+/// `text` redacted, on one line, cut to `max_chars`, hazards escaped, trimmed: the raw text is
+/// redacted before anything is cut or escaped, so no part of a secret survives either.
 fn line(text: &str, max_chars: usize) -> String {
-    visible(&one_line(text, max_chars)).trim().to_string()
+    visible(&one_line(&redact(text), max_chars))
+        .trim()
+        .to_string()
 }
 
 fn is_word(c: Option<char>) -> bool {
@@ -187,13 +193,14 @@ pub(crate) fn code(text: &str, max_chars: usize) -> String {
 /// is escaped (the table removes the escape before the span is read). A `\` before a `|` is
 /// shown as `∖` (U+2216): renderers disagree on whether `\\|` is a backslash and a pipe.
 pub(crate) fn code_cell(text: &str, max_chars: usize) -> String {
-    code(&text.replace("\\|", "\u{2216}|"), max_chars).replace('|', "\\|")
+    code(&redact(text).replace("\\|", "\u{2216}|"), max_chars).replace('|', "\\|")
 }
 
 /// `text` as a fenced code block with the info string `info` (`text`, `diff`): the fence is
 /// longer than any backtick run inside, so the text cannot close it; hazards escaped.
 pub(crate) fn block(info: &str, text: &str) -> String {
-    let content = visible(text);
+    let raw = redact(text);
+    let content = visible(&raw);
     let fence = "`".repeat((longest_backtick_run(&content) + 1).max(3));
     let newline = if content.ends_with('\n') { "" } else { "\n" };
     format!("{fence}{info}\n{content}{newline}{fence}\n")

@@ -71,12 +71,12 @@ fn status_mark(status: CheckStatus) -> &'static str {
 
 /// Untrusted (or partly untrusted) text for Markdown: on one line, cut, inert.
 fn inline(text: &str, max_chars: usize) -> String {
-    inert::text(&arrows(text), max_chars)
+    inert::text(&arrows(&crate::secrets::redact(text)), max_chars)
 }
 
 /// [`inline`] for a table cell.
 fn cell(text: &str, max_chars: usize) -> String {
-    inert::cell(&arrows(text), max_chars)
+    inert::cell(&arrows(&crate::secrets::redact(text)), max_chars)
 }
 
 /// A check's verdict as the summary shows it.

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::app::judged_depth::JUDGED_DEPTH;
-use crate::app::{default_threads, output_files, write_human, write_stdout};
+use crate::app::{default_threads, output_files, write_document, write_human};
 use crate::cli::{HolesArgs, HolesFormat};
 use crate::config::{self, Tier};
 use crate::error::{Error, Result};
@@ -172,14 +172,15 @@ fn print_holes(header: &Header<'_>, holes: &[Hole], format: HolesFormat) -> Resu
                 "holes_found": header.found,
                 "holes": holes.iter().map(hole_json).collect::<Vec<_>>(),
             });
-            write_stdout(&format!("{document:#}\n"))
+            write_document(&crate::json_text::document(&document))
         }
         HolesFormat::Jsonl => {
             let mut text = String::new();
             for hole in holes {
-                writeln!(text, "{}", hole_json(hole)).expect("writing to a String");
+                writeln!(text, "{}", crate::json_text::compact(&hole_json(hole)))
+                    .expect("writing to a String");
             }
-            write_stdout(&text)
+            write_document(&text)
         }
         HolesFormat::Table => {
             let mut text = format!(

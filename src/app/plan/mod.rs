@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::app::gate_options::{Judging, eval_options};
 use crate::app::rejudge::{self, Rejudging};
-use crate::app::{tier_baseline, write_human, write_stdout};
+use crate::app::{tier_baseline, write_document, write_human};
 use crate::cli::{GateFormat, PlanArgs};
 use crate::config::{self, Config, Tier};
 use crate::error::Result;
@@ -105,7 +105,7 @@ pub(super) fn run(args: PlanArgs) -> Result<i32> {
     let plan = plan(&config, tier, &qrels, args.run.as_deref())?;
     match args.format {
         GateFormat::Table => write_human(&render::table(&plan))?,
-        GateFormat::Json => write_stdout(&render::json(&plan))?,
+        GateFormat::Json => write_document(&render::json(&plan))?,
     }
     Ok(exit_code::SUCCESS)
 }

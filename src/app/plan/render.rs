@@ -139,7 +139,7 @@ pub(super) fn table(plan: &Plan) -> String {
 
 /// The plan as one JSON document (`ragate-plan/1`).
 pub(super) fn json(plan: &Plan) -> String {
-    let mut text = serde_json::to_string_pretty(plan).expect("a plan serialises");
+    let mut text = crate::json_text::pretty(plan);
     text.push('\n');
     text
 }

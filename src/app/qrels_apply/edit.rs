@@ -65,7 +65,7 @@ pub(crate) fn native(text: &str, accepted: &BTreeMap<&str, Vec<&Accepted>>, at: 
                     write_native(&mut object, judgment, at);
                 }
                 out.push_str(bom);
-                out.push_str(&Value::Object(object).to_string());
+                out.push_str(&crate::json_text::compact(&Value::Object(object)));
                 out.push_str(if ending.is_empty() { "\n" } else { ending });
             }
             _ => out.push_str(line),

@@ -454,7 +454,7 @@ fn draft_line(run: &Run, outcome: &Outcome) -> String {
         lexical_overlap: outcome.overlap.map(|o| (o * 1000.0).round() / 1000.0),
         accepted_at: None,
     };
-    json!({
+    let line = json!({
         "qid": outcome.qid,
         "query": outcome.draft.question,
         "gold_doc_ids": outcome.doc_ids,
@@ -463,6 +463,6 @@ fn draft_line(run: &Run, outcome: &Outcome) -> String {
         "class": outcome.label.name(),
         "judged_by": judged_by,
         "drafted_by": drafted_by,
-    })
-    .to_string()
+    });
+    crate::json_text::compact(&line)
 }

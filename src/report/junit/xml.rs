@@ -140,10 +140,12 @@ fn finish(builder: TestSuiteBuilder, run: &RunInfo) -> String {
     line_breaks(&xml) + "\n"
 }
 
-/// The characters XML 1.0 forbids or discourages, and bidi controls, shown escaped (`\u{1b}`,
-/// as everywhere); the two non-characters replaced.
+/// `text` redacted ([`crate::secrets::redact`], on the raw text, before anything is escaped),
+/// then the characters XML 1.0 forbids or discourages, and bidi controls, shown escaped
+/// (`\u{1b}`, as everywhere); the two non-characters replaced. Every text of the file passes
+/// here once (the crate escapes element text and attributes after it).
 fn xml_text(text: &str) -> String {
-    crate::escape::visible(text)
+    crate::escape::visible(&crate::secrets::redact(text))
         .chars()
         .map(|c| match c {
             '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',
