@@ -196,7 +196,7 @@ pub(crate) fn assert_markdown_inert(markdown: &str, what: &str) {
 
 /// No raw control character, and no line that starts a workflow command but ragate's own
 /// annotations, which are escaped per GitHub's rules.
-fn assert_streams_inert(outcome: &Outcome, what: &str) {
+pub(crate) fn assert_streams_inert(outcome: &Outcome, what: &str) {
     for (stream, text) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
         assert!(
             !text.chars().any(is_hazard),

@@ -34,6 +34,7 @@ mod nli;
 mod one_decision;
 mod openai_judge;
 mod output_paths;
+mod output_pipeline;
 mod pipeline;
 mod plan_budget;
 mod readme_quotes;
