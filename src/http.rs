@@ -437,9 +437,57 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Whether a retry of the same run may succeed: the error is a judge's or the pipeline's
+/// request that failed with every retry used up on failures that pass (an endpoint that did
+/// not answer, timed out or answered 429 or 5xx). Configuration and input errors, and an
+/// endpoint that refused the request (4xx), are not.
+pub(crate) fn retryable(error: &crate::error::Error) -> bool {
+    if let crate::error::Error::Child { error, .. } = error {
+        return retryable(error);
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        if let Some(failure) = error.downcast_ref::<RequestFailure>() {
+            return matches!(
+                failure,
+                RequestFailure::RetriesUsedUp { .. } | RequestFailure::Abandoned { .. }
+            );
+        }
+        cause = error.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn only_requests_that_used_up_their_retries_are_retryable() {
+        use crate::error::Error;
+        let judge = |failure: RequestFailure| Error::Judge {
+            judge: "llm".into(),
+            message: "the endpoint failed".into(),
+            cause: Some(Box::new(SendError::Request {
+                index: 0,
+                what: "claim 1".into(),
+                failure,
+            })),
+        };
+        let down = judge(RequestFailure::RetriesUsedUp {
+            attempts: 3,
+            max_retries: 2,
+            last: AttemptFailure("HTTP 503".into()),
+        });
+        assert!(retryable(&down));
+        let child = Error::Child {
+            error: Box::new(down),
+            stderr: Vec::new(),
+        };
+        assert!(retryable(&child));
+        let refused = judge(RequestFailure::Fatal(AttemptFailure("HTTP 401".into())));
+        assert!(!retryable(&refused));
+        assert!(!retryable(&Error::Usage("unknown metric".into())));
+    }
 
     #[test]
     fn an_endpoint_shown_otherwise_is_hidden_with_its_host() {

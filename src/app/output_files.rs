@@ -269,7 +269,13 @@ pub(super) fn write_failure(
         config: Some(config.to_path_buf()),
         clock,
     };
-    let junit_text = junit::render_setup_error(tier, &message, &run);
+    let junit_text = junit::render_setup_error(
+        tier,
+        &message,
+        error.stderr_tail(),
+        crate::http::retryable(error),
+        &run,
+    );
     if !junit_path.exists() {
         write(&junit_path, &junit_text)?;
     }

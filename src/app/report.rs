@@ -168,7 +168,7 @@ fn write(out: &Path, page: &Page<'_>) -> Result<i32> {
         "wrote {} (tier `{}`: {})\n",
         out.display(),
         page.report.tier,
-        html::status_word(page.report.status)
+        page.report.verdict().word()
     ))?;
     Ok(exit_code::SUCCESS)
 }

@@ -8,6 +8,7 @@ pub mod drift;
 pub(crate) mod empty_answers;
 pub mod error_budget;
 pub mod reported;
+pub mod run_verdict;
 pub(crate) mod slice_index;
 pub mod verdict;
 pub(crate) mod zero_limit;
@@ -17,7 +18,6 @@ use std::collections::BTreeSet;
 use crate::baseline::pairing::Pairing;
 use crate::baseline::results::{QueryRecord, Results, RunStatus};
 use crate::config::InconclusivePolicy;
-use crate::exit_code;
 use crate::input::qrels::Qrels;
 use crate::stats::correlation;
 use verdict::CheckOutcome;
@@ -83,11 +83,12 @@ impl GateReport {
 
     /// The process exit code of the run: 0 pass, 1 regression, 2 error ([`crate::exit_code`]).
     pub fn exit_code(&self) -> i32 {
-        match self.status {
-            RunStatus::Pass => exit_code::SUCCESS,
-            RunStatus::Regression => exit_code::REGRESSION,
-            RunStatus::Error | RunStatus::NoBaseline => exit_code::ERROR,
-        }
+        self.verdict().exit_code()
+    }
+
+    /// The run's verdict as every output states it ([`run_verdict::RunVerdict`]).
+    pub fn verdict(&self) -> run_verdict::RunVerdict {
+        run_verdict::RunVerdict::of(self)
     }
 }
 

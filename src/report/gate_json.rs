@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::baseline::results::Results;
+use crate::baseline::results::{Results, RunStatus};
 use crate::gate::GateReport;
 use crate::gate::error_budget::ErrorBudget;
+use crate::gate::run_verdict::RunVerdict;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::report::gate_table::status_word;
 use crate::report::reported;
@@ -22,6 +23,7 @@ pub fn render(report: &GateReport, results: Option<&Results>) -> String {
         "format": FORMAT,
         "tier": report.tier,
         "status": report.status,
+        "verdict": report.verdict(),
         "exit_code": report.exit_code(),
         "paired_queries": report.paired_queries,
         "checks": report.outcomes.iter().map(check).collect::<Vec<_>>(),
@@ -67,6 +69,10 @@ pub fn render_ungated(results: &Results) -> String {
         "format": FORMAT,
         "tier": results.tier,
         "status": results.status,
+        "verdict": match results.status {
+            RunStatus::Error => RunVerdict::Error,
+            _ => RunVerdict::NoBaseline,
+        },
         "exit_code": crate::exit_code::ERROR,
         "paired_queries": 0,
         "checks": [],
@@ -87,6 +93,7 @@ pub fn render_error(tier: &str, error: &str) -> String {
         "format": FORMAT,
         "tier": tier,
         "status": "error",
+        "verdict": RunVerdict::Error,
         "exit_code": crate::exit_code::ERROR,
         "error": error,
         "paired_queries": 0,

@@ -157,17 +157,45 @@ pub fn render(report: &GateReport, run: &RunInfo) -> String {
     })
 }
 
-/// A problem before any check could run: one `setup` testcase with an error.
-pub fn render_setup_error(tier: &str, message: &str, run: &RunInfo) -> String {
+/// A problem before any check could run: one `setup` testcase with an error whose body holds
+/// the message and, when a child program failed, the last lines of its stderr (what summary.md
+/// shows: Jenkins and GitLab show the body, not summary.md). Its `type` is `setup`, or
+/// `setup (retryable)` when a retry may fix the cause (an endpoint down, a timeout, a 429).
+pub fn render_setup_error(
+    tier: &str,
+    message: &str,
+    stderr_tail: &[String],
+    retryable: bool,
+    run: &RunInfo,
+) -> String {
     let suite = format!("ragate.{tier}");
+    let mut body = message.to_string();
+    if !stderr_tail.is_empty() {
+        body.push_str(&format!(
+            "\n\nThe last {} of its stderr (secrets redacted):\n",
+            if stderr_tail.len() == 1 {
+                "line".to_string()
+            } else {
+                format!("{} lines", stderr_tail.len())
+            }
+        ));
+        for line in stderr_tail {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
     let case = Case {
         name: "setup".to_string(),
         classname: format!("{suite}.setup"),
         outcome: Outcome::Error {
-            kind: "setup",
+            kind: if retryable {
+                "setup (retryable)"
+            } else {
+                "setup"
+            },
             message: message.to_string(),
             // Attribute values lose their line breaks in XML readers; keep them in the body.
-            body: message.contains('\n').then(|| message.to_string()),
+            body: (body.contains('\n')).then_some(body),
         },
         system_out: None,
     };
@@ -477,7 +505,13 @@ mod tests {
     #[test]
     fn junit_setup_error_is_one_error_testcase() {
         let message = "no baseline: run `ragate baseline accept`";
-        let xml = markup(&render_setup_error("smoke", message, &run_info()));
+        let xml = markup(&render_setup_error(
+            "smoke",
+            message,
+            &[],
+            false,
+            &run_info(),
+        ));
         let (suite, cases) = (tags(&xml, "testsuite")[0], tags(&xml, "testcase"));
         assert_eq!(attr(suite, "name").as_deref(), Some("ragate.smoke"));
         assert_eq!(
@@ -502,6 +536,27 @@ mod tests {
             attr(tags(&xml, "error")[0], "message").as_deref(),
             Some(message)
         );
+    }
+
+    #[test]
+    fn a_crashed_pipeline_s_stderr_tail_is_in_the_error_body_and_a_retry_is_marked() {
+        let tail = [
+            "Traceback (most recent call last):".to_string(),
+            "  File \"pipeline.py\", line 3".to_string(),
+            "KeyError: 'answer'".to_string(),
+        ];
+        let message = "pipeline (command): `python3 pipeline.py`: exited with exit status: 1";
+        let xml = render_setup_error("smoke", message, &tail, false, &run_info());
+        let error = tags(&markup(&xml), "error")[0].to_string();
+        assert_eq!(attr(&error, "type").as_deref(), Some("setup"));
+        assert!(
+            xml.contains("The last 3 lines of its stderr (secrets redacted):\nTraceback"),
+            "{xml}"
+        );
+        assert!(xml.contains("KeyError: 'answer'\n"), "{xml}");
+        let xml = render_setup_error("smoke", "endpoint down", &[], true, &run_info());
+        let error = tags(&markup(&xml), "error")[0].to_string();
+        assert_eq!(attr(&error, "type").as_deref(), Some("setup (retryable)"));
     }
 
     #[test]

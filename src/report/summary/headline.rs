@@ -104,9 +104,8 @@ fn undecided_check(o: &CheckOutcome) -> String {
 pub(super) fn headline(report: &GateReport) -> String {
     let counts = Counts::of(report);
     let total = counts.total;
-    let (mark, text, shown) = match report.status {
+    let (text, shown) = match report.status {
         RunStatus::Pass if counts.inconclusive > 0 => (
-            "❓",
             format!(
                 "{} of {total} checks passed, {} inconclusive: {}",
                 counts.passed,
@@ -116,12 +115,10 @@ pub(super) fn headline(report: &GateReport) -> String {
             CheckStatus::Inconclusive,
         ),
         RunStatus::Pass => (
-            "✅",
             format!("{} of {total} checks passed", counts.passed),
             CheckStatus::Pass,
         ),
         RunStatus::Regression if counts.failed > 0 => (
-            "❌",
             format!(
                 "{} of {total} checks failed: {}",
                 counts.failed,
@@ -132,7 +129,6 @@ pub(super) fn headline(report: &GateReport) -> String {
             CheckStatus::Fail,
         ),
         RunStatus::Regression => (
-            "❌",
             format!(
                 "{} of {total} checks not proven within their limits, which fails the run \
                  (`inconclusive: fail` requires proof): {}",
@@ -142,7 +138,6 @@ pub(super) fn headline(report: &GateReport) -> String {
             CheckStatus::Inconclusive,
         ),
         RunStatus::Error | RunStatus::NoBaseline if misfit(report).is_some() => (
-            "⚠️",
             format!(
                 "not decided: the baseline no longer fits this tier ({}); the first warning \
                  names the command that replaces it",
@@ -151,12 +146,10 @@ pub(super) fn headline(report: &GateReport) -> String {
             CheckStatus::Error,
         ),
         RunStatus::Error | RunStatus::NoBaseline if counts.errors > 0 => (
-            "⚠️",
             format!("{} of {total} checks could not be evaluated", counts.errors),
             CheckStatus::Error,
         ),
         RunStatus::Error | RunStatus::NoBaseline => (
-            "⚠️",
             format!(
                 "not decided: {} of {total} checks skipped, none of the `all` checks decided",
                 counts.skipped
@@ -165,6 +158,7 @@ pub(super) fn headline(report: &GateReport) -> String {
         ),
     };
     let extras = counts.extras(shown);
+    let mark = report.verdict().mark();
     format!(
         "**{mark} {text}**{extras} · tier\u{a0}{}\n\n",
         inline(&report.tier, TEXT_CHARS)
