@@ -109,7 +109,7 @@ pub fn run_cli() -> std::process::ExitCode {
     // says so.
     let cli = cli::parse(&args, |message| {
         if let Some(document) = app::error_output::requested_in_args(&args) {
-            let _ = term::write_stdout(&document.render(message), term::Stdout::Document);
+            let _ = term::write_stdout(&document.render(message, false), term::Stdout::Document);
         }
     });
     term::init(cli.terminal.color, cli.terminal.quiet);
@@ -121,7 +121,11 @@ pub fn run_cli() -> std::process::ExitCode {
             if let Some(document) = document.filter(|_| !app::stdout_written()) {
                 let message = app::error_output::with_causes(&error);
                 // stdout already closed: the exit code and stderr still say it.
-                let _ = term::write_stdout(&document.render(&message), term::Stdout::Document);
+                let retryable = crate::http::retryable(&error);
+                let _ = term::write_stdout(
+                    &document.render(&message, retryable),
+                    term::Stdout::Document,
+                );
             }
             std::process::ExitCode::from(exit_code::ERROR as u8)
         }

@@ -23,13 +23,14 @@ pub(crate) enum ErrorDocument {
 
 impl ErrorDocument {
     /// The document for `message` (the error and its causes), with a final newline.
-    pub(crate) fn render(&self, message: &str) -> String {
+    pub(crate) fn render(&self, message: &str, retryable: bool) -> String {
         match self {
-            ErrorDocument::Gate { tier } => gate_json::render_error(tier, message),
+            ErrorDocument::Gate { tier } => gate_json::render_error(tier, message, retryable),
             ErrorDocument::Plain => {
                 let document = json!({
                     "status": "error",
                     "exit_code": crate::exit_code::ERROR,
+                    "retryable": retryable,
                     "error": message,
                 });
                 crate::json_text::document(&document)
@@ -152,11 +153,11 @@ mod tests {
 
     #[test]
     fn the_plain_document_carries_the_status_and_message() {
-        let text = ErrorDocument::Plain.render("cannot read x: No such file or directory");
+        let text = ErrorDocument::Plain.render("cannot read x: No such file or directory", false);
         let document: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             document,
-            json!({"status": "error", "exit_code": 2, "error": "cannot read x: No such file or directory"})
+            json!({"status": "error", "exit_code": 2, "retryable": false, "error": "cannot read x: No such file or directory"})
         );
     }
 }

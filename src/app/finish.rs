@@ -4,6 +4,7 @@
 
 use crate::app::history;
 use crate::app::judged_depth;
+use crate::app::output_files;
 use crate::app::output_table;
 use crate::app::outputs::{self, Evaluated, OutputOptions, RunFigures};
 use crate::app::rejudge::{self, Identities, Rejudging};
@@ -19,6 +20,7 @@ use crate::input::labels::Label;
 use crate::input::{corpus, qrels::Qrels};
 use crate::report::junit::RunInfo;
 use crate::report::operational;
+use crate::report::outcome::{Decided, RunFiles, RunOutcome, Unbaselined};
 
 /// Compares `evaluated` with the tier's `baseline` (as [`load_baseline`] or the preflight loaded
 /// it), writes results.json, trace.jsonl, junit.xml, summary.md and run-stats.json, and returns
@@ -68,9 +70,17 @@ pub(super) fn finish(
             for line in &floors {
                 crate::term::note(format!("floor on this run: {line}"));
             }
-            outputs::render_unbaselined(tier, &current, &evaluated, &options, &error, &floors)
-                .write(&options)?;
-            return Err(error);
+            let junit = output_files::run_info(&options, &config.path);
+            let outcome = RunOutcome::Unbaselined(Unbaselined {
+                tier: &tier.name,
+                files: run_files(&current, &evaluated),
+                problem: &error,
+                accept_command: options.accept_command(&tier.name),
+                floors: &floors,
+                junit: &junit,
+            });
+            outputs::write_outcome(&outcome, &options)?;
+            return Ok(outcome.exit_code());
         }
     };
     let (baseline, rejudged) =
@@ -117,16 +127,27 @@ pub(super) fn finish(
     let run = RunFigures {
         calibrations: &calibrations,
         operational: &figures,
+    };
+    let outcome = RunOutcome::Decided(Decided {
+        report: &report,
+        files: run_files(&current, &evaluated),
+        run_stats: outputs::run_stats(tier, &current, &evaluated, &report, run, &options),
         junit: &junit,
         trends: &trends,
-    };
-    let mut outputs = outputs::render(tier, &current, &evaluated, &report, run, &options);
-    // Why nothing was gated is the run's last line, not one warning among others.
-    if let Some(message) = mismatch.filter(|_| report.status == RunStatus::Error) {
-        outputs.error_last(message);
+        // Why nothing was gated is the run's last line, not one warning among others.
+        error_last: mismatch.filter(|_| report.status == RunStatus::Error),
+    });
+    outputs::write_outcome(&outcome, &options)?;
+    Ok(outcome.exit_code())
+}
+
+/// The files of a run with results.
+fn run_files<'a>(current: &'a Results, evaluated: &'a Evaluated) -> RunFiles<'a> {
+    RunFiles {
+        results: current,
+        trace: &evaluated.trace,
+        embeddings: &evaluated.embeddings,
     }
-    outputs.write(&options)?;
-    Ok(report.exit_code())
 }
 
 /// The results as the tier stores them, with the run-to-run noise of a repeated run (a baseline

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::app::output_table::{self, OverInput};
-use crate::app::outputs::{OutputOptions, append_step_summary, write};
+use crate::app::outputs::{OutputOptions, write_outcome};
 use crate::baseline::store;
 use crate::config::{Config, Tier, TierSource};
 use crate::error::{Error, Result};
-use crate::report::junit::{self, RunClock, RunInfo};
-use crate::report::{annotations, error_summary};
+use crate::report::junit::{RunClock, RunInfo};
+use crate::report::outcome::{NotEvaluated, RunOutcome};
 use crate::term;
 
 /// A file the run reads, and what names it (for the error message).
@@ -238,61 +238,36 @@ pub(super) fn discard(options: &OutputOptions, inputs: &[Input]) {
     }
 }
 
-/// [`write_failure`], with a problem writing reported on stderr rather than hiding the error.
+/// After a run of `config` that stopped before it had results: its outcome's outputs (a JUnit
+/// file with one `setup` error, a summary that says what went wrong, the step summary, an
+/// annotation, the JSON error document), with a problem writing them reported on stderr rather
+/// than hiding the error.
 pub(super) fn report_failure(options: &OutputOptions, config: &Path, tier: &str, error: &Error) {
-    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
-        // On stderr, so that stdout holds only the requested format.
-        let line = annotations::setup_error(tier, &error.to_string());
-        term::workflow_command(&line, term::CommandStream::Stderr);
-    }
-    if let Err(problem) = write_failure(options, config, tier, error) {
+    let junit = run_info(options, config);
+    let outcome = RunOutcome::NotEvaluated(NotEvaluated {
+        tier,
+        error,
+        junit: &junit,
+    });
+    if let Err(problem) = write_outcome(&outcome, options) {
         term::warning(problem);
     }
 }
 
-/// After a run of `config` that failed: a JUnit file with one `setup` error and a summary that
-/// says what went wrong (also appended to `$GITHUB_STEP_SUMMARY`), unless the run already wrote
-/// its own.
-pub(super) fn write_failure(
-    options: &OutputOptions,
-    config: &Path,
-    tier: &str,
-    error: &Error,
-) -> Result<()> {
-    let message = error.to_string();
-    let junit_path = output_table::JUNIT.path(&options.out_dir);
-    // The run failed already; an unreadable SOURCE_DATE_EPOCH (itself maybe the failure) must
-    // not keep the error from being reported: the time now is used then.
+/// What junit.xml says of a run of `config` that started as `options` say. An unreadable
+/// SOURCE_DATE_EPOCH (itself maybe the run's failure) must not keep its outputs from being
+/// written: the time now is used then.
+pub(super) fn run_info(options: &OutputOptions, config: &Path) -> RunInfo {
     let clock = RunClock::of_run(options.started)
-        .or_else(|_| RunClock::at(None, SystemTime::now(), options.started.elapsed()))?;
-    let run = RunInfo {
+        .or_else(|_| RunClock::at(None, SystemTime::now(), options.started.elapsed()))
+        .unwrap_or(RunClock {
+            started: 0,
+            millis: 0,
+        });
+    RunInfo {
         config: Some(config.to_path_buf()),
         clock,
-    };
-    let junit_text = junit::render_setup_error(
-        tier,
-        &message,
-        error.stderr_tail(),
-        crate::http::retryable(error),
-        &run,
-    );
-    if !junit_path.exists() {
-        write(&junit_path, &junit_text)?;
     }
-    // A device or a FIFO (`--junit /dev/null`) always gets the error: only a regular file can
-    // hold what the run wrote already.
-    if let Some(path) = &options.junit
-        && !store::resolve_links(path).is_file()
-    {
-        write(path, &junit_text)?;
-    }
-    let summary_path = output_table::SUMMARY.path(&options.out_dir);
-    if !summary_path.exists() {
-        let summary = error_summary::render(tier, error);
-        write(&summary_path, &summary)?;
-        append_step_summary(&summary)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -406,13 +381,14 @@ mod tests {
     fn a_failure_writes_junit_and_a_summary_that_carry_the_error() {
         let dir = tempfile::tempdir().unwrap();
         let error = Error::Usage("the pipeline exited with code 1".into());
-        write_failure(
-            &options(dir.path(), None),
-            Path::new("eval-config.yaml"),
-            "smoke",
-            &error,
-        )
-        .unwrap();
+        let options = options(dir.path(), None);
+        let junit = run_info(&options, Path::new("eval-config.yaml"));
+        let outcome = RunOutcome::NotEvaluated(NotEvaluated {
+            tier: "smoke",
+            error: &error,
+            junit: &junit,
+        });
+        write_outcome(&outcome, &options).unwrap();
         let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
         assert!(junit.contains("the pipeline exited with code 1"), "{junit}");
         assert!(junit.contains("<error"), "{junit}");

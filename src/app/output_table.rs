@@ -1,9 +1,13 @@
-//! The one table of the files a `gate` or `merge` run may write into its output directory: what
-//! writes each, and what the run does when one of its inputs is there. The rendered outputs
-//! (`outputs`), the removal of a previous run's files and the refusal of an output over an input
-//! (`output_files`) all read it.
+//! The registry of a `gate` or `merge` run's outputs: every file it may write into its output
+//! directory (what the run does when one of its inputs is there) and every output of a finished
+//! run ([`OUTPUTS`]: where it goes and the one function that renders it from the run's
+//! outcome). The writer (`outputs::write_outcome`), the removal of a previous run's files and the
+//! refusal of an output over an input (`output_files`) all read it. A new output is one entry
+//! here and one render function in `report::run_outputs` (or a module of its own).
 
 use std::path::{Path, PathBuf};
+
+use crate::report::run_outputs::{self, Render};
 
 /// What a run does when one of its inputs is where it would write a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +88,85 @@ pub(super) const ALL: [OutputFile; 8] = [
     RESULTS, JUNIT, SUMMARY, TRACE, RUN_STATS, EMBEDDINGS, SHARD, RUN,
 ];
 
+/// Where an output of a finished run goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sink {
+    /// A file in the output directory (`--out`).
+    OutDir(OutputFile),
+    /// The file `--junit FILE` names, when given.
+    JunitOption,
+    /// Appended to `$GITHUB_STEP_SUMMARY`, when GitHub Actions provides one.
+    StepSummary,
+    /// stdout, in the format `--format` asked for.
+    Stdout,
+    /// GitHub workflow commands, one a line, under GitHub Actions only.
+    Annotations,
+    /// `warning:` lines on stderr.
+    Warnings,
+    /// `error:` lines on stderr, after everything else.
+    Errors,
+}
+
+/// One output of a finished run: where it goes and what renders it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Output {
+    pub sink: Sink,
+    pub render: Render,
+}
+
+/// Every output of a finished run, in the order they are written: files first (each whole or
+/// not at all), then the step summary, then the streams.
+pub(super) const OUTPUTS: [Output; 12] = [
+    Output {
+        sink: Sink::OutDir(RESULTS),
+        render: run_outputs::results_json,
+    },
+    Output {
+        sink: Sink::OutDir(TRACE),
+        render: run_outputs::trace_jsonl,
+    },
+    Output {
+        sink: Sink::OutDir(EMBEDDINGS),
+        render: run_outputs::embeddings_jsonl,
+    },
+    Output {
+        sink: Sink::JunitOption,
+        render: run_outputs::junit_xml,
+    },
+    Output {
+        sink: Sink::OutDir(JUNIT),
+        render: run_outputs::junit_xml,
+    },
+    Output {
+        sink: Sink::OutDir(SUMMARY),
+        render: run_outputs::summary_md,
+    },
+    Output {
+        sink: Sink::OutDir(RUN_STATS),
+        render: run_outputs::run_stats_json,
+    },
+    Output {
+        sink: Sink::StepSummary,
+        render: run_outputs::summary_md,
+    },
+    Output {
+        sink: Sink::Warnings,
+        render: run_outputs::warnings,
+    },
+    Output {
+        sink: Sink::Annotations,
+        render: run_outputs::annotations,
+    },
+    Output {
+        sink: Sink::Stdout,
+        render: run_outputs::stdout,
+    },
+    Output {
+        sink: Sink::Errors,
+        render: run_outputs::errors,
+    },
+];
+
 /// The run file the pipeline writes in `out_dir` on its `repeat`-th run (from 1):
 /// `run.jsonl`, then `run.2.jsonl`, ...
 pub(super) fn repeat_run(out_dir: &Path, repeat: usize) -> PathBuf {
@@ -128,6 +211,26 @@ mod tests {
             "run.+3.jsonl",
         ] {
             assert!(!is_later_repeat_run(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_file_a_finished_run_writes_is_in_the_table_and_every_sink_has_an_output() {
+        for output in &OUTPUTS {
+            if let Sink::OutDir(file) = output.sink {
+                assert!(ALL.contains(&file), "{}", file.name);
+            }
+        }
+        for sink in [
+            Sink::JunitOption,
+            Sink::StepSummary,
+            Sink::Stdout,
+            Sink::Annotations,
+            Sink::Warnings,
+            Sink::Errors,
+        ] {
+            let count = OUTPUTS.iter().filter(|o| o.sink == sink).count();
+            assert_eq!(count, 1, "{sink:?}");
         }
     }
 

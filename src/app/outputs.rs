@@ -9,22 +9,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::app::judge_consistency::JudgeConsistency;
-use crate::app::output_table::{self, OutputFile};
+use crate::app::output_table::{self, Sink};
 use crate::app::{write_document, write_human};
 use crate::baseline::noise::RunNoise;
 use crate::baseline::results::Results;
-use crate::baseline::{embeddings, store};
+use crate::baseline::store;
 use crate::cli::{GateFormat, ReportArgs};
 use crate::config::Tier;
 use crate::error::{Error, Result};
 use crate::evaluate::operational::Operational;
 use crate::gate::GateReport;
 use crate::gate::calibration::{AGREEMENT_CUT, Calibration};
-use crate::history::sparkline::{self, Trend};
 use crate::metrics::embedding_relevance::EmbeddedQuery;
-use crate::report::junit::RunInfo;
 use crate::report::operational::Figures;
-use crate::report::{annotations, gate_json, gate_table, junit, measured, summary};
+use crate::report::outcome::RunOutcome;
+use crate::report::run_outputs::View;
 use crate::term::{self, Paint};
 
 /// HTTP calls and tokens of one LLM judge.
@@ -121,200 +120,87 @@ pub(super) fn write(path: &Path, text: &str) -> Result<()> {
     store::write_atomic(path, text)
 }
 
-/// What a decided run adds to its reports besides the verdicts.
+/// What run-stats.json adds to a decided run besides its verdicts.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RunFigures<'a> {
     pub calibrations: &'a [Calibration],
     pub operational: &'a Figures,
-    /// The config and the run's clock, which junit.xml names.
-    pub junit: &'a RunInfo,
-    /// The trends summary.md shows (`--history`; empty without).
-    pub trends: &'a [Trend],
 }
 
-/// Every output of a finished run, rendered before anything is written.
-#[derive(Debug, Default)]
-pub(super) struct Outputs {
-    /// Files to write, in order, with the option that names each (for errors).
-    files: Vec<(PathBuf, String, &'static str)>,
-    /// Appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions provides one.
-    step_summary: Option<String>,
-    warnings: Vec<String>,
-    /// GitHub workflow commands, emitted only under GitHub Actions.
-    annotations: Vec<String>,
-    stdout: String,
-    /// Printed as errors after stdout: why the run could not be gated.
-    errors: Vec<String>,
-}
-
-impl Outputs {
-    /// The results files every finished run writes: results.json, trace.jsonl and, when
-    /// answer_relevance is embedding-based, embeddings.jsonl (an earlier run's outputs are gone
-    /// already: `output_files::prepare` removed them before the run).
-    fn results(current: &Results, evaluated: &Evaluated, out_dir: &Path) -> Outputs {
-        let mut outputs = Outputs::default();
-        outputs.file(out_dir, output_table::RESULTS, current.to_json());
-        if !evaluated.embeddings.is_empty() {
-            let sidecar = embeddings::to_jsonl(&evaluated.embeddings);
-            outputs.file(out_dir, output_table::EMBEDDINGS, sidecar);
-        }
-        let trace: String = evaluated
-            .trace
-            .values()
-            .map(|line| format!("{line}\n"))
-            .collect();
-        outputs.file(out_dir, output_table::TRACE, trace);
-        outputs
-    }
-
-    /// Prints `message` as an error after everything else (and not among the warnings, where
-    /// summary.md keeps it).
-    pub(super) fn error_last(&mut self, message: String) {
-        self.warnings.retain(|warning| *warning != message);
-        self.errors.push(message);
-    }
-
-    /// Writes `file` into `out_dir`.
-    fn file(&mut self, out_dir: &Path, file: OutputFile, text: String) {
-        self.files.push((file.path(out_dir), text, "--out"));
-    }
-
-    /// Writes the files, then the step summary, then prints warnings, annotations (stderr when
-    /// stdout carries JSON) and stdout.
-    pub(super) fn write(self, options: &OutputOptions) -> Result<()> {
-        for (path, text, named_by) in &self.files {
-            write(path, text).map_err(|e| e.named_by(named_by))?;
-        }
-        if let Some(summary) = &self.step_summary {
-            append_step_summary(summary)?;
-        }
-        for warning in &self.warnings {
-            term::warning(warning);
-        }
-        if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
-            for line in &self.annotations {
-                let stream = match options.format {
-                    GateFormat::Table if !term::quiet() => term::CommandStream::Stdout,
-                    // stdout is one JSON document (or nothing, --quiet); the runner reads
-                    // workflow commands on stderr too.
-                    GateFormat::Table | GateFormat::Json => term::CommandStream::Stderr,
-                };
-                term::workflow_command(line, stream);
-            }
-        }
-        match options.format {
-            GateFormat::Table => write_human(&self.stdout)?,
-            GateFormat::Json => write_document(&self.stdout)?,
-        }
-        self.errors.iter().for_each(term::error_message);
-        Ok(())
-    }
-}
-
-/// The outputs of a decided run: results, junit.xml (and the `--junit` copy), summary.md (also
-/// the step summary), run-stats.json, warnings, annotations and stdout in the chosen format.
-pub(super) fn render(
-    tier: &Tier,
-    current: &Results,
-    evaluated: &Evaluated,
-    report: &GateReport,
-    run: RunFigures<'_>,
-    options: &OutputOptions,
-) -> Outputs {
-    let out_dir = &options.out_dir;
-    let mut outputs = Outputs::results(current, evaluated, out_dir);
-    let junit_text = junit::render(report, run.junit);
-    if let Some(path) = &options.junit {
-        outputs
-            .files
-            .push((path.clone(), junit_text.clone(), "--junit"));
-    }
-    outputs.file(out_dir, output_table::JUNIT, junit_text);
-    let mut summary_text = summary::render(report);
-    if !run.trends.is_empty() {
-        summary_text.push('\n');
-        // A pass stays quiet (`summary::PASS_LINES`): its trends are folded.
-        let pass = report.status == crate::baseline::results::RunStatus::Pass;
-        if pass {
-            summary_text.push_str(&format!(
-                "<details><summary>Trends ({} checks)</summary>\n\n",
-                run.trends.len()
-            ));
-        }
-        summary_text.push_str(&sparkline::markdown(run.trends));
-        if pass {
-            summary_text.push_str("</details>\n");
-        }
-        let trimmed = summary_text.trim_end().len();
-        summary_text.truncate(trimmed);
-        summary_text.push('\n');
-    }
-    outputs.file(out_dir, output_table::SUMMARY, summary_text.clone());
-    outputs.step_summary = Some(summary_text);
-    let stats = run_stats(tier, current, evaluated, report, run, options);
-    outputs.file(
-        out_dir,
-        output_table::RUN_STATS,
-        crate::json_text::document(&stats),
-    );
-    outputs.warnings = report.warnings.clone();
-    outputs.annotations = annotations::render(report);
-    outputs.stdout = match options.format {
-        GateFormat::Table => gate_table::render_painted(report, Paint::stdout()),
-        GateFormat::Json => gate_json::render(report, Some(current)),
+/// Writes every output of `outcome` ([`output_table::OUTPUTS`]), rendered before anything is
+/// written: the files (each whole or not at all), the step summary, then warnings, annotations
+/// (stdout for a decided run's table, else stderr, where the runner reads them too), stdout and
+/// errors. A run that stopped ([`RunOutcome::NotEvaluated`]) writes no file where this run wrote
+/// one already (it may have failed while writing), and its step summary only with its summary.
+pub(super) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -> Result<()> {
+    let view = View {
+        json: options.format == GateFormat::Json,
+        paint: Paint::stdout(),
     };
-    outputs
-}
-
-/// The outputs of a run that has no baseline to compare with (or an unreadable one): its
-/// results, and a summary and table of the measured metrics with the way forward.
-pub(super) fn render_unbaselined(
-    tier: &Tier,
-    current: &Results,
-    evaluated: &Evaluated,
-    options: &OutputOptions,
-    problem: &Error,
-    floors: &[String],
-) -> Outputs {
-    let mut outputs = Outputs::results(current, evaluated, &options.out_dir);
-    let mut summary_text = measured::summary(
-        &tier.name,
-        current,
-        &problem.to_string(),
-        &options.accept_command(&tier.name),
-    );
-    summary_text.push_str(&first_run_floors(floors));
-    outputs.file(
-        &options.out_dir,
-        output_table::SUMMARY,
-        summary_text.clone(),
-    );
-    outputs.step_summary = Some(summary_text);
-    outputs.stdout = match options.format {
-        GateFormat::Table => measured::table(current),
-        GateFormat::Json => gate_json::render_ungated(current),
-    };
-    outputs
-}
-
-/// The floors of a first run in the summary, one inert list item each (slice values are data),
-/// so they wrap at PR-comment width (a `<pre>` block is clipped there).
-fn first_run_floors(floors: &[String]) -> String {
-    if floors.is_empty() {
-        return String::new();
-    }
-    let items: String = floors
+    let rendered: Vec<(Sink, Vec<String>)> = output_table::OUTPUTS
         .iter()
-        .map(|line| format!("- {}\n", crate::report::inert::text(line, 1000)))
+        .map(|output| (output.sink, (output.render)(outcome, &view)))
         .collect();
-    format!(
-        "\n**Floors on this run** (`min`, `max`: decided on every query of the slice; reported, \
-         not gated without a baseline)\n\n{items}"
-    )
+    let stopped = matches!(outcome, RunOutcome::NotEvaluated(_));
+    // A regular file there was written by this run before it stopped (the previous run's were
+    // removed first); a device or a FIFO (`--junit /dev/null`) always gets the error.
+    let keep = |path: &Path| stopped && store::resolve_links(path).is_file();
+    let mut summary_written = false;
+    for (sink, texts) in &rendered {
+        let Some(text) = texts.first() else {
+            continue;
+        };
+        let (path, named_by) = match sink {
+            Sink::OutDir(file) => (file.path(&options.out_dir), "--out"),
+            Sink::JunitOption => match &options.junit {
+                Some(path) => (path.clone(), "--junit"),
+                None => continue,
+            },
+            _ => continue,
+        };
+        if keep(&path) {
+            continue;
+        }
+        write(&path, text).map_err(|e| e.named_by(named_by))?;
+        summary_written |= *sink == Sink::OutDir(output_table::SUMMARY);
+    }
+    let on_actions = std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true");
+    let annotation_stream = match (outcome, options.format) {
+        (RunOutcome::Decided(_), GateFormat::Table) if !term::quiet() => {
+            term::CommandStream::Stdout
+        }
+        // stdout is one JSON document (or nothing, --quiet); the runner reads workflow
+        // commands on stderr too.
+        _ => term::CommandStream::Stderr,
+    };
+    for (sink, texts) in rendered {
+        match sink {
+            Sink::StepSummary if summary_written || !stopped => {
+                texts
+                    .iter()
+                    .try_for_each(|text| append_step_summary(text))?;
+            }
+            Sink::Warnings => texts.iter().for_each(term::warning),
+            Sink::Annotations if on_actions => texts
+                .iter()
+                .for_each(|line| term::workflow_command(line, annotation_stream)),
+            Sink::Stdout => {
+                for text in &texts {
+                    match options.format {
+                        GateFormat::Table => write_human(text)?,
+                        GateFormat::Json => write_document(text)?,
+                    }
+                }
+            }
+            Sink::Errors => texts.iter().for_each(term::error_message),
+            Sink::OutDir(_) | Sink::JunitOption | Sink::StepSummary | Sink::Annotations => {}
+        }
+    }
+    Ok(())
 }
 
 /// run-stats.json: sizes, calibration, operational figures, judge usage and timings.
-fn run_stats(
+pub(super) fn run_stats(
     tier: &Tier,
     current: &Results,
     evaluated: &Evaluated,

@@ -88,7 +88,7 @@ pub fn render_ungated(results: &Results) -> String {
 /// The document of a run that stopped with an error before it had results (a config, input or
 /// setup error, a pipeline or judge failure): status `error`, exit code 2, no checks, and the
 /// error as printed on stderr, so that a script reading stdout never gets an empty document.
-pub fn render_error(tier: &str, error: &str) -> String {
+pub fn render_error(tier: &str, error: &str, retryable: bool) -> String {
     pretty(json!({
         "format": FORMAT,
         "tier": tier,
@@ -96,6 +96,7 @@ pub fn render_error(tier: &str, error: &str) -> String {
         "verdict": RunVerdict::Error,
         "exit_code": crate::exit_code::ERROR,
         "error": error,
+        "retryable": retryable,
         "paired_queries": 0,
         "checks": [],
         "reported": [],
@@ -225,7 +226,11 @@ mod tests {
 
     #[test]
     fn an_error_document_has_the_status_error_and_the_message() {
-        let text = render_error("smoke", "eval-config.yaml: version: unsupported version 2");
+        let text = render_error(
+            "smoke",
+            "eval-config.yaml: version: unsupported version 2",
+            false,
+        );
         let document: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(document["format"], FORMAT);
         assert_eq!(document["status"], "error");
