@@ -64,6 +64,7 @@
 pub(crate) mod app;
 pub mod baseline;
 pub(crate) mod cli;
+pub(crate) mod columns;
 pub mod config;
 pub(crate) mod digest;
 pub mod env;
@@ -72,6 +73,7 @@ pub(crate) mod escape;
 pub mod evaluate;
 pub mod exit_code;
 pub(crate) mod features;
+pub(crate) mod format;
 pub mod gate;
 pub mod history;
 pub(crate) mod http;

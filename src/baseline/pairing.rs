@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 pub use crate::baseline::results::Pairing;
 use crate::baseline::results::{Provenance, Results};
 use crate::config::Tier;
+use crate::format::short_hash;
 use crate::metrics::metric::Metric;
-use crate::report::format::short_hash;
 
 /// The metrics the tier's rules compare with the baseline, in rule order, each once (calibrated
 /// floors need no baseline).

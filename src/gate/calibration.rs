@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use crate::baseline::results::Results;
 use crate::config::{InconclusivePolicy, Rule};
+use crate::format::interval_text;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::input::labels::{self, Label};
 use crate::metrics::metric::{Metric, MetricSpec};
-use crate::report::format::interval_text;
 use crate::stats::agreement::{Agreement, agreement};
 use crate::stats::ppi::{self, PpiEstimate};
 use crate::stats::student_t_quantile;
@@ -72,7 +72,7 @@ impl Calibration {
             yy + nn,
             self.agreement.kappa.map_or(
                 "undefined (one verdict throughout)".to_string(),
-                |k| format!("{:.2}", crate::report::format::no_negative_zero(k))
+                |k| format!("{:.2}", crate::format::no_negative_zero(k))
             ),
         )
     }

@@ -13,6 +13,7 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::config::{
     AlphaScope, Config, Decision, DriftPolicy, GateSettings, InconclusivePolicy, SliceValue, Tier,
 };
+use crate::format::short_hash as short;
 use crate::gate::calibration::{self, Calibration};
 use crate::gate::checks::{self, Check, Slice};
 use crate::gate::drift::{self, DriftInputs};
@@ -24,7 +25,6 @@ use crate::gate::{
 };
 use crate::metrics::metric::Metric;
 use crate::metrics::retrieval::Direction;
-use crate::report::format::short_hash as short;
 use crate::suggest;
 
 /// A judged@k share below this warns that most retrieved docs are unjudged.

@@ -154,7 +154,7 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>, alpha: f64) -> CheckO
             Ok(Direction::LowerIsBetter) => worsening,
             _ => -worsening,
         };
-        crate::report::format::no_negative_zero(delta)
+        crate::format::no_negative_zero(delta)
     };
     let against_limit = if result.z > 0.0 {
         format!(
@@ -177,7 +177,7 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>, alpha: f64) -> CheckO
         result.se,
         result.night_sd,
         result.threshold,
-        crate::report::format::percent_text(alpha),
+        crate::format::percent_text(alpha),
         drift::NIGHTS,
     );
     if result.fires() {

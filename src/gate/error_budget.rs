@@ -7,8 +7,8 @@
 //! rate is at most alpha with no correction.
 
 use crate::config::{AlphaScope, Decision, GateSettings, InconclusivePolicy};
+use crate::format::{level_text, percent_text};
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
-use crate::report::format::{level_text, percent_text};
 use crate::stats::holm::Procedure;
 
 /// One family's share of the budget.

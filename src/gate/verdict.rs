@@ -31,9 +31,9 @@ use crate::baseline::results::Results;
 use crate::config::{
     Correction, Decision, GateSettings, InconclusivePolicy, Limits, SliceCorrection,
 };
+use crate::format::{compared, no_negative_zero, p_against, p_text};
 use crate::gate::checks::{Check, Slice};
 use crate::metrics::retrieval::Direction;
-use crate::report::format::{compared, no_negative_zero, p_against, p_text};
 use crate::stats::holm::{self, Procedure};
 use crate::stats::limit_test::{self, LimitTest};
 use crate::stats::{self, normal};

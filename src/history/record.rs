@@ -335,8 +335,8 @@ impl Record {
         if self.config_hash != previous.config_hash {
             changes.push(format!(
                 "config hash {} -> {}",
-                crate::report::format::short_hash(&previous.config_hash),
-                crate::report::format::short_hash(&self.config_hash)
+                crate::format::short_hash(&previous.config_hash),
+                crate::format::short_hash(&self.config_hash)
             ));
         }
         let names: std::collections::BTreeSet<&String> =

@@ -46,7 +46,7 @@ pub struct Trend {
 }
 
 /// `3rd highest of 12`.
-fn rank_text(values: &[f64]) -> String {
+pub(crate) fn rank_text(values: &[f64]) -> String {
     let Some(&current) = values.last() else {
         return String::new();
     };
@@ -64,51 +64,6 @@ fn rank_text(values: &[f64]) -> String {
         format!("{rank}{suffix} highest")
     };
     format!("{place} of {}", values.len())
-}
-
-/// The summary's "Trends" section (Markdown), or nothing when there are no trends.
-pub fn markdown(trends: &[Trend]) -> String {
-    if trends.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(
-        "### Trends\n\nThe last runs of this series (`ragate history show` lists them), the current run last.\n\n\
-         | check | runs | range | current |\n|---|---|---|---|\n",
-    );
-    for trend in trends {
-        let finite: Vec<f64> = trend
-            .values
-            .iter()
-            .copied()
-            .filter(|v| v.is_finite())
-            .collect();
-        let low = finite.iter().copied().fold(f64::INFINITY, f64::min);
-        let high = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let range = if finite.is_empty() {
-            "–".to_string()
-        } else {
-            format!("{low:.4} – {high:.4}")
-        };
-        let current = trend
-            .values
-            .last()
-            .filter(|v| v.is_finite())
-            .map_or("–".to_string(), |v| {
-                format!("{v:.4} ({})", rank_text(&finite))
-            });
-        let marker = if trend.after_break {
-            " (since a break)"
-        } else {
-            ""
-        };
-        out.push_str(&format!(
-            "| {}{marker} | `{}` | {range} | {current} |\n",
-            crate::report::inert::cell(&trend.name, 1000),
-            sparkline(&trend.values)
-        ));
-    }
-    out.push('\n');
-    out
 }
 
 #[cfg(test)]
@@ -133,27 +88,15 @@ mod tests {
     }
 
     #[test]
+    fn the_current_run_s_place_counts_ties_as_highest() {
+        assert_eq!(rank_text(&[0.1, 0.2, 0.3]), "highest of 3");
+        assert_eq!(rank_text(&[0.2; 12]), "highest of 12");
+    }
+
+    #[test]
     fn values_that_are_not_numbers_leave_a_gap_and_do_not_stretch_the_range() {
         let line = sparkline(&[0.0, f64::NAN, 1.0, f64::INFINITY]);
         assert_eq!(line, "▁ █ ");
         assert_eq!(sparkline(&[f64::NAN]), " ");
-    }
-
-    #[test]
-    fn the_section_shows_range_and_the_current_runs_place() {
-        let text = markdown(&[Trend {
-            name: "recall@10 [all]".into(),
-            values: vec![0.70, 0.72, 0.715],
-            after_break: false,
-        }]);
-        assert!(
-            text.contains(
-                "| recall@10 [all] | `▁█▆` | 0.7000 – 0.7200 | 0.7150 (2nd highest of 3) |"
-            ),
-            "{text}"
-        );
-        assert_eq!(markdown(&[]), "");
-        assert_eq!(rank_text(&[0.1, 0.2, 0.3]), "highest of 3");
-        assert_eq!(rank_text(&[0.2; 12]), "highest of 12");
     }
 }

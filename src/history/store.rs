@@ -8,9 +8,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::env::source_date_epoch_seconds;
 use crate::error::{Error, Location, Result};
 use crate::history::record::{FORMAT, Record};
-use crate::report::junit::source_date_epoch_seconds;
 
 /// How many characters of the commit a file name keeps.
 const COMMIT_CHARS: usize = 12;

@@ -4,9 +4,9 @@
 
 use serde_json::json;
 
+use crate::columns;
 use crate::history::record::Record;
 use crate::history::store::file_name;
-use crate::report::columns;
 
 /// What goes above a run: the series break between it and the run before, if any.
 fn breaks(records: &[Record]) -> Vec<Option<String>> {

@@ -2,10 +2,10 @@
 
 pub(crate) mod annotations;
 pub(crate) mod answer_diff;
-pub(crate) mod columns;
+pub(crate) use crate::columns;
 pub(crate) mod error_summary;
 pub mod eval_output;
-pub(crate) mod format;
+pub(crate) use crate::format;
 pub mod gate_json;
 pub mod gate_table;
 pub(crate) mod html;
@@ -19,3 +19,4 @@ pub(crate) mod run_outputs;
 pub mod summary;
 pub(crate) mod summary_text;
 pub mod trec_eval_format;
+pub(crate) mod trends_markdown;

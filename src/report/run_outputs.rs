@@ -6,10 +6,10 @@
 //! sinks (warnings, annotations, errors).
 
 use crate::baseline::results::RunStatus;
-use crate::history::sparkline;
 use crate::report::outcome::{Decided, RunOutcome};
 use crate::report::{
     annotations, error_summary, gate_json, gate_table, inert, junit, measured, summary,
+    trends_markdown,
 };
 use crate::term::Paint;
 
@@ -106,7 +106,7 @@ fn decided_summary(decided: &Decided<'_>) -> String {
             decided.trends.len()
         ));
     }
-    text.push_str(&sparkline::markdown(decided.trends));
+    text.push_str(&trends_markdown::markdown(decided.trends));
     if pass {
         text.push_str("</details>\n");
     }

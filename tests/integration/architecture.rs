@@ -428,6 +428,52 @@ fn no_file_of_src_imports_from_a_file_that_imports_from_it() {
     assert!(report.is_empty(), "{report}");
 }
 
+/// The layers below the renderers (DESIGN's and ARCHITECTURE.md's order): what they compute is
+/// rendered by `report`, never the other way round.
+const BELOW_REPORT: [&str; 15] = [
+    "error",
+    "env",
+    "digest",
+    "secrets",
+    "json_text",
+    "format",
+    "columns",
+    "escape",
+    "input",
+    "metrics",
+    "judge",
+    "config",
+    "evaluate",
+    "baseline",
+    "gate",
+];
+
+#[test]
+fn no_layer_below_the_renderers_imports_from_them() {
+    let graph = imports(&src());
+    let mut found = Vec::new();
+    for (from, to) in graph
+        .iter()
+        .flat_map(|(from, to)| to.iter().map(move |t| (from, t)))
+    {
+        let below = from
+            .first()
+            .is_some_and(|top| BELOW_REPORT.contains(&top.as_str()) || top == "history");
+        if below && to.first().is_some_and(|top| top == "report") {
+            found.push(format!("{} -> {}", name(from), name(to)));
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    // The check sees an edge into report where there is one.
+    assert!(
+        graph
+            .iter()
+            .any(|(from, to)| from.first().is_some_and(|t| t == "app")
+                && to.iter().any(|t| t.first().is_some_and(|t| t == "report"))),
+        "the app's imports of report are found"
+    );
+}
+
 #[test]
 fn the_reader_finds_paths_and_skips_text_and_tests() {
     let source = r#"

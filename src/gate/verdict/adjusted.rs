@@ -2,8 +2,8 @@
 //! p, Benjamini-Hochberg's q) against its family's alpha, the comparison that decides it, so the
 //! numbers a report prints always agree with the verdict.
 
+use crate::format::{p_against, p_text};
 use crate::gate::verdict::Family;
-use crate::report::format::{p_against, p_text};
 use crate::stats::holm::Procedure;
 
 /// The level of each family of metric checks, set in one place (`gate::decision`): alpha each by

@@ -8,11 +8,11 @@
 //! that a run passes while some check's true worsening is at or beyond its limit is at most alpha,
 //! with no multiplicity correction.
 
+use crate::format::{compared, no_negative_zero, p_against};
 use crate::gate::verdict::summary::Summary;
 use crate::gate::verdict::{
     Candidate, CheckOutcome, CheckStatus, Context, POWER, PROVE_MODE, proving,
 };
-use crate::report::format::{compared, no_negative_zero, p_against};
 use crate::stats::limit_test;
 use crate::stats::normal;
 

@@ -1,9 +1,9 @@
 //! A check's paired values summarised for its verdict: means, delta, mean worsening and its spread,
 //! and how many queries would decide it.
 
+use crate::format::no_negative_zero;
 use crate::gate::verdict::BEYOND_TOLERANCE;
 use crate::gate::verdict::paired::Paired;
-use crate::report::format::no_negative_zero;
 use crate::stats::{self, normal};
 
 /// Means and spread of a check's paired values.

@@ -42,28 +42,8 @@ pub struct RunClock {
     pub millis: u128,
 }
 
-/// The first second of the year 10000 UTC: RFC 3339 (and so every time ragate writes) has four
-/// digits for the year.
-const YEAR_10000: u64 = 253_402_300_800;
-
-fn source_date_epoch_error(text: &str) -> Error {
-    Error::Usage(format!(
-        "SOURCE_DATE_EPOCH is `{}`: expected whole seconds since 1970-01-01 UTC, before the year \
-         10000 (reproducible-builds.org); set it to an integer such as `$(git log -1 --format=%ct)`, or unset it",
-        crate::error::shorten(text)
-    ))
-}
-
-/// The seconds of a `SOURCE_DATE_EPOCH` value, read the same way by every command that writes a
-/// time (gate, merge, `baseline accept`, `history add`): a whole number of seconds from
-/// 1970-01-01 UTC up to the end of the year 9999; anything else is an error naming the value.
-pub fn source_date_epoch_seconds(text: &str) -> Result<u64> {
-    text.trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|&seconds| seconds < YEAR_10000)
-        .ok_or_else(|| source_date_epoch_error(text))
-}
+use crate::env::YEAR_10000;
+pub use crate::env::source_date_epoch_seconds;
 
 impl RunClock {
     /// The clock of a run that started at `started` and ends now; with `SOURCE_DATE_EPOCH` set,
