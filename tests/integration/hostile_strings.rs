@@ -128,10 +128,10 @@ fn gfm(markdown: &str) -> String {
 }
 
 /// The elements ragate's summaries are made of (`br` ends a line of an error message or of a
-/// failed pipeline's stderr).
-const RAGATE_ELEMENTS: [&str; 21] = [
-    "h4", "h2", "h3", "html", "head", "body", "p", "strong", "table", "thead", "tbody", "tr", "th",
-    "td", "ul", "li", "details", "summary", "code", "pre", "br",
+/// failed pipeline's stderr; `h1` heads `synth`'s review sheet).
+const RAGATE_ELEMENTS: [&str; 22] = [
+    "h1", "h4", "h2", "h3", "html", "head", "body", "p", "strong", "table", "thead", "tbody", "tr",
+    "th", "td", "ul", "li", "details", "summary", "code", "pre", "br",
 ];
 
 /// Patterns GitHub turns into a link, a mention or an emoji in text outside code.

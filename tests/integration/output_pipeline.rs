@@ -434,3 +434,44 @@ fn no_output_of_any_command_holds_a_secret_a_link_or_broken_json() {
     }
     assert!(fixture("hostile/strings.json").exists());
 }
+
+/// `ragate synth`: a generator that writes answers from documents holding the secrets (and link
+/// syntax beside a registered word); the draft tier file and the review sheet hold none of them.
+#[test]
+fn synth_drafts_and_their_review_sheet_hold_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let corpus: String = SECRETS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, secret))| {
+            let text = format!(
+                "Rule {i} keeps key {secret} for 3 days next to qualitycheck(//evil.example/x) and \
+                 !qualitycheck(//evil.example/p.png). Ask the desk about the {secret} rule."
+            );
+            format!(
+                "{}\n",
+                json!({"doc_id": format!("d{i}"), "title": format!("Doc {i}"), "text": text})
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("corpus.jsonl"), corpus).unwrap();
+    let script = fixture("judges/draft_generator.py");
+    std::fs::write(
+        dir.join("eval-config.yaml"),
+        format!(
+            "version: 1\ncorpus: corpus.jsonl\nmetrics: [recall@5]\njudges:\n  gen: {{ kind: command, command: [python3, \"{}\", ok] }}\ncache: {{ mode: off }}\ntiers:\n  smoke: {{ qrels: q.jsonl, baseline: b.json }}\ngate:\n  decision: point\n  min_queries: 1\n  rules:\n    - {{ metric: recall@5, max_drop: 0.1 }}\n",
+            path_str(&script)
+        ),
+    )
+    .unwrap();
+    let inputs = vec![dir.join("corpus.jsonl"), dir.join("eval-config.yaml")];
+    let outcome = run(dir, &["synth", "--generator", "gen", "--out", "drafts"]);
+    assert_eq!(outcome.code, 0, "{}{}", outcome.stdout, outcome.stderr);
+    assert_outputs(dir, &inputs, &outcome, "synth");
+    let review = std::fs::read_to_string(dir.join("drafts/review.md")).unwrap();
+    assert!(
+        review.contains("[redacted]"),
+        "the secrets were there: {review}"
+    );
+}
