@@ -173,7 +173,7 @@ fn notable_row(o: &CheckOutcome) -> String {
         limit = floor_text(o, floor);
     }
     format!(
-        "| {} {} | {change} | {} | {limit} |\n",
+        "| {} {} | {change} · {} | {limit} |\n",
         status_mark(o.status),
         cell(&o.name, TEXT_CHARS),
         delta_with_percent(o),
@@ -263,7 +263,9 @@ fn proof_text(proof: &Proof, limit: Option<f64>) -> String {
 fn push_verdicts(out: &mut String, report: &GateReport, hint: bool) {
     let notable = notable(report);
     if !notable.is_empty() {
-        out.push_str("| check | baseline → current | delta (%) | limit |\n|---|---:|---:|---:|\n");
+        // Three columns, the delta with the values: at a PR comment's width on a phone (390 px)
+        // a fourth column is pushed out of sight.
+        out.push_str("| check | baseline → current · delta (%) | limit |\n|---|---:|---:|\n");
         let shown = push_rows(out, notable.iter().map(|o| notable_row(o)));
         out.push_str(&left_out(notable.len() - shown));
         out.push('\n');

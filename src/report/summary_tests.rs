@@ -201,10 +201,10 @@ fn only_notable_checks_come_before_the_details_with_their_limit() {
     let text = render(&failing_report());
     let (unfolded, folded) = text.split_once("<details>").expect("a details section");
     assert!(unfolded.contains(
-        "| ❌ recall@5 [class=paraphrased] | 0.8000 → 0.6000 | -0.2000 (-25.0%) | -0.0200 |"
+        "| ❌ recall@5 [class=paraphrased] | 0.8000 → 0.6000 · -0.2000 (-25.0%) | -0.0200 |"
     ));
     assert!(
-        unfolded.contains("| ⬆️ ndcg@10 [all] | 0.6000 → 0.6600 | +0.0600 (+10.0%) | -0.0200 |")
+        unfolded.contains("| ⬆️ ndcg@10 [all] | 0.6000 → 0.6600 · +0.0600 (+10.0%) | -0.0200 |")
     );
     assert!(
         !unfolded.contains("recall@5 [all]"),
@@ -382,7 +382,7 @@ fn the_worst_check_is_the_one_furthest_beyond_its_limit_whatever_its_scale() {
             .expect("the answer_length row")
     );
     assert!(text.contains(
-        "| ❌ answer_length [class=literal] | 25.7500 → 44.5000 | +18.7500 (+72.8%) | +12.8750 |"
+        "| ❌ answer_length [class=literal] | 25.7500 → 44.5000 · +18.7500 (+72.8%) | +12.8750 |"
     ));
 }
 
