@@ -127,6 +127,7 @@ pub fn render(report: &GateReport, run: &RunInfo) -> String {
                 message: reported::junit_message(metric),
             },
             system_out: None,
+            millis: 0,
         });
     }
     xml::write(&Suite {
@@ -178,6 +179,7 @@ pub fn render_setup_error(
             body: (body.contains('\n')).then_some(body),
         },
         system_out: None,
+        millis: run.clock.millis,
     };
     xml::write(&Suite {
         name: suite,
@@ -221,6 +223,7 @@ fn testcase(outcome: &CheckOutcome, suite: &str, inconclusive_fails: bool) -> Ca
         classname: format!("{suite}.{}", outcome.metric),
         outcome: result,
         system_out,
+        millis: 0,
     }
 }
 
@@ -537,6 +540,16 @@ mod tests {
         let xml = render_setup_error("smoke", "endpoint down", &[], true, &run_info());
         let error = tags(&markup(&xml), "error")[0].to_string();
         assert_eq!(attr(&error, "type").as_deref(), Some("setup (retryable)"));
+        // The setup case took the run's time until it stopped; the suite says the same.
+        let markup = markup(&xml);
+        assert_eq!(
+            attr(tags(&markup, "testcase")[0], "time").as_deref(),
+            Some("12.345")
+        );
+        assert_eq!(
+            attr(tags(&markup, "testsuite")[0], "time").as_deref(),
+            Some("12.345")
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! Workarounds for junit-report 0.9:
 //! - it stamps every suite with the current time and sums the testcase durations for its `time`:
 //!   both are set from the [`RunClock`](super::RunClock) after writing (checks take no
-//!   measurable time of their own: every testcase has time 0);
+//!   measurable time of their own: their testcases have time 0; a `setup` error's has the run's
+//!   time until it stopped);
 //! - it writes no `skipped` count and no `file` on the testsuite: added after writing, with totals
 //!   and the duration on the `testsuites` root too;
 //! - it writes CDATA unescaped and attributes without filtering characters XML forbids: text is
@@ -37,6 +38,9 @@ pub(super) struct Case {
     pub outcome: Outcome,
     /// The case's system-out, if any.
     pub system_out: Option<String>,
+    /// How long the case took, in milliseconds, where ragate knows it: a `setup` error's is the
+    /// run's until it stopped; a check takes no measurable time of its own (0).
+    pub millis: u128,
 }
 
 /// How a testcase ended; `kind` is the element's `type`, `body` its text (a CDATA section).
@@ -78,14 +82,15 @@ pub(super) fn write(suite: &Suite) -> String {
 
 fn testcase(case: &Case) -> junit_report::TestCase {
     let name = xml_text(&case.name);
+    let took = Duration::milliseconds(i64::try_from(case.millis).unwrap_or(i64::MAX));
     let (mut builder, body) = match &case.outcome {
-        Outcome::Passed => (TestCaseBuilder::success(&name, Duration::ZERO), None),
+        Outcome::Passed => (TestCaseBuilder::success(&name, took), None),
         Outcome::Failure {
             kind,
             message,
             body,
         } => (
-            TestCaseBuilder::failure(&name, Duration::ZERO, kind, &xml_text(message)),
+            TestCaseBuilder::failure(&name, took, kind, &xml_text(message)),
             body.as_deref(),
         ),
         Outcome::Error {
@@ -93,7 +98,7 @@ fn testcase(case: &Case) -> junit_report::TestCase {
             message,
             body,
         } => (
-            TestCaseBuilder::error(&name, Duration::ZERO, kind, &xml_text(message)),
+            TestCaseBuilder::error(&name, took, kind, &xml_text(message)),
             body.as_deref(),
         ),
         Outcome::Skipped { kind, message } => (
@@ -169,8 +174,13 @@ fn complete_suite_tag(xml: &str, time: &str, extra: &str) -> String {
     } else {
         (end, ">")
     };
-    // The crate writes the sum of the testcase durations, all zero.
-    let tag = xml[start..tag_end].replacen(" time=\"0\"", &format!(" time=\"{time}\""), 1);
+    // The crate writes the sum of the testcase durations: the run's own time replaces it.
+    let mut tag = xml[start..tag_end].to_string();
+    if let Some(at) = tag.find(" time=\"") {
+        let value = at + " time=\"".len();
+        let end = value + tag[value..].find('"').unwrap_or(0);
+        tag.replace_range(value..end, time);
+    }
     format!("{}{tag}{extra}{close}{}", &xml[..start], &xml[end + 1..])
 }
 
@@ -236,6 +246,7 @@ mod tests {
             classname: format!("ragate.smoke.{name}"),
             outcome,
             system_out: None,
+            millis: 0,
         }
     }
 
