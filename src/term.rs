@@ -166,7 +166,11 @@ pub(crate) fn write_stdout(text: &str, kind: Stdout) -> std::io::Result<()> {
 /// as `eprintln!` would panic on it.
 fn write_stderr(text: &str) {
     let text = crate::secrets::redact(text);
-    let text = &crate::escape::terminal(&text, Paint::stderr().enabled());
+    emit_stderr(&crate::escape::terminal(&text, Paint::stderr().enabled()));
+}
+
+/// Writes text already redacted and encoded for the terminal to stderr, as it is.
+fn emit_stderr(text: &str) {
     let stderr = std::io::stderr().lock();
     let _ = if Paint::stderr().enabled() {
         AutoStream::always(stderr).write_all(text.as_bytes())
@@ -244,12 +248,14 @@ pub(crate) fn info(message: impl Display) {
 /// control character is shown escaped, the child's colour codes included, and no line of it
 /// starts a workflow command.
 pub(crate) fn child_line(label: &str, line: &str) {
-    write_stderr(&child_text(label, line));
+    emit_stderr(&child_text(label, line));
 }
 
+/// The child's line redacted, then encoded once for the terminal with colour off: not even a
+/// colour code of the child's stays raw.
 fn child_text(label: &str, line: &str) -> String {
-    // Colour off: not even a colour code of the child's stays raw.
-    crate::escape::terminal(&format!("{label}: {line}\n"), false).into_owned()
+    let raw = crate::secrets::redact(line);
+    crate::escape::terminal(&format!("{label}: {raw}\n"), false).into_owned()
 }
 
 #[cfg(test)]
