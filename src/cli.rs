@@ -1,12 +1,14 @@
 //! Command-line arguments (clap derive types only; validation happens in `app`).
 
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use clap::builder::PossibleValue;
+use clap::builder::{PossibleValue, StyledStr};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::discover;
+use crate::exit_code::ExitStatus;
 use crate::input::qrels::Grade;
 use crate::input::{QrelsFormat, RunFormat};
 use crate::metrics::conventions::{self, DEFAULT_RELEVANCE_LEVEL, NoRelevant};
@@ -35,13 +37,26 @@ fn default_config() -> PathBuf {
     name = "ragate",
     // `0.1.0 (abc123def456)` when built from git (build.rs), else `0.1.0`.
     version = env!("RAGATE_VERSION"),
-    about = "A CI regression gate for retrieval-augmented generation"
+    about = "A CI regression gate for retrieval-augmented generation",
+    after_help = exit_status_help()
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
     #[command(flatten)]
     pub terminal: TerminalArgs,
+}
+
+/// `Exit status:` and a line per code with its meaning, as `ragate --help` ends: generated from
+/// [`ExitStatus`], as the man page's EXIT STATUS section is, so neither can drift from the codes.
+fn exit_status_help() -> StyledStr {
+    let header = *clap::builder::Styles::default().get_header();
+    let mut text = StyledStr::new();
+    let _ = write!(text, "{header}Exit status:{header:#}");
+    for status in ExitStatus::ALL {
+        let _ = write!(text, "\n  {status}  {}", status.meaning());
+    }
+    text
 }
 
 /// How ragate talks to the terminal (global: accepted before or after the subcommand).
@@ -229,6 +244,7 @@ pub(crate) struct JudgeEvalArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct AgreementArgs {
+    /// The tier whose judges (and config) judge the run's answers.
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -275,8 +291,9 @@ pub(crate) struct ValidateArgs {
     /// nearest parent up to the repository root].
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
-    /// What to print on stdout: the findings as lines, or one JSON object
-    /// `{"config", "tiers", "errors", "warnings"}`.
+    /// What to print on stdout: the count of tiers, errors and warnings (the findings themselves
+    /// are printed on stderr), or one JSON object `{"config", "tiers", "errors", "warnings"}` that
+    /// holds them.
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
 }
@@ -356,6 +373,7 @@ pub(crate) enum HistoryCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct HistoryAddArgs {
+    /// The tier the run gated (its records are kept apart from other tiers').
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -375,6 +393,8 @@ pub(crate) struct HistoryAddArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct HtmlReportArgs {
+    /// The tier whose gate run is reported (its outputs are read from .ragate/out/<tier> by
+    /// default).
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -394,6 +414,7 @@ pub(crate) struct HtmlReportArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct HistoryShowArgs {
+    /// The tier whose recorded runs are listed.
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config, read only for its `history: { dir }` when --dir is not given [default:
@@ -429,6 +450,7 @@ pub(crate) enum BaselineCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct AcceptArgs {
+    /// The tier whose baseline (its `baseline:` file in the config) is replaced.
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -450,6 +472,7 @@ pub(crate) struct AcceptArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
+    /// The tier whose baseline (its `baseline:` file in the config) is shown.
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
@@ -482,6 +505,7 @@ pub(crate) struct EvalArgs {
     /// Also print every query's values.
     #[arg(long)]
     pub per_query: bool,
+    /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
     /// Qrels format (default: detected from the path and the first line).
@@ -672,6 +696,37 @@ mod tests {
                 (value.get_name().to_string(), help.unwrap_or_default())
             })
             .collect()
+    }
+
+    #[test]
+    fn every_argument_of_every_command_has_help() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path}: {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut command = <Cli as clap::CommandFactory>::command();
+        command.build();
+        let mut missing = Vec::new();
+        walk(&command, "ragate", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:#?}");
+    }
+
+    #[test]
+    fn the_help_ends_with_every_exit_code_and_its_meaning() {
+        let help = exit_status_help().to_string();
+        assert!(help.starts_with("Exit status:"), "{help}");
+        for status in ExitStatus::ALL {
+            assert!(
+                help.contains(&format!("\n  {status}  {}", status.meaning())),
+                "{help}"
+            );
+        }
     }
 
     #[test]

@@ -461,32 +461,84 @@ pub(crate) fn retryable(error: &crate::error::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// A judge's error caused by request 0 failing as `failure` (as `http::send_all` reports it).
+    fn judge_request(failure: RequestFailure) -> crate::error::Error {
+        let cause = SendError::Request {
+            index: 0,
+            what: "claim 1".into(),
+            failure,
+        };
+        crate::error::Error::judge("llm", format!("the endpoint failed: {cause}")).caused_by(cause)
+    }
+
     #[test]
-    fn only_requests_that_used_up_their_retries_are_retryable() {
+    fn only_endpoints_that_failed_every_retry_are_retryable() {
         use crate::error::Error;
-        let judge = |failure: RequestFailure| Error::Judge {
-            judge: "llm".into(),
-            message: "the endpoint failed".into(),
-            cause: Some(Box::new(SendError::Request {
-                index: 0,
-                what: "claim 1".into(),
-                failure,
-            })),
-        };
-        let down = judge(RequestFailure::RetriesUsedUp {
-            attempts: 3,
-            max_retries: 2,
-            last: AttemptFailure("HTTP 503".into()),
+        use std::path::Path;
+        let attempt = |text: &str| AttemptFailure(text.into());
+        let down = [
+            "HTTP 503: overloaded",
+            "HTTP 429: slow down",
+            "connection refused",
+            "timed out after 30 s",
+        ]
+        .map(|last| {
+            judge_request(RequestFailure::RetriesUsedUp {
+                attempts: 3,
+                max_retries: 2,
+                last: attempt(last),
+            })
         });
-        assert!(retryable(&down));
-        let child = Error::Child {
-            error: Box::new(down),
-            stderr: Vec::new(),
-        };
-        assert!(retryable(&child));
-        let refused = judge(RequestFailure::Fatal(AttemptFailure("HTTP 401".into())));
-        assert!(!retryable(&refused));
-        assert!(!retryable(&Error::Usage("unknown metric".into())));
+        let abandoned = judge_request(RequestFailure::Abandoned {
+            last: attempt("HTTP 500"),
+        });
+        let pipeline_down =
+            Error::pipeline("http", "request 4 failed").caused_by(SendError::Request {
+                index: 4,
+                what: "query q4".into(),
+                failure: RequestFailure::RetriesUsedUp {
+                    attempts: 4,
+                    max_retries: 3,
+                    last: attempt("HTTP 502"),
+                },
+            });
+        let child = Error::judge("nli", "crashed").with_stderr(vec!["Traceback".into()]);
+        let refused = judge_request(RequestFailure::Fatal(attempt("HTTP 401: bad key")));
+        let budget = judge_request(RequestFailure::Refused("max_calls 10 reached".into()));
+        let no_client = Error::judge("llm", "no HTTP client")
+            .caused_by(SendError::NoClient("built without `llm`".into()));
+        let path = Path::new("eval-config.yaml");
+        for error in down.into_iter().chain([abandoned, pipeline_down]) {
+            assert!(retryable(&error), "{error}");
+            // With the last lines of a child's stderr, as a failed child reports it.
+            let with_stderr = Error::Child {
+                error: Box::new(error),
+                stderr: vec!["Traceback".into()],
+            };
+            assert!(retryable(&with_stderr), "{with_stderr}");
+        }
+        let would_recur = [
+            refused,
+            budget,
+            no_client,
+            child,
+            Error::judge("llm", "unparseable reply"),
+            Error::pipeline("command", "timed out after timeout_s (60 s)"),
+            Error::config(path, "gate.rules[0].metric", "unknown metric"),
+            Error::parse(path, 3, "expected a mapping"),
+            Error::missing(path, "no such file"),
+            Error::input(path, "empty"),
+            Error::io(path, std::io::Error::from(std::io::ErrorKind::TimedOut)),
+            Error::write(path, std::io::Error::from(std::io::ErrorKind::Interrupted)),
+            Error::Usage("unknown metric `ndgc@10`".into()),
+            Error::Chart {
+                chart: "trend".into(),
+                message: "no data".into(),
+            },
+        ];
+        for error in &would_recur {
+            assert!(!retryable(error), "{error}");
+        }
     }
 
     #[test]

@@ -101,8 +101,8 @@ pub(crate) mod term;
 pub(crate) mod tier;
 
 /// Runs the `ragate` command line on the process's arguments and returns its exit code (0 pass,
-/// 1 regression, 2 error; see [`exit_code`]). An error is printed to stderr with its chain of
-/// causes. This is the whole of the binary's `main`.
+/// 1 regression, 2 error; see [`exit_code::ExitStatus`]). An error is printed to stderr with its
+/// chain of causes. This is the whole of the binary's `main`.
 pub fn run_cli() -> std::process::ExitCode {
     term::init_from_env();
     secrets::register_environment();
@@ -123,13 +123,12 @@ pub fn run_cli() -> std::process::ExitCode {
             if let Some(document) = document.filter(|_| !app::stdout_written()) {
                 let message = app::error_output::with_causes(&error);
                 // stdout already closed: the exit code and stderr still say it.
-                let retryable = crate::http::retryable(&error);
                 let _ = term::write_stdout(
-                    &document.render(&message, retryable),
+                    &document.render(&message, http::retryable(&error)),
                     term::Stdout::Document,
                 );
             }
-            std::process::ExitCode::from(exit_code::ERROR as u8)
+            exit_code::ExitStatus::Error.into()
         }
     }
 }

@@ -74,7 +74,9 @@ impl Progress {
         let mut reported = self.reported_tenth.lock().expect("progress lock");
         if tenth > *reported {
             *reported = tenth;
-            eprintln!("{}", self.line(done));
+            // Through the terminal's writer, which ignores a closed stderr (`2>&1 | head`):
+            // `eprintln!` would panic on it.
+            crate::term::info(self.line(done));
         }
     }
 

@@ -1,7 +1,9 @@
 //! With `--format json`, a command that stops with an error (exit 2) still prints one JSON
 //! document on stdout, with `status: "error"` and the message: scripts and the action never read
 //! an empty document. `gate`, `merge` and `compare` print a ragate-gate/1 document
-//! (`docs/schema/gate.schema.json`), every other command `{"status", "exit_code", "error"}`.
+//! (`docs/schema/gate.schema.json`), every other command `{"status", "exit_code", "retryable",
+//! "error"}`. `retryable` is [`crate::http::retryable`]: whether a retry of the same run
+//! may succeed (an endpoint down), as opposed to a config or input to fix.
 
 use std::ffi::OsString;
 
@@ -17,12 +19,13 @@ use crate::report::gate_json;
 pub(crate) enum ErrorDocument {
     /// A ragate-gate/1 document of `tier` (empty when the command names none: compare).
     Gate { tier: String },
-    /// `{"status": "error", "exit_code": 2, "error": MESSAGE}`.
+    /// `{"status": "error", "exit_code": 2, "retryable": BOOL, "error": MESSAGE}`.
     Plain,
 }
 
 impl ErrorDocument {
-    /// The document for `message` (the error and its causes), with a final newline.
+    /// The document for `message` (the error and its causes), with a final newline; `retryable`
+    /// says whether a retry may fix its cause ([`crate::http::retryable`]).
     pub(crate) fn render(&self, message: &str, retryable: bool) -> String {
         match self {
             ErrorDocument::Gate { tier } => gate_json::render_error(tier, message, retryable),

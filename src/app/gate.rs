@@ -19,14 +19,15 @@ use crate::app::outputs::{self, Evaluated, LlmUsage, OutputOptions};
 use crate::app::plan;
 use crate::app::preflight;
 use crate::app::repeats;
+use crate::app::write_document;
 use crate::baseline::collect::{self, RunContext};
 use crate::baseline::results::Results;
-use crate::cli::GateArgs;
+use crate::cli::{GateArgs, GateFormat};
 use crate::config::CacheMode;
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, QueryScores, evaluate};
-use crate::exit_code;
+use crate::exit_code::ExitStatus;
 use crate::input::{self, RunFormat, corpus, qrels::Qrels};
 use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
@@ -445,14 +446,41 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
         evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?
     };
     let queries = evaluated.results.queries.len();
-    write_shard(&out_dir, shard, expected, evaluated)?;
+    let output = write_shard(&out_dir, shard, expected, evaluated)?;
     term::info(format!(
         "ragate: shard {shard} of tier `{}`: {queries} queries evaluated into {}; combine the shards with `ragate merge --tier {}`",
         tier.name,
         out_dir.display(),
         tier.name
     ));
-    Ok(exit_code::SUCCESS)
+    let status = ExitStatus::Success;
+    if args.report.format == GateFormat::Json {
+        write_document(&shard_document(&tier.name, shard, queries, &output, status))?;
+    }
+    Ok(status.code())
+}
+
+/// The format tag of what `gate --shard I/N --format json` prints.
+const SHARD_DOCUMENT_FORMAT: &str = "ragate-gate-shard/1";
+
+/// What `gate --shard I/N --format json` prints on stdout (docs/schema/gate-shard.schema.json):
+/// the shard, how many queries it evaluated, the `shard.json` written for `merge`, and the exit
+/// code. A shard gates nothing, so there are no checks and no status of a gate.
+fn shard_document(
+    tier: &str,
+    shard: Shard,
+    queries: usize,
+    output: &Path,
+    status: ExitStatus,
+) -> String {
+    crate::json_text::document(&json!({
+        "format": SHARD_DOCUMENT_FORMAT,
+        "tier": tier,
+        "shard": shard.to_string(),
+        "queries": queries,
+        "output": output.display().to_string(),
+        "exit_code": status.code(),
+    }))
 }
 
 /// A shard that no query of the tier falls into.
@@ -481,12 +509,13 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
     }
 }
 
+/// Writes `shard.json` into `out_dir` and returns its path.
 fn write_shard(
     out_dir: &Path,
     shard: Shard,
     queries: ShardQueries,
     evaluated: Evaluated,
-) -> Result<()> {
+) -> Result<PathBuf> {
     let output = ShardOutput {
         format: SHARD_FORMAT.to_string(),
         shard,
@@ -495,5 +524,7 @@ fn write_shard(
     };
     let mut text = crate::json_text::pretty(&output);
     text.push('\n');
-    outputs::write(&output_table::SHARD.path(out_dir), &text)
+    let path = output_table::SHARD.path(out_dir);
+    outputs::write(&path, &text)?;
+    Ok(path)
 }

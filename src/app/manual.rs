@@ -9,7 +9,7 @@ use crate::app::outputs;
 use crate::app::write_stdout;
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use crate::error::{Error, Result};
-use crate::exit_code;
+use crate::exit_code::{self, ExitStatus};
 use crate::term;
 
 /// The name the scripts complete and the pages document.
@@ -57,11 +57,45 @@ fn pages() -> Result<Vec<(String, String)>> {
     command.build();
     let mut pages = Vec::new();
     add_pages(command, &mut pages)?;
+    pages[0].1 = with_exit_status(&pages[0].1);
     Ok(pages)
 }
 
+/// ragate.1 with an EXIT STATUS section (before VERSION, where man-pages(7) puts it) that lists
+/// every [`ExitStatus`] with its meaning, as `ragate --help` ends.
+fn with_exit_status(page: &str) -> String {
+    let mut section = String::from(".SH \"EXIT STATUS\"\n");
+    for status in ExitStatus::ALL {
+        section.push_str(&format!(
+            ".TP\n\\fB{status}\\fR\n{}\n",
+            roff_text(status.meaning())
+        ));
+    }
+    match page.find("\n.SH VERSION\n") {
+        Some(at) => format!("{}\n{section}{}", &page[..at], &page[at + 1..]),
+        None => format!("{page}{section}"),
+    }
+}
+
+/// `text` (one line of ragate's own) as roff prints it: backslashes, hyphens and apostrophes
+/// escaped as clap_mangen escapes them, and a leading `.` or `'` kept from reading as a request.
+fn roff_text(text: &str) -> String {
+    let escaped = text
+        .replace('\\', "\\e")
+        .replace('-', "\\-")
+        .replace('\'', "\\*(Aq");
+    if escaped.starts_with('.') {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
 fn add_pages(command: clap::Command, pages: &mut Vec<(String, String)>) -> Result<()> {
-    let man = clap_mangen::Man::new(command.clone());
+    // The exit codes `ragate --help` ends with are a section of their own (EXIT STATUS, see
+    // `with_exit_status`), not clap_mangen's EXTRA.
+    let page = command.clone().after_help(None::<&'static str>);
+    let man = clap_mangen::Man::new(page);
     let name = man.get_filename();
     let mut text = Vec::new();
     man.render(&mut text)
@@ -87,6 +121,23 @@ fn page_names() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ragate_1_has_an_exit_status_section_with_every_code_before_version() {
+        let pages = pages().unwrap();
+        let page = &pages[0].1;
+        let section = page
+            .find(".SH \"EXIT STATUS\"\n")
+            .expect("an EXIT STATUS section");
+        assert!(section < page.find(".SH VERSION\n").unwrap(), "{page}");
+        assert!(!page.contains(".SH EXTRA"), "{page}");
+        for status in ExitStatus::ALL {
+            let entry = format!(".TP\n\\fB{status}\\fR\n{}\n", roff_text(status.meaning()));
+            assert!(page[section..].contains(&entry), "{entry} in {page}");
+        }
+        assert_eq!(roff_text(".x-y's \\"), "\\&.x\\-y\\*(Aqs \\e");
+        assert!(pages[1..].iter().all(|(_, p)| !p.contains("EXIT STATUS")));
+    }
 
     #[test]
     fn one_page_per_command_with_the_full_names() {

@@ -20,7 +20,7 @@ use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
 use crate::judge::openai::OpenAiSpec;
 use crate::suggest;
-use crate::term::{self, Paint};
+use crate::term;
 use crate::tier::{self, TierQueries};
 
 /// What validation found: errors (exit 2) and warnings.
@@ -40,20 +40,12 @@ pub(super) fn run(args: ValidateArgs) -> Result<i32> {
     check_environment(&config, &mut findings);
     let Findings { problems, lints } = findings;
     match args.format {
-        // Errors only, on stderr.
-        GateFormat::Table if term::quiet() => problems.iter().for_each(term::error_message),
+        // The findings are diagnostics, on stderr as `warning:` and `error:` lines (errors also
+        // under --quiet); stdout has the budgets and the count of tiers, errors and warnings.
         GateFormat::Table => {
-            let paint = Paint::stdout();
+            lints.iter().for_each(term::warning);
+            problems.iter().for_each(term::error_message);
             let mut out = String::new();
-            for lint in &lints {
-                out.push_str(&format!(
-                    "{} {lint}\n",
-                    paint.paint(term::DOUBTFUL, "warning:")
-                ));
-            }
-            for problem in &problems {
-                out.push_str(&format!("{} {problem}\n", paint.paint(term::BAD, "error:")));
-            }
             for (tier, budget) in budgets(&config) {
                 out.push_str(&format!("tier `{tier}`: {}\n", describe_budget(budget)));
             }

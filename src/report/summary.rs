@@ -164,6 +164,7 @@ fn notable_row(o: &CheckOutcome) -> String {
     } else {
         value(o.current_mean)
     };
+    change.push_str(&format!(" · {}", delta_with_percent(o)));
     let mut limit = signed_limit(o);
     // A broken floor is decided on every current query of the slice, paired or not.
     if let Some(floor) = broken_floor(o) {
@@ -173,10 +174,9 @@ fn notable_row(o: &CheckOutcome) -> String {
         limit = floor_text(o, floor);
     }
     format!(
-        "| {} {} | {change} · {} | {limit} |\n",
+        "| {} {} | {change} | {limit} |\n",
         status_mark(o.status),
         cell(&o.name, TEXT_CHARS),
-        delta_with_percent(o),
     )
 }
 

@@ -86,17 +86,17 @@ fn swapped_queries_name_the_next_step_and_one_accept_replaces_the_baseline() {
     rename_qids(dir, |_| true);
 
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 2, "{}", validated.stdout);
+    assert_eq!(validated.code, 2, "{}", validated.stderr);
     assert!(
-        validated.stdout.contains(
+        validated.stderr.contains(
             "error: tier `smoke`: baselines/smoke.json: the baseline shares 0 of 6 queries with \
              tier `smoke` (the qrels changed since it was accepted, qrels sha256 "
-        ) && validated.stdout.contains(
+        ) && validated.stderr.contains(
             "so no check can compare them: run `ragate gate --tier smoke`, then `ragate baseline \
              accept --tier smoke` to replace it\n"
         ),
         "{}",
-        validated.stdout
+        validated.stderr
     );
     assert!(
         validated.stdout.contains("2 tiers, 1 errors"),
@@ -156,8 +156,8 @@ fn swapped_queries_name_the_next_step_and_one_accept_replaces_the_baseline() {
     assert_eq!(new_qids, expected);
 
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 0, "{}", validated.stdout);
-    assert!(!validated.stdout.contains("shares"), "{}", validated.stdout);
+    assert_eq!(validated.code, 0, "{}", validated.stderr);
+    assert!(!validated.stderr.contains("shares"), "{}", validated.stderr);
     let passed = gate(dir);
     assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
     assert!(
@@ -179,15 +179,15 @@ fn a_baseline_that_shares_enough_queries_is_compared_on_them_and_says_how_many()
     assert_eq!(kept, 3, "{old_qids:?}");
 
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 0, "{}", validated.stdout);
+    assert_eq!(validated.code, 0, "{}", validated.stderr);
     assert!(
-        validated.stdout.contains(
+        validated.stderr.contains(
             "warning: tier `smoke`: baselines/smoke.json: the baseline shares 3 of 6 queries with \
              tier `smoke`: the checks compare those 3; the other 3 are compared once a baseline \
              that has them is accepted\n"
         ),
         "{}",
-        validated.stdout
+        validated.stderr
     );
     let compared = gate(dir);
     assert_eq!(compared.code, 0, "{}\n{}", compared.stdout, compared.stderr);
@@ -220,15 +220,15 @@ fn a_gated_metric_the_baseline_lacks_is_replaced_by_one_accept() {
         "    - { metric: mrr, max_drop_pct: 10 }\n    - { metric: recall@5, max_drop: 0.05 }",
     );
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 2, "{}", validated.stdout);
+    assert_eq!(validated.code, 2, "{}", validated.stderr);
     assert!(
-        validated.stdout.contains(
+        validated.stderr.contains(
             "error: tier `smoke`: baselines/smoke.json: the baseline has no values of \
              `recall@5`, which the rules of tier `smoke` gate (the config changed since it was \
              accepted): run `ragate gate --tier smoke`, then"
         ),
         "{}",
-        validated.stdout
+        validated.stderr
     );
     let missing = gate(dir);
     assert_eq!(missing.code, 2, "{}\n{}", missing.stdout, missing.stderr);
@@ -368,14 +368,14 @@ fn a_converted_beir_collection_gates_after_the_steps_ragate_names() {
         classless.stderr
     );
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 2, "{}", validated.stdout);
+    assert_eq!(validated.code, 2, "{}", validated.stderr);
     assert!(
-        validated.stdout.contains(
+        validated.stderr.contains(
             "error: tier `smoke`: the rule for answer_contains names class=literal, which no \
              query has (no query has a value of a `slices:` field)"
         ),
         "{}",
-        validated.stdout
+        validated.stderr
     );
     let converted = ragate_in(
         dir,

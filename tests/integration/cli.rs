@@ -224,7 +224,7 @@ fn quiet_eval_and_validate_print_only_json_and_errors() {
     // No baseline yet: a warning, which --quiet drops.
     let loud = ragate_in(dir, &["validate"]);
     assert_eq!(loud.code, 0, "{}", loud.stderr);
-    assert!(loud.stdout.contains("warning: "), "{}", loud.stdout);
+    assert!(loud.stderr.contains("warning: "), "{}", loud.stderr);
     let quiet = ragate_in(dir, &["validate", "-q"]);
     assert_eq!(
         (quiet.code, quiet.stdout.as_str(), quiet.stderr.as_str()),

@@ -293,7 +293,7 @@ fn compare_and_validate() {
     setup(dir);
     // No baseline yet: a warning (the gate exits 2 until one is accepted), not an error.
     let before = ragate_in(dir, &["validate"]);
-    assert_eq!(before.code, 0, "no baseline yet: {}", before.stdout);
+    assert_eq!(before.code, 0, "no baseline yet: {}", before.stderr);
     let before_json = ragate_in(dir, &["validate", "--format", "json"]);
     assert_eq!(before_json.code, 0);
     let findings: serde_json::Value = serde_json::from_str(&before_json.stdout).unwrap();
@@ -307,10 +307,10 @@ fn compare_and_validate() {
     );
     assert!(
         before
-            .stdout
+            .stderr
             .contains("warning: tier `regression`: no baseline yet"),
         "{}",
-        before.stdout
+        before.stderr
     );
     // A baseline that exists but cannot be read stays an error.
     std::fs::create_dir_all(dir.join("baselines")).unwrap();

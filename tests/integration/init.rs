@@ -106,13 +106,13 @@ fn init_then_gate_fails_without_a_baseline_and_passes_after_accept() {
     }
 
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 0, "{}", validated.stdout);
+    assert_eq!(validated.code, 0, "{}", validated.stderr);
     assert!(
         validated
-            .stdout
+            .stderr
             .contains("warning: tier `smoke`: no baseline yet"),
         "{}",
-        validated.stdout
+        validated.stderr
     );
 
     gate_accept_gate(dir, &[]);

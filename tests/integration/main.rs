@@ -7,6 +7,7 @@ mod action_script;
 mod architecture;
 mod baseline_swap;
 mod cli;
+mod cli_contract;
 mod config_positions;
 mod convert;
 mod drift_real;

@@ -287,6 +287,29 @@ fn no_output_of_any_command_holds_a_secret_a_link_or_broken_json() {
     check(&inconclusive, 0, "an inconclusive run");
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
     assert!(summary.starts_with("**❓"), "{summary}");
+    // The report of the same run says the same: inconclusive, never PASS.
+    let report = [
+        "report",
+        "--tier",
+        "smoke",
+        "--from",
+        "out",
+        "--out",
+        "report.html",
+    ];
+    let reported = run(dir, &report);
+    check(&reported, 0, "ragate report of an inconclusive run");
+    assert!(
+        reported.stdout.contains(": inconclusive)"),
+        "{}",
+        reported.stdout
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains(r#"class="badge run-inconclusive">INCONCLUSIVE<"#),
+        "{html}"
+    );
+    assert!(!html.contains(">PASS<"), "{html}");
     check(&gate("some.jsonl", "json"), 0, "an inconclusive run, JSON");
     check(&gate("regressed.jsonl", "json"), 1, "a failing run, JSON");
     let failing = gate("regressed.jsonl", "table");

@@ -390,10 +390,10 @@ fn the_gate_refuses_a_run_over_budget_before_any_call_and_runs_one_within_it() {
     );
     let lint = ragate_in(dir, &["validate"]);
     assert!(
-        lint.stdout
+        lint.stderr
             .contains("needs `judges.llm.price_per_1k_tokens`"),
         "{}",
-        lint.stdout
+        lint.stderr
     );
     edit_config(
         dir,

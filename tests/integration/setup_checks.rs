@@ -59,13 +59,13 @@ fn validate_refuses_the_labels_the_gate_refuses() {
     assert_eq!(gated.code, 2);
     assert!(gated.stderr.contains(expected), "{}", gated.stderr);
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 2, "{}", validated.stdout);
+    assert_eq!(validated.code, 2, "{}", validated.stderr);
     assert!(
         validated
-            .stdout
+            .stderr
             .contains(&format!("error: tier `smoke`: {expected}: ")),
         "{}",
-        validated.stdout
+        validated.stderr
     );
     // A misspelt metric key in the labels.
     std::fs::write(
@@ -142,14 +142,14 @@ fn validate_warns_of_an_api_key_the_gate_would_stop_for() {
             ),
     );
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 0, "{}", validated.stdout);
+    assert_eq!(validated.code, 0, "{}", validated.stderr);
     assert!(
-        validated.stdout.contains(
+        validated.stderr.contains(
             "warning: eval-config.yaml: judges.default.api_key_env: the variable it names is not \
              set in this environment: `ragate gate` would stop before its pipeline runs"
         ),
         "{}",
-        validated.stdout
+        validated.stderr
     );
 }
 
@@ -207,9 +207,9 @@ fn validate_warns_of_a_zero_limit_where_the_test_does_not_hold_its_level() {
         std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
         std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
         let validated = ragate_in(dir, &["validate"]);
-        assert_eq!(validated.code, 0, "{}", validated.stdout);
+        assert_eq!(validated.code, 0, "{}", validated.stderr);
         validated
-            .stdout
+            .stderr
             .lines()
             .find(|line| line.contains("tolerates no change"))
             .map(str::to_string)

@@ -272,11 +272,11 @@ fn twenty_new_queries_scoring_zero_fail_the_floor_and_their_slice_gets_its_floor
         "{summary}"
     );
     assert!(
-        summary.contains("| ❌ recall@5 [all] | 1.0000 → 1.0000; all 60 now: 0.6667 | +0.0000 (+0.0%) | min 0.9 |"),
+        summary.contains("| ❌ recall@5 [all] | 1.0000 → 1.0000 · +0.0000 (+0.0%); all 60 now: 0.6667 | min 0.9 |"),
         "{summary}"
     );
     assert!(
-        summary.contains("| ❌ recall@5 [class=new] | 0.0000 | – | min 0.9 |"),
+        summary.contains("| ❌ recall@5 [class=new] | 0.0000 · – | min 0.9 |"),
         "{summary}"
     );
     let junit = std::fs::read_to_string(dir.join("grown/junit.xml")).unwrap();

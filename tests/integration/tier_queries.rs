@@ -63,11 +63,11 @@ fn tsv_qrels_with_a_queries_file_gate_through_a_command_pipeline() {
     let validate = ragate_in(dir, &["validate"]);
     assert_eq!(validate.code, 0, "{}{}", validate.stdout, validate.stderr);
     assert!(
-        validate.stdout.contains(
+        validate.stderr.contains(
             "warning: tier `smoke`: 1 queries of queries.tsv have no judgments in the qrels and are not evaluated"
         ),
         "{}",
-        validate.stdout
+        validate.stderr
     );
 
     let second = ragate_in(dir, &["gate", "--tier", "smoke", "--out", "second"]);
@@ -82,15 +82,15 @@ fn a_query_without_text_fails_validate_and_the_gate_before_the_pipeline_runs() {
     setup(dir);
     std::fs::write(dir.join("queries.tsv"), QUERIES.replace("4\td9 d4\n", "")).unwrap();
     let validate = ragate_in(dir, &["validate"]);
-    assert_eq!(validate.code, 2, "{}", validate.stdout);
+    assert_eq!(validate.code, 2, "{}", validate.stderr);
     let expected = "tiers.smoke.queries: 1 of 6 queries of ";
-    assert!(validate.stdout.contains(expected), "{}", validate.stdout);
+    assert!(validate.stderr.contains(expected), "{}", validate.stderr);
     assert!(
         validate
-            .stdout
+            .stderr
             .contains("qrels.tsv have no text, which the command pipeline is sent: `4`; not in "),
         "{}",
-        validate.stdout
+        validate.stderr
     );
 
     let gate = ragate_in(dir, &["gate", "--tier", "smoke", "--out", "out"]);

@@ -84,13 +84,13 @@ fn a_rule_on_a_slice_value_no_query_has_is_an_error_with_a_suggestion() {
         outcome.stdout
     );
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 2, "{}", validated.stdout);
+    assert_eq!(validated.code, 2, "{}", validated.stderr);
     assert!(
-        validated.stdout.contains(
+        validated.stderr.contains(
             "tier `regression`: the rule for recall@5 names class=Paraphrased, which no query has (the slice values are class=literal, class=multi-topic, class=paraphrased) (did you mean `class=paraphrased`?)"
         ),
         "{}",
-        validated.stdout
+        validated.stderr
     );
 }
 
@@ -120,13 +120,13 @@ fn a_baseline_of_another_tier_is_an_error() {
         outcome.stderr
     );
     let validated = ragate_in(dir, &["validate"]);
-    assert_eq!(validated.code, 2, "{}", validated.stdout);
+    assert_eq!(validated.code, 2, "{}", validated.stderr);
     assert!(
         validated
-            .stdout
+            .stderr
             .contains("a baseline of tier `smoke`, but tier `regression` is gated"),
         "{}",
-        validated.stdout
+        validated.stderr
     );
 }
 

@@ -1,11 +1,13 @@
 //! The report's charts, drawn by plotters' SVG backend into strings: a trend per check, the
 //! distribution of per-query deltas, the judge calibration and answer length vs faithfulness.
-//! Every text plotters writes is escaped by it; the `<svg>` element is made to scale with its box.
+//! Every text from data is redacted on its raw form before plotters escapes it
+//! ([`super::shown`]); the `<svg>` element is made to scale with its box.
 
 use std::ops::Range;
 
 use plotters::prelude::*;
 
+use super::shown::{Shown, plain};
 use crate::error::{Error, Result};
 
 /// Width and height of every chart's drawing, in SVG units (the page scales it to its box).
@@ -62,9 +64,9 @@ fn svg(
     Ok(text.replacen(&head, &scaled, 1))
 }
 
-/// `text` escaped for a double-quoted attribute.
+/// `text` redacted and escaped for a double-quoted attribute (maud escapes `"`).
 fn attribute(text: &str) -> String {
-    maud::html! { (text) }.into_string().replace('"', "&quot;")
+    maud::html! { (Shown(text)) }.into_string()
 }
 
 /// `lo..hi` widened by a tenth on each side (and to a small span when flat).
@@ -117,7 +119,7 @@ pub(super) fn trend(title: &str, points: &[TrendPoint], bands: TrendBands) -> Re
         .chain(bands.tolerated);
     let (lo, hi) = bounds(values).unwrap_or((0.0, 1.0));
     let x_range = -0.5..(points.len().max(1) as f64 - 0.5);
-    let labels: Vec<String> = points.iter().map(|p| p.label.clone()).collect();
+    let labels: Vec<String> = points.iter().map(|p| plain(&p.label)).collect();
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(10)
@@ -288,7 +290,7 @@ pub(super) fn estimates(title: &str, rows: &[Estimate]) -> Result<String> {
             .flat_map(|r| [r.value, r.interval.0, r.interval.1]),
     )
     .unwrap_or((0.0, 1.0));
-    let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
+    let names: Vec<String> = rows.iter().map(|r| plain(&r.name)).collect();
     let n = rows.len().max(1) as f64;
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
@@ -365,8 +367,8 @@ pub(super) fn scatter(title: &str, points: &[(f64, f64)], axes: (&str, &str)) ->
             .y_labels(5)
             .y_label_formatter(&|y| format!("{y:.2}"))
             .label_style((FONT, LABEL))
-            .x_desc(axes.0)
-            .y_desc(axes.1)
+            .x_desc(plain(axes.0))
+            .y_desc(plain(axes.1))
             .axis_desc_style((FONT, LABEL))
             .draw()
             .map_err(text_err)?;

@@ -1,23 +1,26 @@
 //! `ragate report`'s page: one self-contained HTML file (inline CSS and SVG, no script, nothing
 //! loaded from anywhere) with the verdicts, trends, per-query deltas and worst queries of the
 //! failing checks, the judge calibration and answer length vs faithfulness. Every text that comes
-//! from data goes through maud, which escapes it.
+//! from data is redacted on its raw form and then escaped once, by maud ([`shown::Shown`]) or by
+//! plotters in the charts ([`shown::plain`]).
 
 mod charts;
 mod queries;
+mod shown;
 mod trends;
 
 use std::path::{Path, PathBuf};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use crate::baseline::results::{Results, RunStatus};
+use crate::baseline::results::Results;
 use crate::error::Result;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation};
 use crate::history::record::{Record, status_word as check_word};
 use crate::report::format::{no_negative_zero, p_text};
+use shown::Shown;
 
 /// The run history behind the trend charts.
 #[derive(Debug, Clone)]
@@ -45,16 +48,6 @@ pub(crate) struct Page<'a> {
     pub history: Option<&'a History>,
 }
 
-/// The run's status in one word.
-pub(crate) fn status_word(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Pass => "pass",
-        RunStatus::Regression => "regression",
-        RunStatus::Error => "error",
-        RunStatus::NoBaseline => "no baseline",
-    }
-}
-
 const STYLE: &str = include_str!("report.css");
 
 /// The page's `<meta name="generator">`: how `ragate report` knows a file at `--out` is an older
@@ -70,7 +63,8 @@ pub(crate) fn is_report(text: &str) -> bool {
 /// The whole page.
 pub(crate) fn render(page: &Page<'_>) -> Result<String> {
     let report = page.report;
-    let status = status_word(report.status);
+    // The verdict every output states (an inconclusive run is never PASS here either).
+    let status = report.verdict().word();
     let title = format!("ragate · {} · {status}", report.tier);
     let trends = match page.history {
         Some(history) => Some(trends::section(page, history)?),
@@ -86,7 +80,7 @@ pub(crate) fn render(page: &Page<'_>) -> Result<String> {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="generator" content=(GENERATOR);
-                title { (title) }
+                title { (Shown(&title)) }
                 style { (PreEscaped(STYLE)) }
             }
             body {
@@ -115,16 +109,18 @@ pub(crate) fn render(page: &Page<'_>) -> Result<String> {
                     }
                 }
                 footer {
-                    "Written by ragate " (page.current.provenance.ragate_version)
-                    " from " code { (page.results_path.display().to_string()) }
-                    ". Re-run with " code { "ragate report --tier " (report.tier) }
+                    "Written by ragate " (Shown(&page.current.provenance.ragate_version))
+                    " from " code { (Shown(&page.results_path.display().to_string())) }
+                    ". Re-run with " code { "ragate report --tier " (Shown(&report.tier)) }
                     "."
                 }
             }
         }
     };
-    // Control and bidi characters from the data are shown escaped (the page writes none itself).
-    Ok(crate::escape::visible(&markup.into_string()).into_owned())
+    // No pass over the finished page: each text from data was redacted and its control and bidi
+    // characters shown escaped on its way in (`Shown`, `shown::plain`), and the page writes none
+    // itself; redacting here, after the escaping, would miss the escaped forms of a secret.
+    Ok(markup.into_string())
 }
 
 fn header(page: &Page<'_>, status: &str) -> Markup {
@@ -135,17 +131,24 @@ fn header(page: &Page<'_>, status: &str) -> Markup {
         .iter()
         .filter(|o| matches!(o.status, CheckStatus::Fail | CheckStatus::Error))
         .count();
+    let inconclusive = report
+        .outcomes
+        .iter()
+        .filter(|o| o.status == CheckStatus::Inconclusive)
+        .count();
     html! {
         header {
             h1 {
                 span class={ "badge run-" (status.replace(' ', "-")) } { (status.to_uppercase()) }
-                " Tier " code { (report.tier) }
+                " Tier " code { (Shown(&report.tier)) }
             }
             @if page.no_baseline.is_some() {
                 p class="lede" { (page.current.queries.len()) " queries measured; nothing was gated (no baseline yet)." }
             } @else {
                 p class="lede" {
-                    (report.outcomes.len()) " checks, " (failing) " failing; "
+                    (report.outcomes.len()) " checks, " (failing) " failing"
+                    @if inconclusive > 0 { ", " (inconclusive) " inconclusive" }
+                    "; "
                     (report.paired_queries) " queries compared with the baseline"
                     @if !report.baseline_only.is_empty() { ", " (report.baseline_only.len()) " in the baseline only" }
                     @if !report.current_only.is_empty() { ", " (report.current_only.len()) " new" }
@@ -153,13 +156,13 @@ fn header(page: &Page<'_>, status: &str) -> Markup {
                 }
             }
             dl class="meta" {
-                dt { "commit" } dd { code { (provenance.git_commit.as_deref().unwrap_or("unknown")) } }
-                dt { "config hash" } dd { code { (crate::report::format::short_hash(&provenance.config_hash)) } }
+                dt { "commit" } dd { code { (Shown(provenance.git_commit.as_deref().unwrap_or("unknown"))) } }
+                dt { "config hash" } dd { code { (Shown(crate::report::format::short_hash(&crate::secrets::redact(&provenance.config_hash)))) } }
                 @if let Some(baseline) = page.baseline {
-                    dt { "baseline commit" } dd { code { (baseline.provenance.git_commit.as_deref().unwrap_or("unknown")) } }
+                    dt { "baseline commit" } dd { code { (Shown(baseline.provenance.git_commit.as_deref().unwrap_or("unknown"))) } }
                 }
                 @for (name, identity) in &provenance.judges {
-                    dt { "judge " (name) } dd { (identity) }
+                    dt { "judge " (Shown(name)) } dd { (Shown(identity)) }
                 }
             }
         }
@@ -210,16 +213,16 @@ fn checks_table(rows: &[&CheckOutcome]) -> Markup {
                         tr class={ "status-" (check_status(o)) } {
                             td { span class={ "pill status-" (check_status(o)) } { (check_status(o)) } }
                             td {
-                                code { (o.name) }
+                                code { (Shown(&o.name)) }
                                 div class="compact" {
                                     (number(o.baseline_mean)) " → " (number(o.current_mean))
                                     " (" (signed(o.delta)) ")"
                                     @if let Some(limit) = o.limit { ", limit " (number(limit)) }
-                                    @if let Some(a) = o.adjustment { ", " (a.describe(Notation::Ascii)) }
+                                    @if let Some(a) = o.adjustment { ", " (Shown(&a.describe(Notation::Ascii))) }
                                     @else if let Some(p) = o.p_value { ", " (p_text(p)) }
                                     ", n = " (o.n)
                                 }
-                                div class="verdict" { (o.verdict) }
+                                div class="verdict" { (Shown(&o.verdict)) }
                             }
                             td class="num" { (number(o.baseline_mean)) }
                             td class="num" { (number(o.current_mean)) }
@@ -276,7 +279,7 @@ fn checks_section(report: &GateReport) -> Markup {
                         tbody {
                             @for r in &report.reported {
                                 tr {
-                                    td { code { (r.metric) } }
+                                    td { code { (Shown(&r.metric)) } }
                                     td class="num" { (number(r.baseline)) }
                                     td class="num" { (number(r.current)) }
                                     td class="num" { (signed(r.delta)) }
@@ -297,18 +300,18 @@ fn measured_section(current: &Results, why: &str) -> Markup {
     html! {
         section id="checks" {
             h2 { "Nothing was gated" }
-            p class="problem" { (why) }
+            p class="problem" { (Shown(why)) }
             h3 { "Measured on this run" }
             div class="scroll" {
                 table class="measured" {
                     thead { tr {
                         th { "metric" }
-                        @for slice in &slices { th class="num" { (slice) } }
+                        @for slice in &slices { th class="num" { (Shown(slice)) } }
                     } }
                     tbody {
                         @for metric in &current.metrics {
                             tr {
-                                td { code { (metric) } }
+                                td { code { (Shown(metric)) } }
                                 @for slice in &slices {
                                     @let summary = current.summary.get(*slice).and_then(|m| m.get(metric));
                                     td class="num" {
@@ -337,15 +340,15 @@ fn notes_section(report: &GateReport) -> Markup {
                 h2 { "Notes" }
                 @if !report.diagnoses.is_empty() {
                     h3 { "Likely causes" }
-                    ul { @for d in &report.diagnoses { li { (d) } } }
+                    ul { @for d in &report.diagnoses { li { (Shown(d)) } } }
                 }
                 @if !report.warnings.is_empty() {
                     h3 { "Warnings" }
-                    ul { @for w in &report.warnings { li { (w) } } }
+                    ul { @for w in &report.warnings { li { (Shown(w)) } } }
                 }
                 @if !report.notes.is_empty() {
                     h3 { "Observations" }
-                    ul { @for n in &report.notes { li { (n) } } }
+                    ul { @for n in &report.notes { li { (Shown(n)) } } }
                 }
             }
         }
@@ -409,9 +412,9 @@ fn calibration_section(page: &Page<'_>) -> Result<Option<Markup>> {
         let chart = charts::estimates(&title, &rows)?;
         blocks.push(html! {
             figure {
-                figcaption class="title" { code { (calibration.metric) } }
+                figcaption class="title" { code { (Shown(&calibration.metric)) } }
                 (PreEscaped(chart))
-                figcaption { (calibration.describe()) "; " (calibration.agreement_text()) ". Dots: estimates; bars: 95% intervals." }
+                figcaption { (Shown(&calibration.describe())) "; " (Shown(&calibration.agreement_text())) ". Dots: estimates; bars: 95% intervals." }
             }
         });
     }
@@ -452,7 +455,7 @@ fn length_section(current: &Results) -> Result<Option<Markup>> {
                 (PreEscaped(chart))
                 figcaption {
                     "One dot per query of this run. "
-                    @if let Some(c) = correlation { (c) "." }
+                    @if let Some(c) = correlation { (Shown(&c)) "." }
                 }
             } }
         }

@@ -4,6 +4,7 @@
 use maud::{Markup, PreEscaped, html};
 use similar::{ChangeTag, TextDiff};
 
+use super::shown::Shown;
 use super::{Page, charts, check_status, number, signed};
 use crate::baseline::results::{QueryRecord, Results};
 use crate::error::Result;
@@ -41,14 +42,17 @@ pub(super) fn paired_deltas(
 const REWRITTEN_BELOW: f32 = 0.5;
 
 /// The answer's word diff: removed words struck through, added words marked; a rewritten answer
-/// as its two versions.
-fn answer_diff(old: &str, new: &str) -> Markup {
+/// as its two versions. Both answers are redacted whole before the diff cuts them into runs (a
+/// secret split across runs would be found in none of them).
+pub(super) fn answer_diff(old: &str, new: &str) -> Markup {
+    let (old, new) = (crate::secrets::redact(old), crate::secrets::redact(new));
+    let (old, new) = (old.as_ref(), new.as_ref());
     let diff = TextDiff::from_words(old, new);
     if diff.ratio() < REWRITTEN_BELOW {
         return html! {
             div class="diff" {
-                div { span class="side" { "before: " } del { (old) } }
-                div { span class="side" { "now: " } ins { (new) } }
+                div { span class="side" { "before: " } del { (Shown(old)) } }
+                div { span class="side" { "now: " } ins { (Shown(new)) } }
             }
         };
     }
@@ -56,9 +60,9 @@ fn answer_diff(old: &str, new: &str) -> Markup {
         div class="diff" {
             @for (tag, text) in crate::gate::word_runs(&diff) {
                 @match tag {
-                    ChangeTag::Equal => (text),
-                    ChangeTag::Delete => del { (text) },
-                    ChangeTag::Insert => ins { (text) },
+                    ChangeTag::Equal => (Shown(&text)),
+                    ChangeTag::Delete => del { (Shown(&text)) },
+                    ChangeTag::Insert => ins { (Shown(&text)) },
                 }
             }
         }
@@ -81,14 +85,14 @@ fn ranking_change(before: &[String], now: &[String], k: usize) -> Markup {
         div class="ranking" {
             span class="side" { "top " (k) " before: " }
             @for id in before {
-                @if now.contains(id) { code { (id) } } @else { del { code { (id) } } }
+                @if now.contains(id) { code { (Shown(id)) } } @else { del { code { (Shown(id)) } } }
                 " "
             }
         }
         div class="ranking" {
             span class="side" { "now: " }
             @for id in now {
-                @if before.contains(id) { code { (id) } } @else { ins { code { (id) } } }
+                @if before.contains(id) { code { (Shown(id)) } } @else { ins { code { (Shown(id)) } } }
                 " "
             }
         }
@@ -115,8 +119,8 @@ fn worst_table(outcome: &CheckOutcome, page: &Page<'_>, baseline: &Results) -> M
                     @for q in worst {
                         tr {
                             td {
-                                code { (q.qid) }
-                                @if let Some(text) = &q.query { div class="query" { (text) } }
+                                code { (Shown(&q.qid)) }
+                                @if let Some(text) = &q.query { div class="query" { (Shown(text)) } }
                             }
                             td class="num" data-label="baseline" { (number(q.baseline)) }
                             td class="num" data-label="now" { (number(q.current)) @if q.hit_to_miss { " " span class="pill status-fail" { "hit → miss" } } }
@@ -128,7 +132,7 @@ fn worst_table(outcome: &CheckOutcome, page: &Page<'_>, baseline: &Results) -> M
                                 }
                                 @if let Some((old, new)) = &q.answers { (answer_diff(old, new)) }
                                 @for line in q.details.iter().filter(|l| !(q.answers.is_some() && l.starts_with("answer: "))) {
-                                    div class="detail" { (line) }
+                                    div class="detail" { (Shown(line)) }
                                 }
                             }
                         }
@@ -158,11 +162,11 @@ fn block(outcome: &CheckOutcome, page: &Page<'_>, baseline: &Results) -> Result<
     Ok(html! {
         details class={ "check status-" (check_status(outcome)) } open[outcome.family == Family::Primary] {
             summary {
-                code { (outcome.name) } " "
+                code { (Shown(&outcome.name)) } " "
                 span class={ "pill status-" (check_status(outcome)) } { (check_status(outcome)) }
                 " " span class="delta" { (number(outcome.baseline_mean)) " → " (number(outcome.current_mean)) }
             }
-            p { (outcome.verdict) }
+            p { (Shown(&outcome.verdict)) }
             @if let Some(svg) = chart {
                 figure {
                     (PreEscaped(svg))

@@ -4,6 +4,7 @@
 use maud::{Markup, PreEscaped, html};
 
 use super::charts::{self, TrendBands, TrendPoint};
+use super::shown::Shown;
 use super::{History, Page, check_status, number};
 use crate::error::Result;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
@@ -32,7 +33,8 @@ fn points(outcome: &CheckOutcome, history: &History) -> Vec<TrendPoint> {
     let skip = history.records.len().saturating_sub(RUNS - 1);
     history.records[skip..]
         .iter()
-        .filter_map(|r| point(r, day(&r.time)))
+        // Redacted before it is cut to the day (the chart's text is redacted again, whole).
+        .filter_map(|r| point(r, day(&crate::secrets::redact(&r.time))))
         .chain(point(&history.now, "now".to_string()))
         .collect()
 }
@@ -60,7 +62,7 @@ fn chart(outcome: &CheckOutcome, history: &History) -> Result<Option<Markup>> {
     Ok(Some(html! {
         figure class={ "status-" (check_status(outcome)) } {
             figcaption class="title" {
-                code { (outcome.name) } " "
+                code { (Shown(&outcome.name)) } " "
                 span class={ "pill status-" (check_status(outcome)) } { (check_status(outcome)) }
             }
             (PreEscaped(svg))
@@ -96,7 +98,7 @@ pub(super) fn section(page: &Page<'_>, history: &History) -> Result<Markup> {
             h2 { "Trends" }
             p {
                 "Each check's mean over the last runs of this series in "
-                code { (history.dir.display().to_string()) }
+                code { (Shown(&history.dir.display().to_string())) }
                 " and this run (" b { "now" } "), with 95% intervals. Green line: the baseline's mean; "
                 "shaded band down to the red line: the change the rule tolerates."
                 @if history.after_break { " Older runs, made with another config or other judges, are left out." }
