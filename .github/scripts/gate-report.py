@@ -7,6 +7,9 @@ decides whether to post the sticky pull-request comment.
 prints `key=value` lines for $GITHUB_OUTPUT:
 
     status          pass | regression | error | no-baseline
+    verdict         pass | inconclusive | regression | error | no-baseline: the status as every
+                    output of ragate states it (a passing run with an inconclusive check is
+                    inconclusive)
     failed-checks   the number of checks whose status is `fail` or `error`
     changed         true when some check is not `pass`, or the run did not pass
     comment         post | update | skip (what to do with the sticky comment)
@@ -16,7 +19,9 @@ is read as data only: at most MAX_BYTES, strict JSON, every value checked agains
 enums; the values printed are fixed words and integers, never text from the document. A document
 that is missing or does not fit the schema is reported on stderr and the status falls back to
 the exit code (0 pass, 1 regression, anything else error). A status that contradicts the exit
-code is an error. Exit status: 0, or 2 for a bad command line.
+code is an error. A shard's document (`gate --shard I/N`, ragate-gate-shard/1) has no checks: the
+status comes from the exit code, without a warning, and nothing changed. Exit status: 0, or 2 for
+a bad command line.
 """
 
 import argparse
@@ -25,6 +30,15 @@ import sys
 
 MAX_BYTES = 16 * 1024 * 1024
 RUN_STATUSES = {"pass": 0, "regression": 1, "error": 2, "no-baseline": 2}
+# The verdicts of docs/schema/gate.schema.json, with the status each belongs to.
+VERDICTS = {
+    "pass": "pass",
+    "inconclusive": "pass",
+    "regression": "regression",
+    "error": "error",
+    "no-baseline": "no-baseline",
+}
+SHARD_FORMAT = "ragate-gate-shard/1"
 # The check statuses of docs/schema/gate.schema.json; `warn` is a drift shown under
 # `gate: { drift: warn }`, which does not fail the run.
 CHECK_STATUSES = {"pass", "improved", "inconclusive", "fail", "skipped", "error", "warn"}
@@ -57,6 +71,8 @@ def read_document(path):
     except RecursionError:
         warn(f"{path} is nested too deeply to read; the status comes from the exit code")
         return None
+    if isinstance(document, dict) and document.get("format") == SHARD_FORMAT:
+        return document
     if not isinstance(document, dict) or document.get("format") != "ragate-gate/1":
         warn(f"{path} is not a ragate-gate/1 document; the status comes from the exit code")
         return None
@@ -68,6 +84,8 @@ def summarize(document, exit_code):
     by_exit = {0: "pass", 1: "regression"}.get(exit_code, "error")
     if document is None:
         return by_exit, None, by_exit != "pass"
+    if document.get("format") == SHARD_FORMAT:
+        return by_exit, None, False
     status = document.get("status")
     checks = document.get("checks")
     # Only strings are looked up: a list or an object where a status belongs is no status.
@@ -87,6 +105,21 @@ def summarize(document, exit_code):
     failed = sum(1 for s in statuses if s in FAILED)
     changed = status != "pass" or any(s != "pass" for s in statuses)
     return status, failed, changed
+
+
+def verdict_of(document, status):
+    """The run's verdict: the document's own when it is one of the schema's and belongs to the
+    status, else the status, told inconclusive when a check of a passing run is."""
+    if isinstance(document, dict) and document.get("format") == "ragate-gate/1":
+        verdict = document.get("verdict")
+        if isinstance(verdict, str) and VERDICTS.get(verdict) == status:
+            return verdict
+        checks = document.get("checks")
+        if status == "pass" and isinstance(checks, list) and any(
+            isinstance(c, dict) and c.get("status") == "inconclusive" for c in checks
+        ):
+            return "inconclusive"
+    return status
 
 
 def decide(mode, status, changed, comment_exists):
@@ -119,13 +152,18 @@ def main(argv):
         exit_code = int(args.exit_code)
     except ValueError:
         parser.error(f"--exit-code must be an integer, not '{args.exit_code}'")
+    document = None
     try:
-        status, failed, changed = summarize(read_document(args.json), exit_code)
+        document = read_document(args.json)
+        status, failed, changed = summarize(document, exit_code)
+        verdict = verdict_of(document, status)
     except Exception as err:  # the last guard: a traceback would leave the outputs unset
         warn(f"the gate JSON could not be read ({type(err).__name__}); the status comes from the exit code")
         status, failed, changed = summarize(None, exit_code)
+        verdict = status
     comment = decide(args.comment_mode, status, changed, args.comment_exists == "true")
     print(f"status={status}")
+    print(f"verdict={verdict}")
     print(f"failed-checks={'' if failed is None else failed}")
     print(f"changed={'true' if changed else 'false'}")
     print(f"comment={comment}")

@@ -103,6 +103,40 @@ fn always_posts_even_a_quiet_pass() {
 }
 
 #[test]
+fn the_verdict_says_inconclusive_where_the_status_says_pass() {
+    let verdict = |json: &str, exit_code: &str| {
+        let (code, pairs, stderr) = report(Some(json.as_bytes()), exit_code, "on-change", "false");
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.is_empty(), "{stderr}");
+        (get(&pairs, "status").to_string(), get(&pairs, "verdict").to_string())
+    };
+    let inconclusive = document("pass", 0, &["pass", "inconclusive"]);
+    assert_eq!(verdict(&inconclusive, "0"), ("pass".into(), "inconclusive".into()));
+    let mut stated: serde_json::Value = serde_json::from_str(&inconclusive).unwrap();
+    stated["verdict"] = "inconclusive".into();
+    assert_eq!(
+        verdict(&stated.to_string(), "0"),
+        ("pass".into(), "inconclusive".into())
+    );
+    // A verdict that does not belong to the status is not believed.
+    stated["verdict"] = "regression".into();
+    assert_eq!(
+        verdict(&stated.to_string(), "0"),
+        ("pass".into(), "inconclusive".into())
+    );
+    let passing = document("pass", 0, &["pass"]);
+    assert_eq!(verdict(&passing, "0"), ("pass".into(), "pass".into()));
+    let failing = document("regression", 1, &["fail", "inconclusive"]);
+    assert_eq!(verdict(&failing, "1"), ("regression".into(), "regression".into()));
+    // A shard's document: the exit code's status, no warning, nothing to comment on.
+    let shard = serde_json::json!({"format": "ragate-gate-shard/1", "tier": "smoke", "shard": "1/2",
+        "queries": 3, "output": "out/shard.json", "exit_code": 0})
+    .to_string();
+    assert_eq!(verdict(&shard, "0"), ("pass".into(), "pass".into()));
+    assert_eq!(decision(&shard, "0", "on-change", "false"), "skip");
+}
+
+#[test]
 fn failed_checks_count_failures_and_errors() {
     let json = document(
         "regression",
@@ -298,7 +332,7 @@ fn malformed_documents_fall_back_to_the_exit_code_without_a_traceback() {
             stderr.contains("::warning title=ragate gate-report::"),
             "{name}: {stderr}"
         );
-        assert_eq!(pairs.len(), 4, "{name}: every output is set");
+        assert_eq!(pairs.len(), 5, "{name}: every output is set");
     }
 }
 
