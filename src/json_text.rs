@@ -33,12 +33,22 @@ pub(crate) fn compact<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 fn encode<T: Serialize + ?Sized, F: Formatter>(value: &T, formatter: F) -> String {
+    encode_with(value, formatter, crate::secrets::any())
+}
+
+fn encode_with<T: Serialize + ?Sized, F: Formatter>(
+    value: &T,
+    formatter: F,
+    redacting: bool,
+) -> String {
     let mut out = Vec::with_capacity(256);
     let mut serializer = Serializer::with_formatter(
         &mut out,
         Inert {
             inner: formatter,
-            string: None,
+            string: String::new(),
+            in_string: false,
+            redacting,
         },
     );
     // Writing into a Vec cannot fail, and every value ragate writes serialises (no map with
@@ -53,8 +63,16 @@ fn encode<T: Serialize + ?Sized, F: Formatter>(value: &T, formatter: F) -> Strin
 /// escaped; everything else goes to the wrapped formatter (`inner`: compact or pretty).
 struct Inert<F> {
     inner: F,
-    /// The raw text of the string being written, between `begin_string` and `end_string`.
-    string: Option<String>,
+    /// The raw text of the string being written, between `begin_string` and `end_string` (one
+    /// buffer for the whole document).
+    string: String,
+    /// Whether a string is open.
+    in_string: bool,
+    /// Whether secrets are registered: then each string is collected whole and redacted before
+    /// it is escaped (a secret may span serde's fragments); else its fragments are escaped as
+    /// they come (no `##[` and no hazard spans two fragments: serde splits only at the
+    /// characters JSON escapes).
+    redacting: bool,
 }
 
 impl<F: Formatter> Inert<F> {
@@ -67,19 +85,43 @@ impl<F: Formatter> Inert<F> {
     ) -> io::Result<()> {
         let mut bytes = Vec::new();
         write(&mut self.inner, &mut bytes)?;
-        match &mut self.string {
-            Some(string) => {
-                string.push_str(std::str::from_utf8(&bytes).map_err(io::Error::other)?);
-                Ok(())
-            }
-            None => writer.write_all(&bytes),
+        if self.in_string {
+            self.string
+                .push_str(std::str::from_utf8(&bytes).map_err(io::Error::other)?);
+            Ok(())
+        } else {
+            writer.write_all(&bytes)
         }
     }
 }
 
-/// `raw` redacted, then escaped as a JSON string's content (see the module doc).
-fn escaped(raw: &str) -> String {
+/// Whether `text` may be written inside a JSON string as it is: no byte JSON escapes, no `#`
+/// (of a `##[`), and no hazard ([`crate::escape::is_hazard`]: DEL, U+0080-U+009F (`C2 80`-`C2
+/// 9F` in UTF-8), U+061C (`D8 9C`), and the marks, separators, embeddings and isolates within
+/// U+2000-U+207F (`E2 80`, `E2 81`)).
+fn verbatim(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.iter().enumerate().any(|(i, &b)| {
+        let next = bytes.get(i + 1).copied().unwrap_or(0);
+        b < 0x20
+            || matches!(b, b'"' | b'\\' | b'#' | 0x7f)
+            || (b == 0xc2 && next < 0xa0)
+            || (b == 0xd8 && next == 0x9c)
+            || (b == 0xe2 && matches!(next, 0x80 | 0x81))
+    })
+}
+
+/// `raw` redacted, then written escaped as a JSON string's content (see the module doc).
+fn write_escaped<W: ?Sized + Write>(writer: &mut W, raw: &str) -> io::Result<()> {
     let text = crate::secrets::redact(raw);
+    if verbatim(&text) {
+        return writer.write_all(text.as_bytes());
+    }
+    writer.write_all(escaped(&text).as_bytes())
+}
+
+/// `text` (already redacted) escaped as a JSON string's content.
+fn escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     let mut hashes = 0;
@@ -105,15 +147,22 @@ fn escaped(raw: &str) -> String {
 }
 
 impl<F: Formatter> Formatter for Inert<F> {
-    fn begin_string<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        self.string = Some(String::new());
+    fn begin_string<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        if !self.redacting {
+            return writer.write_all(b"\"");
+        }
+        self.string.clear();
+        self.in_string = true;
         Ok(())
     }
 
     fn end_string<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        let raw = self.string.take().unwrap_or_default();
+        if !self.redacting {
+            return writer.write_all(b"\"");
+        }
+        self.in_string = false;
         writer.write_all(b"\"")?;
-        writer.write_all(escaped(&raw).as_bytes())?;
+        write_escaped(writer, &self.string)?;
         writer.write_all(b"\"")
     }
 
@@ -122,12 +171,13 @@ impl<F: Formatter> Formatter for Inert<F> {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        match &mut self.string {
-            Some(string) => {
-                string.push_str(fragment);
-                Ok(())
-            }
-            None => writer.write_all(fragment.as_bytes()),
+        if self.in_string {
+            self.string.push_str(fragment);
+            Ok(())
+        } else {
+            // Nothing to redact: the fragment escaped as it comes (outside a string, which
+            // serde never writes, as it is).
+            write_escaped(writer, fragment)
         }
     }
 
@@ -147,12 +197,11 @@ impl<F: Formatter> Formatter for Inert<F> {
             CharEscape::Tab => '\t',
             CharEscape::AsciiControl(byte) => char::from(byte),
         };
-        match &mut self.string {
-            Some(string) => {
-                string.push(c);
-                Ok(())
-            }
-            None => CompactFormatter.write_char_escape(writer, char_escape),
+        if self.in_string {
+            self.string.push(c);
+            Ok(())
+        } else {
+            write_escaped(writer, c.encode_utf8(&mut [0; 4]))
         }
     }
 
@@ -315,6 +364,46 @@ mod tests {
         assert!(!text.chars().any(crate::escape::is_hazard), "{text}");
         let back: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back[raw], raw);
+    }
+
+    #[test]
+    fn strings_escaped_as_they_come_equal_strings_collected_whole() {
+        let hazards = "a\u{1b}[2J\u{7f}\u{9b}\u{202e}\u{2028}b ##[error]x \"q\" \\##[ \u{1} é ✅";
+        let value = json!({ hazards: [hazards, "plain", "#", "##", "[##["], "n": {"1": 2} });
+        let keyed: BTreeMap<u32, &str> = [(3, hazards)].into_iter().collect();
+        for (streamed, whole) in [
+            (
+                encode_with(&value, PrettyFormatter::new(), false),
+                encode_with(&value, PrettyFormatter::new(), true),
+            ),
+            (
+                encode_with(&keyed, CompactFormatter, false),
+                encode_with(&keyed, CompactFormatter, true),
+            ),
+        ] {
+            assert_eq!(streamed, whole);
+            assert!(!streamed.contains("##["), "{streamed}");
+            let _: Value = serde_json::from_str(&streamed).unwrap();
+        }
+    }
+
+    #[test]
+    fn text_is_written_verbatim_only_where_escaping_would_not_change_it() {
+        // Every character of the BMP: one that escaping changes is never written verbatim.
+        for code in 0..=0xffff_u32 {
+            let Some(c) = char::from_u32(code) else {
+                continue;
+            };
+            let text = format!("a{c}#[b");
+            if verbatim(&text) {
+                assert_eq!(escaped(&text), text, "U+{code:04X}");
+            }
+            if crate::escape::is_hazard(c) || (c as u32) < 0x20 || c == '"' || c == '\\' {
+                assert!(!verbatim(&text), "U+{code:04X}");
+            }
+        }
+        assert!(!verbatim("##[error]"));
+        assert!(verbatim("plain text, é ✅ → ≥"));
     }
 
     #[test]

@@ -8,13 +8,17 @@
 //! redacting it would mangle ordinary words and numbers.
 //!
 //! [`redact`] replaces each registered value, and its JSON-, HTML/XML-, Markdown- and
-//! URL-escaped forms, with [`REDACTED`] (inert in Markdown, HTML, XML and JSON). It runs at every
-//! writer: `store::write_atomic` and the other file writers, the terminal writers of
-//! `term`, and at the source on endpoint error bodies before they become an error.
+//! URL-escaped forms as text from outside may hold them, with [`REDACTED`], in one pass of an
+//! Aho-Corasick searcher. It runs on raw text only, before anything is escaped: in each sink's one
+//! encoder (`json_text`, `report::inert`, the JUnit and HTML writers, annotations), in the
+//! terminal writers of `term` (on the text ragate composed, before the terminal's guard), and at
+//! the source on endpoint error bodies and a child's stderr. Nothing redacts escaped text.
 
 use std::borrow::Cow;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use aho_corasick::{AhoCorasick, MatchKind};
 
 /// What a secret becomes.
 pub(crate) const REDACTED: &str = "[redacted]";
@@ -31,9 +35,19 @@ const SECRET_NAME_PARTS: [&str; 7] = [
     "CREDENTIAL",
 ];
 
-/// Every form of every registered secret, longest first (so that an escaped form that holds
-/// another is replaced whole).
-static FORMS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+/// Every form of every registered secret, and the searcher over them all (one pass over a text,
+/// the leftmost and then longest match first, so that an escaped form that holds another is
+/// replaced whole).
+static FORMS: RwLock<Forms> = RwLock::new(Forms {
+    forms: Vec::new(),
+    searcher: None,
+});
+
+/// The registered forms and their searcher.
+struct Forms {
+    forms: Vec<String>,
+    searcher: Option<AhoCorasick>,
+}
 /// Whether anything is registered: [`redact`] costs nothing until then.
 static ANY: AtomicBool = AtomicBool::new(false);
 
@@ -53,16 +67,22 @@ pub(crate) fn register(value: &str) {
     if !worth_registering(value) {
         return;
     }
-    let mut forms = FORMS.write().unwrap_or_else(|e| e.into_inner());
+    let mut registered = FORMS.write().unwrap_or_else(|e| e.into_inner());
     let mut added = false;
     for form in escaped_forms(value) {
-        if !forms.contains(&form) {
-            forms.push(form);
+        if !registered.forms.contains(&form) {
+            registered.forms.push(form);
             added = true;
         }
     }
     if added {
-        forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        registered.forms.sort();
+        registered.searcher = Some(
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&registered.forms)
+                .expect("a few registered values build a searcher"),
+        );
         ANY.store(true, Ordering::Release);
     }
 }
@@ -85,20 +105,30 @@ pub(crate) fn register_environment() {
     }
 }
 
+/// Whether any secret is registered (while none is, [`redact`] changes nothing).
+pub(crate) fn any() -> bool {
+    ANY.load(Ordering::Acquire)
+}
+
 /// `text` with every registered secret (in any of its escaped forms) replaced by [`REDACTED`];
 /// borrowed, without a scan, while nothing is registered.
 pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     if !ANY.load(Ordering::Acquire) {
         return Cow::Borrowed(text);
     }
-    let forms = FORMS.read().unwrap_or_else(|e| e.into_inner());
-    let mut out = Cow::Borrowed(text);
-    for form in forms.iter() {
-        if memchr::memmem::find(out.as_bytes(), form.as_bytes()).is_some() {
-            out = Cow::Owned(out.replace(form.as_str(), REDACTED));
-        }
+    let registered = FORMS.read().unwrap_or_else(|e| e.into_inner());
+    let Some(searcher) = &registered.searcher else {
+        return Cow::Borrowed(text);
+    };
+    if !searcher.is_match(text) {
+        return Cow::Borrowed(text);
     }
-    out
+    let mut out = String::with_capacity(text.len());
+    searcher.replace_all_with(text, &mut out, |_, _, out| {
+        out.push_str(REDACTED);
+        true
+    });
+    Cow::Owned(out)
 }
 
 /// `value` as it may appear in what ragate writes: as it is, JSON-escaped, HTML/XML-escaped

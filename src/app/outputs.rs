@@ -137,8 +137,17 @@ pub(super) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
         json: options.format == GateFormat::Json,
         paint: Paint::stdout(),
     };
+    let on_actions = std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true");
+    // Only what this run writes is rendered (a 20,000-query junit.xml is not made twice).
+    let active = |sink: Sink| match sink {
+        Sink::JunitOption => options.junit.is_some(),
+        Sink::StepSummary => std::env::var_os("GITHUB_STEP_SUMMARY").is_some(),
+        Sink::Annotations => on_actions,
+        Sink::OutDir(_) | Sink::Stdout | Sink::Warnings | Sink::Errors => true,
+    };
     let rendered: Vec<(Sink, Vec<String>)> = output_table::OUTPUTS
         .iter()
+        .filter(|output| active(output.sink))
         .map(|output| (output.sink, (output.render)(outcome, &view)))
         .collect();
     let stopped = matches!(outcome, RunOutcome::NotEvaluated(_));
@@ -164,7 +173,6 @@ pub(super) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
         write(&path, text).map_err(|e| e.named_by(named_by))?;
         summary_written |= *sink == Sink::OutDir(output_table::SUMMARY);
     }
-    let on_actions = std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true");
     let annotation_stream = match (outcome, options.format) {
         (RunOutcome::Decided(_), GateFormat::Table) if !term::quiet() => {
             term::CommandStream::Stdout
@@ -181,7 +189,7 @@ pub(super) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
                     .try_for_each(|text| append_step_summary(text))?;
             }
             Sink::Warnings => texts.iter().for_each(term::warning),
-            Sink::Annotations if on_actions => texts
+            Sink::Annotations => texts
                 .iter()
                 .for_each(|line| term::workflow_command(line, annotation_stream)),
             Sink::Stdout => {
@@ -193,7 +201,7 @@ pub(super) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
                 }
             }
             Sink::Errors => texts.iter().for_each(term::error_message),
-            Sink::OutDir(_) | Sink::JunitOption | Sink::StepSummary | Sink::Annotations => {}
+            Sink::OutDir(_) | Sink::JunitOption | Sink::StepSummary => {}
         }
     }
     Ok(())
