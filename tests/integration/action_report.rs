@@ -108,10 +108,16 @@ fn the_verdict_says_inconclusive_where_the_status_says_pass() {
         let (code, pairs, stderr) = report(Some(json.as_bytes()), exit_code, "on-change", "false");
         assert_eq!(code, 0, "{stderr}");
         assert!(stderr.is_empty(), "{stderr}");
-        (get(&pairs, "status").to_string(), get(&pairs, "verdict").to_string())
+        (
+            get(&pairs, "status").to_string(),
+            get(&pairs, "verdict").to_string(),
+        )
     };
     let inconclusive = document("pass", 0, &["pass", "inconclusive"]);
-    assert_eq!(verdict(&inconclusive, "0"), ("pass".into(), "inconclusive".into()));
+    assert_eq!(
+        verdict(&inconclusive, "0"),
+        ("pass".into(), "inconclusive".into())
+    );
     let mut stated: serde_json::Value = serde_json::from_str(&inconclusive).unwrap();
     stated["verdict"] = "inconclusive".into();
     assert_eq!(
@@ -127,11 +133,15 @@ fn the_verdict_says_inconclusive_where_the_status_says_pass() {
     let passing = document("pass", 0, &["pass"]);
     assert_eq!(verdict(&passing, "0"), ("pass".into(), "pass".into()));
     let failing = document("regression", 1, &["fail", "inconclusive"]);
-    assert_eq!(verdict(&failing, "1"), ("regression".into(), "regression".into()));
+    assert_eq!(
+        verdict(&failing, "1"),
+        ("regression".into(), "regression".into())
+    );
     // A shard's document: the exit code's status, no warning, nothing to comment on.
-    let shard = serde_json::json!({"format": "ragate-gate-shard/1", "tier": "smoke", "shard": "1/2",
+    let shard =
+        serde_json::json!({"format": "ragate-gate-shard/1", "tier": "smoke", "shard": "1/2",
         "queries": 3, "output": "out/shard.json", "exit_code": 0})
-    .to_string();
+        .to_string();
     assert_eq!(verdict(&shard, "0"), ("pass".into(), "pass".into()));
     assert_eq!(decision(&shard, "0", "on-change", "false"), "skip");
 }
