@@ -522,8 +522,7 @@ fn write_shard(
         queries,
         evaluated,
     };
-    let mut text = crate::json_text::pretty(&output);
-    text.push('\n');
+    let text = crate::json_text::document(&output);
     let path = output_table::SHARD.path(out_dir);
     outputs::write(&path, &text)?;
     Ok(path)

@@ -24,12 +24,10 @@ use crate::secrets::redact;
 /// The invisible character that breaks a pattern GitHub links (U+2060 WORD JOINER).
 const JOINER: char = '\u{2060}';
 
-/// `text` redacted, on one line, cut to `max_chars`, hazards escaped, trimmed: the raw text is
-/// redacted before anything is cut or escaped, so no part of a secret survives either.
+/// `text` redacted, on one line, cut to `max_chars`, hazards escaped, trimmed: [`one_line`]
+/// redacts the raw text before it cuts, and nothing is escaped before that.
 fn line(text: &str, max_chars: usize) -> String {
-    visible(&one_line(&redact(text), max_chars))
-        .trim()
-        .to_string()
+    visible(&one_line(text, max_chars)).trim().to_string()
 }
 
 fn is_word(c: Option<char>) -> bool {
