@@ -285,6 +285,17 @@ impl Error {
     }
 }
 
+/// `error`'s message followed by each of its [`untold_causes`], each after `separator` (`": "`
+/// on one line; `"\n  caused by: "` as the terminal prints them).
+pub(crate) fn with_causes(error: &dyn std::error::Error, separator: &str) -> String {
+    let mut text = error.to_string();
+    for cause in untold_causes(error) {
+        text.push_str(separator);
+        text.push_str(&cause);
+    }
+    text
+}
+
 /// The causes of `error` (its `source` chain, outermost first) that the text before them does
 /// not already tell: a judge's message quotes its HTTP failure, which is then not repeated.
 pub fn untold_causes(error: &dyn std::error::Error) -> Vec<String> {

@@ -113,11 +113,7 @@ pub(crate) fn requested_in_args(args: &[OsString]) -> Option<ErrorDocument> {
 /// `error` and its causes on one line (`cannot read x: No such file or directory`), as the
 /// documents carry it (the causes its message does not already tell).
 pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    for cause in crate::error::untold_causes(error) {
-        text.push_str(&format!(": {cause}"));
-    }
-    text
+    crate::error::with_causes(error, ": ")
 }
 
 #[cfg(test)]

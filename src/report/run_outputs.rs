@@ -157,7 +157,7 @@ pub(crate) fn stdout(outcome: &RunOutcome<'_>, view: &View) -> Vec<String> {
         (RunOutcome::NotEvaluated(_), false) => return Vec::new(),
         (RunOutcome::NotEvaluated(failed), true) => gate_json::render_error(
             failed.tier,
-            &with_causes(failed.error, ": "),
+            &crate::error::with_causes(failed.error, ": "),
             crate::http::retryable(failed.error),
         ),
     };
@@ -200,18 +200,11 @@ pub(crate) fn errors(outcome: &RunOutcome<'_>, _: &View) -> Vec<String> {
     match outcome {
         RunOutcome::Decided(decided) => decided.error_last.iter().cloned().collect(),
         RunOutcome::Unbaselined(unbaselined) => {
-            vec![with_causes(unbaselined.problem, "\n  caused by: ")]
+            vec![crate::error::with_causes(
+                unbaselined.problem,
+                "\n  caused by: ",
+            )]
         }
         RunOutcome::NotEvaluated(_) => Vec::new(),
     }
-}
-
-/// `error` with the causes its message does not tell, each after `separator`.
-fn with_causes(error: &dyn std::error::Error, separator: &str) -> String {
-    let mut text = error.to_string();
-    for cause in crate::error::untold_causes(error) {
-        text.push_str(separator);
-        text.push_str(&cause.to_string());
-    }
-    text
 }
