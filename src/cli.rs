@@ -344,7 +344,8 @@ pub(crate) struct MergeArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
     /// Where results.json, junit.xml, summary.md, trace.jsonl and run-stats.json go
-    /// (default: .ragate/out/<tier>).
+    /// (default: .ragate/out/<tier> beside the config, wherever ragate runs). Never inside a
+    /// history folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Also write the JUnit XML here.
@@ -380,7 +381,7 @@ pub(crate) struct HistoryAddArgs {
     /// nearest parent up to the repository root].
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
-    /// The results to record (default: .ragate/out/<tier>/results.json).
+    /// The results to record (default: .ragate/out/<tier>/results.json beside the config).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
     /// The history directory (default: the config's `history: { dir }`).
@@ -393,21 +394,22 @@ pub(crate) struct HistoryAddArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct HtmlReportArgs {
-    /// The tier whose gate run is reported (its outputs are read from .ragate/out/<tier> by
-    /// default).
+    /// The tier whose gate run is reported (its outputs are read from .ragate/out/<tier> beside
+    /// the config by default).
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
     /// The config [default: $RAGATE_CONFIG, else eval-config.yaml in this directory or the
     /// nearest parent up to the repository root].
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
-    /// The gate's output folder, or its results.json (default: .ragate/out/<tier>).
+    /// The gate's output folder, or its results.json (default: .ragate/out/<tier> beside the
+    /// config).
     #[arg(long, value_name = "DIR|FILE")]
     pub from: Option<PathBuf>,
     /// A history directory (`ragate history add`): trend charts and the drift checks.
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
-    /// Where to write the HTML file.
+    /// Where to write the HTML file (never inside a history folder).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 }
@@ -457,7 +459,7 @@ pub(crate) struct AcceptArgs {
     /// nearest parent up to the repository root].
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
-    /// The results to accept (default: .ragate/out/<tier>/results.json).
+    /// The results to accept (default: .ragate/out/<tier>/results.json beside the config).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
     /// Accept even in CI (`CI` set, but not to 0 or false), and overwrite an existing baseline

@@ -287,13 +287,14 @@ impl Error {
 
 /// `error`'s message followed by each of its [`untold_causes`], each after `separator` (`": "`
 /// on one line; `"\n  caused by: "` as the terminal prints them).
+/// What came from a config's `${VAR}` is named as written ([`crate::as_written`]).
 pub(crate) fn with_causes(error: &dyn std::error::Error, separator: &str) -> String {
     let mut text = error.to_string();
     for cause in untold_causes(error) {
         text.push_str(separator);
         text.push_str(&cause);
     }
-    text
+    crate::as_written::conceal(&text)
 }
 
 /// The causes of `error` (its `source` chain, outermost first) that the text before them does

@@ -62,6 +62,7 @@
 #![warn(missing_docs)]
 
 pub(crate) mod app;
+pub(crate) mod as_written;
 pub mod baseline;
 pub(crate) mod cli;
 pub(crate) mod columns;
@@ -82,6 +83,7 @@ pub(crate) mod json_text;
 pub mod judge;
 pub mod metrics;
 pub(crate) mod pipeline;
+pub(crate) mod process_group;
 pub(crate) mod progress;
 #[cfg(test)]
 mod reader_fuzz;

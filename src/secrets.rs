@@ -2,23 +2,30 @@
 //!
 //! Registered ([`register`]): the value of every variable an `api_key_env` names, the value of
 //! every `${VAR}` of the config that lands in a URL (`base_url`, `url`, any value with `://`) or
-//! in `api_key_env`, and the value of every environment variable whose name looks secret
+//! in `api_key_env`, the `user:password` of a URL's userinfo (what a client sends as HTTP Basic
+//! auth), and the value of every environment variable whose name looks secret
 //! ([`name_looks_secret`]: it contains KEY, TOKEN, SECRET, PASSWORD, PASS, AUTH or CREDENTIAL).
 //! A value shorter than [`MIN_SECRET_LEN`] characters, or without a letter, is not registered:
 //! redacting it would mangle ordinary words and numbers.
 //!
-//! [`redact`] replaces each registered value, and its JSON-, HTML/XML-, Markdown- and
-//! URL-escaped forms as text from outside may hold them, with [`REDACTED`], in one pass of an
-//! Aho-Corasick searcher. It runs on raw text only, before anything is escaped: in each sink's one
-//! encoder (`json_text`, `report::inert`, the JUnit and HTML writers, annotations), in the
-//! terminal writers of `term` (on the text ragate composed, before the terminal's guard), and at
-//! the source on endpoint error bodies and a child's stderr. Nothing redacts escaped text.
+//! [`redact`] replaces, with [`REDACTED`], every run of [`forms::PIECE_LEN`] or more
+//! consecutive characters of a registered value in any of its forms (the value, its base64 and
+//! base64url encodings at every alignment: [`forms`]), and a shorter value whole, wherever the text
+//! holds it as it is or under any mix of JSON, Markdown, percent and HTML/XML escapes ([`views`]).
+//! It runs on raw text only, before anything is escaped: in each sink's one encoder
+//! (`json_text`, `report::inert`, the JUnit and HTML writers, annotations), in the terminal
+//! writers of `term` (on the text ragate composed, before the terminal's guard), and at the source
+//! on endpoint error bodies and a child's stderr. Nothing redacts escaped text.
+
+mod forms;
+mod views;
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::AhoCorasick;
 
 /// What a secret becomes.
 pub(crate) const REDACTED: &str = "[redacted]";
@@ -35,19 +42,33 @@ const SECRET_NAME_PARTS: [&str; 7] = [
     "CREDENTIAL",
 ];
 
-/// Every form of every registered secret, and the searcher over them all (one pass over a text,
-/// the leftmost and then longest match first, so that an escaped form that holds another is
-/// replaced whole).
-static FORMS: RwLock<Forms> = RwLock::new(Forms {
-    forms: Vec::new(),
+/// Every registered value, and the searcher over the pieces of all their forms (built when
+/// first needed after a registration, so that registering many values builds it once).
+static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
+    values: Vec::new(),
     searcher: None,
 });
 
-/// The registered forms and their searcher.
-struct Forms {
-    forms: Vec<String>,
+struct Registry {
+    values: Vec<String>,
+    /// None while out of date.
     searcher: Option<AhoCorasick>,
 }
+
+impl Registry {
+    fn build_searcher(&self) -> AhoCorasick {
+        let mut patterns: Vec<String> = Vec::new();
+        for value in &self.values {
+            for form in forms::whole_forms(value) {
+                patterns.extend(forms::pieces(&form).into_iter().map(str::to_string));
+            }
+        }
+        patterns.sort_unstable();
+        patterns.dedup();
+        AhoCorasick::new(&patterns).expect("the pieces of the registered values build a searcher")
+    }
+}
+
 /// Whether anything is registered: [`redact`] costs nothing until then.
 static ANY: AtomicBool = AtomicBool::new(false);
 
@@ -67,22 +88,10 @@ pub(crate) fn register(value: &str) {
     if !worth_registering(value) {
         return;
     }
-    let mut registered = FORMS.write().unwrap_or_else(|e| e.into_inner());
-    let mut added = false;
-    for form in escaped_forms(value) {
-        if !registered.forms.contains(&form) {
-            registered.forms.push(form);
-            added = true;
-        }
-    }
-    if added {
-        registered.forms.sort();
-        registered.searcher = Some(
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(&registered.forms)
-                .expect("a few registered values build a searcher"),
-        );
+    let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    if !registry.values.iter().any(|known| known == value) {
+        registry.values.push(value.to_string());
+        registry.searcher = None;
         ANY.store(true, Ordering::Release);
     }
 }
@@ -105,73 +114,97 @@ pub(crate) fn register_environment() {
     }
 }
 
+/// Registers what a client makes of the userinfo of `url` (`http://user:pass@host/`): the
+/// `user:pass` it encodes for HTTP Basic auth, as written and percent-decoded, and the password.
+pub(crate) fn register_userinfo(url: &str) {
+    let Some((_, rest)) = url.split_once("://") else {
+        return;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let Some((userinfo, _)) = authority.rsplit_once('@') else {
+        return;
+    };
+    register(userinfo);
+    let decoded = views::percent_decoded(userinfo);
+    register(&decoded);
+    if let Some((_, password)) = decoded.split_once(':') {
+        register(password);
+    }
+}
+
 /// Whether any secret is registered (while none is, [`redact`] changes nothing).
 pub(crate) fn any() -> bool {
     ANY.load(Ordering::Acquire)
 }
 
-/// `text` with every registered secret (in any of its escaped forms) replaced by [`REDACTED`];
-/// borrowed, without a scan, while nothing is registered.
+/// `text` with every registered secret (any form, any piece of [`forms::PIECE_LEN`] characters, under
+/// any escapes: see the module docs) replaced by [`REDACTED`]; borrowed, without a scan, while
+/// nothing is registered or nothing is found.
 pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     if !ANY.load(Ordering::Acquire) {
         return Cow::Borrowed(text);
     }
-    let registered = FORMS.read().unwrap_or_else(|e| e.into_inner());
-    let Some(searcher) = &registered.searcher else {
-        return Cow::Borrowed(text);
-    };
-    if !searcher.is_match(text) {
+    let spans = with_searcher(|searcher| secret_spans(searcher, text));
+    if spans.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
-    searcher.replace_all_with(text, &mut out, |_, _, out| {
+    let mut written = 0;
+    for span in spans {
+        out.push_str(&text[written..span.start]);
         out.push_str(REDACTED);
-        true
-    });
+        written = span.end;
+    }
+    out.push_str(&text[written..]);
     Cow::Owned(out)
 }
 
-/// `value` as it may appear in what ragate writes: as it is, JSON-escaped, HTML/XML-escaped
-/// (with the entity spellings of maud and of XML writers), Markdown-escaped and percent-encoded.
-fn escaped_forms(value: &str) -> Vec<String> {
-    let json = serde_json::to_string(value).expect("a string serialises");
-    let json = json[1..json.len() - 1].to_string();
-    let html = |quot: &str, apos: &str| {
-        value
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', quot)
-            .replace('\'', apos)
-    };
-    let markdown: String = value
-        .chars()
-        .flat_map(|c| {
-            let escape = c.is_ascii_punctuation().then_some('\\');
-            escape.into_iter().chain(std::iter::once(c))
-        })
+/// Runs `search` with the searcher, building it first when a registration made it out of date.
+fn with_searcher<T>(search: impl FnOnce(&AhoCorasick) -> T) -> T {
+    {
+        let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(searcher) = &registry.searcher {
+            return search(searcher);
+        }
+    }
+    let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    if registry.searcher.is_none() {
+        registry.searcher = Some(registry.build_searcher());
+    }
+    search(registry.searcher.as_ref().expect("just built"))
+}
+
+/// The spans of `text` that hold a secret, in order, merged where they overlap or touch, each
+/// on character boundaries.
+fn secret_spans(searcher: &AhoCorasick, text: &str) -> Vec<Range<usize>> {
+    let mut spans: Vec<Range<usize>> = searcher
+        .find_overlapping_iter(text)
+        .map(|found| found.range())
         .collect();
-    let percent: String = value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
-    let mut forms = vec![
-        value.to_string(),
-        json,
-        html("&quot;", "&#39;"),
-        html("&quot;", "&apos;"),
-        html("&#34;", "&#x27;"),
-        markdown,
-        percent,
-    ];
-    forms.sort();
-    forms.dedup();
-    forms
+    for view in views::decoded_views(text) {
+        spans.extend(
+            searcher
+                .find_overlapping_iter(&view.bytes)
+                .map(|found| view.source(found.range())),
+        );
+    }
+    for span in &mut spans {
+        while !text.is_char_boundary(span.start) {
+            span.start -= 1;
+        }
+        while !text.is_char_boundary(span.end) {
+            span.end += 1;
+        }
+    }
+    spans.sort_unstable_by_key(|span| span.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
 }
 
 #[cfg(test)]
@@ -218,5 +251,54 @@ mod tests {
             redact("ab1 1234567890 0.1234567890"),
             "ab1 1234567890 0.1234567890"
         );
+    }
+
+    #[test]
+    fn encoded_forms_and_pieces_of_a_key_are_redacted() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+        let key = "sk-piece-7d41c09e2ab35f68e0917c4d";
+        register(key);
+        let leaks = |text: &str| {
+            let shown = redact(text);
+            // No 12 characters of the key, of its base64 or of its base64url survive.
+            let mut forms = vec![key.to_string()];
+            forms.extend(forms::whole_forms(key));
+            forms
+                .iter()
+                .flat_map(|form| forms::pieces(form))
+                .any(|piece| shown.contains(piece))
+        };
+        for before in ["", "u", "us", "use", "user:"] {
+            for engine in [&STANDARD, &URL_SAFE] {
+                let encoded = engine.encode(format!("{before}{key}!"));
+                let text = format!("Authorization: Basic {encoded} was refused");
+                assert!(!leaks(&text), "{text} -> {}", redact(&text));
+            }
+        }
+        for text in [
+            r#"{"error": "bad key sk\u002dpiece\u002d7d41c09e2ab35f68e0917c4d"}"#,
+            r#"{"key": "sk-piece-7d41c09e2ab35f68e0917c4d\/"}"#,
+            "name 7d41c09e2ab35f68e091 not in the context",
+            "sk-piece-7d41c%30%39e2ab35f68e0917c4d",
+        ] {
+            assert!(!leaks(text), "{text} -> {}", redact(text));
+            assert!(redact(text).contains(REDACTED));
+        }
+        // Eleven characters of it are no secret; the words around a piece stay.
+        assert_eq!(redact("7d41c09e2ab"), "7d41c09e2ab");
+        assert_eq!(
+            redact("name 7d41c09e2ab35f68e091 not in the context"),
+            "name [redacted] not in the context"
+        );
+    }
+
+    #[test]
+    fn userinfo_is_registered_as_basic_auth_sends_it() {
+        use base64::Engine as _;
+        register_userinfo("http://alice:pw%2Dsecret-81c3@llm.example/v1");
+        let header = base64::engine::general_purpose::STANDARD.encode("alice:pw-secret-81c3");
+        assert_eq!(redact(&format!("Basic {header}")), "Basic [redacted]");
+        assert_eq!(redact("pw-secret-81c3"), REDACTED);
     }
 }

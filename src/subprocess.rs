@@ -2,30 +2,42 @@
 //! stdout is read by another (so large batches cannot deadlock), its stderr handed line by line to
 //! the caller as it comes (the caller prints it, sanitised) and its end kept for errors
 //! ([`StderrTail`]), a deadline over the whole run, and the child killed when the caller gives up.
+//!
+//! The child leads a process group of its own ([`process_group`]): when the caller gives up, at
+//! the deadline, and after the child exited, whatever is left of the group (descendants the
+//! child started) gets SIGTERM, then SIGKILL after [`process_group::GRACE`]. A descendant that
+//! keeps the child's stdout open does not hide the child's exit: [`STDOUT_AFTER_EXIT`] after it,
+//! the output counts as ended.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::process_group;
 use crate::stderr_tail::StderrTail;
 
 /// What the next read of the child's output gave.
 #[derive(Debug)]
 pub(crate) enum Next {
     Line(String),
-    /// The child closed its stdout.
+    /// The child closed its stdout; or it exited and [`STDOUT_AFTER_EXIT`] passed with its stdout
+    /// still open (a descendant holds it; what that one writes is not read).
     End,
-    /// The deadline passed first.
+    /// The deadline passed first, with the child still running.
     TimedOut,
     ReadFailed(std::io::Error),
 }
 
 /// A running child with its input being written in the background.
 pub(crate) struct LineProcess {
-    child: Child,
+    child: Mutex<Watched>,
+    /// The child's process group (its pid).
+    group: u32,
+    /// Whether the group was ended (it left the registry).
+    ended: bool,
     writer: Option<JoinHandle<()>>,
     lines: mpsc::Receiver<std::io::Result<String>>,
     written_at: Arc<Mutex<Vec<Instant>>>,
@@ -33,6 +45,23 @@ pub(crate) struct LineProcess {
     stderr_done: mpsc::Receiver<()>,
     deadline: Instant,
     stderr_tail: StderrTail,
+}
+
+/// The child and when it was first seen to have exited.
+struct Watched {
+    child: Child,
+    exited_at: Option<Instant>,
+}
+
+impl Watched {
+    /// The child's exit status if it has exited (and reaps it), noting when that was first seen.
+    fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        let status = self.child.try_wait()?;
+        if status.is_some() && self.exited_at.is_none() {
+            self.exited_at = Some(Instant::now());
+        }
+        Ok(status)
+    }
 }
 
 /// The longest stderr line handed on, in bytes; the rest of a longer one is dropped and the line
@@ -43,12 +72,20 @@ pub(crate) const MAX_STDERR_LINE: usize = 4096;
 /// (a grandchild that inherited the pipe may keep it open: its lines are still handed on later).
 const STDERR_DRAIN: Duration = Duration::from_secs(1);
 
+/// How long the child's stdout is still read after the child exited: a descendant that inherited
+/// the pipe may keep it open (a server started in the background); after this the output counts
+/// as ended ([`Next::End`]) and the child is reported by its exit status.
+pub(crate) const STDOUT_AFTER_EXIT: Duration = Duration::from_secs(1);
+
+/// How often [`LineProcess::next`] checks, while waiting for a line, whether the child exited.
+const EXIT_POLL: Duration = Duration::from_millis(20);
+
 impl LineProcess {
-    /// Starts `argv` in `dir` (the current directory when `None`) and writes `input` (each entry
-    /// one line, newline included) to its stdin, which is closed afterwards. Each line the child
-    /// writes to stderr goes to `stderr` as soon as it is complete (without its line ending,
-    /// invalid UTF-8 replaced, at most [`MAX_STDERR_LINE`] bytes), from a thread of its own; its
-    /// end is kept too ([`LineProcess::stderr_tail`]).
+    /// Starts `argv` in `dir` (the current directory when `None`), in a process group of its own,
+    /// and writes `input` (each entry one line, newline included) to its stdin, which is closed
+    /// afterwards. Each line the child writes to stderr goes to `stderr` as soon as it is complete
+    /// (without its line ending, invalid UTF-8 replaced, at most [`MAX_STDERR_LINE`] bytes), from a
+    /// thread of its own; its end is kept too ([`LineProcess::stderr_tail`]).
     pub(crate) fn start(
         argv: &[String],
         dir: Option<&Path>,
@@ -68,7 +105,8 @@ impl LineProcess {
         if let Some(dir) = dir {
             command.current_dir(dir);
         }
-        let mut child = command.spawn()?;
+        let mut child = process_group::spawn(&mut command)?;
+        let group = child.id();
         let deadline = Instant::now() + timeout;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -109,7 +147,12 @@ impl LineProcess {
             }
         });
         Ok(LineProcess {
-            child,
+            child: Mutex::new(Watched {
+                child,
+                exited_at: None,
+            }),
+            group,
+            ended: false,
             writer: Some(writer),
             lines,
             written_at,
@@ -124,14 +167,43 @@ impl LineProcess {
         self.stderr_tail.clone()
     }
 
-    /// The next output line, waiting at most until the deadline.
+    fn watched(&self) -> MutexGuard<'_, Watched> {
+        self.child.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next output line, waiting at most until the deadline, or, once the child has exited,
+    /// until [`STDOUT_AFTER_EXIT`] after that (then [`Next::End`], even if a descendant still
+    /// holds the pipe). Lines already read are handed out first.
     pub(crate) fn next(&self) -> Next {
-        let wait = self.deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(wait) {
-            Ok(Ok(line)) => Next::Line(line),
-            Ok(Err(e)) => Next::ReadFailed(e),
-            Err(mpsc::RecvTimeoutError::Timeout) => Next::TimedOut,
-            Err(mpsc::RecvTimeoutError::Disconnected) => Next::End,
+        let received = |line: std::io::Result<String>| match line {
+            Ok(line) => Next::Line(line),
+            Err(e) => Next::ReadFailed(e),
+        };
+        loop {
+            match self.lines.try_recv() {
+                Ok(line) => return received(line),
+                Err(mpsc::TryRecvError::Disconnected) => return Next::End,
+                Err(mpsc::TryRecvError::Empty) => {}
+            }
+            let exited_at = {
+                let mut watched = self.watched();
+                // An error here leaves the deadline to end the wait.
+                let _ = watched.try_wait();
+                watched.exited_at
+            };
+            let (limit, at_limit) = match exited_at {
+                Some(exited) => (exited + STDOUT_AFTER_EXIT, Next::End),
+                None => (self.deadline, Next::TimedOut),
+            };
+            let now = Instant::now();
+            if now >= limit {
+                return at_limit;
+            }
+            match self.lines.recv_timeout((limit - now).min(EXIT_POLL)) {
+                Ok(line) => return received(line),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Next::End,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
         }
     }
 
@@ -144,13 +216,10 @@ impl LineProcess {
             .copied()
     }
 
-    /// Kills the child (the caller gave up on it) and reaps it.
+    /// Ends the child and its whole process group (the caller gave up on it: SIGTERM, then
+    /// SIGKILL after [`process_group::GRACE`]) and reaps it.
     pub(crate) fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
-        }
+        self.stop();
     }
 
     /// The child's exit status once it exits, waiting at most `grace` (and not past the
@@ -160,22 +229,71 @@ impl LineProcess {
         self.wait().ok().flatten()
     }
 
-    /// Waits for the child to exit, until the deadline; `None` when it did not (it is killed).
+    /// Waits for the child to exit, until the deadline; `None` when it did not (it is killed,
+    /// with its group). Once it has exited, what is left of its group is ended (no wait when
+    /// nothing is).
     pub(crate) fn wait(mut self) -> std::io::Result<Option<ExitStatus>> {
         loop {
-            if let Some(status) = self.child.try_wait()? {
-                if let Some(writer) = self.writer.take() {
-                    let _ = writer.join();
-                }
+            if let Some(status) = self
+                .child
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .try_wait()?
+            {
+                self.end_group();
+                self.join_writer();
                 // Its last stderr lines before whatever the caller prints next.
                 let _ = self.stderr_done.recv_timeout(STDERR_DRAIN);
                 return Ok(Some(status));
             }
             if Instant::now() >= self.deadline {
-                self.kill();
+                self.stop();
                 return Ok(None);
             }
             std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Ends what is left of the child's group, once.
+    fn end_group(&mut self) {
+        if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        let watched = self.child.get_mut().unwrap_or_else(PoisonError::into_inner);
+        process_group::end(self.group, || {
+            let _ = watched.try_wait();
+        });
+    }
+
+    /// Ends the group, then kills the child itself too (should it have left its group; and on
+    /// systems without process groups), and reaps it.
+    fn stop(&mut self) {
+        self.end_group();
+        let child = &mut self
+            .child
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .child;
+        let _ = child.kill();
+        let _ = child.wait();
+        self.join_writer();
+    }
+
+    /// Joins the stdin writer if it is done; one still blocked writing to a pipe that a
+    /// descendant outside the group holds open is left behind.
+    fn join_writer(&mut self) {
+        if let Some(writer) = self.writer.take_if(|writer| writer.is_finished()) {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Drop for LineProcess {
+    /// A process dropped without [`LineProcess::wait`] or [`LineProcess::kill`] (an early return,
+    /// a panic) is killed with its group.
+    fn drop(&mut self) {
+        if !self.ended {
+            self.stop();
         }
     }
 }
@@ -311,6 +429,171 @@ mod tests {
         assert!(matches!(process.next(), Next::Line(line) if line == "here"));
         assert!(matches!(process.next(), Next::End));
         assert_eq!(process.wait().unwrap().unwrap().code(), Some(3));
+    }
+
+    /// `sh -c` of a script that starts a grandchild in the current directory, which ignores
+    /// SIGTERM, holds stdout and stderr open and writes its pid to `grandchild.pid`; once that is
+    /// there, the script goes on with `then`.
+    #[cfg(unix)]
+    fn with_grandchild(then: &str) -> Vec<String> {
+        sh(&format!(
+            "sh -c 'trap \"\" TERM; echo $$ > grandchild.tmp; mv grandchild.tmp grandchild.pid; \
+             exec sleep 30' &\n\
+             while [ ! -f grandchild.pid ]; do sleep 0.01; done\n\
+             {then}"
+        ))
+    }
+
+    #[cfg(unix)]
+    fn grandchild(dir: &Path) -> libc::pid_t {
+        let pid = std::fs::read_to_string(dir.join("grandchild.pid")).unwrap();
+        pid.trim().parse().unwrap()
+    }
+
+    /// Whether process `pid` runs: it exists and is not a zombie (dead, not yet reaped by its
+    /// parent: where PID 1 does not reap orphans, as in some containers, they stay).
+    #[cfg(unix)]
+    fn alive(pid: libc::pid_t) -> bool {
+        // SAFETY: signal 0 sends nothing.
+        let exists = unsafe { libc::kill(pid, 0) } == 0;
+        exists
+            && std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+                stat.rsplit_once(')')
+                    .is_none_or(|(_, rest)| !rest.trim_start().starts_with('Z'))
+            })
+    }
+
+    /// Kills what a failed test left running.
+    #[cfg(unix)]
+    struct Reaper(libc::pid_t);
+
+    #[cfg(unix)]
+    impl Drop for Reaper {
+        fn drop(&mut self) {
+            if alive(self.0) {
+                // SAFETY: a pid this test's grandchild had, a moment ago.
+                unsafe { libc::kill(self.0, libc::SIGKILL) };
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_grandchild_holding_stdout_does_not_hide_the_exit_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = LineProcess::start(
+            &with_grandchild("echo answer; exit 3"),
+            Some(dir.path()),
+            Vec::new(),
+            Duration::from_secs(60),
+            |_| {},
+        )
+        .unwrap();
+        let group = process.group;
+        assert!(process_group::registered(group));
+        assert!(matches!(process.next(), Next::Line(line) if line == "answer"));
+        let answered = Instant::now();
+        let _reaper = Reaper(grandchild(dir.path()));
+        assert!(matches!(process.next(), Next::End));
+        let status = process.wait().unwrap().unwrap();
+        let took = answered.elapsed();
+        assert_eq!(status.code(), Some(3));
+        // STDOUT_AFTER_EXIT, then the grace between SIGTERM and SIGKILL, and some slack.
+        assert!(took < Duration::from_millis(2500), "{took:?}");
+        assert!(!alive(grandchild(dir.path())), "the grandchild is gone");
+        assert!(!process_group::registered(group));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn lines_read_before_the_exit_are_all_handed_out_however_late_they_are_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = LineProcess::start(
+            &with_grandchild("seq 5000"),
+            Some(dir.path()),
+            Vec::new(),
+            Duration::from_secs(60),
+            |_| {},
+        )
+        .unwrap();
+        std::thread::sleep(STDOUT_AFTER_EXIT + Duration::from_millis(500));
+        let _reaper = Reaper(grandchild(dir.path()));
+        for expected in 1..=5000 {
+            assert!(matches!(process.next(), Next::Line(line) if line == expected.to_string()));
+        }
+        assert!(matches!(process.next(), Next::End));
+        assert!(process.wait().unwrap().unwrap().success());
+        assert!(!alive(grandchild(dir.path())));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_grandchild_ignoring_sigterm_is_gone_after_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = LineProcess::start(
+            &with_grandchild("trap '' TERM; echo ready; sleep 30"),
+            Some(dir.path()),
+            Vec::new(),
+            Duration::from_secs(3),
+            |_| {},
+        )
+        .unwrap();
+        let group = process.group;
+        assert!(matches!(process.next(), Next::Line(line) if line == "ready"));
+        let _reaper = Reaper(grandchild(dir.path()));
+        assert!(matches!(process.next(), Next::TimedOut));
+        assert!(process.wait().unwrap().is_none());
+        assert!(!alive(grandchild(dir.path())), "the grandchild is gone");
+        assert!(!alive(group as libc::pid_t), "the child is gone");
+        assert!(!process_group::registered(group));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn killing_or_dropping_the_process_ends_its_whole_group() {
+        for drop_it in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let process = LineProcess::start(
+                &with_grandchild("trap '' TERM; echo ready; sleep 30"),
+                Some(dir.path()),
+                Vec::new(),
+                Duration::from_secs(60),
+                |_| {},
+            )
+            .unwrap();
+            let group = process.group;
+            assert!(matches!(process.next(), Next::Line(line) if line == "ready"));
+            let _reaper = Reaper(grandchild(dir.path()));
+            let started = Instant::now();
+            if drop_it {
+                drop(process);
+            } else {
+                process.kill();
+            }
+            let took = started.elapsed();
+            assert!(took < Duration::from_secs(2), "{took:?}");
+            assert!(!alive(grandchild(dir.path())), "drop: {drop_it}");
+            assert!(!alive(group as libc::pid_t), "drop: {drop_it}");
+            assert!(!process_group::registered(group));
+        }
+    }
+
+    #[test]
+    fn a_child_that_leaves_nothing_behind_is_not_waited_for() {
+        let process = LineProcess::start(
+            &sh("echo x"),
+            None,
+            Vec::new(),
+            Duration::from_secs(60),
+            |_| {},
+        )
+        .unwrap();
+        assert!(matches!(process.next(), Next::Line(line) if line == "x"));
+        assert!(matches!(process.next(), Next::End));
+        let started = Instant::now();
+        assert!(process.wait().unwrap().unwrap().success());
+        let took = started.elapsed();
+        assert!(took < process_group::GRACE, "{took:?}");
     }
 
     #[test]

@@ -162,10 +162,12 @@ pub(crate) fn write_stdout(text: &str, kind: Stdout) -> std::io::Result<()> {
     }
 }
 
-/// Writes `text` to stderr (as [`write_stdout`]); a stderr that cannot be written is ignored,
-/// as `eprintln!` would panic on it.
+/// Writes `text` to stderr (as [`write_stdout`], with what came from a config's `${VAR}` named as
+/// written: [`crate::as_written`]); a stderr that cannot be written is ignored, as `eprintln!`
+/// would panic on it.
 fn write_stderr(text: &str) {
-    let text = crate::secrets::redact(text);
+    let text = crate::as_written::conceal(text);
+    let text = crate::secrets::redact(&text);
     emit_stderr(&crate::escape::terminal(&text, Paint::stderr().enabled()));
 }
 
@@ -203,11 +205,11 @@ pub(crate) fn workflow_command(line: &str, stream: CommandStream) {
 /// `error: MESSAGE` and its `caused by:` lines on stderr (the causes the message does not
 /// already tell), also under `--quiet`.
 pub(crate) fn error(error: &dyn std::error::Error) {
-    let mut text = format!("{} {error}\n", Paint::stderr().paint(BAD, "error:"));
-    for cause in crate::error::untold_causes(error) {
-        text.push_str(&format!("  caused by: {cause}\n"));
-    }
-    write_stderr(&text);
+    let message = crate::error::with_causes(error, "\n  caused by: ");
+    write_stderr(&format!(
+        "{} {message}\n",
+        Paint::stderr().paint(BAD, "error:")
+    ));
 }
 
 /// `error: MESSAGE` on stderr, also under `--quiet` (a finding that is not a Rust error).

@@ -12,7 +12,8 @@
 // workflow's GITHUB_TOKEN, which may not call GET /user). The summary is read as data (at most MAX_SUMMARY_BYTES; it may come from an
 // untrusted artifact) and the body is kept under GitHub's 65,536-character limit. With a
 // `reportUrl` (the HTML report's artifact, or the run's artifacts page), a `[HTML report](url)`
-// line follows the summary; it is never cut off with it.
+// line follows the summary; it is never cut off with it. A cut summary gets what it left open
+// closed (a code fence, `<details>` blocks), so the note that it was cut and the footer show.
 'use strict';
 
 const fs = require('fs');
@@ -76,6 +77,34 @@ function reportLine(tier, reportUrl) {
   return `\n\n[HTML report](${reportUrl}) (artifact \`ragate-report-${tier}\`: download, unzip, open report.html)`;
 }
 
+// How many `<details>` a cut summary may leave open: deeper ones are cut away with the rest.
+const MAX_OPEN_DETAILS = 16;
+const CLOSE_FENCE = '\n```';
+const CLOSE_DETAILS = '\n\n</details>';
+
+// `text` (a summary cut short) with what the cut left open closed: a code fence, then every
+// `<details>` opened outside a fence and not closed (the blank line before each `</details>`
+// ends a Markdown list or table inside it), so that the note and the footer after it are neither
+// folded away nor shown as code. More than MAX_OPEN_DETAILS open: cut before the first too many.
+function closeOpenBlocks(text) {
+  let fenced = false;
+  const open = []; // the offset of the line each open `<details>` is on
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    if (/^\s*```/.test(line)) {
+      fenced = !fenced;
+    } else if (!fenced) {
+      for (let n = (line.match(/<details[\s>]/gi) ?? []).length; n > 0; n--) open.push(offset);
+      for (let n = (line.match(/<\/details\s*>/gi) ?? []).length; n > 0 && open.length > 0; n--) open.pop();
+    }
+    offset += line.length + 1;
+  }
+  if (open.length > MAX_OPEN_DETAILS) {
+    return closeOpenBlocks(text.slice(0, open[MAX_OPEN_DETAILS]).replace(/\n$/, ''));
+  }
+  return text + (fenced ? CLOSE_FENCE : '') + CLOSE_DETAILS.repeat(open.length);
+}
+
 function body({ tier, summary, runUrl, sha, reportUrl }) {
   const head = `${marker(tier)}\n`;
   const foot = `${reportLine(tier, reportUrl)}\n\n---\n<sub>Commit ${sha.slice(0, 7)}, [workflow run](${runUrl}); this comment is updated on every run.</sub>\n`;
@@ -84,14 +113,14 @@ function body({ tier, summary, runUrl, sha, reportUrl }) {
   if (bytes(text) > LIMIT_BYTES) {
     const note = `\n\n> [!NOTE]\n> Summary truncated to stay under GitHub's 65,536-character comment limit; ` +
       `the full summary is in the [job summary](${runUrl}).\n`;
-    const room = LIMIT_BYTES - bytes(head) - bytes(foot) - bytes(note) - 8;
+    // Room for the cut summary and what closes it (closeOpenBlocks).
+    const closing = bytes(CLOSE_FENCE) + MAX_OPEN_DETAILS * bytes(CLOSE_DETAILS);
+    const room = LIMIT_BYTES - bytes(head) - bytes(foot) - bytes(note) - closing - 8;
     // Cut on a byte boundary, drop a half character, then go back to the last full line.
     let cut = Buffer.from(summary, 'utf8').subarray(0, room).toString('utf8').replace(/\uFFFD+$/, '');
     const nl = cut.lastIndexOf('\n');
     if (nl > 0) cut = cut.slice(0, nl);
-    // Close a code fence left open by the cut.
-    if (((cut.match(/^\s*```/gm) ?? []).length % 2) === 1) cut += '\n```';
-    text = head + cut + note + foot;
+    text = head + closeOpenBlocks(cut) + note + foot;
   }
   return text;
 }
@@ -113,4 +142,4 @@ async function upsert({ github, context, core, prNumber, tier, summaryPath, runU
   }
 }
 
-module.exports = { find, upsert, body, marker, reportLine, commentAuthor, DEFAULT_AUTHOR };
+module.exports = { find, upsert, body, closeOpenBlocks, marker, reportLine, commentAuthor, DEFAULT_AUTHOR };

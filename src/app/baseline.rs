@@ -1,6 +1,6 @@
 //! `ragate baseline accept` and `ragate baseline show`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
@@ -26,10 +26,16 @@ pub(super) fn accepted_utc() -> Result<String> {
     Ok(humantime::format_rfc3339_seconds(time).to_string())
 }
 
-/// The results of a gate run of `tier`: `from`, else the tier's default output directory's
-/// `results.json`; results of another tier are an error naming the file.
-pub(super) fn read_tier_results(tier: &str, from: Option<PathBuf>) -> Result<(PathBuf, Results)> {
-    let from = from.unwrap_or_else(|| output_table::RESULTS.path(&outputs::default_out(tier)));
+/// The results of a gate run of `tier` of the config at `config`: `from`, else the tier's
+/// default output directory's `results.json` (beside the config); results of another tier are
+/// an error naming the file.
+pub(super) fn read_tier_results(
+    config: &Path,
+    tier: &str,
+    from: Option<PathBuf>,
+) -> Result<(PathBuf, Results)> {
+    let from =
+        from.unwrap_or_else(|| output_table::RESULTS.path(&outputs::default_out(config, tier)));
     let results = store::read(&from, &format!("run `ragate gate --tier {tier}` first"))?;
     if results.tier != tier {
         return Err(Error::input(
@@ -63,7 +69,7 @@ pub(super) fn accept(args: AcceptArgs) -> Result<i32> {
         &tier.baseline,
         &others,
     )?;
-    let (from, mut results) = read_tier_results(&tier.name, args.from)?;
+    let (from, mut results) = read_tier_results(&config.path, &tier.name, args.from)?;
     // Results that errored only because the baseline no longer fits them (the gate recorded
     // it) replace that baseline; any other error is refused.
     if results.status == RunStatus::Error && results.baseline_mismatch.is_none() {

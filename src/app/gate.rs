@@ -178,7 +178,7 @@ fn obtain_run(
     }
     let produced = produce_run(config, pipeline, qrels)?;
     let run_path = output_table::repeat_run(out_dir, repeat);
-    outputs::write(&run_path, &produced.to_jsonl())?;
+    outputs::write_in_folder(&run_path, &produced.to_jsonl())?;
     Ok((run_path, RunFormat::Native))
 }
 
@@ -392,7 +392,7 @@ pub(super) fn run_context<'a>(
 }
 
 pub(super) fn run(args: GateArgs) -> Result<i32> {
-    let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
+    let options = OutputOptions::new(&args.report, &args.config, &args.tier, Instant::now());
     let outcome = gate(&args, &options);
     if let Err(error) = &outcome {
         output_files::report_failure(&options, &args.config, &args.tier, error);
@@ -524,6 +524,6 @@ fn write_shard(
     };
     let text = crate::json_text::document(&output);
     let path = output_table::SHARD.path(out_dir);
-    outputs::write(&path, &text)?;
+    outputs::write_in_folder(&path, &text)?;
     Ok(path)
 }

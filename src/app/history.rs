@@ -87,7 +87,7 @@ pub(super) fn add(args: HistoryAddArgs) -> Result<i32> {
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
     let dir = history_dir(args.dir.as_deref(), Some(&config), &args.config)?;
-    let (from, results) = super::baseline::read_tier_results(&tier.name, args.from)?;
+    let (from, results) = super::baseline::read_tier_results(&config.path, &tier.name, args.from)?;
     same_config(&config, tier, &from, &results)?;
     let (checks, baseline_sha256) = checks_against_baseline(&config, tier, &results)?;
     let source_date_epoch = crate::env::source_date_epoch()?;

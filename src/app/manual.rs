@@ -37,7 +37,7 @@ pub(super) fn man(args: ManArgs) -> Result<i32> {
         return Ok(exit_code::SUCCESS);
     };
     for (name, text) in &pages {
-        outputs::write(&dir.join(name), text).map_err(|e| e.named_by("--out"))?;
+        outputs::write_in_folder(&dir.join(name), text).map_err(|e| e.named_by("--out"))?;
     }
     term::info(format!(
         "ragate man: {} pages written to {} (read one with `man {}`)",

@@ -262,7 +262,7 @@ fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
 }
 
 pub(crate) fn run(args: MergeArgs) -> Result<i32> {
-    let options = OutputOptions::new(&args.report, &args.tier, Instant::now());
+    let options = OutputOptions::new(&args.report, &args.config, &args.tier, Instant::now());
     let outcome = merge(&args, &options);
     if let Err(error) = &outcome {
         output_files::report_failure(&options, &args.config, &args.tier, error);

@@ -11,6 +11,7 @@ pub(crate) mod error_output;
 mod finish;
 mod gate;
 mod gate_options;
+mod hand_edits;
 mod history;
 mod holes;
 mod init;
@@ -24,6 +25,7 @@ mod manual;
 pub(crate) mod merge;
 mod model_judgments;
 mod output_files;
+mod output_place;
 mod output_table;
 mod outputs;
 mod plan;
@@ -55,6 +57,19 @@ use crate::report::trec_eval_format;
 use crate::term;
 
 pub(crate) fn run(cli: Cli) -> Result<i32> {
+    // Children lead process groups of their own: ragate passes SIGINT and SIGTERM on to them.
+    if let Err(e) = crate::process_group::end_on_signals() {
+        term::warning(format!(
+            "cannot watch for SIGINT/SIGTERM ({e}): on either, child processes are left running"
+        ));
+    }
+    let result = run_command(cli);
+    // A command that ended because a signal stopped its children waits for the signal's exit.
+    crate::process_group::hold_if_stopping();
+    result
+}
+
+fn run_command(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Eval(args) => eval(args),
         Command::Gate(args) => gate::run(args),

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::app::output_place;
 use crate::app::output_table::{self, OverInput};
 use crate::app::outputs::{OutputOptions, write_outcome};
 use crate::baseline::store;
@@ -127,13 +128,36 @@ fn repeat_runs(out_dir: &Path) -> Vec<PathBuf> {
     runs
 }
 
-/// Refuses a run whose outputs would overwrite one of its inputs (the files it writes whatever
-/// it reads: [`OverInput::Refuse`]), then removes the previous run's outputs (never a file that
-/// is an input: `--run out/run.jsonl` stays).
+/// Refuses a run whose outputs would overwrite one of its inputs (the files it writes whatever it
+/// reads: [`OverInput::Refuse`]) or go into a history folder
+/// ([`output_place::refuse_history_folder`]), then removes the previous run's outputs (never a
+/// file that is an input: `--run out/run.jsonl` stays). A symbolic link in the output folder is removed itself, its target
+/// untouched (the run writes a regular file there), unless an input is named by the link.
 pub(super) fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
     let is_input = |path: &Path| input_at(path, inputs);
+    let history = options.history.as_deref();
     if let Some(junit) = &options.junit {
         refuse_input("--junit", junit, inputs)?;
+        output_place::refuse_history_folder(
+            "--junit",
+            junit,
+            output_place::parent_dir(junit),
+            history,
+        )?;
+    }
+    output_place::refuse_history_folder("--out", &options.out_dir, &options.out_dir, history)?;
+    for (path, _) in outputs(options) {
+        let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if Some(&path) == options.junit.as_ref() || !link {
+            continue;
+        }
+        let entry = entry_identity(&path);
+        if !inputs
+            .iter()
+            .any(|input| entry_identity(&input.path) == entry)
+        {
+            std::fs::remove_file(&path).map_err(|e| Error::write(&path, e).named_by("--out"))?;
+        }
     }
     let refused = output_table::ALL
         .iter()
@@ -150,14 +174,24 @@ pub(super) fn prepare(options: &OutputOptions, inputs: &[Input]) -> Result<()> {
         }
     }
     for (path, _) in outputs(options) {
-        // A link's target is the output (written through, the link kept); a device or a FIFO
-        // (`--junit /dev/null`) is never removed.
+        // A link left here names an input (kept) or is `--junit`'s, whose target is the output
+        // (written through, the link kept); a device or a FIFO (`--junit /dev/null`) is never
+        // removed.
         let path = store::resolve_links(&path);
         if is_input(&path).is_none() && path.is_file() {
             std::fs::remove_file(&path).map_err(|e| Error::write(&path, e).named_by("--out"))?;
         }
     }
     Ok(())
+}
+
+/// The folder entry `path` names, as an absolute path: its folder resolved, its last component
+/// kept as it is (a link is itself, not its target).
+fn entry_identity(path: &Path) -> PathBuf {
+    match path.file_name() {
+        Some(name) => output_place::absolute(output_place::parent_dir(path)).join(name),
+        None => output_place::absolute(path),
+    }
 }
 
 /// The input that `path` is, if any.
@@ -279,6 +313,7 @@ mod tests {
     fn options(out: &Path, junit: Option<PathBuf>) -> OutputOptions {
         OutputOptions {
             out_dir: out.to_path_buf(),
+            default_out_dir: out.to_path_buf(),
             junit,
             format: GateFormat::Table,
             allow_judge_change: false,
@@ -375,6 +410,36 @@ mod tests {
                 file.name
             );
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_the_output_folder_is_removed_itself_unless_an_input_is_named_by_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let baseline = dir.path().join("baseline.json");
+        std::fs::write(&baseline, "{}").unwrap();
+        std::fs::write(dir.path().join("real-run.jsonl"), "run").unwrap();
+        std::os::unix::fs::symlink("../baseline.json", out.join("summary.md")).unwrap();
+        std::os::unix::fs::symlink("../real-run.jsonl", out.join("run.jsonl")).unwrap();
+        let inputs = [
+            input(&baseline, "tier `smoke`'s baseline"),
+            input(&out.join("run.jsonl"), "the run"),
+        ];
+        prepare(&options(&out, None), &inputs).expect("the link is no input: no refusal");
+        assert!(std::fs::symlink_metadata(out.join("summary.md")).is_err());
+        assert_eq!(std::fs::read_to_string(&baseline).unwrap(), "{}");
+        assert!(
+            std::fs::symlink_metadata(out.join("run.jsonl"))
+                .unwrap()
+                .is_symlink(),
+            "`--run out/run.jsonl` names the link: it stays"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("real-run.jsonl")).unwrap(),
+            "run"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::app::judge_consistency::JudgeConsistency;
+use crate::app::output_place;
 use crate::app::output_table::{self, Sink};
 use crate::app::{write_document, write_human};
 use crate::baseline::noise::RunNoise;
@@ -75,6 +76,8 @@ pub(crate) struct Evaluated {
 #[derive(Debug, Clone)]
 pub(super) struct OutputOptions {
     pub out_dir: PathBuf,
+    /// Where the outputs go without `--out` ([`default_out`]): what `baseline accept` reads.
+    pub default_out_dir: PathBuf,
     pub junit: Option<PathBuf>,
     pub format: GateFormat,
     pub allow_judge_change: bool,
@@ -84,10 +87,15 @@ pub(super) struct OutputOptions {
 }
 
 impl OutputOptions {
-    /// The options the command line gave, for `tier`.
-    pub(super) fn new(report: &ReportArgs, tier: &str, started: Instant) -> Self {
+    /// The options the command line gave, for `tier` of the config at `config`.
+    pub(super) fn new(report: &ReportArgs, config: &Path, tier: &str, started: Instant) -> Self {
+        let default_out_dir = default_out(config, tier);
         OutputOptions {
-            out_dir: report.out.clone().unwrap_or_else(|| default_out(tier)),
+            out_dir: report
+                .out
+                .clone()
+                .unwrap_or_else(|| default_out_dir.clone()),
+            default_out_dir,
             junit: report.junit.clone(),
             format: report.format,
             allow_judge_change: report.allow_judge_change,
@@ -101,7 +109,7 @@ impl OutputOptions {
     /// The command that accepts this run's results as the baseline of `tier`.
     pub(super) fn accept_command(&self, tier: &str) -> String {
         let mut command = format!("ragate baseline accept --tier {tier}");
-        if self.out_dir != default_out(tier) {
+        if self.out_dir != self.default_out_dir {
             command.push_str(&format!(
                 " --from {}",
                 output_table::RESULTS.path(&self.out_dir).display()
@@ -111,13 +119,27 @@ impl OutputOptions {
     }
 }
 
-/// The default output directory of a tier.
-pub(super) fn default_out(tier: &str) -> PathBuf {
-    PathBuf::from(".ragate/out").join(tier)
+/// The default output directory of `tier`: `.ragate/out/<tier>` beside the config at `config`
+/// (the outputs belong to the config's project wherever the command runs: a config found in a
+/// parent folder, `../../eval-config.yaml`, gives `../../.ragate/out/<tier>`).
+pub(super) fn default_out(config: &Path, tier: &str) -> PathBuf {
+    let out = Path::new(".ragate/out").join(tier);
+    match config.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(out),
+        _ => out,
+    }
 }
 
+/// Writes `text` to `path`, a file the user named (`--junit FILE`, `convert --out FILE`): a
+/// symbolic link there is followed ([`store::write_atomic`]).
 pub(super) fn write(path: &Path, text: &str) -> Result<()> {
     store::write_atomic(path, text)
+}
+
+/// Writes `text` to `path`, a file whose name ragate chose inside an output folder: a symbolic
+/// link there is replaced, never followed ([`store::write_replacing_links`]).
+pub(super) fn write_in_folder(path: &Path, text: &str) -> Result<()> {
+    store::write_replacing_links(path, text)
 }
 
 /// What run-stats.json adds to a decided run besides its verdicts.
@@ -152,25 +174,45 @@ pub(super) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
         .collect();
     let stopped = matches!(outcome, RunOutcome::NotEvaluated(_));
     // A regular file there was written by this run before it stopped (the previous run's were
-    // removed first); a device or a FIFO (`--junit /dev/null`) always gets the error.
-    let keep = |path: &Path| stopped && store::resolve_links(path).is_file();
+    // removed first); a device or a FIFO (`--junit /dev/null`) always gets the error. In the
+    // output folder a link is no file of this run's: it is replaced. A run refused for writing
+    // into a history folder writes nothing there either.
+    let keep = |path: &Path, in_folder: bool| {
+        stopped
+            && (if in_folder {
+                std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+            } else {
+                store::resolve_links(path).is_file()
+            } || output_place::refuse_history_folder(
+                "",
+                path,
+                output_place::parent_dir(path),
+                options.history.as_deref(),
+            )
+            .is_err())
+    };
     let mut summary_written = false;
     for (sink, texts) in &rendered {
         let Some(text) = texts.first() else {
             continue;
         };
-        let (path, named_by) = match sink {
-            Sink::OutDir(file) => (file.path(&options.out_dir), "--out"),
+        let (path, named_by, in_folder) = match sink {
+            Sink::OutDir(file) => (file.path(&options.out_dir), "--out", true),
             Sink::JunitOption => match &options.junit {
-                Some(path) => (path.clone(), "--junit"),
+                Some(path) => (path.clone(), "--junit", false),
                 None => continue,
             },
             _ => continue,
         };
-        if keep(&path) {
+        if keep(&path, in_folder) {
             continue;
         }
-        write(&path, text).map_err(|e| e.named_by(named_by))?;
+        let written = if in_folder {
+            write_in_folder(&path, text)
+        } else {
+            write(&path, text)
+        };
+        written.map_err(|e| e.named_by(named_by))?;
         summary_written |= *sink == Sink::OutDir(output_table::SUMMARY);
     }
     let annotation_stream = match (outcome, options.format) {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::app::rejudge::{self, Identities};
 use crate::app::tier_baseline::{self, Baseline};
 use crate::app::write_human;
-use crate::app::{history, judged_depth, output_files, output_table, tier_labels};
+use crate::app::{history, judged_depth, output_files, output_place, output_table, tier_labels};
 use crate::baseline::results::RunStatus;
 use crate::baseline::store;
 use crate::cli::HtmlReportArgs;
@@ -53,8 +53,11 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
     remove_older_report(&args.out)?;
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
-    let (from, current) =
-        super::baseline::read_tier_results(&tier.name, results_path(args.from.clone()))?;
+    let (from, current) = super::baseline::read_tier_results(
+        &config.path,
+        &tier.name,
+        results_path(args.from.clone()),
+    )?;
     let mut inputs = output_files::inputs(&config, tier, None);
     inputs.push(output_files::Input {
         path: from.clone(),
@@ -64,6 +67,10 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
         inputs.extend(output_files::history_inputs(dir, &tier.name));
     }
     output_files::refuse_input("--out", &args.out, &inputs)?;
+    let folder = output_place::parent_dir(&args.out);
+    for history in [args.history.as_deref(), config.history_dir.as_deref()] {
+        output_place::refuse_history_folder("--out", &args.out, folder, history)?;
+    }
     history::same_config(&config, tier, &from, &current)?;
     let accept = format!(
         "run `ragate baseline accept --tier {} --from {}` to accept these results as the first baseline",

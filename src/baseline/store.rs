@@ -7,6 +7,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::baseline::results::{FORMAT, Results};
 use crate::error::{Error, Location, Result};
@@ -87,6 +88,12 @@ fn parent_dir(path: &Path) -> &Path {
 /// commands a person runs one at a time (`baseline accept`): a concurrent write of the same
 /// path would lose its temporary file and fail (never write a partial file).
 pub(crate) fn remove_stale_temps(path: &Path) -> Result<usize> {
+    remove_temps(path, Duration::ZERO)
+}
+
+/// Removes the temporary files of `path` (as [`remove_stale_temps`]) last modified at least
+/// `min_age` ago; returns how many. A younger one may belong to a write of `path` running now.
+fn remove_temps(path: &Path, min_age: Duration) -> Result<usize> {
     let dir = parent_dir(path);
     let prefix = temp_prefix(path);
     let entries = match std::fs::read_dir(dir) {
@@ -101,9 +108,26 @@ pub(crate) fn remove_stale_temps(path: &Path) -> Result<usize> {
             .file_name()
             .to_str()
             .is_some_and(|name| name.starts_with(&prefix));
-        if is_temp && entry.file_type().is_ok_and(|t| t.is_file()) {
-            std::fs::remove_file(entry.path()).map_err(|e| Error::io(&entry.path(), e))?;
-            removed += 1;
+        if !is_temp {
+            continue;
+        }
+        // Not followed: a link is no temporary file of ours.
+        let Ok(metadata) = entry.metadata() else {
+            continue;
+        };
+        let old_enough = min_age.is_zero()
+            || metadata
+                .modified()
+                .ok()
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age >= min_age);
+        if metadata.is_file() && old_enough {
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                // Removed meanwhile (by another cleaner, or renamed by its writer).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::write(&entry.path(), e)),
+            }
         }
     }
     Ok(removed)
@@ -126,26 +150,67 @@ pub(crate) fn resolve_links(path: &Path) -> std::path::PathBuf {
     path
 }
 
-/// Writes `text` to `path`. A regular file (or none yet) is written atomically: a temporary file
+/// How old a temporary file of [`write_atomic`] must be for a later write of the same path to
+/// remove it: as old as history's ([`crate::history::store::STALE_TEMP`]). A write killed
+/// before its rename (SIGKILL, a full disk) leaves one behind; a younger one may be another
+/// write's, running now.
+pub(crate) const STALE_TEMP: Duration = crate::history::store::STALE_TEMP;
+
+/// What a write does with a symbolic link where it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Links {
+    /// A path the user named: the link is followed and its target written (the link stays).
+    Follow,
+    /// A file ragate names inside an output folder: the link itself is replaced by a regular
+    /// file, its target left untouched.
+    Replace,
+}
+
+/// Writes `text` to `path`, a path the user named (`--junit FILE`, `report --out FILE`, a
+/// baseline, qrels). A regular file (or none yet) is written atomically: a temporary file
 /// `.<name>.ragate-tmp-XXXXXX` in the same directory, flushed to disk, then renamed over the
-/// target; the directory is created when needed. A symbolic link is followed and its target
-/// written so (the link stays a link). Anything else that exists (`/dev/null`, `/dev/stdout`, a
-/// FIFO, a terminal or another device) is written in place, never replaced by a regular file.
+/// target; the directory is created when needed, and the temporary files of this path that
+/// killed writes left there more than [`STALE_TEMP`] ago are removed. A symbolic link is
+/// followed and its target written so (the link stays a link). Anything else that exists
+/// (`/dev/null`, `/dev/stdout`, a FIFO, a terminal or another device) is written in place,
+/// never replaced by a regular file.
 /// `text` is written as it is: the encoder of its format (`json_text`, `report::inert`, the
 /// JUnit and HTML writers) redacted every text from outside on its raw form before escaping it;
 /// redacting here, after the escaping, would miss escaped forms and could complete a link.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    write_file(path, text, Links::Follow)
+}
+
+/// Writes `text` to `path`, a file whose name ragate chose inside an output folder (a gate's
+/// `summary.md`, synth's `draft.jsonl`): as [`write_atomic`], except that a symbolic link there
+/// is replaced by the regular file, never followed (a link planted in the output folder cannot
+/// turn an output into a write over a file elsewhere).
+pub(crate) fn write_replacing_links(path: &Path, text: &str) -> Result<()> {
+    write_file(path, text, Links::Replace)
+}
+
+fn write_file(path: &Path, text: &str, links: Links) -> Result<()> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     // The kernel follows the links first: `/dev/stdout` is a link to `/proc/self/fd/1`, itself
     // a link to no path when the descriptor is a pipe.
-    if let Ok(metadata) = std::fs::metadata(path)
+    if !(is_link && links == Links::Replace)
+        && let Ok(metadata) = std::fs::metadata(path)
         && !metadata.is_file()
         && !metadata.is_dir()
     {
         return write_in_place(path, text);
     }
-    let path = &resolve_links(path);
+    let resolved;
+    let path = match links {
+        Links::Follow => {
+            resolved = resolve_links(path);
+            &resolved
+        }
+        Links::Replace => path,
+    };
     let dir = parent_dir(path);
     std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+    remove_temps(path, STALE_TEMP)?;
     // Outputs and baselines are meant to be read by others (CI artifacts, reviewers): the
     // temporary file's private mode would stick to them.
     let prefix = temp_prefix(path);
@@ -164,6 +229,7 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
     file.as_file()
         .sync_all()
         .map_err(|e| Error::write(path, e))?;
+    // A rename replaces a link at `path` with the file; it never writes through it.
     file.persist(path)
         .map_err(|e| Error::write(path, e.error))?;
     Ok(())
@@ -211,6 +277,33 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_write_removes_its_paths_temporary_files_once_they_are_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("qrels.jsonl");
+        let old = dir.path().join(".qrels.jsonl.ragate-tmp-Old123");
+        let young = dir.path().join(".qrels.jsonl.ragate-tmp-New456");
+        let other = dir.path().join(".other.jsonl.ragate-tmp-Old789");
+        for path in [&old, &young, &other] {
+            std::fs::write(path, "partial").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - STALE_TEMP - Duration::from_secs(60);
+        for path in [&old, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        write_atomic(&target, "{}\n").unwrap();
+        assert!(!old.exists(), "old enough: a killed write's");
+        assert!(young.exists(), "may be a write running now");
+        assert!(other.exists(), "another path's");
+        assert_eq!(remove_temps(&target, STALE_TEMP).unwrap(), 0);
+        assert_eq!(remove_stale_temps(&target).unwrap(), 1, "all, at any age");
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_device_is_written_in_place_and_a_link_is_written_through() {
@@ -234,6 +327,33 @@ mod tests {
             std::fs::read_to_string(dir.path().join("created.xml")).unwrap(),
             "made"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_an_output_folder_is_replaced_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("baseline.json");
+        std::fs::write(&target, "kept").unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        for (name, points_to) in [
+            ("summary.md", "../baseline.json"),
+            ("junit.xml", "../planted.xml"),
+            ("null.txt", "/dev/null"),
+        ] {
+            let link = out.join(name);
+            std::os::unix::fs::symlink(points_to, &link).unwrap();
+            write_replacing_links(&link, "written").unwrap();
+            let metadata = std::fs::symlink_metadata(&link).unwrap();
+            assert!(metadata.is_file(), "{name}: a regular file now");
+            assert_eq!(std::fs::read_to_string(&link).unwrap(), "written");
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+        assert!(!dir.path().join("planted.xml").exists());
+        // A device that is no link is still written in place.
+        write_replacing_links(Path::new("/dev/null"), "discarded").unwrap();
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
     }
 
     #[test]

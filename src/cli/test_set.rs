@@ -31,9 +31,14 @@ pub(crate) struct HolesArgs {
     /// A judge of the config (`openai` or `command`) to propose a grade 0-3 for every hole.
     #[arg(long, value_name = "NAME", requires = "out")]
     pub judge: Option<String>,
-    /// The proposals file to write (JSONL), with --judge.
+    /// The proposals file to write (JSONL), with --judge. A file there is replaced only while it
+    /// is what ragate wrote (its sha256 is kept in `.<name>.ragate-sha256` beside it).
     #[arg(long, value_name = "FILE", requires = "judge")]
     pub out: Option<PathBuf>,
+    /// Replace the --out file even when it changed since ragate wrote it (edited by hand) or
+    /// was not written by ragate.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// What to print on stdout without --judge: a table, one JSON object, or one JSON object a
     /// hole (`{"qid", "doc_id", "priority", "best_rank", "runs"}`).
     #[arg(long, value_enum, default_value_t = HolesFormat::Table)]
@@ -95,9 +100,14 @@ pub(crate) struct SynthArgs {
     #[arg(long, value_name = "NAME")]
     pub generator: String,
     /// The folder to write the draft tier file (draft.jsonl) and the review sheet (review.md)
-    /// into.
+    /// into. A previous run's files there are replaced only while they are what ragate wrote
+    /// (their sha256 is kept in `.<name>.ragate-sha256` beside them).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Replace draft.jsonl and review.md in --out even when they changed since ragate wrote
+    /// them (a reviewer's edits are lost) or were not written by ragate.
+    #[arg(long)]
+    pub force: bool,
     /// The judge that checks every answer is supported by its document(s) (answerability).
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub judge: String,

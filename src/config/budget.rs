@@ -9,6 +9,7 @@ use crate::error::Result;
 /// A budget as written: `{ max_calls: 500, max_cost: 2.5 }`.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ max_usd: 5 }`")]
 pub(crate) struct RawBudget {
     pub max_calls: Option<u64>,
     pub max_cost: Option<f64>,

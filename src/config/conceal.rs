@@ -1,7 +1,8 @@
 //! What the config's `${VAR}` values may not show: the values of variables that land in a URL or
-//! a key are registered as secrets ([`register_secrets`]), and an error about a value that came
-//! from a variable names the variable, never its value ([`Concealer`]). docs/config.md promises
-//! the variable, never its value.
+//! a key, and the userinfo of every URL, are registered as secrets ([`register_secrets`]); an
+//! error about a value that came from a variable names the variable, never its value
+//! ([`Concealer`]); and later messages show commands, paths and URLs as written
+//! ([`install_as_written`]). docs/config.md promises the variable, never its value.
 
 use crate::config::yaml::Value;
 
@@ -30,7 +31,14 @@ fn walk(value: &Value, key: Option<&str>) {
                     crate::secrets::register_variable(name);
                 }
             }
+            if text.contains("://") {
+                let lookup = |name: &str| std::env::var(name).ok();
+                if let Ok(url) = expand::expand(std::path::Path::new(""), text, lookup) {
+                    crate::secrets::register_userinfo(&url);
+                }
+            }
         }
+        Value::String(text) if text.contains("://") => crate::secrets::register_userinfo(text),
         Value::Mapping(map) => {
             for (name, child) in map {
                 walk(child, name.as_str());
@@ -42,6 +50,53 @@ fn walk(value: &Value, key: Option<&str>) {
             }
         }
         Value::Tagged(tagged) => walk(&tagged.value, key),
+        _ => {}
+    }
+}
+
+/// Makes later messages show each command argument, path and URL of the config that holds a
+/// `${VAR}` as written ([`crate::as_written`]): the scalars of `written` and of `expanded` (the
+/// same shape, checked before) are paired where they differ. Left out: numbers and values of
+/// fewer than 4 characters, and, outside a `command` list, values without a `/`, `\`, `.`, `:`,
+/// `=` or `@` (a plain word such as a model or slice name would hit ordinary words of messages).
+pub(super) fn install_as_written(written: &Value, expanded: &Value) {
+    let mut pairs = Vec::new();
+    pair_scalars(written, expanded, false, &mut pairs);
+    crate::as_written::install(pairs);
+}
+
+fn pair_scalars(
+    written: &Value,
+    expanded: &Value,
+    in_command: bool,
+    pairs: &mut Vec<(String, String)>,
+) {
+    match (written, expanded) {
+        (Value::String(text), expanded) if text.contains("${") => {
+            let value = crate::config::yaml::scalar_text(expanded);
+            let looks_like_a_place = value.contains(['/', '\\', '.', ':', '=', '@']);
+            let kept = value.len() > SHORT_VALUE
+                && !matches!(expanded, Value::Number(_))
+                && (in_command || looks_like_a_place)
+                && value != *text;
+            if kept {
+                pairs.push((value, text.clone()));
+            }
+        }
+        (Value::Mapping(written), Value::Mapping(expanded)) => {
+            for ((key, child), (_, expanded_child)) in written.iter().zip(expanded.iter()) {
+                let command = key.as_str() == Some("command");
+                pair_scalars(child, expanded_child, command, pairs);
+            }
+        }
+        (Value::Sequence(written), Value::Sequence(expanded)) => {
+            for (child, expanded_child) in written.iter().zip(expanded) {
+                pair_scalars(child, expanded_child, in_command, pairs);
+            }
+        }
+        (Value::Tagged(written), Value::Tagged(expanded)) => {
+            pair_scalars(&written.value, &expanded.value, in_command, pairs);
+        }
         _ => {}
     }
 }

@@ -106,7 +106,21 @@ pub(super) fn expand(
                         ),
                     ));
                 }
-                Some(value) => out.push_str(&value),
+                Some(value) => {
+                    let after_end = &after[end + 1..];
+                    // `"${MAXDROP:-0.03}"`, quoted so that a flow mapping reads as YAML before
+                    // expansion, stands for the number it expands to.
+                    let quote = out.chars().last().filter(|c| matches!(c, '"' | '\''));
+                    match quote {
+                        Some(quote) if after_end.starts_with(quote) && is_yaml_number(&value) => {
+                            out.pop();
+                            out.push_str(&value);
+                            rest = &after_end[1..];
+                            continue;
+                        }
+                        _ => out.push_str(&value),
+                    }
+                }
                 None => {
                     return Err(Error::parse(
                         path,
@@ -122,6 +136,25 @@ pub(super) fn expand(
         out.push_str(rest);
     }
     Ok(out)
+}
+
+/// Whether `text` is a plain YAML 1.2 number (`3`, `-0.03`, `1e-3`, `.5`).
+fn is_yaml_number(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (mantissa, exponent) = match digits.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
+        None => (digits, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = !(whole.is_empty() && fraction.is_empty())
+        && all_digits(whole)
+        && all_digits(fraction);
+    let exponent_ok = exponent.is_none_or(|exponent| {
+        let exponent = exponent.strip_prefix(['-', '+']).unwrap_or(exponent);
+        !exponent.is_empty() && all_digits(exponent)
+    });
+    mantissa_ok && exponent_ok
 }
 
 /// Fails when the expanded config's structure differs from the written one's: a mapping with
@@ -190,6 +223,22 @@ mod tests {
 
     fn env(name: &str) -> Option<String> {
         (name == "VARIANT").then(|| "hybrid".to_string())
+    }
+
+    #[test]
+    fn a_quoted_variable_that_expands_to_a_number_is_the_number() {
+        let text = "r: {max_drop: \"${MAXDROP:-0.03}\", k: '${K:-5}', m: \"${MODEL:-gpt-4}\"}\n\
+                    x: \"a${K:-5}\"\n";
+        assert_eq!(
+            expand(Path::new("c.yaml"), text, |_| None).unwrap(),
+            "r: {max_drop: 0.03, k: 5, m: \"gpt-4\"}\nx: \"a5\"\n"
+        );
+        for number in ["3", "-0.03", "1e-3", ".5", "+2.", "6.02E23"] {
+            assert!(is_yaml_number(number), "{number}");
+        }
+        for other in ["", ".", "-", "1e", "0x10", "1.2.3", "inf", "5 ", "e5"] {
+            assert!(!is_yaml_number(other), "{other}");
+        }
     }
 
     #[test]

@@ -268,6 +268,7 @@ pub fn load(path: &Path) -> Result<Config> {
         ))
     })?;
     expand::check_same_shape(path, &written, &as_expanded)?;
+    conceal::install_as_written(&written, &as_expanded);
     let notes = metrics::alias_notes(&raw);
     let config = validate(path, raw, &written)
         .map_err(|error| concealer.conceal(locate::locate(error, text)))?;

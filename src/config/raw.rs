@@ -10,6 +10,9 @@ use crate::judge::backend::RawJudge;
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a mapping of the config's top-level keys (`version`, `tiers`, `metrics`, ...)"
+)]
 pub(crate) struct RawConfig {
     pub version: u32,
     pub corpus: Option<String>,
@@ -37,6 +40,7 @@ pub(crate) struct RawConfig {
 /// How a tier's run is obtained: exactly one of `run_file`, `command`, `http`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping with one of `run_file`, `command` or `http`")]
 pub(crate) struct RawPipeline {
     pub run_file: Option<String>,
     pub command: Option<Vec<String>>,
@@ -48,6 +52,7 @@ pub(crate) struct RawPipeline {
 /// The `http` pipeline adapter's settings.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ url: http://host/run }`")]
 pub(crate) struct RawHttpPipeline {
     pub url: String,
     pub concurrency: Option<usize>,
@@ -58,6 +63,7 @@ pub(crate) struct RawHttpPipeline {
 /// Thresholds of the failure-diagnosis matrix.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping of `diagnosis` settings")]
 pub(crate) struct RawDiagnosis {
     pub low: Option<f64>,
     pub high: Option<f64>,
@@ -68,6 +74,7 @@ pub(crate) struct RawDiagnosis {
 /// An OpenAI-compatible embeddings endpoint for `answer_relevance`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping of `embeddings` settings (`kind`, `model`, ...)")]
 pub(crate) struct RawEmbeddings {
     pub base_url: Option<String>,
     pub model: Option<String>,
@@ -90,6 +97,7 @@ pub(crate) struct RawEmbeddings {
 /// Where judge verdicts are cached.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping of `cache` settings")]
 pub(crate) struct RawCache {
     pub path: Option<String>,
     pub mode: Option<super::CacheMode>,
@@ -134,6 +142,7 @@ impl<'de> Deserialize<'de> for RawMetric {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ name: faithfulness, judge: j }`")]
 pub(crate) struct RawMetricSpec {
     pub name: String,
     pub judge: Option<String>,
@@ -159,6 +168,7 @@ pub(crate) enum RawClaims {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping of tier settings (`qrels`, `baseline`, ...)")]
 pub(crate) struct RawTier {
     pub qrels: Option<String>,
     /// Query texts (TSV `qid<TAB>text` or JSONL) for qrels that carry none.
@@ -252,6 +262,7 @@ pub enum DriftPolicy {
 /// `history:`: where `ragate history` keeps its records.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping of `history` settings")]
 pub(crate) struct RawHistory {
     /// The history directory, relative to the config file.
     pub dir: String,
@@ -259,6 +270,7 @@ pub(crate) struct RawHistory {
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping of `gate` settings (`rules`, ...)")]
 pub(crate) struct RawGate {
     pub decision: Option<Decision>,
     pub alpha: Option<f64>,
@@ -281,6 +293,7 @@ pub(crate) struct RawGate {
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a rule mapping such as `{ metric: recall@5, max_drop: 0.02 }`")]
 pub(crate) struct RawRule {
     pub metric: String,
     pub slice: Option<String>,

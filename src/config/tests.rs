@@ -713,3 +713,46 @@ fn ir_measures_and_trec_eval_names_are_read_as_ragate_s_and_noted_once() {
         "{message}"
     );
 }
+
+#[test]
+fn a_scalar_where_a_mapping_is_expected_says_what_to_write_not_a_type_name() {
+    let cases = [
+        (
+            with_judges(
+                "  j: { kind: openai, base_url: \"http://h\", model: m, price_per_1k_tokens: 0.01 }\n",
+            ),
+            "expected a mapping `{ input: PRICE, output: PRICE }` (per 1,000 prompt and completion tokens)",
+        ),
+        (
+            VALID.replace("gate:\n  decision", "pipeline: 3\ngate:\n  decision"),
+            "expected a mapping with one of `run_file`, `command` or `http`",
+        ),
+        (
+            VALID.replace(
+                "    - { metric: ndcg@10, max_drop_pct: 5 }",
+                "    - ndcg@10",
+            ),
+            "expected a rule mapping such as `{ metric: recall@5, max_drop: 0.02 }`",
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = load_str(&text).unwrap_err().to_string();
+        assert!(message.contains(expected), "{message}");
+        assert!(!message.contains("Raw"), "{message}");
+    }
+}
+
+#[test]
+fn a_quoted_variable_in_a_flow_mapping_reads_as_the_number_it_expands_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("eval-config.yaml");
+    let text = VALID.replace(
+        "{ metric: recall@5, max_drop: 0.02 }",
+        "{ metric: recall@5, max_drop: \"${RAGATE_TEST_UNSET_MAXDROP:-0.03}\" }",
+    );
+    assert_ne!(text, VALID);
+    std::fs::write(&path, &text).unwrap();
+    let config = load(&path).unwrap();
+    let rule = &config.tiers["smoke"].gate.rules[0];
+    assert_eq!(rule.limits.max_drop, Some(0.03));
+}

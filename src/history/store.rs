@@ -78,8 +78,9 @@ const TEMP_PREFIX: &str = ".history-tmp-";
 
 /// How old a temporary file must be for [`add`] to remove it: an `add` killed before its rename
 /// (SIGKILL, a full disk) leaves one behind, while a younger one may belong to an `add` running
-/// now in the same folder.
-const STALE_TEMP: Duration = Duration::from_secs(10 * 60);
+/// now in the same folder. The atomic writes of outputs, baselines and qrels
+/// (`baseline::store`) clean theirs at the same age.
+pub(crate) const STALE_TEMP: Duration = Duration::from_secs(10 * 60);
 
 /// Whether the folder entry `name` is a temporary file of [`add`] (never a record).
 fn is_temp(name: &std::ffi::OsStr) -> bool {
@@ -105,6 +106,38 @@ fn remove_stale_temps(folder: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `name` is the name of a history record (`<time>-<commit>.json`, [`file_name`]): the
+/// time's letters and digits (`20261201T030000Z`), a dash, letters and digits.
+fn is_record_name(name: &str) -> bool {
+    let Some((stamp, commit)) = name
+        .strip_suffix(".json")
+        .and_then(|stem| stem.split_once('-'))
+    else {
+        return false;
+    };
+    let date = stamp.get(..8).unwrap_or_default();
+    date.len() == 8
+        && date.bytes().all(|b| b.is_ascii_digit())
+        && stamp.as_bytes().get(8) == Some(&b'T')
+        && stamp.ends_with('Z')
+        && stamp.bytes().all(|b| b.is_ascii_alphanumeric())
+        && !commit.is_empty()
+        && commit.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Whether `folder` holds a history record or a temporary file of [`add`] (by their names): it
+/// is a tier's folder of a history, where no other file may go. False for a folder that does not
+/// exist or cannot be read.
+pub fn holds_records(folder: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        is_temp(&name) || name.to_str().is_some_and(is_record_name)
+    })
 }
 
 /// Writes `record` as a new file of its tier's folder and returns its path; an existing record
@@ -234,4 +267,40 @@ pub fn current_series(records: &[Record]) -> &[Record] {
         .find(|&i| records[i].break_from(&records[i - 1]).is_some())
         .unwrap_or(0);
     &records[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tier_folder_is_recognised_by_its_records_names() {
+        for name in [
+            "20261201T030000Z-0123456789ab.json",
+            "20261201T030000Z-unknown.json",
+        ] {
+            assert!(is_record_name(name), "{name}");
+        }
+        for name in [
+            "results.json",
+            "zz.json",
+            "20261201T030000Z-.json",
+            "20261201T030000Z-0123.md",
+            "2026-12-01T030000Z-0123.json",
+            "20261201-0123.json",
+        ] {
+            assert!(!is_record_name(name), "{name}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!holds_records(dir.path()), "empty");
+        assert!(!holds_records(&dir.path().join("none")), "missing");
+        std::fs::write(dir.path().join("results.json"), "{}").unwrap();
+        assert!(!holds_records(dir.path()), "another file");
+        std::fs::write(dir.path().join(".history-tmp-x1"), "").unwrap();
+        assert!(holds_records(dir.path()), "a killed add's temporary file");
+        let tier = dir.path().join("smoke");
+        std::fs::create_dir(&tier).unwrap();
+        std::fs::write(tier.join("20261201T030000Z-0123456789ab.json"), "{}").unwrap();
+        assert!(holds_records(&tier), "a record");
+    }
 }

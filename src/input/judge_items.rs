@@ -50,6 +50,7 @@ pub enum Subject {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a JSON object with `id` or `qid`, the text the judge reads and its `label`")]
 struct RawItem {
     id: Option<String>,
     qid: Option<String>,

@@ -59,6 +59,9 @@ pub struct LabelMatch<'a> {
 }
 
 #[derive(Deserialize)]
+#[serde(
+    expecting = "a JSON object {\"qid\": string, \"answer\": string, \"<metric>\": number in [0, 1], ...}"
+)]
 struct RawLabel {
     qid: String,
     answer: String,

@@ -14,6 +14,9 @@ use crate::input::unique_keys::UniqueKeys;
 
 /// One line as written. Fields that are not named here are slice attributes.
 #[derive(Deserialize)]
+#[serde(
+    expecting = "a JSON object such as {\"qid\": \"q1\", \"query\": \"...\", \"gold_doc_ids\": [\"d1\"]}"
+)]
 struct RawQuery {
     qid: String,
     query: String,

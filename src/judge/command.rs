@@ -35,6 +35,7 @@ pub struct Command;
 /// `kind: command` as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ kind: command, command: [program, args...] }`")]
 pub struct RawCommandJudge {
     /// The `kind` key, read before this struct (listed so that it is an accepted key; never
     /// read back, hence the allowance).
@@ -290,7 +291,8 @@ impl ReplyId for Reply {
 
 impl CommandJudge {
     fn error(&self, name: &str, message: String) -> Error {
-        Error::judge(name, format!("`{}`: {message}", self.command.join(" ")))
+        let shown = self.written_command.as_ref().unwrap_or(&self.command);
+        Error::judge(name, format!("`{}`: {message}", shown.join(" ")))
     }
 
     /// Judges every task (in order) with one run of the program.

@@ -13,6 +13,9 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 /// `price_per_1k_tokens` as written: `{ input: 0.00015, output: 0.0006 }`.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a mapping `{ input: PRICE, output: PRICE }` (per 1,000 prompt and completion tokens)"
+)]
 pub struct RawPrice {
     input: f64,
     output: f64,

@@ -155,6 +155,7 @@ pub struct Lexical;
 /// `kind: lexical` as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ kind: lexical }`")]
 pub struct RawLexicalJudge {
     /// The `kind` key, read before this struct (listed so that it is an accepted key; never
     /// read back, hence the allowance).

@@ -235,6 +235,10 @@ fn suggestion(name: &str) -> String {
         .copied();
     let long_enough = candidates.iter().copied().filter(|c| c.len() > 2);
     match same_but_case.or_else(|| crate::suggest::closest(base, long_enough)) {
+        // The name is known, its cut-off is not (`recall@0`): say so, not "did you mean" itself.
+        Some(closest) if format!("{closest}{cut}") == name => {
+            format!(" (`{cut}` is no cut-off: expected a whole number of at least 1)")
+        }
         Some(closest) => format!(" (did you mean `{closest}{cut}`?)"),
         None => String::new(),
     }
@@ -519,6 +523,11 @@ mod tests {
             message("recal@5")
         );
         assert!(message("faithfullness").contains("(did you mean `faithfulness`?)"));
+        let zero = message("recall@0");
+        assert!(
+            zero.starts_with("unknown metric `recall@0` (`@0` is no cut-off: expected a whole number of at least 1)"),
+            "{zero}"
+        );
         assert!(message("ndcg_lineer@10").contains("(did you mean `ndcg_linear@10`?)"));
         assert!(!message("zzzzzzzzzzzz").contains("did you mean"));
         // trec_eval's and ir_measures' names are read as the metric (metrics::aliases); their

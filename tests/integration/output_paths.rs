@@ -369,3 +369,214 @@ mod devices {
         );
     }
 }
+
+/// `ragate history add` of `out/results.json` into `hist`; the record's path.
+fn history_record(dir: &Path) -> std::path::PathBuf {
+    let added = ragate_in(
+        dir,
+        &[
+            "history",
+            "add",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--dir",
+            "hist",
+        ],
+    );
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    std::fs::read_dir(dir.join("hist/regression"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}
+
+#[test]
+fn no_output_goes_into_a_history_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    gated(dir);
+    history_record(dir);
+    let report = |out: &str, history: bool| {
+        let mut args = vec![
+            "report",
+            "--tier",
+            "regression",
+            "--from",
+            "out/results.json",
+            "--out",
+            out,
+        ];
+        if history {
+            args.extend(["--history", "hist"]);
+        }
+        ragate_in(dir, &args)
+    };
+    for (out, history, why) in [
+        (
+            "hist/regression/zz.json",
+            true,
+            "is inside the history folder hist (--history)",
+        ),
+        (
+            "hist/report.html",
+            true,
+            "is inside the history folder hist",
+        ),
+        (
+            "hist/regression/zz.json",
+            false,
+            "is in hist/regression, a tier's history folder (it holds history records)",
+        ),
+        (
+            "./hist/../hist/regression/zz.html",
+            false,
+            "is in ./hist/../hist/regression, a tier's history folder",
+        ),
+    ] {
+        let refused = report(out, history);
+        assert_eq!(refused.code, 2, "{out}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains(&format!("--out {out} {why}"))
+                && refused.stderr.contains("choose a path outside it"),
+            "{out}: {}",
+            refused.stderr
+        );
+        assert!(!dir.join(out).exists(), "{out} was written");
+    }
+    // The gate's output folder and its --junit: refused, and nothing of the failed run lands there.
+    for args in [
+        &["--history", "hist", "--out", "hist/regression"][..],
+        &["--out", "hist/regression"],
+        &["--history", "hist", "--junit", "hist/junit.xml"],
+    ] {
+        let refused = ragate_in(
+            dir,
+            &[
+                &["gate", "--tier", "regression", "--run", "base.jsonl"],
+                args,
+            ]
+            .concat(),
+        );
+        assert_eq!(refused.code, 2, "{args:?}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains("history folder"),
+            "{args:?}: {}",
+            refused.stderr
+        );
+    }
+    let left: Vec<String> = std::fs::read_dir(dir.join("hist/regression"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left.len(), 1, "only the record: {left:?}");
+    assert!(!dir.join("hist/junit.xml").exists());
+    let shown = ragate_in(
+        dir,
+        &["history", "show", "--tier", "regression", "--dir", "hist"],
+    );
+    assert_eq!(shown.code, 0, "the history still reads: {}", shown.stderr);
+    // Outside the history folder the report is written.
+    let written = report("report.html", true);
+    assert_eq!(written.code, 0, "{}", written.stderr);
+}
+
+#[test]
+fn a_gate_run_from_a_subfolder_writes_its_outputs_beside_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir);
+    let deep = dir.join("sub/deep");
+    std::fs::create_dir_all(&deep).unwrap();
+    let first = ragate_in(
+        &deep,
+        &["gate", "--tier", "regression", "--run", "../../base.jsonl"],
+    );
+    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    assert!(
+        dir.join(".ragate/out/regression/results.json").is_file(),
+        "beside the config"
+    );
+    assert!(dir.join(".ragate/out/regression/summary.md").is_file());
+    assert!(!deep.join(".ragate").exists(), "nothing in the subfolder");
+    assert!(
+        first
+            .stderr
+            .contains("to accept ../../.ragate/out/regression/results.json"),
+        "says where they went: {}",
+        first.stderr
+    );
+    // The commands that read the outputs find them there from the subfolder too.
+    let accepted = ragate_in(&deep, &["baseline", "accept", "--tier", "regression"]);
+    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    assert!(dir.join("baselines/regression.json").is_file());
+    let report = ragate_in(
+        &deep,
+        &["report", "--tier", "regression", "--out", "report.html"],
+    );
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert!(
+        deep.join("report.html").is_file(),
+        "a path given: the cwd's"
+    );
+    // An --out given on the command line is relative to where ragate runs.
+    let given = ragate_in(
+        &deep,
+        &[
+            "gate",
+            "--tier",
+            "regression",
+            "--run",
+            "../../base.jsonl",
+            "--out",
+            "mine",
+        ],
+    );
+    assert_eq!(given.code, 0, "{}", given.stderr);
+    assert!(deep.join("mine/results.json").is_file());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_planted_in_the_output_folder_is_replaced_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    gated(dir);
+    let baseline = dir.join("baselines/regression.json");
+    let saved = std::fs::read(&baseline).unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    for (name, target) in [
+        ("summary.md", "../baselines/regression.json"),
+        ("trace.jsonl", "../notes.txt"),
+        ("junit.xml", "../planted.xml"),
+    ] {
+        let link = dir.join("out").join(name);
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(target, &link).unwrap();
+    }
+    let run = gate(dir, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        std::fs::read(&baseline).unwrap(),
+        saved,
+        "baseline unchanged"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(
+        !dir.join("planted.xml").exists(),
+        "a dangling link's target"
+    );
+    for name in ["summary.md", "trace.jsonl", "junit.xml"] {
+        let path = dir.join("out").join(name);
+        let metadata = std::fs::symlink_metadata(&path).unwrap();
+        assert!(metadata.is_file(), "{name} is a regular file now");
+    }
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(summary.contains("tier\u{a0}regression"), "{summary}");
+}

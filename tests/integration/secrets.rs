@@ -33,7 +33,7 @@ fn limit() -> String {
 }
 
 /// Every place under `root` (file contents and names, recursively) that holds `needle`.
-fn scan(root: &Path, needle: &str) -> Vec<String> {
+pub(super) fn scan(root: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut folders = vec![root.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -80,15 +80,16 @@ fn the_scanner_finds_a_planted_canary() {
 
 /// A loopback OpenAI-compatible server (and `http` pipeline) that does what the path says:
 /// `/ok/...` answers, `/echo401/...` and `/echo500/...` fail with a body that echoes the
-/// `Authorization` header and the path, `/pipe/ok/...` answers a pipeline query,
+/// `Authorization` header and the path (`/echojson401/` JSON-escaped, `/echob64401/` in base64
+/// at every alignment: see `secret_forms`), `/pipe/ok/...` answers a pipeline query,
 /// `/pipe/echo/...` fails echoing the path. It records every Authorization header and path.
-struct EchoServer {
-    root: String,
-    seen: Arc<Mutex<Vec<(String, String)>>>,
+pub(super) struct EchoServer {
+    pub(super) root: String,
+    pub(super) seen: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl EchoServer {
-    fn start() -> EchoServer {
+    pub(super) fn start() -> EchoServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let root = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -148,6 +149,10 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<(String, String)>>) {
         .to_string();
         let (status, text) = if path.starts_with("/echo401/") {
             (401, echo)
+        } else if path.starts_with("/echojson401/") {
+            (401, crate::secret_forms::json_escaped_echo(&authorization))
+        } else if path.starts_with("/echob64401/") {
+            (401, crate::secret_forms::base64_echo(&authorization))
         } else if path.starts_with("/echo500/") {
             (500, echo)
         } else if path.starts_with("/pipe/echo/") {

@@ -1,6 +1,7 @@
 //! `.github/scripts/sticky-comment.js` against a mock of GitHub's REST API on loopback: the
 //! script adopts (edits, or deletes as a duplicate) only comments its token's identity wrote,
-//! never another user's comment that starts with its marker, and never posts a second comment.
+//! never another user's comment that starts with its marker, and never posts a second comment;
+//! a body cut at GitHub's limit closes the code fence and the `<details>` the cut left open.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -312,4 +313,90 @@ fn the_tokens_own_login_or_the_configured_author_decides_whose_comments_are_raga
         !requests.contains(&"GET /user".to_string()),
         "a configured author needs no lookup: {requests:?}"
     );
+}
+
+/// The comment body `sticky.body` makes of `summary` (a JavaScript expression).
+fn comment_body(summary: &str) -> String {
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/scripts/sticky-comment.js");
+    let program = format!(
+        "const sticky = require({});\nconst summary = {summary};\n\
+         process.stdout.write(sticky.body({{ tier: 'smoke', summary, runUrl: 'https://x', sha: 'abcdef123' }}));",
+        serde_json::to_string(path_str(&module)).unwrap()
+    );
+    let output = Command::new("node")
+        .args(["-e", &program])
+        .output()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// `<details>` blocks still open at the end of each line of `text` outside code fences, and
+/// whether a fence is open at the end.
+fn open_blocks(text: &str) -> (Vec<usize>, bool) {
+    let (mut depth, mut fenced, mut depths) = (0usize, false, Vec::new());
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            depth += line.matches("<details").count();
+            depth = depth.saturating_sub(line.matches("</details>").count());
+        }
+        depths.push(depth);
+    }
+    (depths, fenced)
+}
+
+#[test]
+fn a_cut_inside_details_closes_them_before_the_note_and_the_footer() {
+    // A summary as ragate writes it: the verdict, then folded sections; the regressed queries,
+    // with a fenced answer diff, run far past the limit, so the cut falls inside two of them.
+    let summary = "'**❌ 1 of 3 checks failed** · tier smoke\\n\\n\
+         <details><summary>Regressed queries</summary>\\n\\n\
+         <details open><summary>recall@5 [all]</summary>\\n\\n' + \
+         '- q-ä→ö: recall 1.00 → 0.00\\n'.repeat(1000) + '```diff\\n' + '- answer line\\n'.repeat(3000) + \
+         '```\\n\\n</details>\\n\\n</details>\\n'";
+    let body = comment_body(summary);
+    assert!(body.len() <= 65536 - 512, "{} bytes", body.len());
+    assert!(body.contains("Summary truncated"), "the summary was cut");
+    let (depths, fenced) = open_blocks(&body);
+    assert!(!fenced, "the fence is closed");
+    assert_eq!(depths.last(), Some(&0), "every <details> is closed");
+    let note = body
+        .lines()
+        .position(|l| l.contains("Summary truncated"))
+        .unwrap();
+    assert_eq!(depths[note], 0, "the note is outside every fold");
+    let footer = body
+        .lines()
+        .position(|l| l.starts_with("<sub>Commit"))
+        .unwrap();
+    assert_eq!(depths[footer], 0);
+    assert!(
+        body.contains("- answer line\n```\n\n</details>\n\n</details>\n\n> [!NOTE]"),
+        "the fence, then both folds, then the note: {}",
+        &body[body.len() - 400..]
+    );
+
+    // A summary that fits is left as it is; so is a cut outside any fold.
+    let short = comment_body("'<details><summary>x</summary>\\n\\n- a\\n\\n</details>\\n'");
+    assert!(
+        short.contains("- a\n\n</details>\n") && short.matches("</details>").count() == 1,
+        "{short}"
+    );
+    assert!(!short.contains("Summary truncated"));
+    let flat = comment_body("'- line\\n'.repeat(30000)");
+    assert!(!flat.contains("</details>"), "nothing to close");
+    assert!(flat.contains("- line\n\n> [!NOTE]"));
+
+    // Folds nested deeper than the cut can close (an untrusted artifact's summary): cut back to
+    // the last one it can, the body still under the limit.
+    let nested = comment_body("'<details>\\n'.repeat(5000) + '- x\\n'.repeat(30000)");
+    assert!(nested.len() <= 65536 - 512, "{} bytes", nested.len());
+    let (depths, _) = open_blocks(&nested);
+    assert_eq!(depths.last(), Some(&0), "every <details> is closed");
 }

@@ -461,3 +461,145 @@ fn an_openai_generator_drafts_by_the_documented_contract_and_reports_its_cost() 
     );
     assert_eq!(server.bodies().len(), 6);
 }
+
+#[test]
+fn a_draft_edited_by_hand_survives_a_second_synth_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, "ok", None);
+    assert_eq!(synth(dir, &["--count", "4"]).code, 0);
+    let draft = dir.join("drafts/draft.jsonl");
+    let review = dir.join("drafts/review.md");
+    let written = std::fs::read_to_string(&draft).unwrap();
+    // Unchanged since synth wrote them: a second run replaces them.
+    let again = synth(dir, &["--count", "4"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), written);
+
+    // The reviewer rejects the last draft and rewords the first.
+    let mut lines: Vec<String> = written.lines().map(str::to_string).collect();
+    lines.pop();
+    lines[0] = lines[0].replacen("\"query\":\"", "\"query\":\"reworded: ", 1);
+    let edited = format!("{}\n", lines.join("\n"));
+    std::fs::write(&draft, &edited).unwrap();
+    let sheet = std::fs::read(&review).unwrap();
+    let asked = requests_logged(dir);
+    let refused = synth(dir, &["--count", "4", "--seed", "2"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(&format!(
+            "{}: changed since ragate wrote it",
+            Path::new("drafts").join("draft.jsonl").display()
+        )) && refused.stderr.contains("pass --force to replace it"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&draft).unwrap(),
+        edited,
+        "the edit survives"
+    );
+    assert_eq!(std::fs::read(&review).unwrap(), sheet);
+    assert_eq!(requests_logged(dir), asked, "refused before asking");
+    // A review sheet annotated by hand counts too.
+    std::fs::write(&draft, &written).unwrap();
+    std::fs::write(&review, "my notes\n").unwrap();
+    let refused = synth(dir, &["--count", "4"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("review.md: changed"),
+        "{}",
+        refused.stderr
+    );
+    // --dry-run writes nothing, so it is not refused.
+    assert_eq!(synth(dir, &["--count", "4", "--dry-run"]).code, 0);
+
+    let forced = synth(dir, &["--count", "4", "--force"]);
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&draft).unwrap(),
+        written,
+        "replaced"
+    );
+    assert_ne!(std::fs::read_to_string(&review).unwrap(), "my notes\n");
+    assert_eq!(synth(dir, &["--count", "4"]).code, 0, "what it wrote again");
+
+    // A draft.jsonl that synth did not write (no record of it) is not replaced either.
+    std::fs::create_dir_all(dir.join("mine")).unwrap();
+    std::fs::write(dir.join("mine/draft.jsonl"), &edited).unwrap();
+    let foreign = ragate_in(
+        dir,
+        &[
+            "synth",
+            "--generator",
+            "gen",
+            "--out",
+            "mine",
+            "--count",
+            "4",
+        ],
+    );
+    assert_eq!(foreign.code, 2, "{}", foreign.stderr);
+    assert!(
+        foreign
+            .stderr
+            .contains("ragate has no record of writing it")
+            && foreign.stderr.contains("--force"),
+        "{}",
+        foreign.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("mine/draft.jsonl")).unwrap(),
+        edited
+    );
+}
+
+#[test]
+fn an_accept_removes_the_old_temporary_files_a_killed_accept_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("draft.jsonl"),
+        "{\"qid\":\"synth-0001\",\"query\":\"how long are invoices kept\",\"gold_doc_ids\":[\"d1\"],\"drafted_by\":{\"generator\":\"g\",\"seed\":1}}\n",
+    )
+    .unwrap();
+    // What accepts killed by SIGKILL between writing and renaming left: one two hours ago, one
+    // just now (maybe an accept running at this moment), and one of another file.
+    let old = dir.join(".qrels.jsonl.ragate-tmp-Old123");
+    let young = dir.join(".qrels.jsonl.ragate-tmp-New456");
+    let other = dir.join(".other.jsonl.ragate-tmp-Old789");
+    for path in [&old, &young, &other] {
+        std::fs::write(path, "{\"qid\":\"partial").unwrap();
+    }
+    let two_hours_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+    for path in [&old, &other] {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+    }
+    let accepted = ragate_in(
+        dir,
+        &[
+            "qrels",
+            "accept",
+            "draft.jsonl",
+            "--into",
+            "qrels.jsonl",
+            "--yes",
+        ],
+    );
+    assert_eq!(accepted.code, 0, "{}", accepted.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("qrels.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    assert!(!old.exists(), "the old temporary file is removed");
+    assert!(young.exists(), "a young one may be another accept's");
+    assert!(other.exists(), "another file's is not this write's");
+}

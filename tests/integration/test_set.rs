@@ -579,3 +579,46 @@ fn trec_qrels_keep_their_format_with_a_provenance_sidecar_and_human_judgments_st
         typo.stderr
     );
 }
+
+#[test]
+fn edited_proposals_survive_a_second_holes_run_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    setup(dir, "qrels.jsonl", NATIVE_QRELS, "ok", None);
+    let run = |extra: &[&str]| {
+        holes(
+            dir,
+            &[&["--judge", "ext", "--out", "proposals.jsonl"], extra].concat(),
+        )
+    };
+    assert_eq!(run(&[]).code, 0);
+    let path = dir.join("proposals.jsonl");
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(dir.join(".proposals.jsonl.ragate-sha256").is_file());
+    let again = run(&[]);
+    assert_eq!(again.code, 0, "unchanged: replaced: {}", again.stderr);
+    // The reviewer rejects a proposal by deleting its line.
+    let edited: String = written.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, &edited).unwrap();
+    let refused = run(&[]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("proposals.jsonl: changed since ragate wrote it")
+            && refused.stderr.contains("pass --force to replace it"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        edited,
+        "the edit survives"
+    );
+    let forced = run(&["--force"]);
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), written);
+    // --force without --out is a usage error, as --out without --judge is.
+    let bare = holes(dir, &["--force"]);
+    assert_eq!(bare.code, 2, "{}", bare.stderr);
+}

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::app::judged_depth::JUDGED_DEPTH;
-use crate::app::{default_threads, output_files, write_document, write_human};
+use crate::app::{default_threads, hand_edits, output_files, write_document, write_human};
 use crate::cli::{HolesArgs, HolesFormat};
 use crate::config::{self, Tier};
 use crate::error::{Error, Result};
@@ -83,6 +83,8 @@ pub(super) fn run(args: HolesArgs) -> Result<i32> {
         named_by: "a run".to_string(),
     }));
     output_files::refuse_input("--out", out, &inputs)?;
+    // Proposals are reviewed (and may be edited) before `qrels apply`: never replaced once changed.
+    hand_edits::check(out, "--out", args.force)?;
     let written = propose::run(&config, &queries.qrels, judge_name, &holes, out)?;
     write_human(&format!(
         "wrote {} proposals of judge `{judge_name}` for {} of {found} holes (depth {depth}, {} runs) to {}\n\

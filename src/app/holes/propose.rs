@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::baseline::store;
+use crate::app::hand_edits::{self, Place};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::input::corpus;
@@ -98,7 +98,7 @@ pub(super) fn run(
             priority: Some(hole.priority),
         }));
     }
-    store::write_atomic(out, &text)?;
+    hand_edits::write(out, &text, Place::Named)?;
     Ok(Written {
         proposals: holes.len(),
         asked,

@@ -18,9 +18,9 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::app::hand_edits::{self, Place};
 use crate::app::output_files;
 use crate::app::write_human;
-use crate::baseline::store;
 use crate::cli::SynthArgs;
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
@@ -131,6 +131,12 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
     let judge = crate::app::config_judge::by_name(&config, "--judge", &args.judge)?;
     let known = known_queries(&config, args.tier.as_deref())?;
     refuse_inputs(&config, &args, &corpus_path)?;
+    if !args.dry_run {
+        // A reviewer's edits to the previous run's draft or sheet are never replaced.
+        for file in [DRAFT_FILE, REVIEW_FILE] {
+            hand_edits::check(&args.out.join(file), "--out", args.force)?;
+        }
+    }
     let corpus = corpus::read(&TextFile::read(&corpus_path)?)?;
     let lexical = LexicalJudge::default();
     let texts: Vec<String> = (0..corpus.documents.len())
@@ -161,9 +167,10 @@ pub(super) fn run(args: SynthArgs) -> Result<i32> {
     if args.dry_run {
         return dry_run(&config, &args, &generator, &tasks, &sampled.notes);
     }
-    // A previous run's draft and sheet go first: a run that fails leaves none to mistake for its.
+    // A previous run's draft and sheet go first (unchanged since it wrote them, or --force): a
+    // run that fails leaves none to mistake for its.
     for file in [DRAFT_FILE, REVIEW_FILE] {
-        remove_stale(&args.out.join(file))?;
+        hand_edits::remove(&args.out.join(file))?;
     }
     let cache = crate::app::config_judge::run_cache(&config)?;
     let (drafts, asked) = generator.draft_cached(&args.generator, &tasks, cache.as_ref())?;
@@ -298,14 +305,6 @@ fn dry_run(
     Ok(exit_code::SUCCESS)
 }
 
-/// Removes `path` when it exists.
-fn remove_stale(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::write(path, e)),
-        _ => Ok(()),
-    }
-}
-
 /// The corpus indices of a slot's documents: the sampled one, then a multi-topic partner.
 fn slot_documents(slot: &Slot) -> impl Iterator<Item = usize> + '_ {
     std::iter::once(slot.primary).chain(slot.partner)
@@ -419,7 +418,8 @@ fn cost(config: &Config, name: &str, generator: &Judge, asked: usize, total: usi
     }
 }
 
-/// Writes the draft tier file (kept drafts, in order) and the review sheet (every draft).
+/// Writes the draft tier file (kept drafts, in order) and the review sheet (every draft), each
+/// with the record of what was written ([`hand_edits`]).
 fn write_outputs(out: &Path, run: &Run, outcomes: &[Outcome]) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let mut lines = String::new();
@@ -428,9 +428,9 @@ fn write_outputs(out: &Path, run: &Run, outcomes: &[Outcome]) -> Result<()> {
         lines.push('\n');
     }
     let draft_path = out.join(DRAFT_FILE);
-    store::write_atomic(&draft_path, &lines)?;
+    hand_edits::write(&draft_path, &lines, Place::InFolder)?;
     let review = sheet::markdown(run, outcomes, &draft_path.display().to_string());
-    store::write_atomic(&out.join(REVIEW_FILE), &review)
+    hand_edits::write(&out.join(REVIEW_FILE), &review, Place::InFolder)
 }
 
 /// One kept draft as a native qrels line: the gold document(s) graded 3 (one document: the

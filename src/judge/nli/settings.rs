@@ -17,6 +17,7 @@ pub struct Nli;
 /// `kind: nli` as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ kind: nli, model: DIR }`")]
 pub struct RawNliJudge {
     /// The `kind` key, read before this struct (listed so that it is an accepted key; never
     /// read back, hence the allowance).

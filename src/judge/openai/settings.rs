@@ -15,6 +15,7 @@ pub struct OpenAi;
 /// `kind: openai` as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ kind: openai, model: NAME, base_url: URL }`")]
 pub struct RawOpenAiJudge {
     /// The `kind` key, read before this struct (listed so that it is an accepted key; never
     /// read back, hence the allowance).
