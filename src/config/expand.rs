@@ -147,9 +147,8 @@ fn is_yaml_number(text: &str) -> bool {
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = !(whole.is_empty() && fraction.is_empty())
-        && all_digits(whole)
-        && all_digits(fraction);
+    let mantissa_ok =
+        !(whole.is_empty() && fraction.is_empty()) && all_digits(whole) && all_digits(fraction);
     let exponent_ok = exponent.is_none_or(|exponent| {
         let exponent = exponent.strip_prefix(['-', '+']).unwrap_or(exponent);
         !exponent.is_empty() && all_digits(exponent)
