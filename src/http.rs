@@ -16,6 +16,8 @@
 // Without the `llm` feature nothing is ever sent, so the helpers of replies go unused.
 #![cfg_attr(not(feature = "llm"), allow(dead_code))]
 
+pub(crate) mod endpoint;
+
 #[cfg(not(feature = "llm"))]
 #[path = "http/no_transport.rs"]
 mod transport;
@@ -197,7 +199,7 @@ pub(crate) struct RetryPolicy {
 impl RetryPolicy {
     /// How `endpoint` is called, with `backoff_base` as the first backoff.
     pub(crate) fn of(
-        endpoint: &crate::config::endpoint::HttpEndpoint,
+        endpoint: &crate::http::endpoint::HttpEndpoint,
         backoff_base: Duration,
     ) -> Self {
         RetryPolicy {

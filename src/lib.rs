@@ -89,6 +89,7 @@ pub(crate) mod progress;
 mod reader_fuzz;
 pub mod report;
 pub(crate) mod secrets;
+pub mod settings;
 pub(crate) mod shard;
 // The statistics behind the verdicts, a crate of its own (crates/stats: it stays optimised in
 // test builds, where ragate is not; Cargo.toml says why): reachable for the statistical

@@ -328,7 +328,7 @@ fn evaluate_repeats(
         ));
     }
     // Built once: every run and asking counts in the same usage counters.
-    let clients = Clients::build(config, &super::judge_events::printed());
+    let clients = config.judge_clients(&super::judge_events::printed());
     // Once too (`git rev-parse` is a process): every run and asking is of the same commit.
     let context = run_context(config, tier, qrels_sha256);
     let evaluate = |run, repeat| {
@@ -502,7 +502,7 @@ fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated 
         judge_tasks: 0,
         judge_calls: 0,
         // Nothing was asked: the counters of fresh clients (zero for every judge).
-        llm_usage: llm_usage(&Clients::build(config, &Events::ignored())),
+        llm_usage: llm_usage(&config.judge_clients(&Events::ignored())),
         evaluation_seconds: 0.0,
         noise: None,
         judge_consistency: None,

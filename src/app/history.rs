@@ -101,7 +101,7 @@ pub(super) fn add(args: HistoryAddArgs) -> Result<i32> {
             gated: &gated_metrics(tier),
             time,
             baseline_sha256,
-            checks: &checks,
+            checks: checks.iter().map(CheckOutcome::recorded).collect(),
             with_queries: args.with_queries,
         },
     );
@@ -222,7 +222,7 @@ pub(super) fn current_record(tier: &Tier, current: &Results) -> Record {
             gated: &gated_metrics(tier),
             time: String::new(),
             baseline_sha256: None,
-            checks: &[],
+            checks: Vec::new(),
             with_queries: false,
         },
     )

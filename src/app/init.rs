@@ -368,7 +368,7 @@ mod tests {
         for pipeline in ALL {
             for file in scaffold(pipeline) {
                 if file.path.ends_with(".yaml") || file.path.ends_with(".yml") {
-                    crate::config::yaml::from_str::<crate::config::yaml::Value>(&file.contents)
+                    crate::settings::yaml::from_str::<crate::settings::yaml::Value>(&file.contents)
                         .unwrap_or_else(|e| panic!("{pipeline:?}: {}: {e}", file.path));
                 }
             }

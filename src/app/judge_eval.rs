@@ -23,6 +23,7 @@ use crate::judge::cache::JudgeCache;
 use crate::judge::lexical::LexicalJudge;
 use crate::judge::{self, Judge, Task, Verdict, kinds};
 use crate::metrics::claims::split_claims;
+use crate::metrics::labelled::check_label_metric;
 use crate::metrics::metric::Metric;
 use crate::report::format::one_line;
 use crate::stats::classification::{self, BOOTSTRAP_RESAMPLES, Estimate, Prediction, Scores};
@@ -223,7 +224,7 @@ fn on_labels(
             )));
         }
     };
-    let labels = labels::read(&TextFile::read(&labels_path)?)?;
+    let labels = labels::read(&TextFile::read(&labels_path)?, check_label_metric)?;
     let mut judged_run = JudgedRun::open(config, tier, run)?;
     let mut measured = Vec::new();
     // Labels not compared (the same for every judge: they depend on the run's answers only).

@@ -42,7 +42,7 @@ impl<'a> JudgedRun<'a> {
             format: input::detect_run_format(run)?,
             corpus: corpus::read_optional(config.corpus.as_deref())?,
             cache,
-            clients: Clients::build(config, &super::judge_events::printed()),
+            clients: config.judge_clients(&super::judge_events::printed()),
             conventions: tier.conventions,
         })
     }

@@ -20,7 +20,6 @@ use crate::evaluate::{EvalOptions, evaluate_run};
 use crate::input::corpus::Corpus;
 use crate::input::qrels::Qrels;
 use crate::input::run::{Retrieved, RunQuery};
-use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
 use crate::metrics::metric::JudgedMetric;
 use crate::metrics::metric::Metric;
@@ -120,7 +119,7 @@ pub(super) fn rejudge(
     if run.is_empty() || names.is_empty() {
         return Ok(rejudged);
     }
-    let clients = Clients::build(config, &super::judge_events::printed());
+    let clients = config.judge_clients(&super::judge_events::printed());
     let options = EvalOptions {
         judge_repeat: 1,
         metrics: config

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::gate::calibration::{self, Calibration};
 use crate::input::labels::{self, Label};
 use crate::input::text_file::TextFile;
+use crate::metrics::labelled::check_label_metric;
 use crate::metrics::metric::MetricSpec;
 
 /// The tier's human labels (none when the tier has no `labels:`). A file that is missing names
@@ -17,7 +18,7 @@ pub(super) fn read(tier: &Tier) -> Result<Option<Vec<Label>>> {
     };
     let file =
         TextFile::read(path).map_err(|e| e.named_by(&format!("tiers.{}.labels", tier.name)))?;
-    Ok(Some(labels::read(&file)?))
+    Ok(Some(labels::read(&file, check_label_metric)?))
 }
 
 /// The calibrations of the judged metrics `specs` on `results` against a tier's labels (none

@@ -151,10 +151,9 @@ pub(crate) fn resolve_links(path: &Path) -> std::path::PathBuf {
 }
 
 /// How old a temporary file of [`write_atomic`] must be for a later write of the same path to
-/// remove it: as old as history's ([`crate::history::store::STALE_TEMP`]). A write killed
-/// before its rename (SIGKILL, a full disk) leaves one behind; a younger one may be another
-/// write's, running now.
-pub(crate) const STALE_TEMP: Duration = crate::history::store::STALE_TEMP;
+/// remove it (history's records use the same age). A write killed before its rename (SIGKILL,
+/// a full disk) leaves one behind; a younger one may be another write's, running now.
+pub(crate) const STALE_TEMP: Duration = Duration::from_secs(10 * 60);
 
 /// What a write does with a symbolic link where it writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

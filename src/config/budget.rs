@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Keys;
 use crate::error::Result;
+use crate::settings::keys::Keys;
 
 /// A budget as written: `{ max_calls: 500, max_cost: 2.5 }`.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize)]

@@ -4,10 +4,10 @@
 //! ([`Concealer`]); and later messages show commands, paths and URLs as written
 //! ([`install_as_written`]). docs/config.md promises the variable, never its value.
 
-use crate::config::yaml::Value;
+use crate::settings::yaml::Value;
 
-use crate::config::expand;
 use crate::error::Error;
+use crate::settings::expand;
 
 /// Keys whose `${VAR}` values are secrets wherever they are: URLs and the key's variable.
 const SECRET_KEYS: [&str; 3] = ["base_url", "url", "api_key_env"];
@@ -73,7 +73,7 @@ fn pair_scalars(
 ) {
     match (written, expanded) {
         (Value::String(text), expanded) if text.contains("${") => {
-            let value = crate::config::yaml::scalar_text(expanded);
+            let value = crate::settings::yaml::scalar_text(expanded);
             let looks_like_a_place = value.contains(['/', '\\', '.', ':', '=', '@']);
             let kept = value.len() > SHORT_VALUE
                 && !matches!(expanded, Value::Number(_))

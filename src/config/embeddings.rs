@@ -1,33 +1,13 @@
 //! Validation of the `embeddings` section: the OpenAI-compatible endpoint that makes
 //! `answer_relevance` embedding-based.
 
-use crate::config::Keys;
-use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::config::raw::{RawEmbeddings, RawMetric};
-use crate::config::yaml;
 use crate::error::Result;
+use crate::http::endpoint::{self, WrittenEndpoint};
 use crate::judge::cost::CostHints;
-
-/// An OpenAI-compatible embeddings endpoint and how it is called, as configured and validated
-/// (`judge::embeddings::EmbeddingClient` is its client).
-#[derive(Debug, Clone, PartialEq)]
-pub struct EmbeddingsSpec {
-    /// Where and how `/embeddings` is called.
-    pub endpoint: HttpEndpoint,
-    /// Price and latency, for plans and budgets (not part of the endpoint's identity).
-    pub cost: CostHints,
-}
-
-impl EmbeddingsSpec {
-    /// `model` at `base_url` with the defaults: concurrency 4, timeout 60 s, 5 retries, no API
-    /// key.
-    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
-        EmbeddingsSpec {
-            endpoint: HttpEndpoint::new(base_url, model, 4),
-            cost: CostHints::default(),
-        }
-    }
-}
+use crate::judge::embeddings::EmbeddingsSpec;
+use crate::settings::keys::Keys;
+use crate::settings::yaml;
 
 /// The embeddings endpoint, when configured: `base_url` and `model` required, the rest
 /// defaulted (timeout 60 s, 5 retries, concurrency 4).

@@ -2,8 +2,8 @@
 //! judges, slices, chunk separator, the tier's rules, embeddings), taken from the file as written,
 //! before `${VAR}` expansion, with mapping keys sorted so that key order does not matter.
 
-use crate::config::yaml;
-use crate::config::yaml::Value;
+use crate::settings::yaml;
+use crate::settings::yaml::Value;
 use serde_json::{Map, Value as Json};
 
 use crate::digest::sha256_hex;

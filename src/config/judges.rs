@@ -5,11 +5,15 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::config::keys::Keys;
-use crate::config::yaml;
 use crate::error::Result;
+use crate::judge::Clients;
 use crate::judge::backend::{JudgeAt, JudgeSpec, RawJudge};
+use crate::judge::events::Events;
 use crate::judge::kinds;
+use crate::settings::keys::Keys;
+use crate::settings::yaml;
+
+use super::Config;
 
 /// The judge every judged metric uses unless it names another.
 pub const DEFAULT_JUDGE: &str = "default";
@@ -34,4 +38,12 @@ pub(super) fn validate_judges(
         judges.insert(name.clone(), judge.validate(&at)?);
     }
     Ok(judges)
+}
+
+impl Config {
+    /// The clients of this config's judges (telling `events`) and of its embeddings endpoint,
+    /// built once for a run.
+    pub fn judge_clients(&self, events: &Events) -> Clients {
+        Clients::build(&self.judges, self.embeddings.as_ref(), events)
+    }
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::config::yaml;
 use crate::error::Error;
+use crate::settings::yaml;
 
 /// What the visitor raises at the value it looks for (never shown: it becomes a position).
 const FOUND: &str = "ragate: the located value";

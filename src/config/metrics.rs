@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::Keys;
 use crate::config::raw::{RawClaims, RawConfig, RawEmptyAnswer, RawMetric};
 use crate::error::Result;
 use crate::judge::backend::JudgeSpec;
@@ -13,6 +12,7 @@ use crate::metrics::claims::ClaimSplitter;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::metric::{AnswerMetric, JudgedMetric};
 use crate::metrics::metric::{Metric, MetricSpec};
+use crate::settings::keys::Keys;
 use crate::suggest;
 
 pub(super) fn validate_metrics(

@@ -5,11 +5,8 @@ mod budget;
 mod conceal;
 pub mod discover;
 mod embeddings;
-pub(crate) mod endpoint;
-mod expand;
 mod hash;
 mod judges;
-pub(crate) mod keys;
 pub(crate) mod locate;
 mod metrics;
 mod pipeline;
@@ -17,24 +14,25 @@ pub(crate) mod raw;
 mod raw_judges;
 mod rules;
 pub mod tier_name;
-pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Location, Result};
+pub use crate::http::endpoint::HttpEndpoint;
 pub use crate::judge::backend::JudgeSpec;
+pub use crate::judge::cache::CacheMode;
+pub use crate::judge::embeddings::EmbeddingsSpec;
 use crate::metrics::conventions::{self, Conventions, DEFAULT_RELEVANCE_LEVEL};
 use crate::metrics::metric::{Metric, MetricSpec};
 use crate::pipeline::Pipeline;
+pub(crate) use crate::settings::keys::Keys;
+pub use crate::settings::keys::MAX_TIMEOUT_S;
+use crate::settings::{expand, yaml};
 use crate::suggest;
 pub use budget::Budget;
-pub use embeddings::EmbeddingsSpec;
-pub use endpoint::HttpEndpoint;
 pub use judges::DEFAULT_JUDGE;
-pub(crate) use keys::Keys;
-pub use keys::MAX_TIMEOUT_S;
 pub use raw::{AlphaScope, Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
 use raw::{RawConfig, RawTier};
 pub use rules::DEFAULT_EMPTY_ANSWERS_MAX_INCREASE;
@@ -81,19 +79,6 @@ pub struct CacheSettings {
     pub path: PathBuf,
     /// How the cache is used.
     pub mode: CacheMode,
-}
-
-/// How the judge cache is used (config spelling `read-write`, `replay`, `off`; see
-/// `judge::cache` for what each does).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CacheMode {
-    /// Read cached verdicts and record new ones (creates the file).
-    ReadWrite,
-    /// Read only; a verdict not in the cache is an error (offline, deterministic runs).
-    Replay,
-    /// No cache: every verdict is asked of the judge, no file is touched.
-    Off,
 }
 
 /// Where a tier's queries come from.

@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::raw::{RawHttpPipeline, RawPipeline};
-use crate::config::yaml;
 use crate::config::{Config, Keys};
 use crate::error::Result;
 use crate::pipeline::{CommandPipeline, HttpPipeline, Pipeline};
+use crate::settings::yaml;
 
 /// The command adapter's default time limit for a whole run.
 const DEFAULT_COMMAND_TIMEOUT_S: f64 = 600.0;

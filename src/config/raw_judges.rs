@@ -17,9 +17,9 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::config::yaml;
 use crate::judge::backend::RawJudge;
 use crate::judge::kinds::{self, KindName};
+use crate::settings::yaml;
 
 /// An error of a typed pass over the config text, with its key path.
 pub(super) type PassError = serde_path_to_error::Error<yaml::Error>;

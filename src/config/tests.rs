@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use super::*;
-use crate::config::yaml;
 use crate::judge::command::CommandSpec;
 use crate::judge::lexical::LexicalSpec;
 use crate::judge::openai::OpenAiSpec;
+use crate::settings::yaml;
 
 const VALID: &str = r##"
 version: 1

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::baseline::results::{Results, RunStatus, check_value};
 use crate::error::shorten;
-use crate::gate::verdict::{CheckOutcome, CheckStatus};
 use crate::metrics::metric::{Metric, UnknownMetric};
 use crate::stats::{self, normal};
 
@@ -97,19 +96,6 @@ pub const STATUS_WORDS: [&str; 7] = [
     "warn",
 ];
 
-/// The status word of a check as records store it.
-pub fn status_word(status: CheckStatus) -> &'static str {
-    match status {
-        CheckStatus::Pass => "pass",
-        CheckStatus::Improved => "improved",
-        CheckStatus::Inconclusive => "inconclusive",
-        CheckStatus::Fail => "fail",
-        CheckStatus::Skipped => "skipped",
-        CheckStatus::Error => "error",
-        CheckStatus::Warn => "warn",
-    }
-}
-
 /// The values `name` takes (None: unbounded), or why the name is not a metric.
 fn value_range(name: &str) -> Result<Option<std::ops::RangeInclusive<f64>>, String> {
     let metric: Metric = name
@@ -141,8 +127,8 @@ pub struct RecordInputs<'a> {
     pub time: String,
     /// sha256 of the baseline the checks were decided against.
     pub baseline_sha256: Option<String>,
-    /// The run's checks against that baseline (none without one).
-    pub checks: &'a [CheckOutcome],
+    /// The run's checks against that baseline (none without one), as the gate records them.
+    pub checks: Vec<RecordedCheck>,
     /// Keep every query's metric values.
     pub with_queries: bool,
 }
@@ -171,21 +157,6 @@ impl Record {
                 .collect();
             metrics.insert(metric.clone(), means);
         }
-        let finite = |value: f64| value.is_finite().then_some(value);
-        let checks = inputs
-            .checks
-            .iter()
-            .map(|o| RecordedCheck {
-                name: o.name.clone(),
-                metric: o.metric.clone(),
-                slice: o.slice.clone(),
-                status: status_word(o.status).to_string(),
-                n: o.n,
-                delta: finite(o.delta),
-                se: o.se.and_then(finite),
-                limit: o.limit,
-            })
-            .collect();
         let queries = inputs.with_queries.then(|| {
             results
                 .queries
@@ -205,7 +176,7 @@ impl Record {
             status: results.status,
             baseline_sha256: inputs.baseline_sha256,
             metrics,
-            checks,
+            checks: inputs.checks,
             queries,
         }
     }
@@ -480,20 +451,5 @@ mod tests {
             message.contains("queries.q1.recall@5: the value is 2: expected a number in [0, 1]"),
             "{message}"
         );
-    }
-
-    #[test]
-    fn every_check_status_has_a_word_that_check_accepts() {
-        for status in [
-            CheckStatus::Pass,
-            CheckStatus::Improved,
-            CheckStatus::Inconclusive,
-            CheckStatus::Fail,
-            CheckStatus::Skipped,
-            CheckStatus::Error,
-            CheckStatus::Warn,
-        ] {
-            assert!(STATUS_WORDS.contains(&status_word(status)));
-        }
     }
 }

@@ -80,7 +80,7 @@ const TEMP_PREFIX: &str = ".history-tmp-";
 /// (SIGKILL, a full disk) leaves one behind, while a younger one may belong to an `add` running
 /// now in the same folder. The atomic writes of outputs, baselines and qrels
 /// (`baseline::store`) clean theirs at the same age.
-pub(crate) const STALE_TEMP: Duration = Duration::from_secs(10 * 60);
+pub(crate) const STALE_TEMP: Duration = crate::baseline::store::STALE_TEMP;
 
 /// Whether the folder entry `name` is a temporary file of [`add`] (never a record).
 fn is_temp(name: &std::ffi::OsStr) -> bool {

@@ -22,9 +22,6 @@ use crate::error::{Error, Result};
 use crate::input::native_qrels::parse_json_line;
 use crate::input::text_file::{FirstLines, TextFile, check_id};
 use crate::input::unique_keys::UniqueKeys;
-use crate::metrics::metric::JudgedMetric;
-use crate::metrics::metric::Metric;
-use crate::suggest;
 
 /// One human label line.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +70,13 @@ const EXPECTED_LINE: &str =
     "a JSON object {\"qid\": string, \"answer\": string, \"<metric>\": number in [0, 1], ...}";
 
 /// Reads a labels file; errors name `file:line` and what was expected.
-pub fn read(file: &TextFile) -> Result<Vec<Label>> {
+/// Accepts a label key when it names a metric human labels can calibrate, else says why (the
+/// metrics layer's `metrics::labelled::check_label_metric`, passed in so that the reader stays
+/// below the metrics it names).
+pub type MetricCheck = fn(&str) -> std::result::Result<(), String>;
+
+/// The labels of `file`, each key besides `qid` and `answer` accepted by `check_metric`.
+pub fn read(file: &TextFile, check_metric: MetricCheck) -> Result<Vec<Label>> {
     file.require_data(
         "human labels JSONL (one {\"qid\", \"answer\", \"<metric>\": 0..1} object a line)",
     )?;
@@ -81,8 +84,8 @@ pub fn read(file: &TextFile) -> Result<Vec<Label>> {
     let mut labels = Vec::new();
     for line in file.lines() {
         let raw: RawLabel = parse_json_line(file, line.number, line.text, EXPECTED_LINE)?;
-        let label =
-            build(raw, line.number).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
+        let label = build(raw, line.number, check_metric)
+            .map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         // A JSON array is an unambiguous, readable key for the pair.
         let key = serde_json::to_string(&[label.qid.as_str(), &normalise_answer(&label.answer)])
             .expect("strings always serialise");
@@ -98,14 +101,14 @@ pub fn read(file: &TextFile) -> Result<Vec<Label>> {
     Ok(labels)
 }
 
-fn build(raw: RawLabel, line: u64) -> Result<Label, String> {
+fn build(raw: RawLabel, line: u64, check_metric: MetricCheck) -> Result<Label, String> {
     if raw.qid.trim().is_empty() {
         return Err("`qid` is empty: expected a non-empty query id".to_string());
     }
     check_id("qid", &raw.qid)?;
     let mut values = BTreeMap::new();
     for (metric, value) in raw.values.into_inner() {
-        check_metric_name(&metric)?;
+        check_metric(&metric)?;
         match value.as_f64() {
             Some(number) if (0.0..=1.0).contains(&number) => {
                 values.insert(metric, number);
@@ -136,47 +139,6 @@ fn build(raw: RawLabel, line: u64) -> Result<Label, String> {
         values,
         line,
     })
-}
-
-/// The metrics a judge decides, which are the ones human labels can calibrate.
-const JUDGED_METRICS: &str =
-    "faithfulness, faithfulness_graded, answer_relevance or context_precision@K";
-
-/// Accepts `name` when it names a judged metric; else an error with the closest name, so that a
-/// misspelt key (`faithfullness`) cannot drop every label of the file silently.
-fn check_metric_name(name: &str) -> Result<(), String> {
-    let judged = match name.parse::<Metric>() {
-        Ok(metric) => matches!(
-            metric,
-            Metric::Judged(JudgedMetric::Faithfulness)
-                | Metric::Judged(JudgedMetric::FaithfulnessGraded)
-                | Metric::Judged(JudgedMetric::AnswerRelevance)
-                | Metric::ContextPrecision(_)
-        ),
-        Err(_) => false,
-    };
-    if judged {
-        return Ok(());
-    }
-    let context_precision = match name.rsplit_once('@') {
-        Some((_, k)) => format!("context_precision@{k}"),
-        None => "context_precision@5".to_string(),
-    };
-    let candidates = [
-        "faithfulness",
-        "faithfulness_graded",
-        "answer_relevance",
-        context_precision.as_str(),
-    ];
-    Err(suggest::did_you_mean(
-        format!(
-            "`{}` is not a judged metric: expected {JUDGED_METRICS} (every key besides `qid` \
-             and `answer` is a metric label)",
-            crate::error::shorten(name)
-        ),
-        name,
-        candidates,
-    ))
 }
 
 /// Whitespace-normalised answer text: runs of Unicode whitespace become one space, and the ends
@@ -218,7 +180,10 @@ mod tests {
     use super::*;
 
     fn read_str(text: &str) -> Result<Vec<Label>> {
-        read(&TextFile::from_bytes("labels.jsonl", text.as_bytes().to_vec()).unwrap())
+        read(
+            &TextFile::from_bytes("labels.jsonl", text.as_bytes().to_vec()).unwrap(),
+            crate::metrics::labelled::check_label_metric,
+        )
     }
 
     fn error(text: &str) -> String {

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::input::native_qrels::parse_json_line;
 use crate::input::text_file::{FirstLines, TextFile, check_id};
-use crate::judge::grade::MAX_GRADE;
+
+/// The highest grade a proposal may carry (and a judge may propose).
+pub const MAX_GRADE: u8 = 3;
 
 /// One proposed judgment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,14 +8,14 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::keys::Keys;
-use crate::config::yaml;
 use crate::error::{Error, Result};
 use crate::judge::cost::{CostHints, Requests};
 use crate::judge::draft::{Draft, DraftTask};
 use crate::judge::events::Events;
 use crate::judge::grade::{GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
+use crate::settings::keys::Keys;
+use crate::settings::yaml;
 
 /// A kind of judge (`kind: lexical`, `openai`, ...): how the config writes one and what it
 /// validates into. Implemented once per kind, by a marker type in the kind's module, and listed

@@ -26,13 +26,25 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::CacheMode;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 #[cfg(feature = "cache")]
 use sqlite::Store;
 #[cfg(not(feature = "cache"))]
 use without_sqlite::Store;
+
+/// How the judge cache is used (config spelling `read-write`, `replay`, `off`; see
+/// `judge::cache` for what each does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    /// Read cached verdicts and record new ones (creates the file).
+    ReadWrite,
+    /// Read only; a verdict not in the cache is an error (offline, deterministic runs).
+    Replay,
+    /// No cache: every verdict is asked of the judge, no file is touched.
+    Off,
+}
 
 /// The only table of a cache file, exactly as SQLite records it in `sqlite_master`.
 pub const SCHEMA: &str = "CREATE TABLE verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

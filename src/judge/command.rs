@@ -16,7 +16,6 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
 
-use crate::config::yaml;
 use crate::error::{Error, Result, shorten};
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
 use crate::judge::cost::Requests;
@@ -25,6 +24,7 @@ use crate::judge::draft::{Draft, DraftTask};
 use crate::judge::events::{Events, JudgeEvent};
 use crate::judge::grade::{self, GradeTask, GradeVerdict};
 use crate::judge::task::{ClaimsTask, Task, Verdict};
+use crate::settings::yaml;
 use crate::subprocess::{LineProcess, Next, describe_exit};
 
 mod draft;

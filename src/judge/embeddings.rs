@@ -22,11 +22,32 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::config::EmbeddingsSpec;
 use crate::error::{Error, Result};
+use crate::http::endpoint::HttpEndpoint;
 use crate::http::{self, Failure, Request, RetryPolicy, UsageCounters};
 use crate::judge::cache::{self, CacheKey, JudgeCache};
-use crate::judge::cost::{Planned, Requests, Tokens};
+use crate::judge::cost::{CostHints, Planned, Requests, Tokens};
+
+/// An OpenAI-compatible embeddings endpoint and how it is called, as configured and validated
+/// ([`EmbeddingClient`] is its client).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddingsSpec {
+    /// Where and how `/embeddings` is called.
+    pub endpoint: HttpEndpoint,
+    /// Price and latency, for plans and budgets (not part of the endpoint's identity).
+    pub cost: CostHints,
+}
+
+impl EmbeddingsSpec {
+    /// `model` at `base_url` with the defaults: concurrency 4, timeout 60 s, 5 retries, no API
+    /// key.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        EmbeddingsSpec {
+            endpoint: HttpEndpoint::new(base_url, model, 4),
+            cost: CostHints::default(),
+        }
+    }
+}
 
 /// The version of the request and reply contract; part of the cache key.
 pub const EMBEDDINGS_VERSION: &str = "embeddings-1";

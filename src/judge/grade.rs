@@ -32,8 +32,8 @@ use crate::http;
 /// the judge identity recorded with every proposal.
 pub const GRADE_PROMPT_VERSION: &str = "graded-relevance-1";
 
-/// The highest grade a judge may propose.
-pub const MAX_GRADE: u8 = 3;
+/// The highest grade a judge may propose (the proposals file's scale).
+pub use crate::input::proposals::MAX_GRADE;
 
 /// The longest rationale kept (in characters): a judge's reply is untrusted text.
 pub const MAX_RATIONALE_CHARS: usize = 500;

@@ -193,10 +193,10 @@ mod tests {
             "!nli 1",
             "",
         ] {
-            let ours = crate::config::yaml::from_str::<KindName>(text)
+            let ours = crate::settings::yaml::from_str::<KindName>(text)
                 .map(|KindName(name)| name.to_string())
                 .map_err(|e| e.to_string());
-            let serdes = crate::config::yaml::from_str::<JudgeKind>(text)
+            let serdes = crate::settings::yaml::from_str::<JudgeKind>(text)
                 .map(|kind| format!("{kind:?}").to_lowercase())
                 .map_err(|e| e.to_string());
             assert_eq!(ours, serdes, "{text:?}");
@@ -205,8 +205,9 @@ mod tests {
 
     #[test]
     fn a_kind_name_reads_as_a_registered_name_only() {
-        let read =
-            |text: &str| crate::config::yaml::from_str::<KindName>(text).map_err(|e| e.to_string());
+        let read = |text: &str| {
+            crate::settings::yaml::from_str::<KindName>(text).map_err(|e| e.to_string())
+        };
         assert_eq!(read("nli"), Ok(KindName("nli")));
         let error = read("lexicl").unwrap_err();
         assert!(

@@ -24,12 +24,11 @@ pub mod task;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::config::Config;
 use crate::error::Result;
 use backend::{JudgeBackend, JudgeSpec, JudgeUsage};
 use cache::{CacheKey, JudgeCache};
 use draft::{DRAFT_PROMPT_VERSION, Draft, DraftTask};
-use embeddings::EmbeddingClient;
+use embeddings::{EmbeddingClient, EmbeddingsSpec};
 use events::{Events, JudgeEvent};
 use grade::{GRADE_PROMPT_VERSION, GradeTask, GradeVerdict};
 pub use task::{ClaimsTask, Task, Verdict};
@@ -67,16 +66,18 @@ pub struct Clients {
 }
 
 impl Clients {
-    /// The clients of every judge of `config` (telling `events`) and of its embeddings
-    /// endpoint.
-    pub fn build(config: &Config, events: &Events) -> Clients {
+    /// The clients of `judges` (telling `events`) and of the `embeddings` endpoint.
+    pub fn build(
+        judges: &BTreeMap<String, JudgeSpec>,
+        embeddings: Option<&EmbeddingsSpec>,
+        events: &Events,
+    ) -> Clients {
         Clients {
-            judges: config
-                .judges
+            judges: judges
                 .iter()
                 .map(|(name, spec)| (name.clone(), build(spec).reporting_to(events.clone())))
                 .collect(),
-            embeddings: config.embeddings.as_ref().map(EmbeddingClient::from_spec),
+            embeddings: embeddings.map(EmbeddingClient::from_spec),
         }
     }
 }

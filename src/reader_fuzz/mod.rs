@@ -155,7 +155,13 @@ const READERS: &[Reader] = &[
         target: "labels.jsonl",
         seeds: &["labels.jsonl"],
         companions: &[],
-        read: |dir| input::labels::read(&text(&dir.join("labels.jsonl"))?).map(drop),
+        read: |dir| {
+            input::labels::read(
+                &text(&dir.join("labels.jsonl"))?,
+                crate::metrics::labelled::check_label_metric,
+            )
+            .map(drop)
+        },
     },
     Reader {
         name: "results",

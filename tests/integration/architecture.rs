@@ -1,10 +1,15 @@
 //! The house as the code draws it: the files of src/ (and of crates/stats/src/, the statistics
-//! crate, on its own) and the imports between them (every path
-//! that names an item of another file: `crate::`, `super::`, `self::` and child-module paths,
-//! outside `#[cfg(test)]` code). A module naming its own submodules' items is containment, not
-//! a dependency: a parent's `mod.rs` that re-exports its children is no edge, a child that uses
-//! its parent's types is one. No cycle between files, and ARCHITECTURE.md names only files that
-//! exist.
+//! crate, on its own) and the imports between them (every path that names an item of another
+//! file: `crate::`, `super::`, `self::` and child-module paths, outside test code: items under
+//! `#[cfg(test)]` or `#[cfg(all(test, ...))]`). Three checks on that graph:
+//!
+//! - no cycle between files, counting a module's use of its own children as containment;
+//! - no cycle that leaves a module's subtree through its children (a parent that uses a child
+//!   that uses a file outside, which uses the parent);
+//! - no import between top-level modules that runs up the layers ARCHITECTURE.md draws (its
+//!   "Layers" block, read by the test), and so no cycle between directories.
+//!
+//! ARCHITECTURE.md names only files that exist.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -50,18 +55,58 @@ fn module_files(src: &Path) -> BTreeMap<ModulePath, PathBuf> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    for module in test_only {
-        files.remove(&module);
-    }
+    // A test-only module takes its whole subtree with it.
+    files.retain(|module, _| !test_only.iter().any(|t| module.starts_with(t)));
     files
 }
 
-/// The children declared `#[cfg(test)] mod name;` (files holding only tests).
+/// Where the next test-only attribute (`#[cfg(test)]`, `#[cfg(all(test, ...))]`) of `code`
+/// starts, and its length.
+fn next_test_attribute(code: &str) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(found) = code[from..].find("#[cfg(") {
+        let at = from + found;
+        let inner_start = at + "#[cfg(".len();
+        let mut depth = 1;
+        let mut end = None;
+        for (offset, c) in code[inner_start..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(inner_start + offset);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let end = end?;
+        let predicate: String = code[inner_start..end]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let test_only = predicate == "test"
+            || predicate
+                .strip_prefix("all(")
+                .is_some_and(|args| args.split([',', ')']).any(|arg| arg == "test"));
+        let close = end + code[end..].find(']').map_or(0, |i| i + 1);
+        if test_only {
+            return Some((at, close - at));
+        }
+        from = close.max(at + 1);
+    }
+    None
+}
+
+/// The children declared `#[cfg(test)] mod name;` or `#[cfg(all(test, ...))] mod name;` (files
+/// holding only tests).
 fn test_only_children(source: &str) -> Vec<String> {
     let mut children = Vec::new();
     let mut rest = source;
-    while let Some(at) = rest.find("#[cfg(test)]") {
-        rest = &rest[at + "#[cfg(test)]".len()..];
+    while let Some((at, length)) = next_test_attribute(rest) {
+        rest = &rest[at + length..];
         let mut after = rest.trim_start();
         while after.starts_with("#[") {
             after = after[after.find(']').unwrap() + 1..].trim_start();
@@ -167,11 +212,12 @@ fn is_ident(c: Option<&char>) -> bool {
     c.is_some_and(|c| c.is_alphanumeric() || *c == '_')
 }
 
-/// `code` without the bodies of `#[cfg(test)]` items (`mod tests { ... }`, test helpers).
+/// `code` without the bodies of test-only items (`#[cfg(test)] mod tests { ... }`, test
+/// helpers, `#[cfg(all(test, feature = "x"))]` modules).
 fn without_test_items(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
     let mut rest = code;
-    while let Some(at) = rest.find("#[cfg(test)]") {
+    while let Some((at, _)) = next_test_attribute(rest) {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
         // Skip to the end of the item: its `;` or its balanced braces, whichever comes first.
@@ -277,11 +323,22 @@ fn group_at(chars: &[char], start: usize) -> (Vec<Vec<String>>, usize) {
     (paths, i)
 }
 
-/// The module file a path written in `module` names, if it names one other than `module`'s own.
+/// Whether a module's use of its own submodules counts as an edge.
+#[derive(Clone, Copy, PartialEq)]
+enum Children {
+    /// Containment: the module declares them, no dependency.
+    Contained,
+    /// An edge like any other (to find cycles that leave a subtree through a child).
+    Edges,
+}
+
+/// The module file a path written in `module` names, if it names one other than `module`'s own
+/// (and, with [`Children::Contained`], other than one of its submodules).
 fn target(
     files: &BTreeMap<ModulePath, PathBuf>,
     module: &ModulePath,
     path: &[String],
+    children: Children,
 ) -> Option<ModulePath> {
     let mut absolute: ModulePath = match path[0].as_str() {
         "crate" => path[1..].to_vec(),
@@ -307,12 +364,21 @@ fn target(
     while !absolute.is_empty() && !files.contains_key(&absolute) {
         absolute.pop();
     }
-    // A module's use of its own submodules is containment (it declares them), not a dependency.
-    (files.contains_key(&absolute) && !absolute.starts_with(module)).then_some(absolute)
+    let own = match children {
+        Children::Contained => absolute.starts_with(module),
+        Children::Edges => absolute == *module,
+    };
+    (files.contains_key(&absolute) && !own).then_some(absolute)
 }
 
-/// Module file -> the module files it imports from.
+/// Module file -> the module files it imports from (a module's own children contained).
 fn imports(src: &Path) -> BTreeMap<ModulePath, BTreeSet<ModulePath>> {
+    imports_counting(src, Children::Contained)
+}
+
+/// Module file -> the module files it imports from, its own children counted as `children`
+/// says.
+fn imports_counting(src: &Path, children: Children) -> BTreeMap<ModulePath, BTreeSet<ModulePath>> {
     let files = module_files(src);
     let mut graph = BTreeMap::new();
     for (module, path) in &files {
@@ -320,7 +386,7 @@ fn imports(src: &Path) -> BTreeMap<ModulePath, BTreeSet<ModulePath>> {
         let code = without_test_items(&code_only(&source));
         let edges: BTreeSet<ModulePath> = paths(&code)
             .iter()
-            .filter_map(|p| target(&files, module, p))
+            .filter_map(|p| target(&files, module, p, children))
             .collect();
         graph.insert(module.clone(), edges);
     }
@@ -428,49 +494,144 @@ fn no_file_of_src_imports_from_a_file_that_imports_from_it() {
     assert!(report.is_empty(), "{report}");
 }
 
-/// The layers below the renderers (DESIGN's and ARCHITECTURE.md's order): what they compute is
-/// rendered by `report`, never the other way round.
-const BELOW_REPORT: [&str; 15] = [
-    "error",
-    "env",
-    "digest",
-    "secrets",
-    "json_text",
-    "format",
-    "columns",
-    "escape",
-    "input",
-    "metrics",
-    "judge",
-    "config",
-    "evaluate",
-    "baseline",
-    "gate",
-];
+/// The cycles of `graph` that leave a module's subtree: strongly connected components whose
+/// members' common ancestor is not one of them (a parent with its own children is containment).
+fn cycles_leaving_a_subtree(
+    graph: &BTreeMap<ModulePath, BTreeSet<ModulePath>>,
+) -> Vec<Vec<ModulePath>> {
+    cycles(graph)
+        .into_iter()
+        .filter(|component| {
+            let mut common = component[0].clone();
+            for module in component {
+                let shared = common
+                    .iter()
+                    .zip(module)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                common.truncate(shared);
+            }
+            !component.contains(&common)
+        })
+        .collect()
+}
 
-#[test]
-fn no_layer_below_the_renderers_imports_from_them() {
-    let graph = imports(&src());
-    let mut found = Vec::new();
-    for (from, to) in graph
-        .iter()
-        .flat_map(|(from, to)| to.iter().map(move |t| (from, t)))
-    {
-        let below = from
-            .first()
-            .is_some_and(|top| BELOW_REPORT.contains(&top.as_str()) || top == "history");
-        if below && to.first().is_some_and(|top| top == "report") {
-            found.push(format!("{} -> {}", name(from), name(to)));
+/// The layers of ARCHITECTURE.md's "Layers" block, from the top: each line names top-level
+/// modules of src/ (`name name -- what they are`); a module may import from its own line and
+/// the lines below it.
+fn documented_layers(text: &str) -> Vec<Vec<String>> {
+    let section = &text[text
+        .find("## Layers")
+        .expect("ARCHITECTURE.md has a Layers section")..];
+    let block = section
+        .split("```text")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the Layers section draws the layers in a ```text block");
+    block
+        .lines()
+        .map(|line| line.split(" -- ").next().unwrap_or(""))
+        .map(|names| {
+            names
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|names| !names.is_empty())
+        .collect()
+}
+
+/// Top-level module -> the top-level modules it imports from (the directory graph).
+fn directory_graph(
+    graph: &BTreeMap<ModulePath, BTreeSet<ModulePath>>,
+) -> BTreeMap<ModulePath, BTreeSet<ModulePath>> {
+    let mut directories: BTreeMap<ModulePath, BTreeSet<ModulePath>> = BTreeMap::new();
+    for (from, to) in graph {
+        let Some(top) = from.first() else { continue };
+        let entry = directories.entry(vec![top.clone()]).or_default();
+        for target in to {
+            if let Some(target_top) = target.first()
+                && target_top != top
+            {
+                entry.insert(vec![target_top.clone()]);
+            }
         }
     }
-    assert!(found.is_empty(), "{found:#?}");
-    // The check sees an edge into report where there is one.
+    directories
+}
+
+#[test]
+fn no_cycle_leaves_a_module_through_its_children() {
+    let graph = imports_counting(&src(), Children::Edges);
+    let mut report = String::new();
+    for component in cycles_leaving_a_subtree(&graph) {
+        report.push_str(&format!(
+            "cycle of {}: {}\n",
+            component.len(),
+            component.iter().map(name).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    assert!(report.is_empty(), "{report}");
+}
+
+#[test]
+fn no_import_runs_up_the_layers_and_no_directory_imports_from_one_that_imports_from_it() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .unwrap();
+    let layers = documented_layers(&text);
+    let graph = imports(&src());
+    let directories = directory_graph(&graph);
+    // Every top-level module is drawn once, and nothing else is.
+    let mut height = BTreeMap::new();
+    for (index, layer) in layers.iter().enumerate() {
+        for module in layer {
+            let again = height.insert(module.clone(), layers.len() - index);
+            assert!(again.is_none(), "{module} is drawn in two layers");
+        }
+    }
+    let tops: BTreeSet<String> = directories.keys().map(|m| m[0].clone()).collect();
+    let drawn: BTreeSet<String> = height.keys().cloned().collect();
+    let mut problems = Vec::new();
+    for module in tops.difference(&drawn) {
+        problems.push(format!(
+            "{module}: a top-level module the layers do not draw"
+        ));
+    }
+    for module in drawn.difference(&tops) {
+        problems.push(format!(
+            "{module}: drawn in the layers, not a top-level module"
+        ));
+    }
+    for (from, to) in &graph {
+        for target in to {
+            let (Some(a), Some(b)) = (from.first(), target.first()) else {
+                continue;
+            };
+            if let (Some(low), Some(high)) = (height.get(a), height.get(b))
+                && low < high
+            {
+                problems.push(format!(
+                    "{} -> {}: up from {a} to {b}",
+                    name(from),
+                    name(target)
+                ));
+            }
+        }
+    }
+    for knot in cycles(&directories) {
+        let names: Vec<String> = knot.iter().map(name).collect();
+        problems.push(format!(
+            "directories importing from each other: {}",
+            names.join(", ")
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check sees the edges there are: the commands import the renderers.
     assert!(
-        graph
-            .iter()
-            .any(|(from, to)| from.first().is_some_and(|t| t == "app")
-                && to.iter().any(|t| t.first().is_some_and(|t| t == "report"))),
-        "the app's imports of report are found"
+        directories
+            .values()
+            .any(|to| to.contains(&vec!["report".to_string()]))
     );
 }
 
@@ -486,6 +647,12 @@ fn f<'a>(c: char) -> bool { c == '"' && crate::direct::call() }
 mod tests {
     use crate::only_in_tests::Y;
 }
+#[cfg(all(test, feature = "x"))]
+mod feature_tests {
+    use crate::only_in_feature_tests::Z;
+}
+#[cfg(any(test, feature = "y"))]
+use crate::kept::W;
 "#;
     let code = without_test_items(&code_only(source));
     let found: BTreeSet<String> = paths(&code).iter().map(|p| p.join("::")).collect();
@@ -495,10 +662,16 @@ mod tests {
         "crate::gate::verdict::numbers",
         "super::sibling::Thing",
         "crate::direct::call",
+        "crate::kept::W",
     ] {
         assert!(found.contains(wanted), "{wanted} not in {found:?}");
     }
-    for unwanted in ["commented", "in_a_string", "only_in_tests"] {
+    for unwanted in [
+        "commented",
+        "in_a_string",
+        "only_in_tests",
+        "only_in_feature_tests",
+    ] {
         assert!(
             !found.iter().any(|p| p.contains(unwanted)),
             "{unwanted} in {found:?}"
@@ -513,6 +686,34 @@ mod tests {
     ]
     .into();
     assert_eq!(cycles(&graph), vec![vec![module("a"), module("b")]]);
+    // A parent with its own child is containment; a loop out of the subtree through the child
+    // is a cycle; the directory graph collapses files into their top-level module.
+    let path = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<ModulePath>();
+    let contained: BTreeMap<ModulePath, BTreeSet<ModulePath>> = [
+        (path(&["p"]), BTreeSet::from([path(&["p", "c"])])),
+        (path(&["p", "c"]), BTreeSet::from([path(&["p"])])),
+    ]
+    .into();
+    assert!(cycles_leaving_a_subtree(&contained).is_empty());
+    let leaving: BTreeMap<ModulePath, BTreeSet<ModulePath>> = [
+        (path(&["p"]), BTreeSet::from([path(&["p", "c"])])),
+        (path(&["p", "c"]), BTreeSet::from([path(&["q", "k"])])),
+        (path(&["q", "k"]), BTreeSet::from([path(&["p"])])),
+    ]
+    .into();
+    assert_eq!(cycles_leaving_a_subtree(&leaving).len(), 1);
+    assert_eq!(
+        cycles(&directory_graph(&leaving)),
+        vec![vec![path(&["p"]), path(&["q"])]]
+    );
+    let layers = documented_layers("## Layers\n\n```text\na  b -- top\n\nc -- bottom\n```\n");
+    assert_eq!(
+        layers,
+        vec![
+            vec!["a".to_string(), "b".to_string()],
+            vec!["c".to_string()]
+        ]
+    );
 }
 
 #[test]

@@ -11,7 +11,6 @@ use crate::config::{Budget, Config, Tier};
 use crate::error::{Error, Result};
 use crate::input::corpus;
 use crate::input::qrels::Qrels;
-use crate::judge::Clients;
 use crate::judge::events::Events;
 use crate::term;
 
@@ -38,7 +37,7 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
     };
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let cache = crate::app::config_judge::read_only_cache(config)?;
-    let clients = Clients::build(config, &Events::ignored());
+    let clients = config.judge_clients(&Events::ignored());
     let judging = judging(
         config,
         tier,

@@ -161,7 +161,7 @@ fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Resu
         notes: Vec::new(),
     };
     if let Some((path, queries)) = answers {
-        let clients = Clients::build(config, &Events::ignored());
+        let clients = config.judge_clients(&Events::ignored());
         let run = (path.as_path(), queries);
         let judging = judging(
             config,

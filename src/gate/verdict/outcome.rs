@@ -3,6 +3,7 @@
 
 use crate::gate::verdict::Adjustment;
 use crate::gate::verdict::proof::Proof;
+use crate::history::record::RecordedCheck;
 use crate::stats::limit_test::Method;
 
 /// The verdict of one check.
@@ -23,6 +24,22 @@ pub enum CheckStatus {
     /// A finding shown without failing the run: a drift under `gate: { drift: warn }` (the
     /// default).
     Warn,
+}
+
+impl CheckStatus {
+    /// The status word as records and reports store it (lower case; one of
+    /// `history::record::STATUS_WORDS`).
+    pub fn word(self) -> &'static str {
+        match self {
+            CheckStatus::Pass => "pass",
+            CheckStatus::Improved => "improved",
+            CheckStatus::Inconclusive => "inconclusive",
+            CheckStatus::Fail => "fail",
+            CheckStatus::Skipped => "skipped",
+            CheckStatus::Error => "error",
+            CheckStatus::Warn => "warn",
+        }
+    }
 }
 
 /// Which family of tests a check belongs to (each family is corrected on its own).
@@ -168,6 +185,44 @@ impl CheckOutcome {
             worse_count: 0,
             se: None,
             floor: None,
+        }
+    }
+}
+
+impl CheckOutcome {
+    /// The check as a history record keeps it (non-finite numbers left out).
+    pub fn recorded(&self) -> RecordedCheck {
+        let finite = |value: f64| value.is_finite().then_some(value);
+        RecordedCheck {
+            name: self.name.clone(),
+            metric: self.metric.clone(),
+            slice: self.slice.clone(),
+            status: self.status.word().to_string(),
+            n: self.n,
+            delta: finite(self.delta),
+            se: self.se.and_then(finite),
+            limit: self.limit,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::record::STATUS_WORDS;
+
+    #[test]
+    fn every_check_status_has_a_word_that_a_record_accepts() {
+        for status in [
+            CheckStatus::Pass,
+            CheckStatus::Improved,
+            CheckStatus::Inconclusive,
+            CheckStatus::Fail,
+            CheckStatus::Skipped,
+            CheckStatus::Error,
+            CheckStatus::Warn,
+        ] {
+            assert!(STATUS_WORDS.contains(&status.word()), "{status:?}");
         }
     }
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use super::{BUSY_TIMEOUT, CacheKey, SCHEMA};
-use crate::config::CacheMode;
 use crate::error::{Error, Result};
+use crate::judge::cache::CacheMode;
 
 /// An open, checked cache file; the connection sits behind a mutex held for one statement (or
 /// one batch's transaction) at a time.

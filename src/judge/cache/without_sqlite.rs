@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::CacheKey;
-use crate::config::CacheMode;
 use crate::error::{Error, Result};
+use crate::judge::cache::CacheMode;
 
 /// No cache file can be open in this build: the type has no values.
 #[derive(Debug)]

@@ -162,7 +162,7 @@ impl OpenAiJudge {
     }
 
     /// What identifies the judge's verdicts, for provenance: `base_url` and `model` as written
-    /// in the config (see [`crate::config::endpoint::HttpEndpoint::identity`]).
+    /// in the config (see [`crate::http::endpoint::HttpEndpoint::identity`]).
     pub fn describe(&self) -> String {
         self.spec
             .endpoint

@@ -4,8 +4,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::OpenAiJudge;
-use crate::config::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::error::Result;
+use crate::http::endpoint::{self, HttpEndpoint, WrittenEndpoint};
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
 use crate::judge::cost::{CostHints, RawPrice};
 

@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::gate::GateReport;
 use crate::gate::calibration::Calibration;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation};
-use crate::history::record::{Record, status_word as check_word};
+use crate::history::record::Record;
 use crate::report::format::{no_negative_zero, p_text};
 use shown::Shown;
 
@@ -171,7 +171,7 @@ fn header(page: &Page<'_>, status: &str) -> Markup {
 
 /// The status of a check as a CSS class suffix and a word.
 fn check_status(outcome: &CheckOutcome) -> &'static str {
-    check_word(outcome.status)
+    outcome.status.word()
 }
 
 fn number(value: f64) -> String {

@@ -253,7 +253,7 @@ fn every_text_from_data_is_redacted_on_its_raw_form_before_it_is_escaped() {
                 gated: &gated,
                 time,
                 baseline_sha256: None,
-                checks: &[],
+                checks: Vec::new(),
                 with_queries: false,
             },
         )

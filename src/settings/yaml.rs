@@ -1,5 +1,5 @@
 //! The YAML library behind the config, and the one module that names it: everything else says
-//! `config::yaml::Value`, `yaml::from_str`, ... The tests pin what ragate relies on (error
+//! `settings::yaml::Value`, `yaml::from_str`, ... The tests pin what ragate relies on (error
 //! locations and message shape, YAML 1.2 scalars, duplicate keys refused, scalar text), so that
 //! a replacement is checked by them.
 //!

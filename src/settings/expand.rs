@@ -9,15 +9,15 @@
 
 use std::path::Path;
 
-use crate::config::yaml;
-use crate::config::yaml::Value;
+use crate::settings::yaml;
+use crate::settings::yaml::Value;
 
 use crate::error::{Error, Result};
 
 /// How messages name the value at `path` of the config as `written` (before expansion) when it
 /// holds a `${VAR}`: `key (from <the value as written>)`, since the expanded value may be a
 /// secret or an internal host. None when it was written literally: then it may be shown.
-pub(super) fn shown_if_expanded(written: &Value, path: &[&str], key: &str) -> Option<String> {
+pub(crate) fn shown_if_expanded(written: &Value, path: &[&str], key: &str) -> Option<String> {
     let mut value = written;
     for name in path {
         value = value.get(*name)?;
@@ -29,7 +29,7 @@ pub(super) fn shown_if_expanded(written: &Value, path: &[&str], key: &str) -> Op
 }
 
 /// The string at `path` of the config as `written` when it holds a `${VAR}`, as written.
-pub(super) fn written_if_expanded(written: &Value, path: &[&str]) -> Option<String> {
+pub(crate) fn written_if_expanded(written: &Value, path: &[&str]) -> Option<String> {
     let mut value = written;
     for name in path {
         value = value.get(*name)?;
@@ -41,12 +41,12 @@ pub(super) fn written_if_expanded(written: &Value, path: &[&str]) -> Option<Stri
 }
 
 /// The name of the first `${NAME}` or `${NAME:-default}` in `text`.
-pub(super) fn first_variable(text: &str) -> Option<&str> {
+pub(crate) fn first_variable(text: &str) -> Option<&str> {
     variables(text).next()
 }
 
 /// The names of the `${NAME}` and `${NAME:-default}` in `text`, in order.
-pub(super) fn variables(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn variables(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         let start = rest.find("${")?;
@@ -59,7 +59,7 @@ pub(super) fn variables(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// `text` with every `${NAME}` / `${NAME:-default}` replaced, looking names up with `lookup`.
-pub(super) fn expand(
+pub(crate) fn expand(
     path: &Path,
     text: &str,
     lookup: impl Fn(&str) -> Option<String>,
@@ -159,7 +159,7 @@ fn is_yaml_number(text: &str) -> bool {
 /// Fails when the expanded config's structure differs from the written one's: a mapping with
 /// other keys (keys with a `${` may change), a list of another length, a scalar that became a
 /// list or mapping. Scalars may change freely (`${N}` becomes a number). The error names the key.
-pub(super) fn check_same_shape(path: &Path, written: &Value, expanded: &Value) -> Result<()> {
+pub(crate) fn check_same_shape(path: &Path, written: &Value, expanded: &Value) -> Result<()> {
     match first_difference(written, expanded, "") {
         None => Ok(()),
         Some(key) => Err(Error::config(

@@ -17,6 +17,7 @@ impl<'a> Keys<'a> {
         Keys { path }
     }
 
+    /// The error of the value at `key` (a key path such as `judges.j.timeout_s`).
     pub fn error(&self, key: impl Into<String>, message: impl Into<String>) -> Error {
         Error::config(self.path, key, message)
     }

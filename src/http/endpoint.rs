@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use crate::config::expand;
-use crate::config::keys::Keys;
-use crate::config::yaml;
 use crate::error::Result;
+use crate::settings::expand;
+use crate::settings::keys::Keys;
+use crate::settings::yaml;
 
 /// An OpenAI-compatible endpoint and how it is called, validated.
 #[derive(Debug, Clone, PartialEq)]
