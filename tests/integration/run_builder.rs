@@ -55,6 +55,13 @@ impl Ragate {
         self
     }
 
+    /// Global options, before the subcommand: `ragate FLAGS gate ...`.
+    pub fn before(mut self, flags: &[&str]) -> Ragate {
+        let flags = flags.iter().map(|flag| flag.to_string());
+        self.args.splice(0..0, flags);
+        self
+    }
+
     /// An environment variable of the run.
     pub fn env(mut self, name: &str, value: &str) -> Ragate {
         self.env.push((name.to_string(), value.to_string()));
