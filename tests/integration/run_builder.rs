@@ -8,9 +8,10 @@
 //!     .run_in(dir);
 //! ```
 //!
-//! The run is in [`clean_command`]'s cleared environment plus the variables given; the files
-//! given are written into the folder first; the expectations are checked after the run, each
-//! failure naming the command and showing both streams; the [`Outcome`] is returned for more.
+//! The run is in [`crate::clean_command`]'s cleared environment plus the variables given; the
+//! files given are written into the folder first; the expectations are checked after the run,
+//! a failure naming the unmet ones and the command and showing both streams, at the test's line;
+//! the [`Outcome`] is returned for the test's own checks.
 
 use std::path::Path;
 
@@ -114,7 +115,9 @@ impl Ragate {
         self.args.join(" ")
     }
 
-    /// Writes the files, runs ragate in `dir` and checks the expectations.
+    /// Writes the files, runs ragate in `dir` and checks the expectations: a failure names every
+    /// one unmet, the command and both streams, at the caller's line.
+    #[track_caller]
     pub fn run_in(self, dir: &Path) -> Outcome {
         for (path, text) in &self.files {
             let path = dir.join(path);
@@ -131,36 +134,38 @@ impl Ragate {
             .map(|(name, value)| (name.as_str(), value.as_str()))
             .collect();
         let outcome = ragate_env(dir, &args, &env);
-        let fail = |what: String| -> ! {
-            panic!(
-                "`ragate {}`: {what}\n--- stdout\n{}\n--- stderr\n{}",
-                self.command_line(),
-                outcome.stdout,
-                outcome.stderr
-            )
-        };
+
+        let mut unmet = Vec::new();
         if let Some(code) = self.status
             && outcome.code != code
         {
-            fail(format!("exit code {}, expected {code}", outcome.code));
+            unmet.push(format!("exit code {}, expected {code}", outcome.code));
         }
         for text in &self.stdout_has {
             if !outcome.stdout.contains(text.as_str()) {
-                fail(format!("stdout lacks `{text}`"));
+                unmet.push(format!("stdout lacks `{text}`"));
             }
         }
         for text in &self.stderr_has {
             if !outcome.stderr.contains(text.as_str()) {
-                fail(format!("stderr lacks `{text}`"));
+                unmet.push(format!("stderr lacks `{text}`"));
             }
         }
         for (path, text) in &self.file_has {
-            let contents = std::fs::read_to_string(dir.join(path))
-                .unwrap_or_else(|e| fail(format!("cannot read {path}: {e}")));
-            if !contents.contains(text.as_str()) {
-                fail(format!("{path} lacks `{text}`:\n{contents}"));
+            match std::fs::read_to_string(dir.join(path)) {
+                Ok(contents) if contents.contains(text.as_str()) => {}
+                Ok(contents) => unmet.push(format!("{path} lacks `{text}`:\n{contents}")),
+                Err(e) => unmet.push(format!("cannot read {path}: {e}")),
             }
         }
+        assert!(
+            unmet.is_empty(),
+            "`ragate {}`:\n{}\n--- stdout\n{}\n--- stderr\n{}",
+            self.command_line(),
+            unmet.join("\n"),
+            outcome.stdout,
+            outcome.stderr
+        );
         outcome
     }
 }
