@@ -690,17 +690,10 @@ fn regressed_after_accept(
         .run_in(dir);
     accept_baseline(dir, "regression", "out/results.json", &[]);
     before();
-    let mut args = vec![
-        "gate",
-        "--tier",
-        "regression",
-        "--run",
-        "regressed.jsonl",
-        "--out",
-        "out",
-    ];
-    args.extend_from_slice(extra);
-    ragate_env(dir, &args, env)
+    Ragate::gate("regression", "regressed.jsonl", "out")
+        .args(extra)
+        .envs(env)
+        .run_in(dir)
 }
 
 #[test]
