@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{Outcome, ragate_in};
+use crate::{Outcome, Ragate, ragate_in};
 
 /// `ragate init` (the python stand-in), gate, accept, gate: a tier with a baseline that passes.
 fn accepted_scaffold(dir: &Path) {
@@ -23,15 +23,14 @@ fn accepted_scaffold(dir: &Path) {
         "{}",
         init.stdout
     );
-    assert_eq!(gate(dir).code, 2, "no baseline yet");
+    Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .run_in(dir); // no baseline yet
     let accepted = accept(dir);
     assert_eq!(accepted.code, 0, "{}", accepted.stderr);
-    let passed = gate(dir);
-    assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
-}
-
-fn gate(dir: &Path) -> Outcome {
-    ragate_in(dir, &["gate", "--tier", "smoke"])
+    Ragate::new(["gate", "--tier", "smoke"])
+        .status(0)
+        .run_in(dir);
 }
 
 fn accept(dir: &Path) -> Outcome {
@@ -104,8 +103,9 @@ fn swapped_queries_name_the_next_step_and_one_accept_replaces_the_baseline() {
         validated.stdout
     );
 
-    let unpaired = gate(dir);
-    assert_eq!(unpaired.code, 2, "{}\n{}", unpaired.stdout, unpaired.stderr);
+    let unpaired = Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .run_in(dir);
     let last = unpaired.stderr.trim_end().lines().last().unwrap();
     assert!(
         last.starts_with(
@@ -158,8 +158,9 @@ fn swapped_queries_name_the_next_step_and_one_accept_replaces_the_baseline() {
     let validated = ragate_in(dir, &["validate"]);
     assert_eq!(validated.code, 0, "{}", validated.stderr);
     assert!(!validated.stderr.contains("shares"), "{}", validated.stderr);
-    let passed = gate(dir);
-    assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+    let passed = Ragate::new(["gate", "--tier", "smoke"])
+        .status(0)
+        .run_in(dir);
     assert!(
         passed.stdout.contains("13 checks: 13 passed"),
         "{}",
@@ -189,8 +190,9 @@ fn a_baseline_that_shares_enough_queries_is_compared_on_them_and_says_how_many()
         "{}",
         validated.stderr
     );
-    let compared = gate(dir);
-    assert_eq!(compared.code, 0, "{}\n{}", compared.stdout, compared.stderr);
+    let compared = Ragate::new(["gate", "--tier", "smoke"])
+        .status(0)
+        .run_in(dir);
     assert!(
         compared.stderr.contains(
             "): the baseline shares 3 of 6 queries with tier `smoke`: the checks compare those 3;"
@@ -230,8 +232,9 @@ fn a_gated_metric_the_baseline_lacks_is_replaced_by_one_accept() {
         "{}",
         validated.stderr
     );
-    let missing = gate(dir);
-    assert_eq!(missing.code, 2, "{}\n{}", missing.stdout, missing.stderr);
+    let missing = Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .run_in(dir);
     assert!(
         missing
             .stderr
@@ -256,8 +259,9 @@ fn a_gated_metric_the_baseline_lacks_is_replaced_by_one_accept() {
         "{}",
         accepted.stdout
     );
-    let passed = gate(dir);
-    assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+    let passed = Ragate::new(["gate", "--tier", "smoke"])
+        .status(0)
+        .run_in(dir);
     assert!(
         passed.stdout.contains("16 checks: 16 passed"),
         "{}",
@@ -278,8 +282,9 @@ fn results_that_also_errored_for_another_reason_are_refused() {
         "    - { metric: mrr, max_drop_pct: 10 }",
         "    - { metric: mrr, max_drop_pct: 10 }\n    - { metric: mrr, slice: class=bogus, max_drop: 0.1 }",
     );
-    let errored = gate(dir);
-    assert_eq!(errored.code, 2, "{}\n{}", errored.stdout, errored.stderr);
+    let errored = Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .run_in(dir);
     assert!(
         errored
             .stdout
@@ -391,8 +396,9 @@ fn a_converted_beir_collection_gates_after_the_steps_ragate_names() {
     );
     assert_eq!(converted.code, 0, "{}", converted.stderr);
     // No gold answer substrings: the gate names the metric to drop.
-    let no_values = gate(dir);
-    assert_eq!(no_values.code, 2, "{}", no_values.stderr);
+    let no_values = Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .run_in(dir);
     assert!(
         no_values.stderr.contains(
             "no query has a value for answer_contains: expected gold_answer_substring \
@@ -408,8 +414,9 @@ fn a_converted_beir_collection_gates_after_the_steps_ragate_names() {
         "    - { metric: answer_contains,",
         "    # - { metric: answer_contains,",
     );
-    let unpaired = gate(dir);
-    assert_eq!(unpaired.code, 2, "{}", unpaired.stderr);
+    let unpaired = Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .run_in(dir);
     assert!(
         unpaired.stderr.trim_end().ends_with(
             "so no check can compare them: if this run's numbers are what the tier should hold, \
@@ -431,8 +438,9 @@ fn a_converted_beir_collection_gates_after_the_steps_ragate_names() {
         "{}",
         accepted.stdout
     );
-    let passed = gate(dir);
-    assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+    Ragate::new(["gate", "--tier", "smoke"])
+        .status(0)
+        .run_in(dir);
     assert!(
         qids(&dir.join("baselines/smoke.json"))
             .iter()

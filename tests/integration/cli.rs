@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::{Outcome, accept_baseline, ragate, ragate_env, ragate_in};
+use crate::{Ragate, accept_baseline, ragate, ragate_env, ragate_in};
 
 /// `ragate 0.1.0`, and in a git checkout of ragate ` (<12 hex>)` or ` (<12 hex>-dirty)` after it.
 #[test]
@@ -29,20 +29,14 @@ fn version_names_the_package_version_and_the_commit_in_a_git_checkout() {
 const ESC: char = '\u{1b}';
 
 /// A gate_flow folder whose `regression` tier has a baseline; `regressed.jsonl` fails one check.
-fn gated_dir() -> tempfile::TempDir {
+fn baselined_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     crate::gate_flow::setup(dir.path());
-    let first = gate(dir.path(), "base.jsonl", &[], &[]);
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir.path()); // no baseline yet
     accept_baseline(dir.path(), "regression", "out/results.json", &[]);
     dir
-}
-
-/// `ragate [FLAGS] gate --tier regression --run RUN --out out` in `dir` with `env`.
-fn gate(dir: &Path, run: &str, flags: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let mut args = flags.to_vec();
-    args.extend(["gate", "--tier", "regression", "--run", run, "--out", "out"]);
-    ragate_env(dir, &args, env)
 }
 
 /// No file the gate writes holds an escape code, whatever colours stdout.
@@ -61,10 +55,12 @@ fn assert_files_plain(dir: &Path) {
 
 #[test]
 fn color_always_colours_the_verdict_words_and_never_the_files() {
-    let dir = gated_dir();
+    let dir = baselined_dir();
     let dir = dir.path();
-    let outcome = gate(dir, "regressed.jsonl", &["--color", "always"], &[]);
-    assert_eq!(outcome.code, 1, "{}\n{}", outcome.stdout, outcome.stderr);
+    let outcome = Ragate::gate("regression", "regressed.jsonl", "out")
+        .before(&["--color", "always"])
+        .status(1)
+        .run_in(dir);
     // Red bold FAIL, green pass, in the table and the verdict lines.
     assert!(
         outcome.stdout.contains("\u{1b}[1m\u{1b}[31mFAIL"),
@@ -106,7 +102,7 @@ type Case = (
 
 #[test]
 fn no_colour_on_a_pipe_with_never_or_with_no_color_and_force_color_colours_a_pipe() {
-    let dir = gated_dir();
+    let dir = baselined_dir();
     let dir = dir.path();
     let cases: [Case; 6] = [
         (&[], &[], false),
@@ -121,7 +117,10 @@ fn no_colour_on_a_pipe_with_never_or_with_no_color_and_force_color_colours_a_pip
         ),
     ];
     for (flags, env, coloured) in cases {
-        let outcome = gate(dir, "regressed.jsonl", flags, env);
+        let outcome = Ragate::gate("regression", "regressed.jsonl", "out")
+            .before(flags)
+            .envs(env)
+            .run_in(dir);
         assert_eq!(outcome.code, 1, "{flags:?} {env:?}: {}", outcome.stderr);
         assert!(outcome.stdout.contains("FAIL"), "{}", outcome.stdout);
         assert_eq!(
@@ -161,18 +160,24 @@ fn quiet_gate_prints_nothing_but_json_asked_for_and_keeps_exit_codes() {
     let dir = dir.path();
     crate::gate_flow::setup(dir);
     // No baseline: exit 2, the error on stderr, no note, no table.
-    let first = gate(dir, "base.jsonl", &["-q"], &[]);
-    assert_eq!(first.code, 2, "{}", first.stderr);
+    let first = Ragate::gate("regression", "base.jsonl", "out")
+        .before(&["-q"])
+        .status(2)
+        .run_in(dir);
     assert_eq!(first.stdout, "");
     assert!(first.stderr.starts_with("error: "), "{}", first.stderr);
     assert!(!first.stderr.contains("note:"), "{}", first.stderr);
     accept_baseline(dir, "regression", "out/results.json", &[]);
 
-    let passed = gate(dir, "base.jsonl", &["--quiet"], &[]);
-    assert_eq!(passed.code, 0, "{}", passed.stderr);
+    let passed = Ragate::gate("regression", "base.jsonl", "out")
+        .before(&["--quiet"])
+        .status(0)
+        .run_in(dir);
     assert_eq!((passed.stdout.as_str(), passed.stderr.as_str()), ("", ""));
-    let regressed = gate(dir, "regressed.jsonl", &["-q"], &[]);
-    assert_eq!(regressed.code, 1, "{}", regressed.stderr);
+    let regressed = Ragate::gate("regression", "regressed.jsonl", "out")
+        .before(&["-q"])
+        .status(1)
+        .run_in(dir);
     assert_eq!(
         (regressed.stdout.as_str(), regressed.stderr.as_str()),
         ("", "")

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::{Outcome, ragate_env, ragate_in};
+use crate::{Ragate, ragate_in};
 
 /// The value of `MY_API_KEY` (its name looks secret, so ragate redacts it).
 const KEY: &str = "sk-test-7f3a9c2e41b8d605";
@@ -32,21 +32,15 @@ fn crashing_project(dir: &Path) {
     std::fs::write(dir.join("eval-config.yaml"), replaced).unwrap();
 }
 
-fn gate(dir: &Path) -> Outcome {
-    ragate_env(
-        dir,
-        &["gate", "--tier", "smoke", "--out", "out"],
-        &[("MY_API_KEY", KEY)],
-    )
-}
-
 #[test]
 fn a_crashing_pipeline_s_stderr_tail_is_in_the_summary_redacted_and_inert() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     crashing_project(dir);
-    let outcome = gate(dir);
-    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    let outcome = Ragate::new(["gate", "--tier", "smoke", "--out", "out"])
+        .env("MY_API_KEY", KEY)
+        .status(2)
+        .run_in(dir);
     // Passed through to the terminal as the pipeline wrote it (its own output).
     assert!(
         outcome
@@ -99,8 +93,10 @@ fn the_hostile_corpus_on_a_pipeline_s_stderr_is_inert_in_the_summary() {
         "cat > /dev/null\ncat eval/hostile.txt >&2\nexit 1\n",
     )
     .unwrap();
-    let outcome = gate(dir);
-    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    Ragate::new(["gate", "--tier", "smoke", "--out", "out"])
+        .env("MY_API_KEY", KEY)
+        .status(2)
+        .run_in(dir);
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
     assert!(
         summary.contains("of the pipeline's stderr (secrets redacted)</summary>"),

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{Outcome, SMOKE_GATE, accept_baseline, path_str, ragate, ragate_env, ragate_in};
+use crate::{Outcome, Ragate, accept_baseline, path_str, ragate, ragate_env, ragate_in};
 
 const CONFIG: &str = "version: 1
 metrics: [recall@5, faithfulness, answer_relevance]
@@ -40,15 +40,12 @@ fn setup(dir: &Path) {
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
 }
 
-fn gate(dir: &Path) -> Outcome {
-    ragate_in(dir, &SMOKE_GATE)
-}
-
 /// `setup`, a first gate (no baseline yet) and its results accepted.
 fn setup_with_baseline(dir: &Path) {
     setup(dir);
-    let first = gate(dir);
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "smoke", "out/results.json", &[]);
 }
 
@@ -75,14 +72,16 @@ fn baseline_values_outside_their_metric_range_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup_with_baseline(dir);
-    assert_eq!(gate(dir).code, 0, "the same run passes");
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(0)
+        .run_in(dir); // the same run passes
     let baseline = dir.join("baselines/smoke.json");
     let pristine = std::fs::read_to_string(&baseline).unwrap();
     edit_json(&baseline, |b| {
         b["queries"]["q03"]["metrics"]["faithfulness"] = 5.0.into();
     });
     assert_fails_with(
-        &gate(dir),
+        &Ragate::gate("smoke", "run.jsonl", "out").run_in(dir),
         &["smoke.json: query `q03`: metric `faithfulness` is 5: expected a number in [0, 1]"],
     );
     std::fs::write(&baseline, &pristine).unwrap();
@@ -90,14 +89,16 @@ fn baseline_values_outside_their_metric_range_are_errors() {
         b["summary"]["all"]["recall@5"]["mean"] = (-3.0).into();
     });
     assert_fails_with(
-        &gate(dir),
+        &Ragate::gate("smoke", "run.jsonl", "out").run_in(dir),
         &["smoke.json: summary `all`: the mean of `recall@5` is -3: expected a number in [0, 1]"],
     );
     // An unusable baseline stops the gate before the run: nothing was evaluated.
     assert!(!dir.join("out/results.json").exists());
     // The results to accept are read the same way.
     std::fs::write(&baseline, &pristine).unwrap();
-    assert_eq!(gate(dir).code, 0);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(0)
+        .run_in(dir);
     let results = dir.join("out/results.json");
     edit_json(&results, |r| {
         r["queries"]["q01"]["metrics"]["answer_relevance"] = 1.5.into();
@@ -176,7 +177,9 @@ fn accept_refuses_an_unreadable_baseline_unless_forced_and_removes_stale_tempora
         "stale temporary file removed: {}",
         forced.stderr
     );
-    assert_eq!(gate(dir).code, 0, "the new baseline is readable");
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(0)
+        .run_in(dir); // the new baseline is readable
     let names: Vec<String> = std::fs::read_dir(dir.join("baselines"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -189,7 +192,9 @@ fn accept_refuses_results_that_could_not_be_evaluated() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    assert_eq!(gate(dir).code, 2);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     edit_json(&dir.join("out/results.json"), |r| {
         r["status"] = "error".into()
     });
@@ -399,7 +404,7 @@ fn a_misspelt_label_metric_is_an_error() {
     )
     .unwrap();
     assert_fails_with(
-        &gate(dir),
+        &Ragate::gate("smoke", "run.jsonl", "out").run_in(dir),
         &[
             "labels.jsonl:1: `faithfullness` is not a judged metric",
             "(did you mean `faithfulness`?)",
@@ -413,8 +418,9 @@ fn a_config_with_a_byte_order_mark_is_read() {
     let dir = dir.path();
     setup(dir);
     std::fs::write(dir.join("eval-config.yaml"), format!("\u{feff}{CONFIG}")).unwrap();
-    let outcome = gate(dir);
-    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    let outcome = Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert!(
         outcome.stderr.contains("no such file") && !outcome.stderr.contains("missing field"),
         "evaluated, then stopped only for the missing baseline: {}",
@@ -471,7 +477,7 @@ fn a_missing_qrels_file_names_the_tier_key_that_named_it() {
     )
     .unwrap();
     assert_fails_with(
-        &gate(dir),
+        &Ragate::gate("smoke", "run.jsonl", "out").run_in(dir),
         &["cannot read qrel.jsonl (named by tiers.smoke.qrels)"],
     );
 }

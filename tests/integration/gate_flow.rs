@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::json_schema::Schema;
-use crate::{Outcome, accept_baseline, path_str, ragate_env, ragate_in};
+use crate::{Outcome, Ragate, accept_baseline, path_str, ragate_env, ragate_in};
 
 const QUERIES_PER_CLASS: usize = 40;
 const CLASSES: [&str; 3] = ["literal", "paraphrased", "multi-topic"];
@@ -96,21 +96,15 @@ fn testcase<'a>(junit: &'a str, name: &str) -> &'a str {
     &rest[..rest.find("<testcase").unwrap_or(rest.len())]
 }
 
-fn gate(dir: &Path, run: &str) -> Outcome {
-    ragate_in(
-        dir,
-        &["gate", "--tier", "regression", "--run", run, "--out", "out"],
-    )
-}
-
 #[test]
 fn no_baseline_then_accept_then_pass_regress_and_noise() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
 
-    let first = gate(dir, "base.jsonl");
-    assert_eq!(first.code, 2, "no baseline is an error: {}", first.stderr);
+    let first = Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline is an error
     assert!(
         first
             .stderr
@@ -149,14 +143,11 @@ fn no_baseline_then_accept_then_pass_regress_and_noise() {
     );
     assert_eq!(document["tier"], "regression");
 
-    let same = gate(dir, "base.jsonl");
-    assert_eq!(
-        same.code, 0,
-        "same run passes: {}\n{}",
-        same.stdout, same.stderr
-    );
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(0)
+        .run_in(dir); // same run passes
     let again = std::fs::read(dir.join("out/results.json")).unwrap();
-    let same_twice = gate(dir, "base.jsonl");
+    let same_twice = Ragate::gate("regression", "base.jsonl", "out").run_in(dir);
     assert_eq!(same_twice.code, 0);
     assert_eq!(
         std::fs::read(dir.join("out/results.json")).unwrap(),
@@ -164,12 +155,9 @@ fn no_baseline_then_accept_then_pass_regress_and_noise() {
         "results.json is byte-identical"
     );
 
-    let regressed = gate(dir, "regressed.jsonl");
-    assert_eq!(
-        regressed.code, 1,
-        "a clear regression fails: {}\n{}",
-        regressed.stdout, regressed.stderr
-    );
+    Ragate::gate("regression", "regressed.jsonl", "out")
+        .status(1)
+        .run_in(dir); // a clear regression fails
     let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
     let paraphrased = testcase(&junit, "recall@5 [class=paraphrased]");
     assert!(
@@ -187,12 +175,9 @@ fn no_baseline_then_accept_then_pass_regress_and_noise() {
         "{junit}"
     );
 
-    let noisy = gate(dir, "noisy.jsonl");
-    assert_eq!(
-        noisy.code, 0,
-        "symmetric noise passes: {}\n{}",
-        noisy.stdout, noisy.stderr
-    );
+    Ragate::gate("regression", "noisy.jsonl", "out")
+        .status(0)
+        .run_in(dir); // symmetric noise passes
 }
 
 #[test]
@@ -240,7 +225,9 @@ fn assert_schema(name: &str, document: &serde_json::Value) {
 fn results_and_trace_match_the_published_schemas() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    assert_eq!(gate(dir.path(), "base.jsonl").code, 2);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir.path());
     let results: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("out/results.json")).unwrap(),
     )
@@ -317,7 +304,9 @@ fn compare_and_validate() {
     std::fs::write(dir.join("baselines/regression.json"), "{").unwrap();
     assert_eq!(ragate_in(dir, &["validate"]).code, 2);
     std::fs::remove_file(dir.join("baselines/regression.json")).unwrap();
-    assert_eq!(gate(dir, "base.jsonl").code, 2);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     std::fs::rename(dir.join("out/results.json"), dir.join("base.json")).unwrap();
     accept_baseline(dir, "regression", "base.json", &[]);
     let after = ragate_in(dir, &["validate"]);
@@ -374,7 +363,9 @@ fn compare_and_validate() {
         after.stdout
     );
 
-    assert_eq!(gate(dir, "regressed.jsonl").code, 1);
+    Ragate::gate("regression", "regressed.jsonl", "out")
+        .status(1)
+        .run_in(dir);
     let compared = ragate_in(
         dir,
         &[
@@ -508,12 +499,7 @@ fn a_faithfulness_drop_fails_the_gate_and_the_trace_shows_claims() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup_answer_tier(dir);
-    let gate = |run: &str| {
-        ragate_in(
-            dir,
-            &["gate", "--tier", "smoke", "--run", run, "--out", "out"],
-        )
-    };
+    let gate = |run: &str| Ragate::gate("smoke", run, "out").run_in(dir);
     assert_eq!(gate("base.jsonl").code, 2);
     let baseline: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
@@ -699,20 +685,15 @@ fn regressed_after_accept(
     before: impl FnOnce(),
 ) -> Outcome {
     setup(dir);
-    assert_eq!(gate(dir, "base.jsonl").code, 2);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     accept_baseline(dir, "regression", "out/results.json", &[]);
     before();
-    let mut args = vec![
-        "gate",
-        "--tier",
-        "regression",
-        "--run",
-        "regressed.jsonl",
-        "--out",
-        "out",
-    ];
-    args.extend_from_slice(extra);
-    ragate_env(dir, &args, env)
+    Ragate::gate("regression", "regressed.jsonl", "out")
+        .args(extra)
+        .envs(env)
+        .run_in(dir)
 }
 
 #[test]

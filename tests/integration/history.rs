@@ -6,20 +6,9 @@
 use std::path::Path;
 
 use crate::gate_flow::{setup, write_run};
-use crate::{Outcome, accept_baseline, ragate_env};
+use crate::{Outcome, Ragate, accept_baseline, ragate_env};
 
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
-
-fn gate(dir: &Path, run: &str, extra: &[&str]) -> Outcome {
-    gate_at(dir, run, extra, SHA)
-}
-
-/// A gate run of commit `sha`.
-fn gate_at(dir: &Path, run: &str, extra: &[&str], sha: &str) -> Outcome {
-    let mut args = vec!["gate", "--tier", "regression", "--run", run, "--out", "out"];
-    args.extend_from_slice(extra);
-    ragate_env(dir, &args, &[("GITHUB_SHA", sha)])
-}
 
 /// The commit of night `night`: another one each night.
 fn night_sha(night: u64) -> String {
@@ -53,7 +42,10 @@ fn show(dir: &Path, extra: &[&str]) -> Outcome {
 /// A tier with an accepted baseline of `base.jsonl`.
 fn baselined(dir: &Path) {
     setup(dir);
-    assert_eq!(gate(dir, "base.jsonl", &[]).code, 2, "no baseline yet");
+    Ragate::gate("regression", "base.jsonl", "out")
+        .sha(SHA)
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "regression", "out/results.json", &[]);
 }
 
@@ -62,8 +54,10 @@ fn records_round_trip_are_never_replaced_and_show_series_breaks() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     baselined(dir);
-    let run = gate(dir, "base.jsonl", &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
 
     let first = add(dir, 86_400);
     assert_eq!(first.code, 0, "{}", first.stderr);
@@ -183,7 +177,10 @@ fn a_corrupt_or_foreign_file_in_the_history_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     baselined(dir);
-    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
     assert_eq!(add(dir, 86_400).code, 0);
     let folder = dir.join("hist/regression");
     for (name, text) in [
@@ -201,7 +198,10 @@ fn a_corrupt_or_foreign_file_in_the_history_is_an_error_naming_it() {
         let shown = show(dir, &[]);
         assert_eq!(shown.code, 2, "{name}: {}", shown.stdout);
         assert!(shown.stderr.contains(name), "{name}: {}", shown.stderr);
-        let gated = gate(dir, "base.jsonl", &["--history", "hist"]);
+        let gated = Ragate::gate("regression", "base.jsonl", "out")
+            .args(["--history", "hist"])
+            .sha(SHA)
+            .run_in(dir);
         assert_eq!(gated.code, 2, "{name}: the gate fails closed too");
         assert!(gated.stderr.contains(name), "{name}: {}", gated.stderr);
         std::fs::remove_file(folder.join(name)).unwrap();
@@ -219,8 +219,11 @@ fn a_corrupt_or_foreign_file_in_the_history_is_an_error_naming_it() {
     );
     assert!(shown.stderr.contains("rename it"), "{}", shown.stderr);
     // A history directory that does not exist is not an empty history.
-    let missing = gate(dir, "base.jsonl", &["--history", "no-such-dir"]);
-    assert_eq!(missing.code, 2, "{}", missing.stdout);
+    let missing = Ragate::gate("regression", "base.jsonl", "out")
+        .args(["--history", "no-such-dir"])
+        .sha(SHA)
+        .status(2)
+        .run_in(dir);
     assert!(missing.stderr.contains("no-such-dir"), "{}", missing.stderr);
 }
 
@@ -260,15 +263,20 @@ fn a_passing_night_after_failing_ones_drifts_as_a_warning_or_a_failure_with_tren
 
     // An empty history: the drift checks see this run only, and are skipped (one run is no
     // series); the run passes.
-    let first = gate(dir, "slightly.jsonl", &["--history", "hist"]);
-    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+    let first = Ragate::gate("regression", "slightly.jsonl", "out")
+        .args(["--history", "hist"])
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
     assert!(
         first.stdout.contains("drift recall@5 [all]"),
         "{}",
         first.stdout
     );
     for night in 1..=4 {
-        let run = gate_at(dir, "broken.jsonl", &[], &night_sha(night));
+        let run = Ragate::gate("regression", "broken.jsonl", "out")
+            .sha(&night_sha(night))
+            .run_in(dir);
         assert_eq!(
             run.code, 1,
             "night {night} fails on its own: {}",
@@ -277,8 +285,11 @@ fn a_passing_night_after_failing_ones_drifts_as_a_warning_or_a_failure_with_tren
         assert_eq!(add(dir, night * 86_400).code, 0);
     }
     // Tonight is within the limit, but the last five runs together are beyond it.
-    let fifth = gate_at(dir, "slightly.jsonl", &["--history", "hist"], &night_sha(5));
-    assert_eq!(fifth.code, 0, "a drift warns by default: {}", fifth.stdout);
+    Ragate::gate("regression", "slightly.jsonl", "out")
+        .args(["--history", "hist"])
+        .sha(&night_sha(5))
+        .status(0)
+        .run_in(dir); // a drift warns by default
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
     assert!(summary.contains("drift recall@5 [all]"), "{summary}");
     assert!(summary.contains("⚠️ warn"), "{summary}");
@@ -294,12 +305,10 @@ fn a_passing_night_after_failing_ones_drifts_as_a_warning_or_a_failure_with_tren
         junit.contains("<testcase name=\"drift recall@5 [all]\""),
         "{junit}"
     );
-    let json = gate_at(
-        dir,
-        "slightly.jsonl",
-        &["--history", "hist", "--format", "json"],
-        &night_sha(5),
-    );
+    let json = Ragate::gate("regression", "slightly.jsonl", "out")
+        .args(["--history", "hist", "--format", "json"])
+        .sha(&night_sha(5))
+        .run_in(dir);
     let document: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let drift = drift_check(&document);
     assert_eq!(drift["status"], "warn");
@@ -321,8 +330,11 @@ fn a_passing_night_after_failing_ones_drifts_as_a_warning_or_a_failure_with_tren
         config.replace("gate:\n", "gate:\n  drift: fail\n"),
     )
     .unwrap();
-    let failing = gate_at(dir, "slightly.jsonl", &["--history", "hist"], &night_sha(5));
-    assert_eq!(failing.code, 1, "{}\n{}", failing.stdout, failing.stderr);
+    Ragate::gate("regression", "slightly.jsonl", "out")
+        .args(["--history", "hist"])
+        .sha(&night_sha(5))
+        .status(1)
+        .run_in(dir);
     let junit = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
     let case = &junit[junit
         .find("<testcase name=\"drift recall@5 [all]\"")
@@ -332,16 +344,17 @@ fn a_passing_night_after_failing_ones_drifts_as_a_warning_or_a_failure_with_tren
         "{junit}"
     );
     // Without --history there is no drift check: tonight passes.
-    assert_eq!(gate(dir, "slightly.jsonl", &[]).code, 0);
+    Ragate::gate("regression", "slightly.jsonl", "out")
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
 
     // A run is one observation: night 4 gated again after it was recorded counts once (four
     // runs, not five).
-    let again = gate_at(
-        dir,
-        "broken.jsonl",
-        &["--history", "hist", "--format", "json"],
-        &night_sha(4),
-    );
+    let again = Ragate::gate("regression", "broken.jsonl", "out")
+        .args(["--history", "hist", "--format", "json"])
+        .sha(&night_sha(4))
+        .run_in(dir);
     let document: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
     assert_eq!(drift_check(&document)["n"], 4, "{}", again.stdout);
 }
@@ -351,7 +364,10 @@ fn a_temporary_left_by_a_killed_add_is_skipped_on_reading_and_removed_by_the_nex
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     baselined(dir);
-    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
     assert_eq!(add(dir, 86_400).code, 0);
     let folder = dir.join("hist/regression");
     // What `history add` killed by SIGKILL between writing and renaming leaves: a partial record
@@ -375,8 +391,11 @@ fn a_temporary_left_by_a_killed_add_is_skipped_on_reading_and_removed_by_the_nex
         "{}",
         shown.stdout
     );
-    let gated = gate(dir, "base.jsonl", &["--history", "hist"]);
-    assert_eq!(gated.code, 0, "{}", gated.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .args(["--history", "hist"])
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
     let report = ragate_env(
         dir,
         &[
@@ -411,7 +430,10 @@ fn a_source_date_epoch_past_the_year_9999_is_refused_by_history_add() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     baselined(dir);
-    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
     for epoch in [253_402_300_800, u64::MAX] {
         let added = add(dir, epoch);
         assert_eq!(added.code, 2, "{epoch}: {}", added.stderr);
@@ -437,7 +459,10 @@ fn a_recorded_value_outside_its_metric_or_an_n_that_does_not_fit_is_an_error_nam
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     baselined(dir);
-    assert_eq!(gate(dir, "base.jsonl", &[]).code, 0);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .sha(SHA)
+        .status(0)
+        .run_in(dir);
     assert_eq!(add(dir, 86_400).code, 0);
     let path = dir.join("hist/regression/19700102T000000Z-0123456789ab.json");
     let original: serde_json::Value =
@@ -474,7 +499,10 @@ fn a_recorded_value_outside_its_metric_or_an_n_that_does_not_fit_is_an_error_nam
             "{expected}: {}",
             shown.stderr
         );
-        let gated = gate(dir, "base.jsonl", &["--history", "hist"]);
+        let gated = Ragate::gate("regression", "base.jsonl", "out")
+            .args(["--history", "hist"])
+            .sha(SHA)
+            .run_in(dir);
         assert_eq!(gated.code, 2, "{expected}: the gate fails closed too");
     }
 }

@@ -8,26 +8,13 @@ use std::path::Path;
 use scraper::{Html, Selector};
 
 use crate::gate_flow::setup_answer_tier;
-use crate::{Outcome, accept_baseline, ragate_env};
+use crate::{Outcome, Ragate, accept_baseline, ragate_env};
 
 const SHA: &str = "89abcdef0123456789abcdef0123456789abcdef";
 const HOSTILE_QUERY: &str =
     r#"</title><script>alert("q")</script><img src=x onerror=alert(1)> & "quoted""#;
 const HOSTILE_ANSWER: &str =
     r#"<script>alert('a')</script> <a href="https://evil.example/">click</a>"#;
-
-fn gate(dir: &Path, run: &str) -> Outcome {
-    gate_at(dir, run, SHA)
-}
-
-/// A gate run of commit `sha`.
-fn gate_at(dir: &Path, run: &str, sha: &str) -> Outcome {
-    ragate_env(
-        dir,
-        &["gate", "--tier", "smoke", "--run", run, "--out", "out"],
-        &[("GITHUB_SHA", sha)],
-    )
-}
 
 fn report(dir: &Path, extra: &[&str]) -> Outcome {
     let mut args = vec!["report", "--tier", "smoke", "--out", "report.html"];
@@ -60,12 +47,18 @@ fn failing_tier_with_history(dir: &Path) {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(dir.join("unfaithful.jsonl"), text).unwrap();
 
-    assert_eq!(gate(dir, "base.jsonl").code, 2, "no baseline yet");
+    Ragate::gate("smoke", "base.jsonl", "out")
+        .sha(SHA)
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "smoke", "out/results.json", &[]);
     for night in 1..=3u64 {
         // Another commit each night (the same run recorded twice would count once).
         let sha = format!("{night}{}", &SHA[1..]);
-        assert_eq!(gate_at(dir, "base.jsonl", &sha).code, 0);
+        Ragate::gate("smoke", "base.jsonl", "out")
+            .sha(&sha)
+            .status(0)
+            .run_in(dir);
         let added = ragate_env(
             dir,
             &[
@@ -82,8 +75,10 @@ fn failing_tier_with_history(dir: &Path) {
         );
         assert_eq!(added.code, 0, "{}", added.stderr);
     }
-    let failing = gate(dir, "unfaithful.jsonl");
-    assert_eq!(failing.code, 1, "{}", failing.stderr);
+    Ragate::gate("smoke", "unfaithful.jsonl", "out")
+        .sha(SHA)
+        .status(1)
+        .run_in(dir);
 }
 
 fn select<'a>(page: &'a Html, css: &str) -> Vec<scraper::ElementRef<'a>> {
@@ -237,7 +232,10 @@ fn a_report_that_fails_names_why_and_leaves_no_older_report() {
         none.stderr
     );
     // Results, no baseline (a first run): the measured means and the accept command.
-    assert_eq!(gate(dir, "base.jsonl").code, 2);
+    Ragate::gate("smoke", "base.jsonl", "out")
+        .sha(SHA)
+        .status(2)
+        .run_in(dir);
     let unbaselined = report(dir, &["--from", "out"]);
     assert_eq!(unbaselined.code, 0, "{}", unbaselined.stderr);
     assert!(

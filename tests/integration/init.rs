@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use crate::{Outcome, ragate_env, ragate_in};
+use crate::{Outcome, Ragate, ragate_env, ragate_in};
 
 /// The files `ragate init` writes, relative to its folder.
 const SCAFFOLD: [&str; 7] = [
@@ -36,44 +36,34 @@ fn init(dir: &Path, pipeline: &str) -> Outcome {
     outcome
 }
 
-/// gate (exit 2 with the measured metrics and the accept command), accept, gate (exit 0).
-fn gate_accept_gate(dir: &Path, env: &[(&str, &str)]) {
-    let first = ragate_env(dir, &["gate", "--tier", "smoke"], env);
-    assert_eq!(first.code, 2, "{}\n{}", first.stdout, first.stderr);
-    assert!(
-        first
-            .stdout
-            .contains("all                          recall@3 ")
-            && first.stdout.contains("class=paraphrased")
-            && first.stdout.contains("faithfulness"),
-        "the measured metrics: {}",
-        first.stdout
-    );
-    assert!(
-        first
-            .stderr
-            .contains("run `ragate baseline accept --tier smoke`"),
-        "{}",
-        first.stderr
-    );
-    let summary = std::fs::read_to_string(dir.join(".ragate/out/smoke/summary.md")).unwrap();
-    assert!(summary.contains("No baseline yet"), "{summary}");
-    assert!(
-        summary.contains("ragate baseline accept --tier smoke"),
-        "{summary}"
-    );
+/// The baseline cycle: gate (exit 2 with the measured metrics and the accept command), accept,
+/// gate (exit 0).
+fn baseline_cycle(dir: &Path, env: &[(&str, &str)]) {
+    Ragate::new(["gate", "--tier", "smoke"])
+        .envs(env)
+        .status(2)
+        // The measured metrics.
+        .stdout_has("all                          recall@3 ")
+        .stdout_has("class=paraphrased")
+        .stdout_has("faithfulness")
+        .stderr_has("run `ragate baseline accept --tier smoke`")
+        .file_has(".ragate/out/smoke/summary.md", "No baseline yet")
+        .file_has(
+            ".ragate/out/smoke/summary.md",
+            "ragate baseline accept --tier smoke",
+        )
+        .run_in(dir);
 
     let accepted = ragate_env(dir, &["baseline", "accept", "--tier", "smoke"], env);
     assert_eq!(accepted.code, 0, "{}", accepted.stderr);
     assert!(dir.join("baselines/smoke.json").is_file());
 
-    let second = ragate_env(dir, &["gate", "--tier", "smoke"], env);
-    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
-    assert!(
-        second.stdout.contains("0 failed") && !second.stdout.contains(" 0 checks"),
-        "{}",
-        second.stdout
-    );
+    let second = Ragate::new(["gate", "--tier", "smoke"])
+        .envs(env)
+        .status(0)
+        .stdout_has("0 failed")
+        .run_in(dir);
+    assert!(!second.stdout.contains(" 0 checks"), "{}", second.stdout);
 }
 
 #[test]
@@ -115,7 +105,7 @@ fn init_then_gate_fails_without_a_baseline_and_passes_after_accept() {
         validated.stderr
     );
 
-    gate_accept_gate(dir, &[]);
+    baseline_cycle(dir, &[]);
     // From a subfolder too: the config is found upward, paths stay relative to it.
     let nested = dir.join("eval");
     let below = ragate_in(&nested, &["gate", "--tier", "smoke"]);
@@ -211,7 +201,7 @@ fn every_pipeline_variant_validates() {
 fn the_command_variant_gates_end_to_end() {
     let repo = fresh_repo();
     init(repo.path(), "command");
-    gate_accept_gate(repo.path(), &[("RAGATE_TOP_K", "4")]);
+    baseline_cycle(repo.path(), &[("RAGATE_TOP_K", "4")]);
 }
 
 #[test]
@@ -245,7 +235,7 @@ fn the_run_file_variant_gates_a_precomputed_run() {
         String::from_utf8_lossy(&run.stderr)
     );
     std::fs::write(dir.join("runs/smoke.jsonl"), run.stdout).unwrap();
-    gate_accept_gate(dir, &[]);
+    baseline_cycle(dir, &[]);
 }
 
 /// `python3 eval/pipeline.py --serve 0` in `dir`; killed on drop.
@@ -289,5 +279,5 @@ fn the_http_variant_gates_against_the_served_stand_in() {
     init(dir, "http");
     let served = Served::start(dir);
     let url = format!("http://127.0.0.1:{}/query", served.1);
-    gate_accept_gate(dir, &[("RAGATE_PIPELINE_URL", &url)]);
+    baseline_cycle(dir, &[("RAGATE_PIPELINE_URL", &url)]);
 }

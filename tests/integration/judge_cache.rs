@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{Outcome, accept_baseline, ragate_in};
+use crate::{Outcome, Ragate, accept_baseline};
 
 /// A tier of `queries` queries whose answers have three claims each, judged by the default
 /// (lexical) judge through the cache at `cache/judge.sqlite` in `mode`.
@@ -39,25 +39,12 @@ gate:
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
 }
 
-fn gate(dir: &Path, out: &str) -> Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "smoke",
-            "--run",
-            "run.jsonl",
-            "--out",
-            out,
-        ],
-    )
-}
-
 /// Accepts a baseline evaluated without the cache, so that the gates under test pass.
 fn accept_uncached_baseline(dir: &Path, queries: usize) {
     setup(dir, queries, "off");
-    assert_eq!(gate(dir, "base").code, 2, "no baseline yet");
+    Ragate::gate("smoke", "run.jsonl", "base")
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "smoke", "base/results.json", &[]);
     assert!(!dir.join("cache").exists());
 }
@@ -91,7 +78,7 @@ fn concurrent_gates_share_one_cache(gates: usize) {
             .map(|g| {
                 scope.spawn(move || {
                     let out = format!("out{g}");
-                    let outcome = gate(dir, &out);
+                    let outcome = Ragate::gate("smoke", "run.jsonl", &out).run_in(dir);
                     (out, outcome)
                 })
             })
@@ -108,7 +95,7 @@ fn concurrent_gates_share_one_cache(gates: usize) {
     // Every distinct task once (faithfulness and answer_relevance keys differ).
     assert_eq!(cached_rows(dir) as u64, tasks.unwrap());
     setup(dir, 400, "replay");
-    let replay = gate(dir, "replayed");
+    let replay = Ragate::gate("smoke", "run.jsonl", "replayed").run_in(dir);
     let stats = evaluated(dir, "replayed", &replay);
     assert_eq!(stats["judge_calls"], 0, "{}", replay.stderr);
     assert_eq!(
@@ -133,7 +120,11 @@ fn replay_creates_no_file_beside_the_cache() {
     let dir = dir.path();
     accept_uncached_baseline(dir, 20);
     setup(dir, 20, "read-write");
-    evaluated(dir, "first", &gate(dir, "first"));
+    evaluated(
+        dir,
+        "first",
+        &Ragate::gate("smoke", "run.jsonl", "first").run_in(dir),
+    );
     let cache_dir = dir.join("cache");
     let listing = || {
         let mut names: Vec<String> = std::fs::read_dir(&cache_dir)
@@ -152,7 +143,7 @@ fn replay_creates_no_file_beside_the_cache() {
         std::fs::set_permissions(&cache_dir, std::fs::Permissions::from_mode(0o555)).unwrap();
     }
     setup(dir, 20, "replay");
-    let replay = gate(dir, "replayed");
+    let replay = Ragate::gate("smoke", "run.jsonl", "replayed").run_in(dir);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

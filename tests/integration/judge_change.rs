@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::{Outcome, SMOKE_GATE, accept_baseline, ragate_in};
+use crate::{Ragate, accept_baseline, ragate_in};
 
 /// Six queries whose contexts come from the corpus. Odd answers repeat their document; even
 /// ones say "90 days" where the document says 30: 5 of the claim's 6 tokens are in the
@@ -59,14 +59,10 @@ gate:
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
 }
 
-fn gate(dir: &Path, extra: &[&str]) -> Outcome {
-    let mut args = SMOKE_GATE.to_vec();
-    args.extend_from_slice(extra);
-    ragate_in(dir, &args)
-}
-
 fn accepted_baseline(dir: &Path) {
-    assert_eq!(gate(dir, &[]).code, 2, "no baseline yet");
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "smoke", "out/results.json", &[]);
 }
 
@@ -81,8 +77,9 @@ fn a_changed_judge_is_refused_or_re_judges_the_baseline() {
     assert_eq!(baseline["summary"]["all"]["faithfulness"]["mean"], 1.0);
 
     setup(dir, 0.9);
-    let refused = gate(dir, &[]);
-    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let refused = Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert!(
         refused.stderr.contains(
             "judge `default` differs from the baseline's (lexical-1 threshold=0.4 stem=true claims=sentences-1 -> lexical-1 threshold=0.9 stem=true claims=sentences-1)"
@@ -93,8 +90,10 @@ fn a_changed_judge_is_refused_or_re_judges_the_baseline() {
 
     // Re-judged, the baseline's even answers lose support too: no drop, a pass. (Compared
     // without re-judging, faithfulness would fall from 1.0 to 0.5.)
-    let allowed = gate(dir, &["--allow-judge-change"]);
-    assert_eq!(allowed.code, 0, "{}{}", allowed.stdout, allowed.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .args(["--allow-judge-change"])
+        .status(0)
+        .run_in(dir);
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
             .unwrap();
@@ -112,12 +111,10 @@ fn a_changed_judge_is_refused_or_re_judges_the_baseline() {
     // A real regression still fails after re-judging: every answer now says 90 days.
     let run = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
     std::fs::write(dir.join("run.jsonl"), run.replace("30 days", "90 days")).unwrap();
-    let regressed = gate(dir, &["--allow-judge-change"]);
-    assert_eq!(
-        regressed.code, 1,
-        "{}{}",
-        regressed.stdout, regressed.stderr
-    );
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .args(["--allow-judge-change"])
+        .status(1)
+        .run_in(dir);
 }
 
 #[test]
@@ -139,8 +136,10 @@ fn contexts_that_cannot_be_rebuilt_are_an_error() {
         writeln!(run, "{}", json!({"qid": format!("q{i}"), "retrieved": [{"doc_id": format!("d{i}"), "text": "Backups stay in the Frankfurt region for 30 days."}], "answer": "Backups stay in the Frankfurt region for 30 days."})).unwrap();
     }
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
-    let out = gate(dir, &["--allow-judge-change"]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = Ragate::gate("smoke", "run.jsonl", "out")
+        .args(["--allow-judge-change"])
+        .status(2)
+        .run_in(dir);
     assert!(
         out.stderr.contains("cannot be re-judged") && out.stderr.contains("no `corpus:`"),
         "{}",
@@ -153,10 +152,14 @@ fn compare_refuses_or_re_judges_the_reference() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir, 0.4);
-    assert_eq!(gate(dir, &[]).code, 2);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     std::fs::rename(dir.join("out/results.json"), dir.join("a.json")).unwrap();
     setup(dir, 0.9);
-    assert_eq!(gate(dir, &[]).code, 2);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     std::fs::rename(dir.join("out/results.json"), dir.join("b.json")).unwrap();
     let refused = ragate_in(dir, &["compare", "a.json", "b.json"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);

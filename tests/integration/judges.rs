@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{Outcome, SMOKE_GATE, fixture, path_str, ragate_in};
+use crate::{Ragate, fixture, path_str, ragate_in};
 
 fn setup(dir: &Path, mode: &str, timeout_s: u64) {
     let script = fixture("judges/keyword_judge.py");
@@ -41,20 +41,13 @@ gate:
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
 }
 
-fn gate(dir: &Path) -> Outcome {
-    ragate_in(dir, &SMOKE_GATE)
-}
-
 #[test]
 fn a_command_judge_decides_faithfulness() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path(), "ok", 30);
-    let out = gate(dir.path());
-    assert_eq!(
-        out.code, 2,
-        "no baseline yet, but evaluated: {}",
-        out.stderr
-    );
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir.path()); // no baseline yet, but evaluated
     let results: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("out/results.json")).unwrap(),
     )
@@ -98,7 +91,7 @@ fn a_broken_judge_fails_closed() {
     for (mode, timeout, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path(), mode, timeout);
-        let out = gate(dir.path());
+        let out = Ragate::gate("smoke", "run.jsonl", "out").run_in(dir.path());
         assert_eq!(out.code, 2, "{mode}: {}", out.stderr);
         assert!(
             out.stderr.contains("judge `ext`: `python3 "),
@@ -205,8 +198,9 @@ fn a_judge_asked_again_reports_its_flips() {
         ),
     )
     .unwrap();
-    let out = gate(dir);
-    assert_eq!(out.code, 2, "no baseline yet: {}", out.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     // The gate keeps the first asking: q00's second claim is unsupported.
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
@@ -214,8 +208,9 @@ fn a_judge_asked_again_reports_its_flips() {
     assert_eq!(results["queries"]["q00"]["metrics"]["faithfulness"], 0.5);
     crate::accept_baseline(dir, "smoke", "out/results.json", &[]);
     // Both askings now come from the cache (each under its own key): the flips stay.
-    let again = gate(dir);
-    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(0)
+        .run_in(dir);
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/run-stats.json")).unwrap())
             .unwrap();

@@ -13,7 +13,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use crate::gate_flow::setup;
-use crate::{Outcome, accept_baseline, ragate_env, ragate_in};
+use crate::{Ragate, accept_baseline, ragate_env, ragate_in};
 
 /// What junit-10.xsd declares for one element.
 struct Rule {
@@ -326,14 +326,6 @@ fn assert_recent_utc(timestamp: &str) {
     assert!(year >= 2025, "timestamp `{timestamp}`");
 }
 
-fn gate(dir: &Path, run: &str, env: &[(&str, &str)]) -> Outcome {
-    ragate_env(
-        dir,
-        &["gate", "--tier", "regression", "--run", run, "--out", "out"],
-        env,
-    )
-}
-
 fn junit(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("out/junit.xml")).expect("junit.xml written")
 }
@@ -406,8 +398,9 @@ fn gate_outputs_validate_against_junit_10_xsd() {
     let dir = dir.path();
     setup(dir);
 
-    let first = gate(dir, "base.jsonl", &[]);
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     let setup_error = junit(dir);
     assert_valid(&setup_error, "the setup error");
     let suite = tags(&setup_error, "testsuite")[0];
@@ -421,8 +414,9 @@ fn gate_outputs_validate_against_junit_10_xsd() {
     assert!(setup_error.contains("<error "), "{setup_error}");
 
     accept_baseline(dir, "regression", "out/results.json", &[]);
-    let pass = gate(dir, "base.jsonl", &[]);
-    assert_eq!(pass.code, 0, "{}", pass.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(0)
+        .run_in(dir);
     let passing = junit(dir);
     assert_valid(&passing, "a pass");
     // ndcg@10 is listed without a rule: a skipped testcase, "reported, not gated", never a failure.
@@ -445,8 +439,9 @@ fn gate_outputs_validate_against_junit_10_xsd() {
     let results = std::fs::read(dir.join("out/results.json")).unwrap();
     std::fs::copy(dir.join("out/results.json"), dir.join("base-results.json")).unwrap();
 
-    let regressed = gate(dir, "regressed.jsonl", &[]);
-    assert_eq!(regressed.code, 1, "{}", regressed.stderr);
+    Ragate::gate("regression", "regressed.jsonl", "out")
+        .status(1)
+        .run_in(dir);
     let failing = junit(dir);
     assert_valid(&failing, "a regression");
     assert!(failing.contains("<failure "), "{failing}");
@@ -526,8 +521,9 @@ fn gate_outputs_validate_against_junit_10_xsd() {
     );
 
     // results.json carries no time: identical runs give identical bytes.
-    let again = gate(dir, "base.jsonl", &[]);
-    assert_eq!(again.code, 0, "{}", again.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(0)
+        .run_in(dir);
     assert_eq!(
         std::fs::read(dir.join("out/results.json")).unwrap(),
         results
@@ -540,7 +536,9 @@ fn gate_junit_names_the_config_and_the_run_time() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    assert_eq!(gate(dir, "base.jsonl", &[]).code, 2);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     accept_baseline(dir, "regression", "out/results.json", &[]);
     let outcome = ragate_in(
         dir,
@@ -559,11 +557,9 @@ fn gate_junit_names_the_config_and_the_run_time() {
     let suite = tags(&xml, "testsuite")[0];
     assert_eq!(attr(suite, "file").as_deref(), Some("eval-config.yaml"));
     assert_recent_utc(&attr(suite, "timestamp").unwrap());
-    let pinned = gate(
-        dir,
-        "regressed.jsonl",
-        &[("SOURCE_DATE_EPOCH", "1796056735")],
-    );
+    let pinned = Ragate::gate("regression", "regressed.jsonl", "out")
+        .env("SOURCE_DATE_EPOCH", "1796056735")
+        .run_in(dir);
     assert_eq!(pinned.code, 1);
     let suite = tags(&junit(dir), "testsuite")[0].to_string();
     assert_eq!(

@@ -12,11 +12,7 @@ use ragate::baseline::results::Results;
 use serde_json::{Value, json};
 
 use crate::openai_judge::{Server, inputs};
-use crate::{Outcome, SMOKE_GATE, accept_baseline, fixture, path_str, ragate_in};
-
-fn gate(dir: &Path) -> Outcome {
-    ragate_in(dir, &SMOKE_GATE)
-}
+use crate::{Ragate, accept_baseline, fixture, path_str};
 
 fn results(dir: &Path) -> (String, Value) {
     let text = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
@@ -74,8 +70,9 @@ fn embedding_relevance_is_normalised_against_the_other_answers() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup_embeddings(dir, &server.url);
-    let first = gate(dir);
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     let (first_text, results) = results(dir);
     let part = |qid: &str, key: &str| {
         results["queries"][qid]["answer_relevance_embedding"][key]
@@ -151,8 +148,9 @@ fn embedding_relevance_is_normalised_against_the_other_answers() {
     // Accepted, a re-run embeds nothing, passes and writes the same bytes.
     let sidecar = std::fs::read_to_string(dir.join("out/embeddings.jsonl")).unwrap();
     accept_baseline(dir, "smoke", "out/results.json", &[]);
-    let second = gate(dir);
-    assert_eq!(second.code, 0, "{}", second.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(0)
+        .run_in(dir);
     assert_eq!(server.bodies().len(), 1, "all from the cache");
     assert_eq!(
         results_text(dir).replace("\"status\": \"pass\"", "\"status\": \"no-baseline\""),
@@ -185,8 +183,9 @@ fn embedding_relevance_fails_closed() {
         .replace("Invoices are sent by email.", "")
         .replace("Invoices expire.", " ");
     std::fs::write(dir.join("run.jsonl"), emptied).unwrap();
-    let out = gate(dir);
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert!(out.stderr.contains("at least 2 queries"), "{}", out.stderr);
     assert!(!dir.join("out/results.json").exists());
 
@@ -198,8 +197,9 @@ fn embedding_relevance_fails_closed() {
         Duration::ZERO,
     );
     setup_embeddings(dir, &failing.url);
-    let out = gate(dir);
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert!(
         out.stderr.contains("judge `embeddings`") && out.stderr.contains("HTTP 503"),
         "{}",
@@ -217,7 +217,7 @@ fn embedding_relevance_fails_closed() {
         ),
     )
     .unwrap();
-    let out = gate(dir);
+    let out = Ragate::gate("smoke", "run.jsonl", "out").run_in(dir);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("metrics[1].judge"), "{}", out.stderr);
 }
@@ -293,8 +293,9 @@ fn the_openai_judge_decomposes_answers_into_claims() {
         server.url
     );
     setup_claims(dir, &judge);
-    let first = gate(dir);
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     check_decomposed(dir);
     let bodies = server.bodies();
     let claims_calls: Vec<Value> = bodies
@@ -311,7 +312,9 @@ fn the_openai_judge_decomposes_answers_into_claims() {
     })));
     let calls = bodies.len();
     let text = results_text(dir);
-    assert_eq!(gate(dir).code, 2);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert_eq!(server.bodies().len(), calls, "a re-run asks nothing");
     assert_eq!(results_text(dir), text);
 }
@@ -328,12 +331,13 @@ fn the_command_judge_decomposes_answers_and_lexical_judges_cannot() {
             path_str(&script)
         ),
     );
-    let out = gate(dir);
-    assert_eq!(out.code, 2, "no baseline yet: {}", out.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     check_decomposed(dir);
 
     setup_claims(dir, "{ kind: lexical }");
-    let out = gate(dir);
+    let out = Ragate::gate("smoke", "run.jsonl", "out").run_in(dir);
     assert_eq!(out.code, 2);
     assert!(
         out.stderr.contains("metrics[1].claims")

@@ -42,6 +42,7 @@ mod processes;
 mod readme_quotes;
 mod relevance_conventions;
 mod reported_metrics;
+mod run_builder;
 mod secret_forms;
 mod secrets;
 mod setup_checks;
@@ -62,6 +63,8 @@ mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub use run_builder::Ragate;
 
 /// What one run of the binary produced.
 pub struct Outcome {

@@ -3,15 +3,17 @@
 //! alike (measured against the qrels the run was evaluated with, so not once they changed).
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use crate::{accept_baseline, ragate_env};
+use crate::{Ragate, accept_baseline, ragate_env};
 
 const WARNING: &str = "judged@10 is 0.20: most retrieved docs are unjudged";
 
-/// A retrieval tier of 20 queries with one judged doc each, and a run that retrieves it and four
-/// unjudged docs per query (judged@10 = 0.2); its baseline accepted and out/ the gated run.
-fn gated_sparse_tier(dir: &Path) {
+#[test]
+fn the_judged_at_k_warning_is_in_the_summary_the_html_report_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    // A retrieval tier of 20 queries with one judged doc each, and a run that retrieves it and
+    // four unjudged docs per query (judged@10 = 0.2); its baseline accepted and out/ the gated
+    // run.
     let (mut qrels, mut run) = (String::new(), String::new());
     for i in 0..20 {
         let judged = serde_json::json!({
@@ -27,45 +29,24 @@ fn gated_sparse_tier(dir: &Path) {
         let line = serde_json::json!({ "qid": format!("q{i:02}"), "retrieved": retrieved });
         writeln!(run, "{line}").unwrap();
     }
-    std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
-    std::fs::write(dir.join("run.jsonl"), run).unwrap();
-    std::fs::write(
-        dir.join("eval-config.yaml"),
-        "version: 1
+    let config = "version: 1
 metrics: [recall@5]
 tiers:
   smoke: { qrels: qrels.jsonl, baseline: baseline.json }
 gate:
   rules:
     - { metric: recall@5, max_drop: 0.02 }
-",
-    )
-    .unwrap();
-    let gate = || {
-        ragate_env(
-            dir,
-            &[
-                "gate",
-                "--tier",
-                "smoke",
-                "--run",
-                "run.jsonl",
-                "--out",
-                "out",
-            ],
-            &[],
-        )
-    };
-    assert_eq!(gate().code, 2, "no baseline yet");
-    accept_baseline(dir, "smoke", "out/results.json", &[]);
-    let gated = gate();
-    assert_eq!(gated.code, 0, "{}", gated.stderr);
-}
-
-#[test]
-fn the_judged_at_k_warning_is_in_the_summary_the_html_report_and_compare() {
-    let dir = tempfile::tempdir().unwrap();
-    gated_sparse_tier(dir.path());
+";
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .file("qrels.jsonl", &qrels)
+        .file("run.jsonl", &run)
+        .file("eval-config.yaml", config)
+        .status(2) // no baseline yet
+        .run_in(dir.path());
+    accept_baseline(dir.path(), "smoke", "out/results.json", &[]);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(0)
+        .run_in(dir.path());
     let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
     assert!(summary.contains(WARNING), "{summary}");
 

@@ -16,7 +16,7 @@ use ragate::judge::Task;
 use ragate::judge::openai::OpenAiJudge;
 use serde_json::{Value, json};
 
-use crate::{SMOKE_GATE, accept_baseline, ragate_env, ragate_in};
+use crate::{Ragate, SMOKE_GATE, accept_baseline, ragate_env, ragate_in};
 
 /// What the server does with one request.
 #[derive(Debug, Clone, Copy)]
@@ -605,10 +605,6 @@ gate:
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
 }
 
-fn gate(dir: &Path) -> crate::Outcome {
-    ragate_in(dir, &SMOKE_GATE)
-}
-
 fn without_status(results: &str) -> Value {
     let mut value: Value = serde_json::from_str(results).unwrap();
     value.as_object_mut().unwrap().remove("status");
@@ -622,8 +618,9 @@ fn a_gate_with_the_openai_judge_passes_and_a_rerun_is_all_cache_hits() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup_gate(dir, &server.url);
-    let first = gate(dir);
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     let first_results = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
     let results: Value = serde_json::from_str(&first_results).unwrap();
     assert_eq!(results["queries"]["q00"]["metrics"]["faithfulness"], 0.5);
@@ -643,8 +640,9 @@ fn a_gate_with_the_openai_judge_passes_and_a_rerun_is_all_cache_hits() {
     );
     accept_baseline(dir, "smoke", "out/results.json", &[]);
 
-    let second = gate(dir);
-    assert_eq!(second.code, 0, "passes: {}", second.stderr);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(0)
+        .run_in(dir); // passes
     assert_eq!(server.bodies().len(), calls, "no calls on the re-run");
     let stats: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/run-stats.json")).unwrap())
@@ -664,8 +662,9 @@ fn a_gate_fails_closed_when_the_judge_keeps_failing() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup_gate(dir, &server.url);
-    let out = gate(dir);
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert!(out.stderr.contains("judge `llm`"), "{}", out.stderr);
     assert!(out.stderr.contains("HTTP 500"), "{}", out.stderr);
 }
@@ -733,8 +732,9 @@ fn openai_judge_configs_are_validated() {
     ] {
         assert!(config.contains(from), "{from}");
         std::fs::write(dir.join("eval-config.yaml"), config.replace(from, to)).unwrap();
-        let out = gate(dir);
-        assert_eq!(out.code, 2, "{}", out.stderr);
+        let out = Ragate::gate("smoke", "run.jsonl", "out")
+            .status(2)
+            .run_in(dir);
         assert!(out.stderr.contains(expected), "{expected}: {}", out.stderr);
     }
 }

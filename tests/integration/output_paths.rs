@@ -6,42 +6,19 @@
 use std::path::Path;
 
 use crate::gate_flow::setup;
-use crate::{Outcome, accept_baseline, ragate_in};
+use crate::{Outcome, Ragate, accept_baseline, ragate_in};
 
 /// A tier with a baseline of `base.jsonl` and a gate run of `regressed.jsonl` in `out`.
-fn gated(dir: &Path) {
+fn regressed_after_baseline(dir: &Path) {
     setup(dir);
-    let first = gate(dir, &[]);
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "regression", "out/results.json", &[]);
     std::fs::copy(dir.join("out/results.json"), dir.join("base.json")).unwrap();
-    let run = ragate_in(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "regression",
-            "--run",
-            "regressed.jsonl",
-            "--out",
-            "out",
-        ],
-    );
-    assert_eq!(run.code, 1, "{}", run.stderr);
-}
-
-fn gate(dir: &Path, extra: &[&str]) -> Outcome {
-    let mut args = vec![
-        "gate",
-        "--tier",
-        "regression",
-        "--run",
-        "base.jsonl",
-        "--out",
-        "out",
-    ];
-    args.extend_from_slice(extra);
-    ragate_in(dir, &args)
+    Ragate::gate("regression", "regressed.jsonl", "out")
+        .status(1)
+        .run_in(dir);
 }
 
 fn compare_junit(dir: &Path, junit: &str) -> Outcome {
@@ -73,7 +50,7 @@ fn assert_refused(outcome: &Outcome, option: &str, named: &str, file: &Path, bef
 fn compare_refuses_a_junit_path_that_is_one_of_its_inputs_however_spelled() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    gated(dir);
+    regressed_after_baseline(dir);
     let baseline = dir.join("baselines/regression.json");
     let saved = std::fs::read(&baseline).unwrap();
     std::os::unix::fs::symlink("baselines/regression.json", dir.join("link.json")).unwrap();
@@ -161,7 +138,7 @@ fn convert_refuses_an_out_path_that_is_its_own_queries_or_qrels() {
 fn report_and_gate_refuse_an_output_over_a_history_record() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    gated(dir);
+    regressed_after_baseline(dir);
     let added = ragate_in(
         dir,
         &[
@@ -208,7 +185,9 @@ fn report_and_gate_refuse_an_output_over_a_history_record() {
         &record,
         &saved,
     );
-    let gated = gate(dir, &["--history", "hist", "--junit", &record_arg]);
+    let gated = Ragate::gate("regression", "base.jsonl", "out")
+        .args(["--history", "hist", "--junit", &record_arg])
+        .run_in(dir);
     assert_refused(
         &gated,
         "--junit",
@@ -223,7 +202,9 @@ fn baseline_accept_refuses_a_baseline_path_that_is_another_input_of_the_tier() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    assert_eq!(gate(dir, &[]).code, 2, "no baseline yet");
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
     std::fs::write(
         dir.join("eval-config.yaml"),
@@ -273,9 +254,11 @@ mod devices {
     fn dev_null_is_written_in_place_by_gate_and_compare() {
         let dir = tempfile::tempdir().unwrap();
         let dir = dir.path();
-        gated(dir);
-        let run = gate(dir, &["--junit", "/dev/null"]);
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        regressed_after_baseline(dir);
+        Ragate::gate("regression", "base.jsonl", "out")
+            .args(["--junit", "/dev/null"])
+            .status(0)
+            .run_in(dir);
         assert!(is_char_device("/dev/null"));
         assert!(dir.join("out/junit.xml").is_file(), "the out folder's copy");
         // out/ now holds the run of base.jsonl: the same as A.
@@ -333,11 +316,13 @@ mod devices {
     fn a_fifo_is_written_in_place_by_gate_compare_and_report() {
         let dir = tempfile::tempdir().unwrap();
         let dir = dir.path();
-        gated(dir);
+        regressed_after_baseline(dir);
         let fifo = dir.join("junit.pipe");
         let reader = fifo_reader(&fifo);
-        let run = gate(dir, &["--junit", "junit.pipe"]);
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        Ragate::gate("regression", "base.jsonl", "out")
+            .args(["--junit", "junit.pipe"])
+            .status(0)
+            .run_in(dir);
         let junit = reader.join().unwrap();
         assert!(junit.contains("<testsuite"), "{junit}");
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
@@ -398,7 +383,7 @@ fn history_record(dir: &Path) -> std::path::PathBuf {
 fn no_output_goes_into_a_history_folder() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    gated(dir);
+    regressed_after_baseline(dir);
     history_record(dir);
     let report = |out: &str, history: bool| {
         let mut args = vec![
@@ -544,7 +529,7 @@ fn a_gate_run_from_a_subfolder_writes_its_outputs_beside_the_config() {
 fn a_link_planted_in_the_output_folder_is_replaced_not_followed() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    gated(dir);
+    regressed_after_baseline(dir);
     let baseline = dir.join("baselines/regression.json");
     let saved = std::fs::read(&baseline).unwrap();
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
@@ -557,8 +542,9 @@ fn a_link_planted_in_the_output_folder_is_replaced_not_followed() {
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(target, &link).unwrap();
     }
-    let run = gate(dir, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(0)
+        .run_in(dir);
     assert_eq!(
         std::fs::read(&baseline).unwrap(),
         saved,

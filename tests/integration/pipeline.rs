@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 
 use crate::gate_flow::setup;
-use crate::{Outcome, accept_baseline, fixture, path_str, ragate_env, ragate_in};
+use crate::{Ragate, accept_baseline, fixture, path_str, ragate_env, ragate_in};
 
 const CONFIG: &str = r#"version: 1
 metrics: [recall@5, mrr, ndcg@10]
@@ -46,22 +46,21 @@ const COMMAND: &str = r#"command: [python3, "${REPLAY}", base.jsonl, "${MODE:-ok
 fn setup_with_baseline(dir: &Path) {
     setup(dir);
     write_config(dir, "run_file: base.jsonl", false);
-    let first = gate(dir, &[], "ref");
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "ref"])
+        .env("REPLAY", &replay())
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept(dir, "ref");
 }
 
-fn accept(dir: &Path, out: &str) {
-    let replay = fixture("pipeline/replay_pipeline.py");
-    let from = format!("{out}/results.json");
-    accept_baseline(dir, "regression", &from, &[("REPLAY", path_str(&replay))]);
+/// The replaying pipeline the configs run as `${REPLAY}`.
+fn replay() -> String {
+    path_str(&fixture("pipeline/replay_pipeline.py")).to_string()
 }
 
-fn gate(dir: &Path, env: &[(&str, &str)], out: &str) -> Outcome {
-    let replay = fixture("pipeline/replay_pipeline.py");
-    let mut env = env.to_vec();
-    env.push(("REPLAY", path_str(&replay)));
-    ragate_env(dir, &["gate", "--tier", "regression", "--out", out], &env)
+fn accept(dir: &Path, out: &str) {
+    let from = format!("{out}/results.json");
+    accept_baseline(dir, "regression", &from, &[("REPLAY", &replay())]);
 }
 
 #[test]
@@ -70,12 +69,17 @@ fn a_command_pipeline_is_run_and_its_run_saved() {
     let dir = dir.path();
     setup(dir);
     write_config(dir, COMMAND, true);
-    let piped = gate(dir, &[("MODE", "reverse")], "piped");
-    assert_eq!(piped.code, 2, "no baseline yet: {}", piped.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "piped"])
+        .envs(&[("MODE", "reverse")])
+        .env("REPLAY", &replay())
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept(dir, "piped");
 
-    let again = gate(dir, &[], "again");
-    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "again"])
+        .env("REPLAY", &replay())
+        .status(0)
+        .run_in(dir);
     let run = std::fs::read_to_string(dir.join("again/run.jsonl")).unwrap();
     let lines: Vec<Value> = run
         .lines()
@@ -149,7 +153,10 @@ fn a_misbehaving_command_pipeline_fails_closed_naming_the_problem() {
         // Only the hanging pipeline meets the 1 s limit: the others keep the config's 60 s, far
         // beyond what a Python start and 120 answers take on a loaded machine.
         let timeout = if mode == "hang" { "1" } else { "60" };
-        let outcome = gate(dir, &[("MODE", mode), ("TIMEOUT", timeout)], mode);
+        let outcome = Ragate::new(["gate", "--tier", "regression", "--out", mode])
+            .envs(&[("MODE", mode), ("TIMEOUT", timeout)])
+            .env("REPLAY", &replay())
+            .run_in(dir);
         assert_eq!(outcome.code, 2, "{mode}: {}", outcome.stderr);
         assert!(
             outcome.stderr.contains("pipeline (command): `python3 ")
@@ -266,8 +273,10 @@ fn an_http_pipeline_is_queried_with_retries_and_a_client_error_fails_closed() {
         server.url
     );
     write_config(dir, &pipeline, false);
-    let outcome = gate(dir, &[], "http");
-    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "http"])
+        .env("REPLAY", &replay())
+        .status(0)
+        .run_in(dir);
     assert_eq!(
         server.requests.load(Ordering::SeqCst),
         121,
@@ -305,7 +314,9 @@ fn an_http_pipeline_is_queried_with_retries_and_a_client_error_fails_closed() {
         rejecting.url
     );
     write_config(dir, &pipeline, false);
-    let outcome = gate(dir, &[], "rejected");
+    let outcome = Ragate::new(["gate", "--tier", "regression", "--out", "rejected"])
+        .env("REPLAY", &replay())
+        .run_in(dir);
     assert_eq!(outcome.code, 2);
     assert!(
         outcome
@@ -371,8 +382,10 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
         ),
     )
     .unwrap();
-    let repeated = gate(dir, &[], "repeated");
-    assert_eq!(repeated.code, 0, "{}\n{}", repeated.stdout, repeated.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "repeated"])
+        .env("REPLAY", &replay())
+        .status(0)
+        .run_in(dir);
     assert!(dir.join("repeated/run.jsonl").exists() && dir.join("repeated/run.2.jsonl").exists());
     // The second run answered from noisy.jsonl: the per-query means sit between the two runs.
     let results: Value =
@@ -425,8 +438,10 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
     );
     // A later run with fewer repeats into the same folder leaves no run of an earlier repeat.
     std::fs::write(dir.join("eval-config.yaml"), &config).unwrap();
-    let once = gate(dir, &[], "repeated");
-    assert_eq!(once.code, 0, "{}\n{}", once.stdout, once.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "repeated"])
+        .env("REPLAY", &replay())
+        .status(0)
+        .run_in(dir);
     assert!(dir.join("repeated/run.jsonl").exists());
     assert!(
         !dir.join("repeated/run.2.jsonl").exists(),
@@ -463,8 +478,10 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
         with_run.stderr
     );
     // A baseline accepted from a repeated run brings its own noise into the share.
-    let twice = gate(dir, &[], "twice");
-    assert_eq!(twice.code, 0, "{}\n{}", twice.stdout, twice.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "twice"])
+        .env("REPLAY", &replay())
+        .status(0)
+        .run_in(dir);
     accept(dir, "twice");
     // Both runs now answer from base.jsonl: no noise of its own, deltas that vary.
     let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
@@ -473,8 +490,10 @@ fn repeated_runs_are_averaged_and_their_noise_reported() {
         config.replace("alternate, noisy.jsonl", "alternate, base.jsonl"),
     )
     .unwrap();
-    let again = gate(dir, &[], "again");
-    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    Ragate::new(["gate", "--tier", "regression", "--out", "again"])
+        .env("REPLAY", &replay())
+        .status(0)
+        .run_in(dir);
     let summary = std::fs::read_to_string(dir.join("again/summary.md")).unwrap();
     assert!(
         summary.contains("this run's mean of 2 runs and the baseline's of 2, whose stored"),
@@ -494,8 +513,10 @@ fn an_unusable_baseline_stops_the_gate_before_the_pipeline_runs() {
     );
     std::fs::create_dir_all(dir.join("baselines")).unwrap();
     std::fs::write(dir.join("baselines/regression.json"), "{ not json").unwrap();
-    let out = gate(dir, &[], "out");
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = Ragate::new(["gate", "--tier", "regression", "--out", "out"])
+        .env("REPLAY", &replay())
+        .status(2)
+        .run_in(dir);
     assert!(
         out.stderr.contains("baselines/regression.json"),
         "{}",
@@ -507,8 +528,10 @@ fn an_unusable_baseline_stops_the_gate_before_the_pipeline_runs() {
 
     // A missing baseline is the tier's first run: the pipeline runs and its numbers are shown.
     std::fs::remove_file(dir.join("baselines/regression.json")).unwrap();
-    let first = gate(dir, &[], "out");
-    assert_eq!(first.code, 2, "{}", first.stderr);
+    let first = Ragate::new(["gate", "--tier", "regression", "--out", "out"])
+        .env("REPLAY", &replay())
+        .status(2)
+        .run_in(dir);
     assert!(dir.join("ran").exists(), "the first run is measured");
     assert!(
         first.stdout.starts_with("all ") && first.stdout.contains("recall@5"),
@@ -538,8 +561,10 @@ fn the_pipelines_stderr_is_forwarded_prefixed_and_inert() {
         sys.exit(3)\n";
     std::fs::write(dir.join("noisy.py"), script).unwrap();
     write_config(dir, "command: [python3, noisy.py]", false);
-    let outcome = gate(dir, &[], "noisy");
-    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    let outcome = Ragate::new(["gate", "--tier", "regression", "--out", "noisy"])
+        .env("REPLAY", &replay())
+        .status(2)
+        .run_in(dir);
     let stderr = &outcome.stderr;
     assert!(
         !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),

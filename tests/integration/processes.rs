@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::{Outcome, clean_command, ragate_env};
+use crate::{Outcome, Ragate, clean_command, ragate_env};
 
 /// A pipeline (`python3 pipeline.py MODE`, in the config's directory): it writes its pid to
 /// `pipeline.pid`, starts a grandchild that ignores SIGTERM, holds its stdout and stderr and writes
@@ -133,16 +133,15 @@ fn seconds_since_epoch() -> f64 {
         .as_secs_f64()
 }
 
-/// `ragate gate --tier smoke` in `dir`, and how many seconds after the child's exit (the time in
-/// `exited`) it returned.
-fn gate_after_exit(dir: &Path) -> (Outcome, f64) {
-    let outcome = ragate_env(dir, &["gate", "--tier", "smoke", "--out", "out"], &[]);
+/// How many seconds before now the child exited (the time it wrote to `exited`): called as
+/// ragate returns, how long ragate took to return after the child's exit.
+fn seconds_since_child_exit(dir: &Path, outcome: &Outcome) -> f64 {
     let returned = seconds_since_epoch();
     let exited: f64 = std::fs::read_to_string(dir.join("exited"))
         .unwrap_or_else(|e| panic!("the child exited: {e}\n{}", outcome.stderr))
         .parse()
         .unwrap();
-    (outcome, returned - exited)
+    returned - exited
 }
 
 /// No process of the child's is left: the child (`pipeline.pid`) and its grandchild.
@@ -166,7 +165,8 @@ fn a_pipeline_that_exits_is_reported_by_its_exit_status_and_leaves_no_process() 
         "",
         "[recall@5]",
     );
-    let (outcome, after_exit) = gate_after_exit(dir);
+    let outcome = Ragate::new(["gate", "--tier", "smoke", "--out", "out"]).run_in(dir);
+    let after_exit = seconds_since_child_exit(dir, &outcome);
     assert_eq!(outcome.code, 2, "{}", outcome.stderr);
     assert!(
         outcome
@@ -219,7 +219,8 @@ fn a_command_judge_that_exits_is_reported_by_its_exit_status_and_leaves_no_proce
         "judges:\n  ext: { kind: command, command: [python3, judge.py], timeout_s: 20 }\n",
         "[recall@5, { name: answer_relevance, judge: ext }]",
     );
-    let (outcome, after_exit) = gate_after_exit(dir);
+    let outcome = Ragate::new(["gate", "--tier", "smoke", "--out", "out"]).run_in(dir);
+    let after_exit = seconds_since_child_exit(dir, &outcome);
     assert_eq!(outcome.code, 2, "{}", outcome.stderr);
     assert!(
         outcome.stderr.contains("judge `ext`: `python3 judge.py`: ")

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{Outcome, accept_baseline, ragate_in};
+use crate::{Outcome, Ragate, accept_baseline, ragate_in};
 
 /// Graded TREC qrels: at level 2, q1 and q2 have their relevant doc at rank 2 and q3 has none.
 const QRELS: &str = "# graded 0..2\n\
@@ -150,15 +150,6 @@ tiers:
     std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
 }
 
-fn gate(dir: &Path) -> Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate", "--tier", "smoke", "--run", "run.txt", "--out", "out",
-        ],
-    )
-}
-
 fn provenance(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
     serde_json::from_str::<Value>(&text).unwrap()["provenance"].clone()
@@ -170,19 +161,23 @@ fn a_baseline_made_with_other_conventions_is_refused_naming_both() {
     let dir = dir.path();
     write_inputs(dir);
     write_config(dir, "");
-    assert_eq!(gate(dir).code, 2, "no baseline yet");
+    Ragate::gate("smoke", "run.txt", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     let defaults = provenance(dir);
     assert!(defaults.get("relevance_level").is_none(), "{defaults}");
     assert!(defaults.get("no_relevant").is_none(), "{defaults}");
     accept_baseline(dir, "smoke", "out/results.json", &[]);
-    let passed = gate(dir);
-    assert_eq!(passed.code, 0, "{}", passed.stderr);
+    Ragate::gate("smoke", "run.txt", "out")
+        .status(0)
+        .run_in(dir);
 
     // The tier now evaluates at level 2: refused, exit 2, both levels named; the results are
     // written to accept as the new baseline.
     write_config(dir, "    relevance_level: 2\n");
-    let refused = gate(dir);
-    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let refused = Ragate::gate("smoke", "run.txt", "out")
+        .status(2)
+        .run_in(dir);
     assert!(
         refused.stderr.contains(
             "baseline.json: relevance_level 1 (the baseline) vs 2 (these results): values computed with another relevance_level or no_relevant are not comparable; run `ragate baseline accept"
@@ -192,13 +187,15 @@ fn a_baseline_made_with_other_conventions_is_refused_naming_both() {
     );
     assert_eq!(provenance(dir)["relevance_level"], 2);
     accept_baseline(dir, "smoke", "out/results.json", &[]);
-    let passed = gate(dir);
-    assert_eq!(passed.code, 0, "{}", passed.stderr);
+    Ragate::gate("smoke", "run.txt", "out")
+        .status(0)
+        .run_in(dir);
 
     // no_relevant is recorded and compared the same way.
     write_config(dir, "    relevance_level: 2\n    no_relevant: zero\n");
-    let refused = gate(dir);
-    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let refused = Ragate::gate("smoke", "run.txt", "out")
+        .status(2)
+        .run_in(dir);
     assert!(
         refused
             .stderr

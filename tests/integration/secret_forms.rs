@@ -11,7 +11,7 @@ use serde_json::json;
 use std::fmt::Write as _;
 
 use crate::secrets::EchoServer;
-use crate::{Outcome, ragate_env};
+use crate::{Outcome, Ragate};
 
 /// What every secret of this test holds.
 const CORE: &str = "f0rm5c4n4ry7e2d19b3a";
@@ -179,7 +179,7 @@ gate:
 
     /// Runs ragate with the secrets in the environment and GitHub Actions' outputs on; no
     /// stream holds a needle.
-    fn run(&self, args: &[&str]) -> Outcome {
+    fn run(&self, command: Ragate) -> Outcome {
         let summary = self.dir.path().join("step-summary.md");
         let (key, password, dsn, stem) = (key(), password(), dsn(), stem());
         let env = [
@@ -190,13 +190,11 @@ gate:
             ("GITHUB_ACTIONS", "true"),
             ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
         ];
-        let outcome = ragate_env(self.dir.path(), args, &env);
+        let line = command.command_line();
+        let outcome = command.envs(&env).run_in(self.dir.path());
         for (stream, text) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
             if let Some(needle) = leak(text, &self.needles) {
-                panic!(
-                    "`ragate {}` printed `{needle}` on {stream}:\n{text}",
-                    args.join(" ")
-                );
+                panic!("`ragate {line}` printed `{needle}` on {stream}:\n{text}");
             }
         }
         outcome
@@ -233,18 +231,6 @@ gate:
         );
     }
 
-    fn gate(&self, out: &str) -> Outcome {
-        self.run(&[
-            "gate",
-            "--tier",
-            "smoke",
-            "--run",
-            "run.jsonl",
-            "--out",
-            out,
-        ])
-    }
-
     fn summary(&self, out: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(out).join("summary.md")).unwrap()
     }
@@ -255,7 +241,7 @@ fn no_encoded_form_or_piece_of_a_secret_reaches_any_output() {
     let project = Project::new();
     let gate_fails = |judge: &str, out: &str, expected: &str| {
         project.configure(judge, "", "qrels.jsonl");
-        let outcome = project.gate(out);
+        let outcome = project.run(Ragate::gate("smoke", "run.jsonl", out));
         assert_eq!(outcome.code, 2, "{judge}: {}", outcome.stderr);
         assert!(
             outcome.stderr.contains(expected),
@@ -289,7 +275,7 @@ fn no_encoded_form_or_piece_of_a_secret_reaches_any_output() {
 
     // A piece of the key in an answer, quoted in the default judge's reason.
     project.configure("default", "", "qrels.jsonl");
-    let outcome = project.gate("out-piece");
+    let outcome = project.run(Ragate::gate("smoke", "run.jsonl", "out-piece"));
     assert_eq!(outcome.code, 2, "no baseline yet: {}", outcome.stderr);
     let results =
         std::fs::read_to_string(project.dir.path().join("out-piece/results.json")).unwrap();
@@ -298,7 +284,7 @@ fn no_encoded_form_or_piece_of_a_secret_reaches_any_output() {
     // A command judge whose argv holds a DSN, in the gate, `synth` and `holes`.
     let outcome = gate_fails("cj", "out-cj", "--dsn=${SENTRY_DSN}");
     assert!(outcome.stderr.contains("judge `cj`"), "{}", outcome.stderr);
-    let synth = project.run(&[
+    let synth = project.run(Ragate::new([
         "synth",
         "--generator",
         "cj",
@@ -306,14 +292,14 @@ fn no_encoded_form_or_piece_of_a_secret_reaches_any_output() {
         "drafts",
         "--count",
         "2",
-    ]);
+    ]));
     assert_eq!(synth.code, 2, "{}", synth.stderr);
     assert!(
         synth.stderr.contains("--dsn=${SENTRY_DSN}"),
         "{}",
         synth.stderr
     );
-    let holes = project.run(&[
+    let holes = project.run(Ragate::new([
         "holes",
         "--tier",
         "smoke",
@@ -323,7 +309,7 @@ fn no_encoded_form_or_piece_of_a_secret_reaches_any_output() {
         "cj",
         "--out",
         "holes.jsonl",
-    ]);
+    ]));
     assert_eq!(holes.code, 2, "{}", holes.stderr);
     assert!(
         holes.stderr.contains("--dsn=${SENTRY_DSN}"),
@@ -334,13 +320,19 @@ fn no_encoded_form_or_piece_of_a_secret_reaches_any_output() {
     // A pipeline that prints the key in base64 on its stderr, then fails.
     let pipeline = "pipeline: { command: [sh, -c, 'cat > /dev/null; printf %s \"$CANARY_API_KEY\" | base64 >&2; printf \"ab%s\" \"$CANARY_API_KEY\" | base64 >&2; exit 1'] }\n";
     project.configure("default", pipeline, "qrels.jsonl");
-    let outcome = project.run(&["gate", "--tier", "smoke", "--out", "out-pipeline"]);
+    let outcome = project.run(Ragate::new([
+        "gate",
+        "--tier",
+        "smoke",
+        "--out",
+        "out-pipeline",
+    ]));
     assert_eq!(outcome.code, 2, "{}", outcome.stderr);
     assert!(outcome.stderr.contains("[redacted]"), "{}", outcome.stderr);
 
     // A qrels path from a variable, missing: named as written.
     project.configure("default", "", "\"${QRELS_STEM}.jsonl\"");
-    let outcome = project.gate("out-path");
+    let outcome = project.run(Ragate::gate("smoke", "run.jsonl", "out-path"));
     assert_eq!(outcome.code, 2, "{}", outcome.stderr);
     assert!(
         outcome.stderr.contains("${QRELS_STEM}.jsonl"),

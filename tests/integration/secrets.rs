@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::{Outcome, ragate_env};
+use crate::{Outcome, Ragate};
 
 /// What every canary value holds: the test looks for this, so a cut key is found too.
 const CORE: &str = "c4n4ry9f3e71b2d05a6e";
@@ -301,7 +301,7 @@ gate:
     }
 
     /// Runs ragate with the canaries and GitHub Actions' outputs on; no stream holds the canary.
-    fn run(&mut self, args: &[&str]) -> Outcome {
+    fn run(&mut self, command: Ragate) -> Outcome {
         let summary = self.path("step-summary.md");
         let (key, tenant, limit) = (api_key(), tenant(), limit());
         let env = [
@@ -311,15 +311,15 @@ gate:
             ("GITHUB_ACTIONS", "true"),
             ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
         ];
-        let outcome = ragate_env(self.dir.path(), args, &env);
+        let line = command.command_line();
+        let outcome = command.envs(&env).run_in(self.dir.path());
         for (stream, text) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
             assert!(
                 !text.contains(CORE),
-                "`ragate {}` printed the canary on {stream}:\n{text}",
-                args.join(" ")
+                "`ragate {line}` printed the canary on {stream}:\n{text}"
             );
         }
-        self.ran.push(args.join(" "));
+        self.ran.push(line);
         outcome
     }
 
@@ -334,30 +334,29 @@ gate:
     }
 }
 
-fn gate_args(out: &str) -> Vec<&str> {
-    vec![
-        "gate",
-        "--tier",
-        "smoke",
-        "--run",
-        "run.jsonl",
-        "--out",
-        out,
-    ]
-}
-
 #[test]
 fn no_output_of_any_command_holds_a_key() {
     let mut canary = Canary::new();
     canary.configure(Variant::default());
-    let out = canary.run(&["validate"]);
+    let out = canary.run(Ragate::new(["validate"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(canary.run(&["validate", "--format", "json"]).code, 0);
-    let out = canary.run(&["eval", "--qrels", "qrels.jsonl", "--run", "run.jsonl"]);
+    assert_eq!(
+        canary
+            .run(Ragate::new(["validate", "--format", "json"]))
+            .code,
+        0
+    );
+    let out = canary.run(Ragate::new([
+        "eval",
+        "--qrels",
+        "qrels.jsonl",
+        "--run",
+        "run.jsonl",
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
 
     // The first run: no baseline yet (exit 2), every output written.
-    let out = canary.run(&gate_args("out"));
+    let out = canary.run(Ragate::gate("smoke", "run.jsonl", "out"));
     assert_eq!(out.code, 2, "{}", out.stderr);
     let results = std::fs::read_to_string(canary.path("out/results.json")).unwrap();
     assert!(
@@ -371,26 +370,37 @@ fn no_output_of_any_command_holds_a_key() {
         ),
         "the key and the tenant were really used: {seen:?}"
     );
-    let out = canary.run(&[
+    let out = canary.run(Ragate::new([
         "baseline",
         "accept",
         "--tier",
         "smoke",
         "--from",
         "out/results.json",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(canary.run(&["baseline", "show", "--tier", "smoke"]).code, 0);
-    let show = canary.run(&["baseline", "show", "--tier", "smoke", "--format", "json"]);
+    assert_eq!(
+        canary
+            .run(Ragate::new(["baseline", "show", "--tier", "smoke"]))
+            .code,
+        0
+    );
+    let show = canary.run(Ragate::new([
+        "baseline", "show", "--tier", "smoke", "--format", "json",
+    ]));
     assert_eq!(show.code, 0, "{}", show.stderr);
 
     // Passing runs, in every format, with the history, sharded and merged.
-    let out = canary.run(&gate_args("out"));
+    let out = canary.run(Ragate::gate("smoke", "run.jsonl", "out"));
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    let mut json = gate_args("out-json");
-    json.extend(["--format", "json", "--junit", "junit-copy.xml"]);
-    assert_eq!(canary.run(&json).code, 0);
-    let out = canary.run(&[
+    let json = Ragate::gate("smoke", "run.jsonl", "out-json").args([
+        "--format",
+        "json",
+        "--junit",
+        "junit-copy.xml",
+    ]);
+    assert_eq!(canary.run(json).code, 0);
+    let out = canary.run(Ragate::new([
         "history",
         "add",
         "--tier",
@@ -398,25 +408,31 @@ fn no_output_of_any_command_holds_a_key() {
         "--from",
         "out/results.json",
         "--with-queries",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(canary.run(&["history", "show", "--tier", "smoke"]).code, 0);
-    let out = canary.run(&["history", "show", "--tier", "smoke", "--format", "json"]);
+    assert_eq!(
+        canary
+            .run(Ragate::new(["history", "show", "--tier", "smoke"]))
+            .code,
+        0
+    );
+    let out = canary.run(Ragate::new([
+        "history", "show", "--tier", "smoke", "--format", "json",
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let mut with_history = gate_args("out-history");
-    with_history.extend(["--history", "history"]);
-    assert_eq!(canary.run(&with_history).code, 0);
+    let with_history =
+        Ragate::gate("smoke", "run.jsonl", "out-history").args(["--history", "history"]);
+    assert_eq!(canary.run(with_history).code, 0);
     for (shard, out) in [("1/2", "shard1"), ("2/2", "shard2")] {
-        let mut args = gate_args(out);
-        args.extend(["--shard", shard]);
-        let outcome = canary.run(&args);
+        let sharded = Ragate::gate("smoke", "run.jsonl", out).args(["--shard", shard]);
+        let outcome = canary.run(sharded);
         assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     }
-    let out = canary.run(&[
+    let out = canary.run(Ragate::new([
         "merge", "--tier", "smoke", "shard1", "shard2", "--out", "merged",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = canary.run(&[
+    let out = canary.run(Ragate::new([
         "report",
         "--tier",
         "smoke",
@@ -426,25 +442,25 @@ fn no_output_of_any_command_holds_a_key() {
         "history",
         "--out",
         "report.html",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = canary.run(&[
+    let out = canary.run(Ragate::new([
         "compare",
         "baselines/smoke.json",
         "out/results.json",
         "--junit",
         "compare.xml",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = canary.run(&[
+    let out = canary.run(Ragate::new([
         "compare",
         "baselines/smoke.json",
         "out/results.json",
         "--format",
         "json",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = canary.run(&[
+    let out = canary.run(Ragate::new([
         "judge-agreement",
         "--tier",
         "smoke",
@@ -452,9 +468,9 @@ fn no_output_of_any_command_holds_a_key() {
         "llm,default",
         "--run",
         "run.jsonl",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = canary.run(&[
+    let out = canary.run(Ragate::new([
         "convert",
         "--qrels",
         "qrels.tsv",
@@ -462,9 +478,9 @@ fn no_output_of_any_command_holds_a_key() {
         "queries.tsv",
         "--out",
         "converted.jsonl",
-    ]);
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = canary.run(&["init", "--dir", "scaffold"]);
+    let out = canary.run(Ragate::new(["init", "--dir", "scaffold"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
 
     // Another model: the judge-change error names both identities, as written.
@@ -472,7 +488,7 @@ fn no_output_of_any_command_holds_a_key() {
         model: Some("other-model"),
         ..Variant::default()
     });
-    let out = canary.run(&gate_args("out-changed"));
+    let out = canary.run(Ragate::gate("smoke", "run.jsonl", "out-changed"));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("/ok/${LLM_TENANT}"), "{}", out.stderr);
     assert!(std::fs::read_to_string(canary.path("step-summary.md")).is_ok());
@@ -496,7 +512,7 @@ fn no_failure_prints_a_key() {
             cache: no_cache,
             ..Variant::default()
         });
-        let out = canary.run(&gate_args("out"));
+        let out = canary.run(Ragate::gate("smoke", "run.jsonl", "out"));
         assert_eq!(out.code, 2, "{}", out.stderr);
         assert!(out.stderr.contains(expected), "{expected}: {}", out.stderr);
         assert!(
@@ -517,7 +533,7 @@ fn no_failure_prints_a_key() {
         cache: no_cache,
         ..Variant::default()
     });
-    let out = canary.run(&["gate", "--tier", "smoke", "--out", "out"]);
+    let out = canary.run(Ragate::new(["gate", "--tier", "smoke", "--out", "out"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("HTTP 400"), "{}", out.stderr);
     // A command pipeline that prints the key where a reply was expected.
@@ -527,7 +543,7 @@ fn no_failure_prints_a_key() {
         cache: no_cache,
         ..Variant::default()
     });
-    let out = canary.run(&["gate", "--tier", "smoke", "--out", "out"]);
+    let out = canary.run(Ragate::new(["gate", "--tier", "smoke", "--out", "out"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("[redacted]"), "{}", out.stderr);
 
@@ -536,8 +552,11 @@ fn no_failure_prints_a_key() {
         max_drop: Some("${RULE_LIMIT}"),
         ..Variant::default()
     });
-    for args in [vec!["validate"], gate_args("out")] {
-        let out = canary.run(&args);
+    for command in [
+        Ragate::new(["validate"]),
+        Ragate::gate("smoke", "run.jsonl", "out"),
+    ] {
+        let out = canary.run(command);
         assert_eq!(out.code, 2, "{}", out.stderr);
         assert!(out.stderr.contains("${RULE_LIMIT}"), "{}", out.stderr);
     }
@@ -546,8 +565,11 @@ fn no_failure_prints_a_key() {
         api_key_env: Some("\"${CANARY_API_KEY}\""),
         ..Variant::default()
     });
-    for args in [vec!["validate"], gate_args("out")] {
-        let out = canary.run(&args);
+    for command in [
+        Ragate::new(["validate"]),
+        Ragate::gate("smoke", "run.jsonl", "out"),
+    ] {
+        let out = canary.run(command);
         assert_eq!(out.code, 2, "{}", out.stderr);
         assert!(
             out.stderr.contains("judges.llm.api_key_env")
@@ -563,7 +585,7 @@ fn no_failure_prints_a_key() {
         api_key_env: Some(&literal),
         ..Variant::default()
     });
-    let out = canary.run(&gate_args("out"));
+    let out = canary.run(Ragate::gate("smoke", "run.jsonl", "out"));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains("judges.llm.api_key_env"),

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::{Outcome, accept_baseline, ragate_in};
+use crate::{Ragate, accept_baseline, ragate_in};
 
 /// 10 queries of class `a` with texts, a run that finds every gold doc.
 fn write_tier(dir: &Path, config: &str) {
@@ -33,21 +33,6 @@ gate:
     - { metric: recall@5, max_drop: 0.05 }
 ";
 
-fn gate(dir: &Path) -> Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate",
-            "--tier",
-            "smoke",
-            "--run",
-            "run.jsonl",
-            "--out",
-            "out",
-        ],
-    )
-}
-
 #[test]
 fn validate_refuses_the_labels_the_gate_refuses() {
     let dir = tempfile::tempdir().unwrap();
@@ -55,7 +40,7 @@ fn validate_refuses_the_labels_the_gate_refuses() {
     write_tier(dir, LABELLED);
     // No labels file: the gate stops before its pipeline; validate says so.
     let expected = "cannot read labels.jsonl (named by tiers.smoke.labels)";
-    let gated = gate(dir);
+    let gated = Ragate::gate("smoke", "run.jsonl", "out").run_in(dir);
     assert_eq!(gated.code, 2);
     assert!(gated.stderr.contains(expected), "{}", gated.stderr);
     let validated = ragate_in(dir, &["validate"]);
@@ -74,7 +59,7 @@ fn validate_refuses_the_labels_the_gate_refuses() {
     )
     .unwrap();
     let expected = "labels.jsonl:1: `faithfulnes` is not a judged metric";
-    let gated = gate(dir);
+    let gated = Ragate::gate("smoke", "run.jsonl", "out").run_in(dir);
     assert_eq!(gated.code, 2);
     assert!(gated.stderr.contains(expected), "{}", gated.stderr);
     let validated = ragate_in(dir, &["validate", "--format", "json"]);
@@ -258,11 +243,14 @@ fn validate_warns_of_a_zero_limit_where_the_test_does_not_hold_its_level() {
     std::fs::write(dir.join("eval-config.yaml"), &config).unwrap();
     std::fs::write(dir.join("run.jsonl"), run(0)).unwrap();
     // No baseline yet: exit 2, the results to accept written.
-    assert_eq!(gate(dir).code, 2);
+    Ragate::gate("smoke", "run.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     accept_baseline(dir, "smoke", "out/results.json", &[]);
     std::fs::write(dir.join("run.jsonl"), run(35)).unwrap();
-    let failed = gate(dir);
-    assert_eq!(failed.code, 1, "{}", failed.stdout);
+    let failed = Ragate::gate("smoke", "run.jsonl", "out")
+        .status(1)
+        .run_in(dir);
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
     for text in [&failed.stderr, &summary] {
         assert!(

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{accept_baseline, ragate_in};
+use crate::{Ragate, accept_baseline, ragate_in};
 
 const CONFIG: &str = r#"version: 1
 metrics:
@@ -60,18 +60,11 @@ fn baselined(dir: &Path) {
     std::fs::write(dir.join("eval-config.yaml"), CONFIG).unwrap();
     std::fs::write(dir.join("qrels.jsonl"), qrels(40, 40)).unwrap();
     std::fs::write(dir.join("base.jsonl"), run(40, |_| false, |_| false)).unwrap();
-    let first = gate(dir, "base.jsonl", "first");
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    Ragate::gate("smoke", "base.jsonl", "first")
+        .args(["--format", "json"])
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "smoke", "first/results.json", &[]);
-}
-
-fn gate(dir: &Path, run: &str, out: &str) -> crate::Outcome {
-    ragate_in(
-        dir,
-        &[
-            "gate", "--tier", "smoke", "--run", run, "--out", out, "--format", "json",
-        ],
-    )
 }
 
 fn check<'a>(document: &'a Value, name: &str) -> &'a Value {
@@ -128,8 +121,10 @@ fn a_generator_that_stops_answering_fails_the_default_empty_answers_check() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     baselined(dir);
-    let same = gate(dir, "base.jsonl", "same");
-    assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
+    let same = Ragate::gate("smoke", "base.jsonl", "same")
+        .args(["--format", "json"])
+        .status(0)
+        .run_in(dir);
     let document: Value = serde_json::from_str(&same.stdout).unwrap();
     assert_eq!(check(&document, "empty_answers [all]")["status"], "pass");
     assert_eq!(
@@ -138,7 +133,9 @@ fn a_generator_that_stops_answering_fails_the_default_empty_answers_check() {
     );
 
     std::fs::write(dir.join("empty.jsonl"), run(40, |_| false, |i| i < 38)).unwrap();
-    let empty = gate(dir, "empty.jsonl", "empty");
+    let empty = Ragate::gate("smoke", "empty.jsonl", "empty")
+        .args(["--format", "json"])
+        .run_in(dir);
     assert_empty_answers_fail(dir, "empty", &empty);
     // The HTML report decides the same checks and carries the warning.
     let report = ragate_in(
@@ -174,8 +171,10 @@ fn with_empty_answer_zero_faithfulness_and_empty_answers_both_fail() {
     assert_ne!(zero, CONFIG);
     std::fs::write(dir.join("eval-config.yaml"), zero).unwrap();
     std::fs::write(dir.join("empty.jsonl"), run(40, |_| false, |i| i < 38)).unwrap();
-    let outcome = gate(dir, "empty.jsonl", "zero");
-    assert_eq!(outcome.code, 1, "{}\n{}", outcome.stdout, outcome.stderr);
+    let outcome = Ragate::gate("smoke", "empty.jsonl", "zero")
+        .args(["--format", "json"])
+        .status(1)
+        .run_in(dir);
     let document: Value = serde_json::from_str(&outcome.stdout).unwrap();
     // An empty answer scores 0: faithfulness sees all 40 queries and drops; the share of empty
     // answers fails on its own, and the warning names no excluded metric.
@@ -218,7 +217,9 @@ fn a_baseline_from_before_empty_answers_is_gated_on_its_stored_answers() {
     std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
 
     std::fs::write(dir.join("empty.jsonl"), run(40, |_| false, |i| i < 38)).unwrap();
-    let empty = gate(dir, "empty.jsonl", "empty");
+    let empty = Ragate::gate("smoke", "empty.jsonl", "empty")
+        .args(["--format", "json"])
+        .run_in(dir);
     assert_empty_answers_fail(dir, "empty", &empty);
     let summary = std::fs::read_to_string(dir.join("empty/summary.md")).unwrap();
     assert!(
@@ -239,8 +240,10 @@ fn twenty_new_queries_scoring_zero_fail_the_floor_and_their_slice_gets_its_floor
     // 20 new queries, class `new` (a slice value the baseline does not have), none found.
     std::fs::write(dir.join("qrels.jsonl"), qrels(60, 40)).unwrap();
     std::fs::write(dir.join("grown.jsonl"), run(60, |i| i >= 40, |_| false)).unwrap();
-    let grown = gate(dir, "grown.jsonl", "grown");
-    assert_eq!(grown.code, 1, "{}\n{}", grown.stdout, grown.stderr);
+    let grown = Ragate::gate("smoke", "grown.jsonl", "grown")
+        .args(["--format", "json"])
+        .status(1)
+        .run_in(dir);
     let document: Value = serde_json::from_str(&grown.stdout).unwrap();
     let all = check(&document, "recall@5 [all]");
     assert_eq!(all["status"], "fail", "{all:#}");
@@ -290,12 +293,10 @@ fn a_first_run_reports_its_floors_without_gating_them() {
     std::fs::write(dir.join("eval-config.yaml"), CONFIG).unwrap();
     std::fs::write(dir.join("qrels.jsonl"), qrels(40, 30)).unwrap();
     std::fs::write(dir.join("half.jsonl"), run(40, |i| i % 2 == 0, |_| false)).unwrap();
-    let first = gate(dir, "half.jsonl", "first");
-    assert_eq!(
-        first.code, 2,
-        "no baseline: nothing is gated: {}",
-        first.stderr
-    );
+    let first = Ragate::gate("smoke", "half.jsonl", "first")
+        .args(["--format", "json"])
+        .status(2)
+        .run_in(dir); // no baseline: nothing is gated
     let summary = std::fs::read_to_string(dir.join("first/summary.md")).unwrap();
     assert!(summary.contains("**Floors on this run**"), "{summary}");
     for line in [

@@ -6,15 +6,7 @@
 use std::path::Path;
 
 use crate::gate_flow::setup;
-use crate::{Outcome, ragate_env};
-
-fn gate(dir: &Path, run: &str) -> Outcome {
-    ragate_env(
-        dir,
-        &["gate", "--tier", "regression", "--run", run, "--out", "out"],
-        &[],
-    )
-}
+use crate::{Outcome, Ragate, ragate_env};
 
 fn accept(dir: &Path, env: &[(&str, &str)]) -> Outcome {
     ragate_env(
@@ -48,8 +40,9 @@ fn a_slice_value_of_70000_characters_is_cut_for_display_and_never_panics() {
     .unwrap();
     let shown_label = format!("class={}…", "p".repeat(74));
 
-    let first = gate(dir, "base.jsonl");
-    assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
+    let first = Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     assert!(first.stdout.contains(&shown_label), "{}", first.stdout);
     assert!(!first.stdout.contains(&long), "the label is cut");
     let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
@@ -68,8 +61,9 @@ fn a_slice_value_of_70000_characters_is_cut_for_display_and_never_panics() {
     assert!(shown.stdout.contains(&shown_label), "{}", shown.stdout);
     assert!(!shown.stdout.contains(&long));
 
-    let gated = gate(dir, "regressed.jsonl");
-    assert_eq!(gated.code, 1, "{}\n{}", gated.stdout, gated.stderr);
+    Ragate::gate("regression", "regressed.jsonl", "out")
+        .status(1)
+        .run_in(dir);
     // The full value stays in the results: only the display is cut.
     let results = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
     assert!(results.contains(&long));
@@ -80,7 +74,9 @@ fn a_source_date_epoch_past_the_year_9999_is_refused_by_baseline_accept() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    assert_eq!(gate(dir, "base.jsonl").code, 2, "no baseline yet");
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     for epoch in ["253402300800", "18446744073709551615", "-1"] {
         let refused = accept(dir, &[("SOURCE_DATE_EPOCH", epoch)]);
         assert_eq!(refused.code, 2, "{epoch}: {}", refused.stderr);

@@ -3,10 +3,8 @@
 //! baseline of another tier is an error, and a tier whose rules all name a slice is decided by
 //! them.
 
-use std::path::Path;
-
 use crate::gate_flow::{setup, setup_answer_tier, write_run};
-use crate::{accept_baseline, ragate_in};
+use crate::{Ragate, accept_baseline, ragate_in};
 
 /// Every `<testcase ...>` element of a JUnit file, in order, up to the next testcase or the
 /// suite's end.
@@ -23,19 +21,18 @@ fn testcases(junit: &str) -> Vec<String> {
         .collect()
 }
 
-fn gate(dir: &Path, tier: &str, run: &str) -> crate::Outcome {
-    ragate_in(dir, &["gate", "--tier", tier, "--run", run, "--out", "out"])
-}
-
 #[test]
 fn compare_and_gate_list_the_same_checks_calibrated_floors_included() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup_answer_tier(dir);
-    assert_eq!(gate(dir, "smoke", "base.jsonl").code, 2, "no baseline yet");
+    Ragate::gate("smoke", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir); // no baseline yet
     accept_baseline(dir, "smoke", "out/results.json", &[]);
-    let gated = gate(dir, "smoke", "unfaithful.jsonl");
-    assert_eq!(gated.code, 1, "{}\n{}", gated.stdout, gated.stderr);
+    Ragate::gate("smoke", "unfaithful.jsonl", "out")
+        .status(1)
+        .run_in(dir);
     let compared = ragate_in(
         dir,
         &[
@@ -72,10 +69,13 @@ fn a_rule_on_a_slice_value_no_query_has_is_an_error_with_a_suggestion() {
         ),
     )
     .unwrap();
-    assert_eq!(gate(dir, "regression", "base.jsonl").code, 2);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     accept_baseline(dir, "regression", "out/results.json", &[]);
-    let outcome = gate(dir, "regression", "base.jsonl");
-    assert_eq!(outcome.code, 2, "{}", outcome.stdout);
+    let outcome = Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert!(
         outcome.stdout.contains(
             "recall@5 [class=Paraphrased]: no query has class=Paraphrased (the slice values are class=literal, class=multi-topic, class=paraphrased): expected a slice value the queries have (did you mean `class=paraphrased`?)"
@@ -99,7 +99,9 @@ fn a_baseline_of_another_tier_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    assert_eq!(gate(dir, "regression", "base.jsonl").code, 2);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     let mut results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
             .unwrap();
@@ -110,8 +112,9 @@ fn a_baseline_of_another_tier_is_an_error() {
         serde_json::to_string_pretty(&results).unwrap(),
     )
     .unwrap();
-    let outcome = gate(dir, "regression", "base.jsonl");
-    assert_eq!(outcome.code, 2, "{}", outcome.stdout);
+    let outcome = Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     assert!(
         outcome
             .stderr
@@ -145,10 +148,13 @@ fn a_tier_whose_rules_all_name_a_slice_passes_when_they_pass() {
             ),
     )
     .unwrap();
-    assert_eq!(gate(dir, "regression", "base.jsonl").code, 2);
+    Ragate::gate("regression", "base.jsonl", "out")
+        .status(2)
+        .run_in(dir);
     accept_baseline(dir, "regression", "out/results.json", &[]);
-    let same = gate(dir, "regression", "base.jsonl");
-    assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
+    let same = Ragate::gate("regression", "base.jsonl", "out")
+        .status(0)
+        .run_in(dir);
     assert!(
         same.stdout.contains("2 checks: 2 passed"),
         "{}",
@@ -162,6 +168,7 @@ fn a_tier_whose_rules_all_name_a_slice_passes_when_they_pass() {
             [1, 2 + i % 3]
         }
     });
-    let broken = gate(dir, "regression", "broken.jsonl");
-    assert_eq!(broken.code, 1, "{}", broken.stdout);
+    Ragate::gate("regression", "broken.jsonl", "out")
+        .status(1)
+        .run_in(dir);
 }
