@@ -1,4 +1,5 @@
 //! Tests of config parsing and validation: the documented example and a table of bad configs.
+//! Over 600 lines: one table-driven test file for the whole config format, read top to bottom.
 
 use std::time::Duration;
 
