@@ -190,9 +190,11 @@ fn a_pipeline_that_times_out_leaves_no_process() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let _reaper = Reaper(dir);
+    // 4 s: time for Python to start and write both pid files on a loaded machine (with 1 s,
+    // a timeout before the pid files exist left nothing to check).
     project(
         dir,
-        "command: [python3, pipeline.py, hang]\n  timeout_s: 1",
+        "command: [python3, pipeline.py, hang]\n  timeout_s: 4",
         "",
         "[recall@5]",
     );
@@ -201,7 +203,7 @@ fn a_pipeline_that_times_out_leaves_no_process() {
     assert!(
         outcome
             .stderr
-            .contains("timed out after timeout_s (1 s) with 0 of 40 queries answered"),
+            .contains("timed out after timeout_s (4 s) with 0 of 40 queries answered"),
         "{}",
         outcome.stderr
     );
