@@ -27,9 +27,7 @@ pub(crate) fn conceal(message: &str) -> String {
 fn conceal_with(pairs: &[(String, String)], message: &str) -> String {
     let mut message = message.to_string();
     for (expanded, written) in pairs {
-        if message.contains(expanded.as_str()) {
-            message = message.replace(expanded.as_str(), written);
-        }
+        message = message.replace(expanded.as_str(), written);
     }
     message
 }

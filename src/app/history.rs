@@ -93,6 +93,7 @@ pub(super) fn add(args: HistoryAddArgs) -> Result<i32> {
     let source_date_epoch = crate::env::source_date_epoch()?;
     let time = store::record_time(
         source_date_epoch.as_deref(),
+        &from,
         results.provenance.accepted_utc.as_deref(),
     )?;
     let record = Record::of(

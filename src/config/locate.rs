@@ -4,6 +4,7 @@
 //! serde_yaml with a visitor that stops at that value: the position is the one serde_yaml gives
 //! its own errors.
 
+use std::cell::Cell;
 use std::fmt;
 use std::path::Path;
 
@@ -12,7 +13,8 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use crate::error::Error;
 use crate::settings::yaml;
 
-/// What the visitor raises at the value it looks for (never shown: it becomes a position).
+/// What the visitor raises at the value it looks for, to stop there (never shown: it becomes a
+/// position). Whether it was raised is told by [`Walk::found`], not by the error's text.
 const FOUND: &str = "ragate: the located value";
 
 /// One step of a key path: a map key or a list index.
@@ -48,11 +50,15 @@ fn steps(key: &str) -> Option<Vec<Step>> {
 /// The 1-based (line, column) of the value at `key` in the YAML `text`, when it is there.
 pub(crate) fn position(text: &str, key: &str) -> Option<(u64, u64)> {
     let steps = steps(key)?;
-    let error = Walk(&steps)
-        .deserialize(yaml::Deserializer::from_str(text))
-        .err()?;
-    // serde_yaml puts its own path before the message.
-    if !error.to_string().contains(FOUND) {
+    let found = Cell::new(false);
+    let error = Walk {
+        steps: &steps,
+        found: &found,
+    }
+    .deserialize(yaml::Deserializer::from_str(text))
+    .err()?;
+    // Any other error (the YAML is not valid before the value) has no position for it.
+    if !found.get() {
         return None;
     }
     let location = error.location()?;
@@ -87,8 +93,12 @@ pub(crate) fn locate_in_file(error: Error, config: &Path) -> Error {
     }
 }
 
-/// Walks down `steps`, skipping every other value; raises [`FOUND`] at the last step's value.
-struct Walk<'a>(&'a [Step]);
+/// Walks down `steps`, skipping every other value; at the last step's value, sets `found` and
+/// raises [`FOUND`] (serde_yaml gives that error the value's position).
+struct Walk<'a> {
+    steps: &'a [Step],
+    found: &'a Cell<bool>,
+}
 
 impl<'de> DeserializeSeed<'de> for Walk<'_> {
     type Value = ();
@@ -128,14 +138,14 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let (first, rest) = match self.0.split_first() {
-            None => return Err(de::Error::custom(FOUND)),
+        let (first, rest) = match self.steps.split_first() {
+            None => return Err(self.raise_found()),
             Some(split) => split,
         };
         let mut index = 0;
         loop {
             let found = if *first == Step::Index(index) {
-                seq.next_element_seed(Walk(rest))?
+                seq.next_element_seed(self.down(rest))?
             } else {
                 seq.next_element::<IgnoredAny>()?.map(|_| ())
             };
@@ -147,8 +157,8 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let (first, rest) = match self.0.split_first() {
-            None => return Err(de::Error::custom(FOUND)),
+        let (first, rest) = match self.steps.split_first() {
+            None => return Err(self.raise_found()),
             Some(split) => split,
         };
         while let Some(key) = map.next_key::<yaml::Value>()? {
@@ -157,7 +167,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
                 _ => false,
             };
             if matches {
-                map.next_value_seed(Walk(rest))?;
+                map.next_value_seed(self.down(rest))?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -166,11 +176,25 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// The walk of the remaining steps `rest`, below the current value.
+    fn down(&self, rest: &'a [Step]) -> Walk<'a> {
+        Walk {
+            steps: rest,
+            found: self.found,
+        }
+    }
+
+    /// The value looked for is the current one: records it and stops the walk there.
+    fn raise_found<E: de::Error>(&self) -> E {
+        self.found.set(true);
+        E::custom(FOUND)
+    }
+
     /// A scalar: the value looked for when no step is left, else not on the path.
     fn scalar<E: de::Error>(self) -> Result<(), E> {
-        if self.0.is_empty() {
-            Err(E::custom(FOUND))
+        if self.steps.is_empty() {
+            Err(self.raise_found())
         } else {
             Ok(())
         }

@@ -35,6 +35,7 @@ pub use budget::Budget;
 pub use judges::DEFAULT_JUDGE;
 pub use raw::{AlphaScope, Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
 use raw::{RawConfig, RawTier};
+use raw_judges::PassFailure;
 pub use rules::DEFAULT_EMPTY_ANSWERS_MAX_INCREASE;
 use rules::{merge_gate, validate_gate};
 
@@ -277,14 +278,14 @@ fn parse(path: &Path, text: &str) -> Result<RawConfig> {
             raw.judges = judges;
             return Ok(raw);
         }
-        (Err(error), Ok(_)) | (Ok(_), Err(error)) => error,
+        (Err(error), Ok(_)) => PassFailure::Serde(error),
+        (Ok(_), Err(error)) => error,
         (Err(config), Err(judges)) => raw_judges::first(config, judges),
     };
-    if let Err(invalid) = &document
-        && error.inner().to_string().contains(raw_judges::KIND_UNREAD)
-    {
-        return Err(yaml_error(path, invalid));
-    }
+    let error = match (&document, error) {
+        (Err(invalid), PassFailure::KindUnread(_)) => return Err(yaml_error(path, invalid)),
+        (_, error) => error.into_serde(),
+    };
     let key = error.path().to_string();
     let inner = error.into_inner();
     let mut message = inner.to_string();
@@ -301,8 +302,12 @@ fn parse(path: &Path, text: &str) -> Result<RawConfig> {
     {
         message = rest.to_string();
     }
-    let mut message = suggest::for_serde_message(message);
-    if message.starts_with("unknown field")
+    let unknown = suggest::SerdeUnknown::of(&message);
+    let mut message = match &unknown {
+        Some(unknown) => unknown.did_you_mean(message),
+        None => message,
+    };
+    if let Some(suggest::SerdeUnknown::Field { .. }) = unknown
         && let Some((name, _field)) = key
             .strip_prefix("judges.")
             .and_then(|rest| rest.rsplit_once('.'))

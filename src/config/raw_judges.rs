@@ -11,6 +11,7 @@
 //! section (`RawConfig`); of the two passes' errors, the first in the text is the
 //! one reported ([`first`]), as a single pass would.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -23,6 +24,35 @@ use crate::settings::yaml;
 
 /// An error of a typed pass over the config text, with its key path.
 pub(super) type PassError = serde_path_to_error::Error<yaml::Error>;
+
+/// How a typed pass over the config text failed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PassFailure {
+    /// serde_yaml's error, with its key path.
+    #[error(transparent)]
+    Serde(PassError),
+    /// A judge whose `kind` reads on its own but could not be read beforehand ([`KIND_UNREAD`]):
+    /// the document as a whole is not valid YAML (a key written twice, say), which the caller
+    /// reports instead.
+    #[error(transparent)]
+    KindUnread(PassError),
+}
+
+impl PassFailure {
+    /// serde_yaml's error, with its key path.
+    pub(super) fn serde(&self) -> &PassError {
+        match self {
+            PassFailure::Serde(error) | PassFailure::KindUnread(error) => error,
+        }
+    }
+
+    /// serde_yaml's error, with its key path.
+    pub(super) fn into_serde(self) -> PassError {
+        match self {
+            PassFailure::Serde(error) | PassFailure::KindUnread(error) => error,
+        }
+    }
+}
 
 /// The readable `kind` of every judge of `document` (a judge whose `kind` is missing or not a
 /// kind is left out: the typed pass reports it).
@@ -44,35 +74,47 @@ pub(super) fn kinds(document: &yaml::Value) -> BTreeMap<String, &'static str> {
 pub(super) fn read(
     text: &str,
     kinds: &BTreeMap<String, &'static str>,
-) -> Result<BTreeMap<String, RawJudge>, PassError> {
+) -> Result<BTreeMap<String, RawJudge>, PassFailure> {
     let mut track = serde_path_to_error::Track::new();
     let deserializer = yaml::Deserializer::from_str(text);
-    Section(kinds)
-        .deserialize(serde_path_to_error::Deserializer::new(
-            deserializer,
-            &mut track,
-        ))
-        .map_err(|error| serde_path_to_error::Error::new(track.path(), error))
+    let unread = Cell::new(false);
+    Section(Judges {
+        kinds,
+        unread: &unread,
+    })
+    .deserialize(serde_path_to_error::Deserializer::new(
+        deserializer,
+        &mut track,
+    ))
+    .map_err(|error| {
+        // The walk stops at the first error: a judge whose kind was unread is that error.
+        let error = serde_path_to_error::Error::new(track.path(), error);
+        if unread.get() {
+            PassFailure::KindUnread(error)
+        } else {
+            PassFailure::Serde(error)
+        }
+    })
 }
 
 /// Of the errors of the two passes over one text, the one a single pass would have met first:
 /// the earlier in the text (`config`'s on a tie or without a location).
-pub(super) fn first(config: PassError, judges: PassError) -> PassError {
+pub(super) fn first(config: PassError, judges: PassFailure) -> PassFailure {
     let at = |error: &PassError| {
         error
             .inner()
             .location()
             .map_or((usize::MAX, usize::MAX), |l| (l.line(), l.column()))
     };
-    if at(&judges) < at(&config) {
+    if at(judges.serde()) < at(&config) {
         judges
     } else {
-        config
+        PassFailure::Serde(config)
     }
 }
 
 /// The whole document, of which only `judges` is read.
-struct Section<'k>(&'k BTreeMap<String, &'static str>);
+struct Section<'k>(Judges<'k>);
 
 impl<'de> DeserializeSeed<'de> for Section<'_> {
     type Value = BTreeMap<String, RawJudge>;
@@ -93,7 +135,7 @@ impl<'de> Visitor<'de> for Section<'_> {
         let mut judges = BTreeMap::new();
         while let Some(key) = map.next_key::<yaml::Value>()? {
             if key.as_str() == Some("judges") {
-                judges = map.next_value_seed(Judges(self.0))?;
+                judges = map.next_value_seed(self.0)?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -102,8 +144,13 @@ impl<'de> Visitor<'de> for Section<'_> {
     }
 }
 
-/// The `judges` map, each judge read as the struct of its kind.
-struct Judges<'k>(&'k BTreeMap<String, &'static str>);
+/// The `judges` map, each judge read as the struct of its kind in `kinds`; `unread` is set when
+/// a judge's kind is not there ([`KIND_UNREAD`]).
+#[derive(Clone, Copy)]
+struct Judges<'k> {
+    kinds: &'k BTreeMap<String, &'static str>,
+    unread: &'k Cell<bool>,
+}
 
 impl<'de> DeserializeSeed<'de> for Judges<'_> {
     type Value = BTreeMap<String, RawJudge>;
@@ -127,8 +174,11 @@ impl<'de> Visitor<'de> for Judges<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut judges = BTreeMap::new();
         while let Some(name) = map.next_key::<String>()? {
-            let kind = self.0.get(&name).copied();
-            let judge = map.next_value_seed(JudgeOfKind(kind))?;
+            let kind = self.kinds.get(&name).copied();
+            let judge = map.next_value_seed(JudgeOfKind {
+                kind,
+                unread: self.unread,
+            })?;
             judges.insert(name, judge);
         }
         Ok(judges)
@@ -137,10 +187,14 @@ impl<'de> Visitor<'de> for Judges<'_> {
 
 /// The error of a judge whose `kind` reads on its own but could not be read beforehand: the
 /// document as a whole is not valid YAML (a key written twice, say), which the caller reports.
-pub(super) const KIND_UNREAD: &str = "the judge's `kind` could not be read: expected valid YAML";
+const KIND_UNREAD: &str = "the judge's `kind` could not be read: expected valid YAML";
 
-/// One judge, read as the struct of `kind` (None: the kind could not be read beforehand).
-struct JudgeOfKind(Option<&'static str>);
+/// One judge, read as the struct of `kind` (None: the kind could not be read beforehand, which
+/// sets `unread`).
+struct JudgeOfKind<'k> {
+    kind: Option<&'static str>,
+    unread: &'k Cell<bool>,
+}
 
 /// Only the `kind` of a judge: reading it reports a missing or unknown kind with its location.
 #[derive(Deserialize)]
@@ -149,14 +203,15 @@ struct KindOnly {
     _kind: KindName,
 }
 
-impl<'de> DeserializeSeed<'de> for JudgeOfKind {
+impl<'de> DeserializeSeed<'de> for JudgeOfKind<'_> {
     type Value = RawJudge;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<RawJudge, D::Error> {
-        match self.0 {
+        match self.kind {
             Some(kind) => kinds::read(kind, deserializer),
             None => {
                 KindOnly::deserialize(deserializer)?;
+                self.unread.set(true);
                 Err(de::Error::custom(KIND_UNREAD))
             }
         }

@@ -16,16 +16,24 @@ use crate::history::record::{FORMAT, Record};
 const COMMIT_CHARS: usize = 12;
 
 /// The run's time for its record: `SOURCE_DATE_EPOCH` when set (pinned, reproducible), else the
-/// acceptance time the results carry (a baseline), else now; UTC RFC 3339 in whole seconds.
-pub fn record_time(source_date_epoch: Option<&str>, accepted_utc: Option<&str>) -> Result<String> {
+/// acceptance time the results at `results` carry (a baseline), else now; UTC RFC 3339 in whole
+/// seconds. An acceptance time that is not one is an error naming the results file.
+pub fn record_time(
+    source_date_epoch: Option<&str>,
+    results: &Path,
+    accepted_utc: Option<&str>,
+) -> Result<String> {
     let time = match (source_date_epoch, accepted_utc) {
         (Some(text), _) => UNIX_EPOCH + Duration::from_secs(source_date_epoch_seconds(text)?),
         (None, Some(accepted)) => humantime::parse_rfc3339(accepted).map_err(|e| {
-            Error::Usage(format!(
-                "the results' provenance.accepted_utc `{}` is not a time ({e}): expected UTC RFC 3339; \
-                 set SOURCE_DATE_EPOCH to give the run's time",
-                crate::error::shorten(accepted)
-            ))
+            Error::input(
+                results,
+                format!(
+                    "the results' provenance.accepted_utc `{}` is not a time ({e}): expected UTC \
+                     RFC 3339; set SOURCE_DATE_EPOCH to give the run's time",
+                    crate::error::shorten(accepted)
+                ),
+            )
         })?,
         (None, None) => SystemTime::now(),
     };
@@ -272,6 +280,27 @@ pub fn current_series(records: &[Record]) -> &[Record] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_time_that_is_not_one_names_the_results_file() {
+        let results = Path::new("baselines/smoke/results.json");
+        let error = record_time(None, results, Some("yesterday")).unwrap_err();
+        assert!(
+            matches!(&error, Error::Input { path, .. } if path == results),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().starts_with(
+                "baselines/smoke/results.json: the results' provenance.accepted_utc `yesterday` \
+                 is not a time ("
+            ),
+            "{error}"
+        );
+        assert_eq!(
+            record_time(Some("0"), results, Some("yesterday")).unwrap(),
+            "1970-01-01T00:00:00Z"
+        );
+    }
 
     #[test]
     fn a_tier_folder_is_recognised_by_its_records_names() {

@@ -55,6 +55,15 @@ struct Entry {
     judgment: Judgment,
 }
 
+/// A doc that one query's judgments list twice ([`Judgments::seal`]); the reader reports it with
+/// the query and the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("doc `{doc}` is judged twice")]
+pub struct JudgedTwice {
+    /// The doc id.
+    pub doc: String,
+}
+
 /// Judgments of one query. Build with `push`, then `seal` once before any `get`.
 #[derive(Debug, Clone, Default)]
 pub struct Judgments {
@@ -99,8 +108,8 @@ impl Judgments {
         &self.ids[entry.start..entry.end]
     }
 
-    /// Sorts the entries by doc id and indexes them; returns a doc id judged twice, if any.
-    pub fn seal(&mut self) -> Result<(), String> {
+    /// Sorts the entries by doc id and indexes them; fails with a doc id judged twice, if any.
+    pub fn seal(&mut self) -> Result<(), JudgedTwice> {
         let mut entries = std::mem::take(&mut self.entries);
         entries.sort_unstable_by(|a, b| self.id(a).cmp(self.id(b)));
         let duplicate = entries
@@ -112,7 +121,7 @@ impl Judgments {
         self.ids.shrink_to_fit();
         self.index = self.index();
         self.sealed = true;
-        duplicate.map_or(Ok(()), Err)
+        duplicate.map_or(Ok(()), |doc| Err(JudgedTwice { doc }))
     }
 
     fn index(&self) -> HashTable<u32> {
@@ -202,7 +211,12 @@ mod tests {
         let ids: Vec<&str> = judgments.iter().map(|(id, _)| id).collect();
         assert_eq!(ids, ["d1", "d10", "d2"]);
         judgments.push("d10", Judgment::from_grade(2));
-        assert_eq!(judgments.seal(), Err("d10".to_string()));
+        assert_eq!(
+            judgments.seal(),
+            Err(JudgedTwice {
+                doc: "d10".to_string()
+            })
+        );
     }
 
     #[test]

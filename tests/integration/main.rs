@@ -12,6 +12,7 @@ mod config_positions;
 mod convert;
 mod drift_real;
 mod empty_slices;
+mod error_text;
 mod exit2_summary;
 mod expected_values;
 mod fail_closed_inputs;
