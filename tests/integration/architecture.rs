@@ -468,7 +468,7 @@ fn no_layer_below_the_renderers_imports_from_them() {
     assert!(
         graph
             .iter()
-            .any(|(from, to)| from.first().is_some_and(|t| t == "app")
+            .any(|(from, to)| from.first().is_some_and(|t| t == "outputs")
                 && to.iter().any(|t| t.first().is_some_and(|t| t == "report"))),
         "the app's imports of report are found"
     );
