@@ -13,7 +13,7 @@ use crate::outputs::output_table;
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
 use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
-use crate::config;
+use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::outputs::stdout::write_document;
@@ -63,17 +63,7 @@ pub(crate) fn accept(args: AcceptArgs) -> Result<i32> {
     }
     let config = config::load(&args.config)?;
     let tier = config.tier(&args.tier)?;
-    // The baseline is written over its old self (and may be accepted from itself), never over
-    // another input of the tier.
-    let others: Vec<output_files::Input> = output_files::inputs(&config, tier, None)
-        .into_iter()
-        .filter(|input| input.named_by != format!("tier `{}`'s baseline", tier.name))
-        .collect();
-    output_files::refuse_input(
-        &format!("tier `{}`'s baseline", tier.name),
-        &tier.baseline,
-        &others,
-    )?;
+    refuse_other_inputs(&config, tier)?;
     let (from, mut results) = read_tier_results(&config.path, &tier.name, args.from)?;
     // Results that errored only because the baseline no longer fits them (the gate recorded
     // it) replace that baseline; any other error is refused.
@@ -83,27 +73,7 @@ pub(crate) fn accept(args: AcceptArgs) -> Result<i32> {
             "these results could not be fully evaluated (status error): fix the errors and run the gate again",
         ));
     }
-    let old_baseline = match store::read(&tier.baseline, "") {
-        Ok(old) => Some(old),
-        Err(error) if error.is_missing() => None,
-        Err(error) if args.force => {
-            term::warning(format!(
-                "overwriting a baseline that cannot be read (--force): {error}"
-            ));
-            None
-        }
-        Err(error) => {
-            return Err(Error::input(
-                &tier.baseline,
-                format!(
-                    "the existing baseline cannot be read, so accepting would overwrite it unseen \
-                     ({error}): restore it (e.g. `git checkout -- {}`), upgrade ragate if a newer \
-                     one wrote it, or pass --force to replace it",
-                    tier.baseline.display()
-                ),
-            ));
-        }
-    };
+    let old_baseline = old_baseline(tier, args.force)?;
     let old = old_baseline
         .as_ref()
         .map(measured::table)
@@ -113,7 +83,64 @@ pub(crate) fn accept(args: AcceptArgs) -> Result<i32> {
         .map(|old| Dropped::between(old, &results))
         .unwrap_or_default();
     results.provenance.accepted_utc = Some(accepted_utc()?);
-    // Temporary files of an earlier accept that was killed before it renamed its file.
+    write_baseline(tier, &results)?;
+    let accepted = Accepted {
+        tier,
+        from: &from,
+        new: measured::table(&results),
+        results: &results,
+        old,
+        dropped,
+    };
+    if args.format == GateFormat::Json {
+        write_document(&accepted.document())?;
+    } else {
+        write_human(&accepted.text())?;
+    }
+    Ok(exit_code::SUCCESS)
+}
+
+/// The baseline is written over its old self (and may be accepted from itself), never over
+/// another input of the tier.
+fn refuse_other_inputs(config: &Config, tier: &Tier) -> Result<()> {
+    let others: Vec<output_files::Input> = output_files::inputs(config, tier, None)
+        .into_iter()
+        .filter(|input| input.named_by != format!("tier `{}`'s baseline", tier.name))
+        .collect();
+    output_files::refuse_input(
+        &format!("tier `{}`'s baseline", tier.name),
+        &tier.baseline,
+        &others,
+    )
+}
+
+/// The baseline being replaced, if there is one; one that cannot be read is replaced only with
+/// `--force` (`force`).
+fn old_baseline(tier: &Tier, force: bool) -> Result<Option<Results>> {
+    match store::read(&tier.baseline, "") {
+        Ok(old) => Ok(Some(old)),
+        Err(error) if error.is_missing() => Ok(None),
+        Err(error) if force => {
+            term::warning(format!(
+                "overwriting a baseline that cannot be read (--force): {error}"
+            ));
+            Ok(None)
+        }
+        Err(error) => Err(Error::input(
+            &tier.baseline,
+            format!(
+                "the existing baseline cannot be read, so accepting would overwrite it unseen \
+                 ({error}): restore it (e.g. `git checkout -- {}`), upgrade ragate if a newer \
+                 one wrote it, or pass --force to replace it",
+                tier.baseline.display()
+            ),
+        )),
+    }
+}
+
+/// Writes the accepted results as the tier's baseline, after removing the temporary files of an
+/// earlier accept that was killed before it renamed its file.
+fn write_baseline(tier: &Tier, results: &Results) -> Result<()> {
     let stale = store::remove_stale_temps(&tier.baseline)?;
     if stale > 0 {
         term::info(format!(
@@ -121,53 +148,74 @@ pub(crate) fn accept(args: AcceptArgs) -> Result<i32> {
             tier.baseline.display()
         ));
     }
-    store::write_atomic(&tier.baseline, &results.to_json())?;
-    let new = measured::table(&results);
-    let diff = TextDiff::from_lines(&old, &new);
-    let unified = diff
-        .unified_diff()
-        .context_radius(0)
-        .header("old baseline", "new baseline")
-        .to_string();
-    if args.format == GateFormat::Json {
+    store::write_atomic(&tier.baseline, &results.to_json())
+}
+
+/// An accepted baseline and what it changed, as `baseline accept` reports it.
+struct Accepted<'a> {
+    tier: &'a Tier,
+    from: &'a Path,
+    results: &'a Results,
+    /// The measured summaries of the old baseline (empty without one) and of the new.
+    old: String,
+    new: String,
+    dropped: Dropped,
+}
+
+impl Accepted<'_> {
+    /// The change of the summaries as a unified diff.
+    fn unified(&self) -> String {
+        TextDiff::from_lines(&self.old, &self.new)
+            .unified_diff()
+            .context_radius(0)
+            .header("old baseline", "new baseline")
+            .to_string()
+    }
+
+    /// `--format json`.
+    fn document(&self) -> String {
+        let dropped = &self.dropped;
         let document = json!({
-            "tier": tier.name,
-            "from": from.display().to_string(),
-            "baseline": tier.baseline.display().to_string(),
-            "changed": old != new,
-            "replaced_mismatch": results.baseline_mismatch,
+            "tier": self.tier.name,
+            "from": self.from.display().to_string(),
+            "baseline": self.tier.baseline.display().to_string(),
+            "changed": self.old != self.new,
+            "replaced_mismatch": self.results.baseline_mismatch,
             "dropped": {
                 "queries": dropped.queries,
                 "metrics": dropped.metrics,
                 "slices": dropped.slices,
             },
-            "diff": unified,
+            "diff": self.unified(),
         });
-        write_document(&crate::json_text::document(&document))?;
-        return Ok(exit_code::SUCCESS);
+        crate::json_text::document(&document)
     }
-    let mut out = format!(
-        "accepted {} as the baseline of tier `{}` ({})\n",
-        from.display(),
-        tier.name,
-        tier.baseline.display()
-    );
-    if let Some(pairing) = &results.baseline_mismatch {
-        let problem = pairing
-            .problem(&tier.name, None)
-            .unwrap_or_else(|| "it did not fit them".to_string());
-        out.push_str(&format!(
-            "replaced a baseline that no longer fit these results: {problem}\n"
-        ));
+
+    /// For people: what was accepted, a mismatch replaced, what was dropped, and the diff.
+    fn text(&self) -> String {
+        let tier = self.tier;
+        let mut out = format!(
+            "accepted {} as the baseline of tier `{}` ({})\n",
+            self.from.display(),
+            tier.name,
+            tier.baseline.display()
+        );
+        if let Some(pairing) = &self.results.baseline_mismatch {
+            let problem = pairing
+                .problem(&tier.name, None)
+                .unwrap_or_else(|| "it did not fit them".to_string());
+            out.push_str(&format!(
+                "replaced a baseline that no longer fit these results: {problem}\n"
+            ));
+        }
+        out.push_str(&self.dropped.describe());
+        if self.old == self.new {
+            out.push_str("summary unchanged\n");
+        } else {
+            out.push_str(&self.unified());
+        }
+        out
     }
-    out.push_str(&dropped.describe());
-    if old == new {
-        out.push_str("summary unchanged\n");
-    } else {
-        out.push_str(&unified);
-    }
-    write_human(&out)?;
-    Ok(exit_code::SUCCESS)
 }
 
 /// How many dropped qids a line lists.

@@ -23,19 +23,7 @@ use crate::tier;
 pub(super) fn run(args: CompareArgs) -> Result<i32> {
     let started = Instant::now();
     let config = config::load(&args.config)?;
-    let a = store::read(&args.a, "pass a results.json written by `ragate gate`")?;
-    let b = store::read(&args.b, "pass a results.json written by `ragate gate`")?;
-    if a.tier != b.tier {
-        return Err(Error::input(
-            &args.b,
-            format!(
-                "results of tier `{}`, but {} holds tier `{}`: expected the same tier",
-                b.tier,
-                args.a.display(),
-                a.tier
-            ),
-        ));
-    }
+    let (a, b) = read_same_tier(&args)?;
     let tier = config.tier(&a.tier)?;
     if let Some(path) = &args.junit {
         let mut inputs = output_files::inputs(&config, tier, None);
@@ -43,16 +31,7 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
         inputs.push(output_files::input(&args.b, "the second results (B)"));
         output_files::refuse_input("--junit", path, &inputs)?;
     }
-    let other_conventions = a
-        .provenance
-        .conventions()
-        .differences(&b.provenance.conventions(), ["A", "B"]);
-    if !other_conventions.is_empty() {
-        return Err(Error::Usage(format!(
-            "{}: values computed with another relevance_level or no_relevant are not comparable",
-            other_conventions.join("; ")
-        )));
-    }
+    refuse_other_conventions(&a, &b)?;
     let changes = rejudge::differences(&Identities::of(&a), &Identities::of(&b));
     let a = if changes.is_empty() {
         a
@@ -63,16 +42,7 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
     };
     let labels = tier_labels::read(tier)?;
     let calibrations = tier_labels::calibrations(labels.as_deref(), &config.metrics, &b);
-    let rejudged = (!changes.is_empty()).then(|| {
-        let note = format!(
-            "{} was re-judged with the judges of {} (--allow-judge-change): {}",
-            args.a.display(),
-            args.b.display(),
-            changes.join("; ")
-        );
-        term::note(&note);
-        note
-    });
+    let rejudged = rejudged_note(&args, &changes);
     let next_step = format!(
         "compare results of the same queries and metrics, or gate {} against a baseline \
          accepted from it",
@@ -107,6 +77,53 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
         GateFormat::Json => write_document(&gate_json::render(&report, None))?,
     }
     Ok(report.exit_code())
+}
+
+/// Results A and B, which must be of the same tier.
+fn read_same_tier(args: &CompareArgs) -> Result<(Results, Results)> {
+    let a = store::read(&args.a, "pass a results.json written by `ragate gate`")?;
+    let b = store::read(&args.b, "pass a results.json written by `ragate gate`")?;
+    if a.tier != b.tier {
+        return Err(Error::input(
+            &args.b,
+            format!(
+                "results of tier `{}`, but {} holds tier `{}`: expected the same tier",
+                b.tier,
+                args.a.display(),
+                a.tier
+            ),
+        ));
+    }
+    Ok((a, b))
+}
+
+/// Values computed with another relevance_level or no_relevant are not comparable.
+fn refuse_other_conventions(a: &Results, b: &Results) -> Result<()> {
+    let other_conventions = a
+        .provenance
+        .conventions()
+        .differences(&b.provenance.conventions(), ["A", "B"]);
+    if other_conventions.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "{}: values computed with another relevance_level or no_relevant are not comparable",
+        other_conventions.join("; ")
+    )))
+}
+
+/// The note (printed, and for the report) that A was re-judged, when the judges changed.
+fn rejudged_note(args: &CompareArgs, changes: &[String]) -> Option<String> {
+    (!changes.is_empty()).then(|| {
+        let note = format!(
+            "{} was re-judged with the judges of {} (--allow-judge-change): {}",
+            args.a.display(),
+            args.b.display(),
+            changes.join("; ")
+        );
+        term::note(&note);
+        note
+    })
 }
 
 /// A re-judged with the config's judges, which must be the ones behind B.

@@ -47,31 +47,8 @@ pub(super) fn run(args: ConvertArgs) -> Result<i32> {
     }
     let beir = args.format == ConvertFormat::Beir
         || (args.format == ConvertFormat::Auto && args.qrels.is_dir());
-    let mut inputs = if beir {
-        output_files::files_in(&args.qrels, 1, "a file of the BEIR folder (--qrels)")
-    } else {
-        vec![output_files::input(&args.qrels, "the qrels (--qrels)")]
-    };
-    if let Some(path) = &args.queries {
-        inputs.push(output_files::input(path, "the queries (--queries)"));
-    }
-    output_files::refuse_input("--out", &args.out, &inputs)?;
-    let mut qrels = if beir {
-        let split = args.split.as_deref().unwrap_or(DEFAULT_BEIR_SPLIT);
-        beir::read_qrels(&args.qrels, split)?
-    } else {
-        let file = TextFile::read(&args.qrels).map_err(|e| e.named_by("--qrels"))?;
-        let format = match qrels_format(args.format) {
-            Some(format) => format,
-            None => input::detect_qrels_format(&file)?,
-        };
-        let mut qrels = input::read_qrels_file(&file, Some(format))?;
-        // TREC and TSV qrels keep the provenance of model judgments in a sidecar: it travels.
-        if format != QrelsFormat::Native {
-            crate::tier::attach_sidecar(&mut qrels, &args.qrels)?;
-        }
-        qrels
-    };
+    refuse_inputs(&args, beir)?;
+    let mut qrels = read_qrels(&args, beir)?;
     let texts = match &args.queries {
         Some(path) => {
             let file = TextFile::read(path).map_err(|e| e.named_by("--queries"))?;
@@ -108,6 +85,39 @@ pub(super) fn run(args: ConvertArgs) -> Result<i32> {
         lines.not_kept
     ));
     Ok(exit_code::SUCCESS)
+}
+
+/// `--out` may be none of the inputs: the qrels (each file of a BEIR folder) and the queries.
+fn refuse_inputs(args: &ConvertArgs, beir: bool) -> Result<()> {
+    let mut inputs = if beir {
+        output_files::files_in(&args.qrels, 1, "a file of the BEIR folder (--qrels)")
+    } else {
+        vec![output_files::input(&args.qrels, "the qrels (--qrels)")]
+    };
+    if let Some(path) = &args.queries {
+        inputs.push(output_files::input(path, "the queries (--queries)"));
+    }
+    output_files::refuse_input("--out", &args.out, &inputs)
+}
+
+/// The qrels to convert: a BEIR folder's split, else the file in its (given or detected)
+/// format, with the sidecar of TREC and TSV qrels.
+fn read_qrels(args: &ConvertArgs, beir: bool) -> Result<Qrels> {
+    if beir {
+        let split = args.split.as_deref().unwrap_or(DEFAULT_BEIR_SPLIT);
+        return beir::read_qrels(&args.qrels, split);
+    }
+    let file = TextFile::read(&args.qrels).map_err(|e| e.named_by("--qrels"))?;
+    let format = match qrels_format(args.format) {
+        Some(format) => format,
+        None => input::detect_qrels_format(&file)?,
+    };
+    let mut qrels = input::read_qrels_file(&file, Some(format))?;
+    // TREC and TSV qrels keep the provenance of model judgments in a sidecar: it travels.
+    if format != QrelsFormat::Native {
+        crate::tier::attach_sidecar(&mut qrels, &args.qrels)?;
+    }
+    Ok(qrels)
 }
 
 fn qrels_format(format: ConvertFormat) -> Option<QrelsFormat> {
@@ -198,20 +208,7 @@ fn render(qrels: &Qrels, order: &[usize], args: &ConvertArgs) -> Result<Lines> {
 
 /// One query as a native qrels line.
 fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Value> {
-    let text = query
-        .text
-        .as_deref()
-        .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| {
-            Error::input(
-                source,
-                format!(
-                    "query `{}` has no text: native qrels need one; pass --queries FILE (TSV \
-                     `qid<TAB>text` or JSONL with qid and query)",
-                    shorten(&query.qid)
-                ),
-            )
-        })?;
+    let text = query_text(query, source)?;
     let mut line = Map::new();
     line.insert("qid".into(), query.qid.clone().into());
     line.insert("query".into(), text.into());
@@ -235,15 +232,7 @@ fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Val
             .collect();
         line.insert("gold_doc_ids".into(), Value::Array(gold));
     }
-    // The provenance of model judgments (`ragate qrels apply`) travels with them.
-    if !query.judged_by.is_empty() {
-        let judged_by = serde_json::to_value(&query.judged_by).expect("provenance serialises");
-        line.insert("judged_by".into(), judged_by);
-    }
-    if let Some(drafted_by) = &query.drafted_by {
-        let drafted_by = serde_json::to_value(drafted_by).expect("provenance serialises");
-        line.insert("drafted_by".into(), drafted_by);
-    }
+    insert_provenance(&mut line, query);
     for (key, value) in [
         ("gold_answer_substring", &query.gold_answer_substring),
         ("reference_answer", &query.reference_answer),
@@ -266,6 +255,37 @@ fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Val
         line.insert(field.clone(), value.clone().into());
     }
     Ok(Value::Object(line))
+}
+
+/// A query's text, which a native qrels line needs.
+fn query_text<'q>(query: &'q QueryQrels, source: &Path) -> Result<&'q str> {
+    query
+        .text
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            Error::input(
+                source,
+                format!(
+                    "query `{}` has no text: native qrels need one; pass --queries FILE (TSV \
+                     `qid<TAB>text` or JSONL with qid and query)",
+                    shorten(&query.qid)
+                ),
+            )
+        })
+}
+
+/// The provenance of model judgments (`ragate qrels apply`) and of a drafted query travels with
+/// them.
+fn insert_provenance(line: &mut Map<String, Value>, query: &QueryQrels) {
+    if !query.judged_by.is_empty() {
+        let judged_by = serde_json::to_value(&query.judged_by).expect("provenance serialises");
+        line.insert("judged_by".into(), judged_by);
+    }
+    if let Some(drafted_by) = &query.drafted_by {
+        let drafted_by = serde_json::to_value(drafted_by).expect("provenance serialises");
+        line.insert("drafted_by".into(), drafted_by);
+    }
 }
 
 #[cfg(test)]

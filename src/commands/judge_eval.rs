@@ -4,7 +4,7 @@
 //! wrong.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::gate::calibration::AGREEMENT_CUT;
 use crate::input::judge_items::{self, JudgeItem, Subject};
-use crate::input::labels;
+use crate::input::labels::{self, Label};
 use crate::input::text_file::TextFile;
 use crate::judge::cache::JudgeCache;
 use crate::judge::lexical::LexicalJudge;
@@ -92,16 +92,7 @@ impl Measured {
 }
 
 pub(super) fn run(args: JudgeEvalArgs) -> Result<i32> {
-    let config = match &args.config {
-        Some(path) => Some(config::load(path)?),
-        None => match std::env::current_dir()
-            .ok()
-            .and_then(|dir| discover::config_file(&dir))
-        {
-            Some(path) => Some(config::load(&path)?),
-            None => None,
-        },
-    };
+    let config = config_of(&args)?;
     if let Some(min) = args.min_balanced_accuracy
         && !(0.0..=1.0).contains(&min)
     {
@@ -118,60 +109,81 @@ pub(super) fn run(args: JudgeEvalArgs) -> Result<i32> {
         .iter()
         .map(|name| Ok((name.clone(), resolve(config.as_ref(), name)?)))
         .collect::<Result<_>>()?;
-    let (source, measured) = match (&args.items, &args.tier, &args.run) {
-        (Some(path), _, _) => (
+    let (source, measured) = measure(&args, config.as_ref(), &judges)?;
+    let below = measured.iter().any(|m| {
+        args.min_balanced_accuracy.is_some_and(|min| {
+            m.scores
+                .balanced_accuracy
+                .is_none_or(|estimate| estimate.value < min)
+        })
+    });
+    let code = if below {
+        exit_code::REGRESSION
+    } else {
+        exit_code::SUCCESS
+    };
+    if args.format == GateFormat::Json {
+        write_document(&document_of(&measured, &source, &args, code))?;
+    } else {
+        write_human(&text_of(&measured, &source, &args))?;
+    }
+    Ok(code)
+}
+
+/// `--config`, else the config found here or above, else none.
+fn config_of(args: &JudgeEvalArgs) -> Result<Option<Config>> {
+    let path = match &args.config {
+        Some(path) => Some(path.clone()),
+        None => std::env::current_dir()
+            .ok()
+            .and_then(|dir| discover::config_file(&dir)),
+    };
+    path.map(|path| config::load(&path)).transpose()
+}
+
+/// The judges measured on `--items`, or on `--tier`'s labels of `--run`'s answers; the source
+/// named, and the measurements.
+fn measure(
+    args: &JudgeEvalArgs,
+    config: Option<&Config>,
+    judges: &[(String, Judge)],
+) -> Result<(String, Vec<Measured>)> {
+    match (&args.items, &args.tier, &args.run) {
+        (Some(path), _, _) => Ok((
             path.display().to_string(),
-            on_items(path, config.as_ref(), &judges, args.seed)?,
-        ),
+            on_items(path, config, judges, args.seed)?,
+        )),
         (None, Some(tier), Some(run)) => {
-            let config = config.as_ref().ok_or_else(|| {
+            let config = config.ok_or_else(|| {
                 Error::Usage(
                     "--tier needs a config (--config, or eval-config.yaml here or above)".into(),
                 )
             })?;
-            on_labels(config, tier, run, &args, &judges)?
+            on_labels(config, tier, run, args, judges)
         }
-        _ => {
-            return Err(Error::Usage(
-                "expected --items FILE, or --tier NAME --run FILE".into(),
-            ));
-        }
-    };
-    let below: Vec<&Measured> = measured
-        .iter()
-        .filter(|m| {
-            args.min_balanced_accuracy.is_some_and(|min| {
-                m.scores
-                    .balanced_accuracy
-                    .is_none_or(|estimate| estimate.value < min)
-            })
-        })
-        .collect();
-    let status = if below.is_empty() { "pass" } else { "fail" };
-    if args.format == GateFormat::Json {
-        let first = &measured[0];
-        let document = json!({
-            "format": "ragate-judge-eval/1",
-            "status": status,
-            "exit_code": if below.is_empty() { exit_code::SUCCESS } else { exit_code::REGRESSION },
-            "source": source,
-            "items": first.items.len(),
-            "supported": first.items.iter().filter(|i| i.supported).count(),
-            "unsupported": first.items.iter().filter(|i| !i.supported).count(),
-            "seed": args.seed,
-            "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
-            "min_balanced_accuracy": args.min_balanced_accuracy,
-            "judges": measured.iter().map(json_of).collect::<Vec<_>>(),
-        });
-        write_document(&crate::json_text::document(&document))?;
-    } else {
-        write_human(&text_of(&measured, &source, &args))?;
+        _ => Err(Error::Usage(
+            "expected --items FILE, or --tier NAME --run FILE".into(),
+        )),
     }
-    if below.is_empty() {
-        Ok(exit_code::SUCCESS)
-    } else {
-        Ok(exit_code::REGRESSION)
-    }
+}
+
+/// `--format json`: the `ragate-judge-eval/1` document.
+fn document_of(measured: &[Measured], source: &str, args: &JudgeEvalArgs, code: i32) -> String {
+    let first = &measured[0];
+    let document = json!({
+        "format": "ragate-judge-eval/1",
+        "status": if code == exit_code::SUCCESS { "pass" } else { "fail" },
+        "exit_code": code,
+        "source": source,
+        "items": first.items.len(),
+        "supported": first.items.iter().filter(|i| i.supported).count(),
+        "unsupported": first.items.iter().filter(|i| !i.supported).count(),
+        "seed": args.seed,
+        "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+        "min_balanced_accuracy": args.min_balanced_accuracy,
+        "judges": measured.iter().map(json_of).collect::<Vec<_>>(),
+    });
+    crate::json_text::document(&document)
 }
 
 /// Every judge on the labelled items of `path`, through the config's cache.
@@ -215,15 +227,7 @@ fn on_labels(
             "--metric {metric}: expected a judged metric (faithfulness, faithfulness_graded, answer_relevance)"
         )));
     }
-    let labels_path = match (&args.labels, &config.tier(tier)?.labels) {
-        (Some(path), _) | (None, Some(path)) => path.clone(),
-        (None, None) => {
-            return Err(Error::Usage(format!(
-                "tier `{tier}` has no `labels:` in {}: expected --labels FILE",
-                config.path.display()
-            )));
-        }
-    };
+    let labels_path = labels_path(config, tier, args)?;
     let labels = labels::read(&TextFile::read(&labels_path)?)?;
     let mut judged_run = JudgedRun::open(config, tier, run)?;
     let mut measured = Vec::new();
@@ -241,35 +245,7 @@ fn on_labels(
             .map(|q| (q.qid.as_str(), q.values[0]))
             .collect();
         let matched = labels::current_labels(&labels, &answers, &metric.to_string());
-        let mut items = Vec::new();
-        let mut judged = Vec::new();
-        let mut without_value = 0;
-        for label in &matched.usable {
-            let (Some(human), Some(Some(value))) = (
-                label.value(&metric.to_string()),
-                values.get(label.qid.as_str()),
-            ) else {
-                without_value += 1;
-                continue;
-            };
-            items.push(JudgeItem {
-                id: label.qid.clone(),
-                qid: Some(label.qid.clone()),
-                subject: Subject::Answer(label.answer.clone()),
-                context: "".into(),
-                supported: human >= AGREEMENT_CUT,
-                class: None,
-                line: label.line,
-            });
-            judged.push(Judged {
-                prediction: Prediction {
-                    label: human >= AGREEMENT_CUT,
-                    predicted: *value >= AGREEMENT_CUT,
-                    score: Some(*value),
-                },
-                reason: None,
-            });
-        }
+        let (items, judged, without_value) = labelled(&matched.usable, &values, metric);
         if items.is_empty() {
             return Err(Error::input(
                 &labels_path,
@@ -280,19 +256,7 @@ fn on_labels(
                 ),
             ));
         }
-        left_out = [
-            (matched.stale, "stale (the answer changed)"),
-            (matched.unknown_qid, "of queries not in the run"),
-            (
-                without_value,
-                "without a judge value (an empty answer left out)",
-            ),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, why)| format!("{n} {why}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+        left_out = left_out_text(matched.stale, matched.unknown_qid, without_value);
         measured.push(Measured::of(name, judge, items, judged, args.seed));
     }
     let left_out = if left_out.is_empty() {
@@ -306,6 +270,73 @@ fn on_labels(
         run.display()
     );
     Ok((source, measured))
+}
+
+/// The labels not compared, by why: stale, of queries not in the run, without a judge value.
+fn left_out_text(stale: usize, unknown_qid: usize, without_value: usize) -> String {
+    [
+        (stale, "stale (the answer changed)"),
+        (unknown_qid, "of queries not in the run"),
+        (
+            without_value,
+            "without a judge value (an empty answer left out)",
+        ),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// The labels file: `--labels`, else the tier's `labels:`.
+fn labels_path(config: &Config, tier: &str, args: &JudgeEvalArgs) -> Result<PathBuf> {
+    match (&args.labels, &config.tier(tier)?.labels) {
+        (Some(path), _) | (None, Some(path)) => Ok(path.clone()),
+        (None, None) => Err(Error::Usage(format!(
+            "tier `{tier}` has no `labels:` in {}: expected --labels FILE",
+            config.path.display()
+        ))),
+    }
+}
+
+/// The usable labels with a judge value of the same answer, as items (the human's value cut at
+/// [`AGREEMENT_CUT`]) and the judge's predictions of them; and how many labels had no value.
+fn labelled(
+    usable: &[&Label],
+    values: &BTreeMap<&str, Option<f64>>,
+    metric: Metric,
+) -> (Vec<JudgeItem>, Vec<Judged>, usize) {
+    let mut items = Vec::new();
+    let mut judged = Vec::new();
+    let mut without_value = 0;
+    for label in usable {
+        let (Some(human), Some(Some(value))) = (
+            label.value(&metric.to_string()),
+            values.get(label.qid.as_str()),
+        ) else {
+            without_value += 1;
+            continue;
+        };
+        items.push(JudgeItem {
+            id: label.qid.clone(),
+            qid: Some(label.qid.clone()),
+            subject: Subject::Answer(label.answer.clone()),
+            context: "".into(),
+            supported: human >= AGREEMENT_CUT,
+            class: None,
+            line: label.line,
+        });
+        judged.push(Judged {
+            prediction: Prediction {
+                label: human >= AGREEMENT_CUT,
+                predicted: *value >= AGREEMENT_CUT,
+                score: Some(*value),
+            },
+            reason: None,
+        });
+    }
+    (items, judged, without_value)
 }
 
 /// The judge named `name`: the config's, else a built-in lexical judge (`default` without a
@@ -415,99 +446,118 @@ fn text_of(measured: &[Measured], source: &str, args: &JudgeEvalArgs) -> String 
         args.seed,
     );
     for m in measured {
-        let items = &m.items;
-        let c = &m.scores.confusion;
-        let s = &m.scores;
-        out.push_str(&format!(
-            "\njudge `{}` ({})\n\
-             \x20 balanced accuracy  {}\n\
-             \x20 TPR                {}  {}/{} supported items judged supported\n\
-             \x20 TNR                {}  {}/{} unsupported items judged unsupported\n\
-             \x20 precision          {}  {}/{} items judged supported are supported\n\
-             \x20 F1                 {}\n\
-             \x20 accuracy           {}\n\
-             \x20 AUC                {}\n",
-            m.name,
-            m.identity,
-            estimate_text(s.balanced_accuracy),
-            estimate_text(s.tpr),
-            c.true_positive,
-            c.positives(),
-            estimate_text(s.tnr),
-            c.true_negative,
-            c.negatives(),
-            estimate_text(s.precision),
-            c.true_positive,
-            c.true_positive + c.false_positive,
-            estimate_text(s.f1),
-            estimate_text(s.accuracy),
-            if s.auc.is_some() {
-                format!("{} (from the judge's scores)", estimate_text(s.auc))
-            } else {
-                "- (needs both labels and a score on every item)".to_string()
-            },
-        ));
-        if let Some(best) = s.best_threshold {
-            out.push_str(&format!(
-                "  best threshold     score >= {:.4} gives balanced accuracy {:.3} on these labels (reported, not applied)\n",
-                best.at, best.balanced_accuracy
-            ));
-        }
+        out.push_str(&scores_text(m));
         if let Some(min) = args.min_balanced_accuracy {
-            let pass = s.balanced_accuracy.is_some_and(|e| e.value >= min);
+            let pass = m.scores.balanced_accuracy.is_some_and(|e| e.value >= min);
             out.push_str(&format!(
                 "  {}: balanced accuracy {} --min-balanced-accuracy {min}\n",
                 if pass { "PASS" } else { "FAIL" },
                 if pass { "at or above" } else { "below" },
             ));
         }
-        if !m.classes.is_empty() {
-            out.push_str(&format!(
-                "\n  {:<28} {:>6} {:>17}  {}\n",
-                "class", "items", "judged supported", "agreement with the labels [95%]"
-            ));
-            for (class, scores) in &m.classes {
-                let judged_supported =
-                    scores.confusion.true_positive + scores.confusion.false_positive;
-                out.push_str(&format!(
-                    "  {:<28} {:>6} {:>17}  {}\n",
-                    one_line(class, 28),
-                    scores.n,
-                    judged_supported,
-                    estimate_text(scores.accuracy)
-                ));
-            }
+        out.push_str(&classes_text(m));
+        out.push_str(&misjudged_text(m));
+    }
+    out
+}
+
+/// A judge's scores with their intervals, and the best threshold on these labels.
+fn scores_text(m: &Measured) -> String {
+    let c = &m.scores.confusion;
+    let s = &m.scores;
+    let mut out = format!(
+        "\njudge `{}` ({})\n\
+         \x20 balanced accuracy  {}\n\
+         \x20 TPR                {}  {}/{} supported items judged supported\n\
+         \x20 TNR                {}  {}/{} unsupported items judged unsupported\n\
+         \x20 precision          {}  {}/{} items judged supported are supported\n\
+         \x20 F1                 {}\n\
+         \x20 accuracy           {}\n\
+         \x20 AUC                {}\n",
+        m.name,
+        m.identity,
+        estimate_text(s.balanced_accuracy),
+        estimate_text(s.tpr),
+        c.true_positive,
+        c.positives(),
+        estimate_text(s.tnr),
+        c.true_negative,
+        c.negatives(),
+        estimate_text(s.precision),
+        c.true_positive,
+        c.true_positive + c.false_positive,
+        estimate_text(s.f1),
+        estimate_text(s.accuracy),
+        if s.auc.is_some() {
+            format!("{} (from the judge's scores)", estimate_text(s.auc))
+        } else {
+            "- (needs both labels and a score on every item)".to_string()
+        },
+    );
+    if let Some(best) = s.best_threshold {
+        out.push_str(&format!(
+            "  best threshold     score >= {:.4} gives balanced accuracy {:.3} on these labels (reported, not applied)\n",
+            best.at, best.balanced_accuracy
+        ));
+    }
+    out
+}
+
+/// Per class of the items (when they have classes): how many, judged supported, agreement.
+fn classes_text(m: &Measured) -> String {
+    if m.classes.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n  {:<28} {:>6} {:>17}  {}\n",
+        "class", "items", "judged supported", "agreement with the labels [95%]"
+    );
+    for (class, scores) in &m.classes {
+        let judged_supported = scores.confusion.true_positive + scores.confusion.false_positive;
+        out.push_str(&format!(
+            "  {:<28} {:>6} {:>17}  {}\n",
+            one_line(class, 28),
+            scores.n,
+            judged_supported,
+            estimate_text(scores.accuracy)
+        ));
+    }
+    out
+}
+
+/// The items the judge got wrong (the first [`SHOWN`]).
+fn misjudged_text(m: &Measured) -> String {
+    let items = &m.items;
+    let wrong: Vec<(&JudgeItem, &Judged)> = items
+        .iter()
+        .zip(&m.judged)
+        .filter(|(_, j)| j.prediction.label != j.prediction.predicted)
+        .collect();
+    if wrong.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n  misjudged: {} of {} items{}\n",
+        wrong.len(),
+        items.len(),
+        if wrong.len() > SHOWN {
+            format!(" (the first {SHOWN})")
+        } else {
+            String::new()
         }
-        let wrong: Vec<(&JudgeItem, &Judged)> = items
-            .iter()
-            .zip(&m.judged)
-            .filter(|(_, j)| j.prediction.label != j.prediction.predicted)
-            .collect();
-        if !wrong.is_empty() {
-            out.push_str(&format!(
-                "\n  misjudged: {} of {} items{}\n",
-                wrong.len(),
-                items.len(),
-                if wrong.len() > SHOWN {
-                    format!(" (the first {SHOWN})")
-                } else {
-                    String::new()
-                }
-            ));
-            for (item, j) in wrong.iter().take(SHOWN) {
-                let (Subject::Claim(text) | Subject::Answer(text)) = &item.subject;
-                out.push_str(&format!(
-                    "  - {} (line {}, labelled {}): \"{}\"{}\n",
-                    one_line(&item.id, 60),
-                    item.line,
-                    label_text(item.supported),
-                    one_line(text, 100),
-                    j.reason
-                        .as_deref()
-                        .map_or(String::new(), |r| format!(" ({})", one_line(r, 100)))
-                ));
-            }
-        }
+    );
+    for (item, j) in wrong.iter().take(SHOWN) {
+        let (Subject::Claim(text) | Subject::Answer(text)) = &item.subject;
+        out.push_str(&format!(
+            "  - {} (line {}, labelled {}): \"{}\"{}\n",
+            one_line(&item.id, 60),
+            item.line,
+            label_text(item.supported),
+            one_line(text, 100),
+            j.reason
+                .as_deref()
+                .map_or(String::new(), |r| format!(" ({})", one_line(r, 100)))
+        ));
     }
     out
 }

@@ -111,48 +111,16 @@ fn check_complete(
     qrels: &TierQueries,
     shards: &[(PathBuf, ShardOutput)],
 ) -> Result<()> {
-    let qrels_sha256 = qrels.file_sha256.as_str();
     let (first_path, first) = &shards[0];
     let count = first.shard.count;
     let mut seen: BTreeMap<u64, &Path> = BTreeMap::new();
     for (path, output) in shards {
-        let mismatch = |what: &str| {
-            Error::input(
-                path,
-                format!(
-                    "{what} differs from {}'s: expected shards of one run",
-                    first_path.display()
-                ),
-            )
-        };
-        if output.shard.count != count {
-            return Err(mismatch("the shard count"));
-        }
-        if output.evaluated.results.provenance != first.evaluated.results.provenance {
-            return Err(mismatch(
-                "the provenance (ragate version, qrels, config, commit, judges)",
-            ));
-        }
-        if output.evaluated.results.metrics != first.evaluated.results.metrics {
-            return Err(mismatch("the metric list"));
-        }
-        if output.evaluated.results.tier != tier {
-            return Err(Error::input(
-                path,
-                format!(
-                    "a shard of tier `{}`: expected tier `{tier}`",
-                    output.evaluated.results.tier
-                ),
-            ));
-        }
-        if output.evaluated.results.provenance.qrels_sha256 != qrels_sha256 {
-            return Err(Error::input(
-                path,
-                format!(
-                    "evaluated other qrels than tier `{tier}` has now: expected shards of the current qrels"
-                ),
-            ));
-        }
+        check_same_run(
+            tier,
+            &qrels.file_sha256,
+            (first_path, first),
+            (path, output),
+        )?;
         if let Some(other) = seen.insert(output.shard.index, path) {
             return Err(Error::input(
                 path,
@@ -194,6 +162,78 @@ fn check_complete(
     Ok(())
 }
 
+/// Checks that a shard is of the same run as the first: shard count, provenance and metrics,
+/// of `tier` and of its current qrels.
+fn check_same_run(
+    tier: &str,
+    qrels_sha256: &str,
+    (first_path, first): (&Path, &ShardOutput),
+    (path, output): (&Path, &ShardOutput),
+) -> Result<()> {
+    let mismatch = |what: &str| {
+        Error::input(
+            path,
+            format!(
+                "{what} differs from {}'s: expected shards of one run",
+                first_path.display()
+            ),
+        )
+    };
+    let (results, first_results) = (&output.evaluated.results, &first.evaluated.results);
+    if output.shard.count != first.shard.count {
+        return Err(mismatch("the shard count"));
+    }
+    if results.provenance != first_results.provenance {
+        return Err(mismatch(
+            "the provenance (ragate version, qrels, config, commit, judges)",
+        ));
+    }
+    if results.metrics != first_results.metrics {
+        return Err(mismatch("the metric list"));
+    }
+    if results.tier != tier {
+        return Err(Error::input(
+            path,
+            format!("a shard of tier `{}`: expected tier `{tier}`", results.tier),
+        ));
+    }
+    if results.provenance.qrels_sha256 != qrels_sha256 {
+        return Err(Error::input(
+            path,
+            format!(
+                "evaluated other qrels than tier `{tier}` has now: expected shards of the current qrels"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The call and token counts of every judge of `part` can be added to `merged`'s.
+fn check_usage_sums(path: &Path, merged: &Evaluated, part: &Evaluated) -> Result<()> {
+    for (name, usage) in &part.llm_usage {
+        let sum = merged.llm_usage.get(name).copied().unwrap_or_default();
+        let overflow = [
+            (sum.calls, usage.calls),
+            (sum.retries, usage.retries),
+            (sum.prompt_tokens, usage.prompt_tokens),
+            (sum.completion_tokens, usage.completion_tokens),
+        ]
+        .iter()
+        .any(|(a, b)| a.checked_add(*b).is_none());
+        if overflow {
+            return Err(Error::input(
+                path,
+                format!(
+                    "the call or token counts of judge `{}` overflow a 64-bit count when \
+                     added up: expected the shard.json that `ragate gate --shard I/N` writes",
+                    shorten(name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The shards' evaluations as one; token and call counts that overflow are an error naming the
 /// shard file (no ragate run counts 2^64 tokens: the file was not written by one).
 fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
@@ -201,27 +241,7 @@ fn combine(shards: Vec<(PathBuf, ShardOutput)>) -> Result<Evaluated> {
     let mut merged = shards.next().expect("at least one shard").1.evaluated;
     for (path, shard) in shards {
         let part = shard.evaluated;
-        for (name, usage) in &part.llm_usage {
-            let sum = merged.llm_usage.get(name).copied().unwrap_or_default();
-            let overflow = [
-                (sum.calls, usage.calls),
-                (sum.retries, usage.retries),
-                (sum.prompt_tokens, usage.prompt_tokens),
-                (sum.completion_tokens, usage.completion_tokens),
-            ]
-            .iter()
-            .any(|(a, b)| a.checked_add(*b).is_none());
-            if overflow {
-                return Err(Error::input(
-                    &path,
-                    format!(
-                        "the call or token counts of judge `{}` overflow a 64-bit count when \
-                         added up: expected the shard.json that `ragate gate --shard I/N` writes",
-                        shorten(name)
-                    ),
-                ));
-            }
-        }
+        check_usage_sums(&path, &merged, &part)?;
         merged.results.queries.extend(part.results.queries);
         merged.trace.extend(part.trace);
         merged.operational.extend(part.operational);

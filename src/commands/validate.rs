@@ -167,42 +167,75 @@ fn check_environment(config: &Config, findings: &mut Findings) {
 /// `stratify:` field present), its labels readable, lints on the qrels, rules naming slice values
 /// that exist, its baseline readable and of this tier, and the notices of its gate settings.
 fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &mut Findings) {
-    let mut problem = |error: Error| {
-        findings
-            .problems
-            .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
-    };
-    let mut whole = None;
-    match tier::load_source(tier) {
+    let whole = match tier::load_source(tier) {
         Ok(queries) => {
-            let qrels = &queries.qrels;
-            preflight::query_errors(config, tier, qrels, true)
-                .into_iter()
-                .chain(tier::stratify_error(config, tier, qrels))
-                .for_each(&mut problem);
-            findings
-                .lints
-                .extend(tier::unjudged_note(tier, queries.unjudged));
-            lint_qrels(tier, qrels, corpus, &mut findings.lints);
-            findings.lints.extend(model_judgments::stale_warning(
-                tier,
-                qrels,
-                std::time::SystemTime::now(),
-            ));
-            check_slices(config, tier, qrels, findings);
-            let judged = qrels.queries().iter().filter(|q| q.num_relevant() > 0);
-            findings
-                .lints
-                .extend(zero_limit::config_warnings(tier, judged.count()));
-            whole = Some(queries);
+            check_queries(config, tier, &queries, corpus, findings);
+            Some(queries)
         }
-        Err(error) => problem(error),
-    }
+        Err(error) => {
+            tier_problem(findings, tier, &error);
+            None
+        }
+    };
     if let Err(error) = tier_labels::read(tier) {
-        findings
-            .problems
-            .push(format!("tier `{}`: {}", tier.name, with_causes(&error)));
+        tier_problem(findings, tier, &error);
     }
+    check_baseline(config, tier, whole, findings);
+    findings.lints.extend(unpriced(config, tier));
+    for notice in &tier.gate.notices {
+        if !findings.lints.contains(notice) {
+            findings.lints.push(notice.clone());
+        }
+    }
+}
+
+/// A problem of the tier, with its causes.
+fn tier_problem(findings: &mut Findings, tier: &Tier, error: &Error) {
+    findings
+        .problems
+        .push(format!("tier `{}`: {}", tier.name, with_causes(error)));
+}
+
+/// The tier's qrels: the gate's own checks on them, the lints, stale model judgments, slice
+/// values of the rules, and zero-limit warnings.
+fn check_queries(
+    config: &Config,
+    tier: &Tier,
+    queries: &TierQueries,
+    corpus: Option<&Corpus>,
+    findings: &mut Findings,
+) {
+    let qrels = &queries.qrels;
+    for error in preflight::query_errors(config, tier, qrels, true)
+        .into_iter()
+        .chain(tier::stratify_error(config, tier, qrels))
+    {
+        tier_problem(findings, tier, &error);
+    }
+    findings
+        .lints
+        .extend(tier::unjudged_note(tier, queries.unjudged));
+    lint_qrels(tier, qrels, corpus, &mut findings.lints);
+    findings.lints.extend(model_judgments::stale_warning(
+        tier,
+        qrels,
+        std::time::SystemTime::now(),
+    ));
+    check_slices(config, tier, qrels, findings);
+    let judged = qrels.queries().iter().filter(|q| q.num_relevant() > 0);
+    findings
+        .lints
+        .extend(zero_limit::config_warnings(tier, judged.count()));
+}
+
+/// The tier's baseline: readable, of this tier, and still fitting its queries (`whole`, when
+/// they could be read); a tier without one yet is a lint.
+fn check_baseline(
+    config: &Config,
+    tier: &Tier,
+    whole: Option<TierQueries>,
+    findings: &mut Findings,
+) {
     let baseline = tier_baseline::load(
         tier,
         &format!(
@@ -227,12 +260,6 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
         Err(error) => findings
             .problems
             .push(format!("tier `{}`: {error}", tier.name)),
-    }
-    findings.lints.extend(unpriced(config, tier));
-    for notice in &tier.gate.notices {
-        if !findings.lints.contains(notice) {
-            findings.lints.push(notice.clone());
-        }
     }
 }
 

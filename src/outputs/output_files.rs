@@ -347,18 +347,6 @@ mod tests {
             "{error}"
         );
         assert_eq!(std::fs::read_to_string(&baseline).unwrap(), "{}");
-        let error = prepare(
-            &options(dir.path(), None),
-            &[Input {
-                path: dir.path().join("results.json"),
-                named_by: "the run".into(),
-            }],
-        )
-        .unwrap_err();
-        assert!(
-            error.to_string().contains("would overwrite the run"),
-            "{error}"
-        );
         for name in [
             "results.json",
             "junit.xml",
@@ -383,6 +371,23 @@ mod tests {
             left,
             ["notes.txt", "run.1.jsonl", "run.jsonl", "run.x.jsonl"],
             "the run input and foreign files stay; the runs of earlier repeats go"
+        );
+    }
+
+    #[test]
+    fn an_output_file_over_the_run_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = prepare(
+            &options(dir.path(), None),
+            &[Input {
+                path: dir.path().join("results.json"),
+                named_by: "the run".into(),
+            }],
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("would overwrite the run"),
+            "{error}"
         );
     }
 

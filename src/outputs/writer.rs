@@ -156,24 +156,40 @@ pub(crate) struct RunFigures<'a> {
 /// errors. A run that stopped ([`RunOutcome::NotEvaluated`]) writes no file where this run wrote
 /// one already (it may have failed while writing), and its step summary only with its summary.
 pub(crate) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -> Result<()> {
+    let rendered = render(outcome, options);
+    let stopped = matches!(outcome, RunOutcome::NotEvaluated(_));
+    let summary_written = write_files(&rendered, stopped, options)?;
+    print(rendered, outcome, options, summary_written || !stopped)
+}
+
+/// Every output this run writes, rendered; only those (a 20,000-query junit.xml is not made
+/// twice).
+fn render(outcome: &RunOutcome<'_>, options: &OutputOptions) -> Vec<(Sink, Vec<String>)> {
     let view = View {
         json: options.format == GateFormat::Json,
         paint: Paint::stdout(),
     };
     let on_actions = std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true");
-    // Only what this run writes is rendered (a 20,000-query junit.xml is not made twice).
     let active = |sink: Sink| match sink {
         Sink::JunitOption => options.junit.is_some(),
         Sink::StepSummary => std::env::var_os("GITHUB_STEP_SUMMARY").is_some(),
         Sink::Annotations => on_actions,
         Sink::OutDir(_) | Sink::Stdout | Sink::Warnings | Sink::Errors => true,
     };
-    let rendered: Vec<(Sink, Vec<String>)> = output_table::OUTPUTS
+    output_table::OUTPUTS
         .iter()
         .filter(|output| active(output.sink))
         .map(|output| (output.sink, (output.render)(outcome, &view)))
-        .collect();
-    let stopped = matches!(outcome, RunOutcome::NotEvaluated(_));
+        .collect()
+}
+
+/// Writes the rendered files (the output folder's and `--junit`); a run that `stopped` keeps
+/// what it wrote already. Returns whether the summary file was written.
+fn write_files(
+    rendered: &[(Sink, Vec<String>)],
+    stopped: bool,
+    options: &OutputOptions,
+) -> Result<bool> {
     // A regular file there was written by this run before it stopped (the previous run's were
     // removed first); a device or a FIFO (`--junit /dev/null`) always gets the error. In the
     // output folder a link is no file of this run's: it is replaced. A run refused for writing
@@ -193,7 +209,7 @@ pub(crate) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
             .is_err())
     };
     let mut summary_written = false;
-    for (sink, texts) in &rendered {
+    for (sink, texts) in rendered {
         let Some(text) = texts.first() else {
             continue;
         };
@@ -216,6 +232,17 @@ pub(crate) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
         written.map_err(|e| e.named_by(named_by))?;
         summary_written |= *sink == Sink::OutDir(output_table::SUMMARY);
     }
+    Ok(summary_written)
+}
+
+/// Prints the rest: the step summary (when `with_summary`), warnings, annotations, stdout and
+/// errors.
+fn print(
+    rendered: Vec<(Sink, Vec<String>)>,
+    outcome: &RunOutcome<'_>,
+    options: &OutputOptions,
+    with_summary: bool,
+) -> Result<()> {
     let annotation_stream = match (outcome, options.format) {
         (RunOutcome::Decided(_), GateFormat::Table) if !term::quiet() => {
             term::CommandStream::Stdout
@@ -226,7 +253,7 @@ pub(crate) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
     };
     for (sink, texts) in rendered {
         match sink {
-            Sink::StepSummary if summary_written || !stopped => {
+            Sink::StepSummary if with_summary => {
                 texts
                     .iter()
                     .try_for_each(|text| append_step_summary(text))?;

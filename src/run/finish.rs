@@ -4,9 +4,9 @@
 
 use crate::baseline::collect;
 use crate::baseline::results::{Results, RunStatus};
-use crate::commands::history;
 use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
+use crate::gate::calibration::Calibration;
 use crate::gate::decision::{self, DecidedRun, DecisionInputs, MismatchHint, NextStep};
 use crate::input::labels::Label;
 use crate::input::{corpus, qrels::Qrels};
@@ -16,6 +16,7 @@ use crate::outputs::writer::{self, Evaluated, OutputOptions, RunFigures};
 use crate::report::junit::RunInfo;
 use crate::report::operational;
 use crate::report::outcome::{Decided, RunFiles, RunOutcome, Unbaselined};
+use crate::run::history_series::{self, Series};
 use crate::run::judged_depth;
 use crate::run::rejudge::{self, Identities, Rejudging};
 use crate::run::repeats;
@@ -50,10 +51,14 @@ pub(crate) fn finish(
         )),
         other => other,
     };
-    let Baseline {
-        results: baseline,
-        sha256: baseline_sha256,
-    } = match baseline {
+    let finishing = Finishing {
+        config,
+        tier,
+        qrels,
+        options: &options,
+        evaluated: &evaluated,
+    };
+    let found = match baseline {
         Ok(Some(baseline)) => baseline,
         unbaselined => {
             let error = unbaselined
@@ -66,79 +71,127 @@ pub(crate) fn finish(
             } else {
                 RunStatus::Error
             };
-            let floors = decision::first_run_floors(config, tier, &current);
-            for line in &floors {
-                crate::term::note(format!("floor on this run: {line}"));
-            }
-            let junit = output_files::run_info(&options, &config.path);
-            let outcome = RunOutcome::Unbaselined(Unbaselined {
-                tier: &tier.name,
-                files: run_files(&current, &evaluated),
-                problem: &error,
-                accept_command: options.accept_command(&tier.name),
-                floors: &floors,
-                junit: &junit,
-            });
-            writer::write_outcome(&outcome, &options)?;
-            return Ok(outcome.exit_code());
+            return finishing.write_unbaselined(&current, &error);
         }
     };
-    let (baseline, rejudged) =
-        comparable_baseline(config, tier, qrels, baseline, &current, &options)?;
-    let calibrations = tier_labels::calibrations(labels, &config.metrics, &evaluated.results);
-    let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
-    let series = match &options.history {
-        Some(dir) => Some(history::read_series(dir, tier, &current)?),
-        None => None,
-    };
-    let run_notes = rejudged
-        .into_iter()
-        .chain(run_notes(&evaluated, &figures, &baseline, &current))
-        .collect();
-    let accept_command = options.accept_command(&tier.name);
-    let DecidedRun {
-        report,
-        baseline_mismatch,
-        mismatch,
-    } = decision::decide(DecisionInputs {
-        config,
-        tier,
-        baseline: &baseline,
-        current: &current,
-        calibrations: &calibrations,
-        judged_at_k: judged_depth::of_run(&current, qrels),
-        model_judged_at_k: judged_depth::model_of_run(&current, qrels),
-        drift: series
-            .as_ref()
-            .map(|series| series.drift(tier, &baseline_sha256)),
-        run_notes,
-        mismatch: Some(MismatchHint {
-            path: &tier.baseline,
-            next_step: NextStep::Accept {
-                command: &accept_command,
-                recorded: None,
-            },
-        }),
-    });
-    let trends = series.map_or_else(Vec::new, |series| series.trends(tier, &current, &report));
-    current.status = report.status;
-    current.baseline_mismatch = baseline_mismatch;
-    let junit = RunInfo::of_run(&config.path, options.started)?;
-    let run = RunFigures {
-        calibrations: &calibrations,
-        operational: &figures,
-    };
-    let outcome = RunOutcome::Decided(Decided {
-        report: &report,
-        files: run_files(&current, &evaluated),
-        run_stats: writer::run_stats(tier, &current, &evaluated, &report, run, &options),
-        junit: &junit,
-        trends: &trends,
-        // Why nothing was gated is the run's last line, not one warning among others.
-        error_last: mismatch.filter(|_| report.status == RunStatus::Error),
-    });
-    writer::write_outcome(&outcome, &options)?;
-    Ok(outcome.exit_code())
+    finishing.write_decided(found, current, labels)
+}
+
+/// What the steps of a run's end share.
+struct Finishing<'a> {
+    config: &'a Config,
+    tier: &'a Tier,
+    qrels: &'a Qrels,
+    options: &'a OutputOptions,
+    evaluated: &'a Evaluated,
+}
+
+impl Finishing<'_> {
+    /// A run without a usable baseline (`error` says why): its results and the floors they
+    /// would set, written and shown with the command that accepts them.
+    fn write_unbaselined(&self, current: &Results, error: &Error) -> Result<i32> {
+        let (config, tier, options) = (self.config, self.tier, self.options);
+        let floors = decision::first_run_floors(config, tier, current);
+        for line in &floors {
+            crate::term::note(format!("floor on this run: {line}"));
+        }
+        let junit = output_files::run_info(options, &config.path);
+        let outcome = RunOutcome::Unbaselined(Unbaselined {
+            tier: &tier.name,
+            files: run_files(current, self.evaluated),
+            problem: error,
+            accept_command: options.accept_command(&tier.name),
+            floors: &floors,
+            junit: &junit,
+        });
+        writer::write_outcome(&outcome, options)?;
+        Ok(outcome.exit_code())
+    }
+
+    /// A run with a baseline: made comparable, decided, and every output written.
+    fn write_decided(
+        &self,
+        found: Baseline,
+        mut current: Results,
+        labels: Option<&[Label]>,
+    ) -> Result<i32> {
+        let (config, tier, options, evaluated) =
+            (self.config, self.tier, self.options, self.evaluated);
+        let (baseline, rejudged) =
+            comparable_baseline(config, tier, self.qrels, found.results, &current, options)?;
+        let calibrations = tier_labels::calibrations(labels, &config.metrics, &evaluated.results);
+        let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
+        let series = match &options.history {
+            Some(dir) => Some(history_series::read_series(dir, tier, &current)?),
+            None => None,
+        };
+        let run_notes = rejudged
+            .into_iter()
+            .chain(run_notes(evaluated, &figures, &baseline, &current))
+            .collect();
+        let DecidedRun {
+            report,
+            baseline_mismatch,
+            mismatch,
+        } = self.decide(
+            (&baseline, &found.sha256),
+            &current,
+            &calibrations,
+            series.as_ref(),
+            run_notes,
+        );
+        let trends = series.map_or_else(Vec::new, |series| series.trends(tier, &current, &report));
+        current.status = report.status;
+        current.baseline_mismatch = baseline_mismatch;
+        let junit = RunInfo::of_run(&config.path, options.started)?;
+        let run = RunFigures {
+            calibrations: &calibrations,
+            operational: &figures,
+        };
+        let outcome = RunOutcome::Decided(Decided {
+            report: &report,
+            files: run_files(&current, evaluated),
+            run_stats: writer::run_stats(tier, &current, evaluated, &report, run, options),
+            junit: &junit,
+            trends: &trends,
+            // Why nothing was gated is the run's last line, not one warning among others.
+            error_last: mismatch.filter(|_| report.status == RunStatus::Error),
+        });
+        writer::write_outcome(&outcome, options)?;
+        Ok(outcome.exit_code())
+    }
+
+    /// The run decided against the (comparable) baseline, with the drift checks of the history
+    /// `series`.
+    fn decide(
+        &self,
+        (baseline, baseline_sha256): (&Results, &str),
+        current: &Results,
+        calibrations: &[Calibration],
+        series: Option<&Series>,
+        run_notes: Vec<String>,
+    ) -> DecidedRun {
+        let (config, tier, qrels) = (self.config, self.tier, self.qrels);
+        let accept_command = self.options.accept_command(&tier.name);
+        decision::decide(DecisionInputs {
+            config,
+            tier,
+            baseline,
+            current,
+            calibrations,
+            judged_at_k: judged_depth::of_run(current, qrels),
+            model_judged_at_k: judged_depth::model_of_run(current, qrels),
+            drift: series.map(|series| series.drift(tier, baseline_sha256)),
+            run_notes,
+            mismatch: Some(MismatchHint {
+                path: &tier.baseline,
+                next_step: NextStep::Accept {
+                    command: &accept_command,
+                    recorded: None,
+                },
+            }),
+        })
+    }
 }
 
 /// The files of a run with results.

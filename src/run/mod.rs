@@ -6,6 +6,7 @@
 pub(crate) mod config_judge;
 pub(crate) mod finish;
 pub(crate) mod gate_options;
+pub(crate) mod history_series;
 pub(crate) mod judge_consistency;
 pub(crate) mod judge_events;
 pub(crate) mod judged_depth;

@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::baseline::collect::summarise;
-use crate::baseline::results::{Results, StoredClaim};
+use crate::baseline::results::{QueryRecord, Results, StoredClaim};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::evaluate::{EvalOptions, evaluate_run};
+use crate::evaluate::{EvalOptions, Evaluation, evaluate_run};
 use crate::input::corpus::Corpus;
 use crate::input::qrels::Qrels;
 use crate::input::run::{Retrieved, RunQuery};
@@ -149,30 +149,7 @@ pub(crate) fn rejudge(
             noise.metrics.remove(name);
         }
     }
-    for scores in &evaluation.per_query {
-        let Some(record) = rejudged.queries.get_mut(&scores.qid) else {
-            continue;
-        };
-        if record.answer.is_none() {
-            continue;
-        }
-        for (name, value) in metric_names.iter().zip(&scores.values) {
-            match value {
-                Some(value) => record.metrics.insert(name.clone(), *value),
-                None => record.metrics.remove(name),
-            };
-        }
-        record.claims = scores
-            .claims
-            .iter()
-            .map(|c| StoredClaim {
-                claim: c.claim.clone(),
-                grade: c.grade,
-                reason: c.reason.clone(),
-            })
-            .collect();
-        record.answer_relevance_embedding = scores.relevance;
-    }
+    store_values(&mut rejudged, &metric_names, &evaluation);
     rejudged.summary = summarise(&rejudged.metrics, &rejudged.queries);
     Ok(rejudged)
 }
@@ -185,18 +162,7 @@ pub(crate) fn rebuilt_run(baseline: &Results, with: &Rejudging<'_>) -> Result<Ve
             "--allow-judge-change: the baseline's answers cannot be re-judged: {message}"
         ))
     };
-    let contexts_k = with
-        .config
-        .metrics
-        .iter()
-        .filter(|spec| {
-            matches!(
-                spec.metric,
-                Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
-            )
-        })
-        .map(|spec| spec.contexts_k)
-        .max();
+    let contexts_k = faithfulness_contexts_k(with.config);
     let mut run = Vec::new();
     for (qid, record) in &baseline.queries {
         let Some(answer) = &record.answer else {
@@ -224,24 +190,72 @@ pub(crate) fn rebuilt_run(baseline: &Results, with: &Rejudging<'_>) -> Result<Ve
                 )));
             }
         }
-        run.push(RunQuery {
-            qid: qid.clone(),
-            retrieved: record
-                .retrieved
-                .iter()
-                .map(|doc_id| Retrieved {
-                    doc_id: doc_id.clone(),
-                    score: None,
-                    text: None,
-                })
-                .collect(),
-            answer: Some(answer.clone()),
-            contexts: None,
-            latency_ms: None,
-            usage: None,
-            cost: None,
-            line: 0,
-        });
+        run.push(stored_query(qid, record, answer));
     }
     Ok(run)
+}
+
+/// The re-judged values and claims stored into the queries that have an answer.
+fn store_values(rejudged: &mut Results, metric_names: &[String], evaluation: &Evaluation) {
+    for scores in &evaluation.per_query {
+        let Some(record) = rejudged.queries.get_mut(&scores.qid) else {
+            continue;
+        };
+        if record.answer.is_none() {
+            continue;
+        }
+        for (name, value) in metric_names.iter().zip(&scores.values) {
+            match value {
+                Some(value) => record.metrics.insert(name.clone(), *value),
+                None => record.metrics.remove(name),
+            };
+        }
+        record.claims = scores
+            .claims
+            .iter()
+            .map(|c| StoredClaim {
+                claim: c.claim.clone(),
+                grade: c.grade,
+                reason: c.reason.clone(),
+            })
+            .collect();
+        record.answer_relevance_embedding = scores.relevance;
+    }
+}
+
+/// The most contexts a faithfulness metric of the config judges an answer against.
+fn faithfulness_contexts_k(config: &Config) -> Option<usize> {
+    config
+        .metrics
+        .iter()
+        .filter(|spec| {
+            matches!(
+                spec.metric,
+                Metric::Judged(JudgedMetric::Faithfulness | JudgedMetric::FaithfulnessGraded)
+            )
+        })
+        .map(|spec| spec.contexts_k)
+        .max()
+}
+
+/// A stored query as a native run's query: its ranked doc ids and its answer.
+fn stored_query(qid: &str, record: &QueryRecord, answer: &str) -> RunQuery {
+    RunQuery {
+        qid: qid.to_string(),
+        retrieved: record
+            .retrieved
+            .iter()
+            .map(|doc_id| Retrieved {
+                doc_id: doc_id.clone(),
+                score: None,
+                text: None,
+            })
+            .collect(),
+        answer: Some(answer.to_string()),
+        contexts: None,
+        latency_ms: None,
+        usage: None,
+        cost: None,
+        line: 0,
+    }
 }

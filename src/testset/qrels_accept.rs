@@ -1,4 +1,4 @@
-//! `ragate qrels accept DRAFT --tier T` (or `--into FILE`): adds reviewed drafted queries
+//! `ragate qrels accept DRAFT --tier T` (or `--into FILE`) adds reviewed drafted queries
 //! (`ragate synth`) to native qrels JSONL, each stamped `drafted_by.accepted_at` (and its
 //! judgments' `judged_by.at`) with the time of acceptance. The unified diff is shown first;
 //! only `--yes` writes; in CI nothing is accepted unless `--force`. A qid the target already
@@ -10,15 +10,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::baseline::store;
-use crate::cli::QrelsAcceptArgs;
-use crate::commands::baseline;
-use crate::config;
+use crate::commands::baseline::accepted_utc;
 use crate::error::{Error, Result};
-use crate::exit_code;
 use crate::input::text_file::TextFile;
 use crate::input::{self, QrelsFormat};
-use crate::outputs::stdout::write_human;
-use crate::testset::qrels_apply::{qrels_file, unified};
+use crate::testset::qrels_apply::unified;
 
 /// A draft file's lines as JSON objects (fields and order kept), after checking the file reads
 /// as native qrels and every query carries `drafted_by`.
@@ -81,70 +77,83 @@ fn stamped(mut value: Value, at: &str) -> Value {
     value
 }
 
-pub(crate) fn run(args: QrelsAcceptArgs) -> Result<i32> {
-    if crate::env::is_ci() && !args.force {
-        return Err(Error::Usage(
-            "refusing to accept drafted queries in CI (CI is set): review them and accept them locally, or pass --force"
-                .to_string(),
+/// The target's text, empty when the file does not exist yet (the config may name a new tier's
+/// file before it exists).
+fn read_target(target: &Path) -> Result<String> {
+    match std::fs::read_to_string(target) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(Error::io(target, e)),
+    }
+}
+
+/// The qids of the target's queries (`old` is its text), which must be native qrels JSONL.
+fn existing_qids(target: &Path, old: &str) -> Result<BTreeSet<String>> {
+    if old.trim().is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    let file = TextFile::from_bytes(target, old.to_string().into_bytes())?;
+    if input::detect_qrels_format(&file)? != QrelsFormat::Native {
+        return Err(Error::input(
+            target,
+            "drafted queries go into native qrels JSONL (they carry query texts, answers and \
+             provenance): `ragate convert` these qrels first, or pass --into a new file",
         ));
     }
-    let target = match (&args.into, &args.tier) {
-        (Some(into), _) => into.clone(),
-        (None, Some(tier)) => {
-            let config = config::load(&args.config)?;
-            qrels_file(config.tier(tier)?)?
-        }
-        (None, None) => unreachable!("clap requires --tier or --into"),
-    };
-    let lines = selected(draft_lines(&args.draft)?, &args.only, &args.draft)?;
-    let old = match std::fs::read_to_string(&target) {
-        Ok(text) => text,
-        // A new tier's file: the config may name it before it exists.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(Error::io(&target, e)),
-    };
-    let existing: BTreeSet<String> = if old.trim().is_empty() {
-        BTreeSet::new()
-    } else {
-        let file = TextFile::from_bytes(&target, old.clone().into_bytes())?;
-        if input::detect_qrels_format(&file)? != QrelsFormat::Native {
-            return Err(Error::input(
-                &target,
-                "drafted queries go into native qrels JSONL (they carry query texts, answers and \
-                 provenance): `ragate convert` these qrels first, or pass --into a new file",
-            ));
-        }
-        let qrels = input::read_qrels_file(&file, Some(QrelsFormat::Native))?;
-        qrels.queries().iter().map(|q| q.qid.clone()).collect()
-    };
-    if let Some((number, value)) = lines
+    let qrels = input::read_qrels_file(&file, Some(QrelsFormat::Native))?;
+    Ok(qrels.queries().iter().map(|q| q.qid.clone()).collect())
+}
+
+/// A draft with the qid of a query of the target is an error: nothing is renamed or replaced.
+fn refuse_known_qids(
+    lines: &[(u64, Value)],
+    existing: &BTreeSet<String>,
+    draft: &Path,
+    target: &Path,
+) -> Result<()> {
+    let Some((number, value)) = lines
         .iter()
         .find(|(_, v)| v["qid"].as_str().is_some_and(|q| existing.contains(q)))
-    {
-        return Err(Error::parse(
-            &args.draft,
-            *number,
-            format!(
-                "draft `{}` has the qid of a query of {}: expected new qids (draft again with another --qid-prefix)",
-                crate::error::shorten(value["qid"].as_str().unwrap_or_default()),
-                target.display()
-            ),
-        ));
-    }
-    let at = baseline::accepted_utc()?;
-    let mut new = old.clone();
+    else {
+        return Ok(());
+    };
+    Err(Error::parse(
+        draft,
+        *number,
+        format!(
+            "draft `{}` has the qid of a query of {}: expected new qids (draft again with another --qid-prefix)",
+            crate::error::shorten(value["qid"].as_str().unwrap_or_default()),
+            target.display()
+        ),
+    ))
+}
+
+/// The target's text with the drafts appended, stamped as accepted now; checked to read back as
+/// a tier (never leave qrels the gate cannot read).
+fn appended(old: &str, lines: &[(u64, Value)], target: &Path) -> Result<String> {
+    let at = accepted_utc()?;
+    let mut new = old.to_string();
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');
     }
-    for (_, value) in &lines {
+    for (_, value) in lines {
         new.push_str(&crate::json_text::compact(&stamped(value.clone(), &at)));
         new.push('\n');
     }
-    // What is written must read back as a tier: never leave qrels the gate cannot read.
     if !lines.is_empty() {
-        let check = TextFile::from_bytes(&target, new.clone().into_bytes())?;
+        let check = TextFile::from_bytes(target, new.clone().into_bytes())?;
         input::read_qrels_file(&check, Some(QrelsFormat::Native))?;
     }
+    Ok(new)
+}
+
+/// Adds the drafts of `draft` (those of `only`, else all) to `target`, written only when `write`
+/// (`--yes`), and returns the report for people: the selection, the diff and what was written.
+pub(crate) fn accept(draft: &Path, only: &[String], target: &Path, write: bool) -> Result<String> {
+    let lines = selected(draft_lines(draft)?, only, draft)?;
+    let old = read_target(target)?;
+    refuse_known_qids(&lines, &existing_qids(target, &old)?, draft, target)?;
+    let new = appended(&old, &lines, target)?;
     let mut report = format!(
         "{} draft(s) selected; to add to {}\n",
         lines.len(),
@@ -152,32 +161,28 @@ pub(crate) fn run(args: QrelsAcceptArgs) -> Result<i32> {
     );
     if lines.is_empty() {
         report.push_str("nothing to accept\n");
-        write_human(&report)?;
-        return Ok(exit_code::SUCCESS);
+        return Ok(report);
     }
-    report.push_str(&unified(&old, &new, &target));
-    if !args.yes {
+    report.push_str(&unified(&old, &new, target));
+    let queries = if lines.len() == 1 { "y" } else { "ies" };
+    if !write {
         report.push_str(&format!(
-            "nothing written: pass --yes to add {} drafted quer{} to {}\n",
+            "nothing written: pass --yes to add {} drafted quer{queries} to {}\n",
             lines.len(),
-            if lines.len() == 1 { "y" } else { "ies" },
             target.display()
         ));
-        write_human(&report)?;
-        return Ok(exit_code::SUCCESS);
+        return Ok(report);
     }
     if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
-    store::write_atomic(&target, &new)?;
+    store::write_atomic(target, &new)?;
     report.push_str(&format!(
-        "added {} accepted quer{} to {}\n",
+        "added {} accepted quer{queries} to {}\n",
         lines.len(),
-        if lines.len() == 1 { "y" } else { "ies" },
         target.display()
     ));
-    write_human(&report)?;
-    Ok(exit_code::SUCCESS)
+    Ok(report)
 }
 
 #[cfg(test)]

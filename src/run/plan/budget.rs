@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use crate::input::run::RunQuery;
+
 use super::estimate::{self, Askings, Line, Lookup, Total};
 use super::{judging, read_native};
 use crate::config::locate;
@@ -36,6 +38,30 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
     let Some(queries) = read_native(run)? else {
         return Ok(()); // a TREC run: nothing is judged
     };
+    let lines = planned_lines(config, tier, qrels, (run, queries))?;
+    let total = estimate::total(&lines);
+    refuse_over(config, tier, budget, &lines, &total)?;
+    term::note(format!(
+        "budget ({}): this run plans {}{} judge calls{}",
+        budget.key,
+        if total.at_least { "at least " } else { "" },
+        total.calls,
+        total
+            .cost
+            .map(|cost| format!(", about {}", super::render::money(cost)))
+            .unwrap_or_default()
+    ));
+    Ok(())
+}
+
+/// The plan's lines for the run's answers (`run`: its file and queries), with the cache looked
+/// up read-only and every asking of `repeats:` and `judge_repeats:` counted.
+fn planned_lines(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    run: (&Path, Vec<RunQuery>),
+) -> Result<Vec<Line>> {
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let cache = crate::run::config_judge::read_only_cache(config)?;
     let clients = Clients::build(config, &Events::ignored());
@@ -43,7 +69,7 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
         config,
         tier,
         qrels,
-        (run, queries),
+        run,
         &clients,
         corpus.as_ref(),
         cache.as_ref(),
@@ -53,8 +79,18 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
         judge_repeats: tier.judge_repeats,
     };
     let lookup = Lookup::Cache(cache.as_ref());
-    let lines = estimate::lines(config, &clients, &judging, lookup, askings)?;
-    let total = estimate::total(&lines);
+    estimate::lines(config, &clients, &judging, lookup, askings)
+}
+
+/// An error naming the budget, the planned calls or cost and how to raise it when `total` goes
+/// over `budget`.
+fn refuse_over(
+    config: &Config,
+    tier: &Tier,
+    budget: &Budget,
+    lines: &[Line],
+    total: &Total,
+) -> Result<()> {
     let over = |field: &str, message: String| {
         let error = Error::config(&config.path, format!("{}.{field}", budget.key), message);
         locate::locate_in_file(error, &config.path)
@@ -74,24 +110,19 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
             format!(
                 "this run needs {} judge calls ({}), over the budget of {max}: {}",
                 total.calls,
-                breakdown(&lines),
+                breakdown(lines),
                 how("max_calls")
             ),
         ));
     }
     if let Some(max) = budget.max_cost {
         let Some(cost) = total.cost else {
-            let unpriced: Vec<String> = lines
-                .iter()
-                .filter(|l| l.calls > 0 && l.input_tokens.is_some() && l.cost.is_none())
-                .map(|l| format!("`{}`", l.judge))
-                .collect();
             return Err(over(
                 "max_cost",
                 format!(
                     "the cost of this run's calls to {} is not known: set their \
                      `price_per_1k_tokens: {{ input: ..., output: ... }}`",
-                    unpriced.join(", ")
+                    unpriced(lines)
                 ),
             ));
         };
@@ -102,24 +133,24 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
                     "this run's {} judge calls ({}) cost about {} (estimated from the prompts' \
                      sizes), over the budget of {max}: {}",
                     total.calls,
-                    breakdown(&lines),
+                    breakdown(lines),
                     super::render::money(cost),
                     how("max_cost")
                 ),
             ));
         }
     }
-    term::note(format!(
-        "budget ({}): this run plans {}{} judge calls{}",
-        budget.key,
-        if total.at_least { "at least " } else { "" },
-        total.calls,
-        total
-            .cost
-            .map(|cost| format!(", about {}", super::render::money(cost)))
-            .unwrap_or_default()
-    ));
     Ok(())
+}
+
+/// The judges that are called, with known tokens but no price, as `` `llm`, `other` ``.
+fn unpriced(lines: &[Line]) -> String {
+    let unpriced: Vec<String> = lines
+        .iter()
+        .filter(|l| l.calls > 0 && l.input_tokens.is_some() && l.cost.is_none())
+        .map(|l| format!("`{}`", l.judge))
+        .collect();
+    unpriced.join(", ")
 }
 
 /// The calls per judge, `llm: 16 calls for 16 of 20 tasks`.

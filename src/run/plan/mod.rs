@@ -13,11 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::cli::{GateFormat, PlanArgs};
-use crate::config::{self, Config, Tier};
+use crate::config::{Config, Tier};
 use crate::error::Result;
 use crate::evaluate::{JudgingPlan, plan_run};
-use crate::exit_code;
 use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
 use crate::input::run::{self, RunQuery};
@@ -26,14 +24,12 @@ use crate::input::{self, RunFormat};
 use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
 use crate::judge::events::Events;
-use crate::outputs::stdout::write_document;
-use crate::outputs::stdout::write_human;
 use crate::run::gate_options::{Judging, eval_options};
 use crate::run::rejudge::{self, Rejudging};
 use crate::run::tier_baseline;
-use crate::tier::{self, TierQueries};
 pub(crate) use budget::check as check_budget;
 use estimate::{Askings, Line, Lookup, Total};
+pub(crate) use render::{json, table};
 
 /// The format tag of `ragate plan --format json`.
 pub(crate) const FORMAT: &str = "ragate-plan/1";
@@ -68,6 +64,21 @@ struct Answers<'c> {
     lookup: Lookup<'c>,
 }
 
+impl<'c> Answers<'c> {
+    /// The answers of the run file at `path`, with the cache's hits.
+    fn of_run(path: PathBuf, cache: Option<&'c JudgeCache>) -> Result<Self> {
+        Ok(Answers {
+            source: Source {
+                kind: SourceKind::Run,
+                path: Some(path.display().to_string()),
+                reason: None,
+            },
+            run: read_native(&path)?.map(|queries| (path, queries)),
+            lookup: Lookup::Cache(cache),
+        })
+    }
+}
+
 /// The configured budget and whether the plan fits it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct BudgetView {
@@ -100,21 +111,14 @@ pub(crate) struct Plan {
     pub notes: Vec<String>,
 }
 
-pub(crate) fn run(args: PlanArgs) -> Result<i32> {
-    let config = config::load(&args.config)?;
-    let tier = config.tier(&args.tier)?;
-    let TierQueries { qrels, .. } = tier::load(&config, tier)?;
-    let plan = plan(&config, tier, &qrels, args.run.as_deref())?;
-    match args.format {
-        GateFormat::Table => write_human(&render::table(&plan))?,
-        GateFormat::Json => write_document(&render::json(&plan))?,
-    }
-    Ok(exit_code::SUCCESS)
-}
-
 /// The plan of a gate run of `tier` on `run` (None: the configured run file, else the
 /// baseline's answers).
-fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Result<Plan> {
+pub(crate) fn plan(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    run: Option<&Path>,
+) -> Result<Plan> {
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let cache = crate::run::config_judge::read_only_cache(config)?;
     let given = run
@@ -125,26 +129,20 @@ fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Resu
         run: answers,
         lookup,
     } = match given {
-        Some(path) => Answers {
-            source: Source {
-                kind: SourceKind::Run,
-                path: Some(path.display().to_string()),
-                reason: None,
-            },
-            run: read_native(&path)?.map(|queries| (path, queries)),
-            lookup: Lookup::Cache(cache.as_ref()),
-        },
+        Some(path) => Answers::of_run(path, cache.as_ref())?,
         None => from_baseline(config, tier, qrels, corpus.as_ref(), cache.as_ref())?,
     };
-    let mut notes = Vec::new();
     let produced = source.kind == SourceKind::Baseline;
-    if tier.repeats > 1 && !produced {
-        notes.push(format!(
-            "tier `{}` has repeats: {}, which a run file cannot give (the gate refuses it): \
-             planned once",
-            tier.name, tier.repeats
-        ));
-    }
+    let notes: Vec<String> = (tier.repeats > 1 && !produced)
+        .then(|| {
+            format!(
+                "tier `{}` has repeats: {}, which a run file cannot give (the gate refuses it): \
+                 planned once",
+                tier.name, tier.repeats
+            )
+        })
+        .into_iter()
+        .collect();
     let askings = Askings {
         runs: if produced { tier.repeats } else { 1 },
         judge_repeats: tier.judge_repeats,
@@ -160,26 +158,51 @@ fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Resu
         judges: Vec::new(),
         total: None,
         budget: None,
-        notes: Vec::new(),
+        notes,
     };
+    let stores = (corpus.as_ref(), cache.as_ref());
+    estimate_into(
+        &mut plan,
+        (config, tier, qrels),
+        answers,
+        lookup,
+        stores,
+        askings,
+    )?;
+    plan.budget = budget_view(tier, plan.total.as_ref());
+    Ok(plan)
+}
+
+/// The tier's budget, and whether the planned `total` is within it.
+fn budget_view(tier: &Tier, total: Option<&Total>) -> Option<BudgetView> {
+    tier.budget.as_ref().map(|budget| BudgetView {
+        key: budget.key.clone(),
+        max_calls: budget.max_calls,
+        max_cost: budget.max_cost,
+        within: total.and_then(|total| budget::within(budget, total)),
+    })
+}
+
+/// The judging of the run's answers planned into `plan`: the tasks, per-judge lines, total and
+/// notes (a TREC run's: none asked).
+fn estimate_into(
+    plan: &mut Plan,
+    (config, tier, qrels): (&Config, &Tier, &Qrels),
+    answers: Option<(PathBuf, Vec<RunQuery>)>,
+    lookup: Lookup<'_>,
+    (corpus, cache): (Option<&Corpus>, Option<&JudgeCache>),
+    askings: Askings,
+) -> Result<()> {
     if let Some((path, queries)) = answers {
         let clients = Clients::build(config, &Events::ignored());
         let run = (path.as_path(), queries);
-        let judging = judging(
-            config,
-            tier,
-            qrels,
-            run,
-            &clients,
-            corpus.as_ref(),
-            cache.as_ref(),
-        )?;
+        let judging = judging(config, tier, qrels, run, &clients, corpus, cache)?;
         plan.answers = Some(judging.answers);
         plan.judges = estimate::lines(config, &clients, &judging, lookup, askings)?;
         plan.total = Some(estimate::total(&plan.judges));
-        notes.extend(estimate::notes(&plan.judges));
-        if produced {
-            notes.push(
+        plan.notes.extend(estimate::notes(&plan.judges));
+        if plan.source.kind == SourceKind::Baseline {
+            plan.notes.push(
                 "estimated from the baseline's answers: the pipeline answers anew, so cache hits \
                  are not known and every call is counted"
                     .to_string(),
@@ -188,22 +211,12 @@ fn plan(config: &Config, tier: &Tier, qrels: &Qrels, run: Option<&Path>) -> Resu
     } else if plan.source.kind == SourceKind::Run {
         plan.answers = Some(0);
         plan.total = Some(estimate::total(&[]));
-        notes.push(
+        plan.notes.push(
             "a TREC run has no answers: no judge is asked (answer metrics need a native run)"
                 .to_string(),
         );
     }
-    plan.budget = tier.budget.as_ref().map(|budget| BudgetView {
-        key: budget.key.clone(),
-        max_calls: budget.max_calls,
-        max_cost: budget.max_cost,
-        within: plan
-            .total
-            .as_ref()
-            .and_then(|total| budget::within(budget, total)),
-    });
-    plan.notes = notes;
-    Ok(plan)
+    Ok(())
 }
 
 /// The native run at `path` (None for a TREC run: no answers, nothing to judge).

@@ -1,8 +1,8 @@
 //! `ragate plan` for people (a table with notes) and for machines (`--format json`, the
 //! `ragate-plan/1` document).
 
-use super::estimate::Line;
-use super::{Plan, SourceKind};
+use super::estimate::{Line, Total};
+use super::{BudgetView, Plan, SourceKind};
 use crate::report::columns;
 
 /// A cost as printed: 0, 2 decimals from 1 on, 6 below (a run of cheap calls costs fractions
@@ -60,7 +60,7 @@ fn row(line: &Line) -> Vec<String> {
 
 /// The plan as a table: where the answers come from, one row per judge and a total, the wall
 /// time, the budget, and notes on what is not known.
-pub(super) fn table(plan: &Plan) -> String {
+pub(crate) fn table(plan: &Plan) -> String {
     let mut out = format!(
         "ragate plan: tier `{}`: {} queries",
         plan.tier, plan.queries
@@ -86,50 +86,10 @@ pub(super) fn table(plan: &Plan) -> String {
         out.push_str(&format!("unknown: {reason}\n"));
     }
     if let Some(total) = &plan.total {
-        let mut rows: Vec<Vec<String>> = vec![
-            HEADER
-                .iter()
-                .chain(["wall"].iter())
-                .map(|h| h.to_string())
-                .collect(),
-        ];
-        rows.extend(plan.judges.iter().map(row));
-        let at_least = if total.at_least { ">=" } else { "" };
-        rows.push(vec![
-            "total".to_string(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-            total.tasks.to_string(),
-            known(total.cache_hits),
-            format!("{at_least}{}", total.calls),
-            total.input_tokens.to_string(),
-            total.output_tokens.to_string(),
-            known(total.cost.map(money)),
-            known(total.seconds.map(seconds)),
-        ]);
-        out.push_str(&columns::table(&rows, 2));
+        out.push_str(&judges_table(plan, total));
     }
     if let Some(budget) = &plan.budget {
-        let mut limits = Vec::new();
-        if let Some(max) = budget.max_calls {
-            limits.push(format!("max_calls {max}"));
-        }
-        if let Some(max) = budget.max_cost {
-            limits.push(format!("max_cost {max}"));
-        }
-        let verdict = match budget.within {
-            Some(true) => "within",
-            Some(false) => "OVER: the gate refuses this run before its first judge call",
-            None => "not known",
-        };
-        out.push_str(&format!(
-            "budget ({}): {}: {verdict}\n",
-            budget.key,
-            limits.join(", ")
-        ));
+        out.push_str(&budget_line(budget));
     }
     for note in &plan.notes {
         out.push_str(&format!("note: {note}\n"));
@@ -137,8 +97,58 @@ pub(super) fn table(plan: &Plan) -> String {
     out
 }
 
+/// One row per judge and the total, with the wall time.
+fn judges_table(plan: &Plan, total: &Total) -> String {
+    let mut rows: Vec<Vec<String>> = vec![
+        HEADER
+            .iter()
+            .chain(["wall"].iter())
+            .map(|h| h.to_string())
+            .collect(),
+    ];
+    rows.extend(plan.judges.iter().map(row));
+    let at_least = if total.at_least { ">=" } else { "" };
+    rows.push(vec![
+        "total".to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        total.tasks.to_string(),
+        known(total.cache_hits),
+        format!("{at_least}{}", total.calls),
+        total.input_tokens.to_string(),
+        total.output_tokens.to_string(),
+        known(total.cost.map(money)),
+        known(total.seconds.map(seconds)),
+    ]);
+    columns::table(&rows, 2)
+}
+
+/// The budget's limits and whether the plan is within them.
+fn budget_line(budget: &BudgetView) -> String {
+    let mut limits = Vec::new();
+    if let Some(max) = budget.max_calls {
+        limits.push(format!("max_calls {max}"));
+    }
+    if let Some(max) = budget.max_cost {
+        limits.push(format!("max_cost {max}"));
+    }
+    let verdict = match budget.within {
+        Some(true) => "within",
+        Some(false) => "OVER: the gate refuses this run before its first judge call",
+        None => "not known",
+    };
+    format!(
+        "budget ({}): {}: {verdict}\n",
+        budget.key,
+        limits.join(", ")
+    )
+}
+
 /// The plan as one JSON document (`ragate-plan/1`).
-pub(super) fn json(plan: &Plan) -> String {
+pub(crate) fn json(plan: &Plan) -> String {
     let mut text = crate::json_text::pretty(plan);
     text.push('\n');
     text

@@ -1,4 +1,4 @@
-//! `ragate holes`: the retrieved-but-unjudged documents of a tier within its gated depth, pooled
+//! The holes of `ragate holes`: the retrieved-but-unjudged documents of a tier within its gated depth, pooled
 //! across runs and ranked by how much a judgment can move the gated metrics ([`pool`]); with
 //! `--judge`, a judge's proposed grades written to a proposals file ([`propose`]), never into
 //! the qrels.
@@ -7,13 +7,14 @@ mod pool;
 mod propose;
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::cli::{HolesArgs, HolesFormat};
-use crate::config::{self, Tier};
+use crate::cli::HolesFormat;
+use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
-use crate::exit_code;
+use crate::input::qrels::Qrels;
 use crate::outputs::hand_edits;
 use crate::outputs::output_files;
 use crate::outputs::stdout::write_document;
@@ -36,66 +37,86 @@ fn gated_depth(tier: &Tier) -> usize {
         .unwrap_or(JUDGED_DEPTH)
 }
 
-pub(crate) fn run(args: HolesArgs) -> Result<i32> {
-    if args.depth == Some(0) {
-        return Err(Error::Usage(
-            "--depth 0: expected a depth of at least 1".to_string(),
-        ));
-    }
-    let config = config::load(&args.config)?;
-    let tier = config.tier(&args.tier)?;
-    let depth = args.depth.unwrap_or_else(|| gated_depth(tier));
-    let queries = tier::load(&config, tier)?;
-    let threads = args.threads.unwrap_or_else(default_threads);
+/// The holes of a tier's runs, ranked, and where they come from.
+pub(crate) struct Pooled {
+    pub qrels: Qrels,
+    pub holes: Vec<Hole>,
+    pub header: Header,
+}
+
+/// Pools the tier's runs (`runs`, else its pipeline's) to `depth` (else the gated depth, never
+/// 0) and keeps the first `limit` holes.
+pub(crate) fn pool(
+    config: &Config,
+    tier: &Tier,
+    runs: &[PathBuf],
+    depth: Option<usize>,
+    threads: usize,
+    limit: Option<usize>,
+) -> Result<Pooled> {
+    let depth = depth.unwrap_or_else(|| gated_depth(tier));
+    let queries = tier::load(config, tier)?;
     let separator = config.chunk_separator.as_deref();
-    let rankings = if args.runs.is_empty() {
+    let rankings = if runs.is_empty() {
         vec![pipeline_ranking(
-            &config,
+            config,
             tier,
             &queries.qrels,
             depth,
             separator,
         )?]
     } else {
-        args.runs
-            .iter()
+        runs.iter()
             .map(|path| pool::read_run(path, depth, separator, threads))
             .collect::<Result<Vec<_>>>()?
     };
     let (mut holes, stats) = pool::holes(&rankings, &queries.qrels);
     let found = holes.len();
-    if let Some(limit) = args.limit {
+    if let Some(limit) = limit {
         holes.truncate(limit);
     }
-    let Some(judge_name) = &args.judge else {
-        let header = Header {
-            tier: &tier.name,
-            depth,
-            runs: rankings.len(),
-            stats,
-            found,
-        };
-        print_holes(&header, &holes, args.format)?;
-        return Ok(exit_code::SUCCESS);
+    let header = Header {
+        tier: tier.name.clone(),
+        depth,
+        runs: rankings.len(),
+        stats,
+        found,
     };
-    let out = args.out.as_deref().ok_or_else(|| {
-        Error::Usage("--judge writes a proposals file: pass --out FILE".to_string())
-    })?;
-    let mut inputs = output_files::inputs(&config, tier, None);
-    inputs.extend(args.runs.iter().map(|run| output_files::Input {
+    Ok(Pooled {
+        qrels: queries.qrels,
+        holes,
+        header,
+    })
+}
+
+/// `--judge NAME --out FILE`: the judge's proposed grades of the pooled holes written to `out`,
+/// which may be none of the run's inputs nor a proposals file a person changed.
+pub(crate) fn propose_grades(
+    config: &Config,
+    tier: &Tier,
+    pooled: &Pooled,
+    (judge_name, out): (&str, &Path),
+    runs: &[PathBuf],
+    force: bool,
+) -> Result<()> {
+    let mut inputs = output_files::inputs(config, tier, None);
+    inputs.extend(runs.iter().map(|run| output_files::Input {
         path: run.clone(),
         named_by: "a run".to_string(),
     }));
     output_files::refuse_input("--out", out, &inputs)?;
     // Proposals are reviewed (and may be edited) before `qrels apply`: never replaced once changed.
-    hand_edits::check(out, "--out", args.force)?;
-    let written = propose::run(&config, &queries.qrels, judge_name, &holes, out)?;
+    hand_edits::check(out, "--out", force)?;
+    let holes = &pooled.holes;
+    let written = propose::run(config, &pooled.qrels, judge_name, holes, out)?;
+    let Header {
+        depth, runs, found, ..
+    } = pooled.header;
     write_human(&format!(
-        "wrote {} proposals of judge `{judge_name}` for {} of {found} holes (depth {depth}, {} runs) to {}\n\
+        "wrote {} proposals of judge `{judge_name}` for {} of {found} holes (depth {depth}, {runs} runs) to {}\n\
          review them, then `ragate qrels apply {} --tier {}`\n",
         written.proposals,
         holes.len(),
-        rankings.len(),
         out.display(),
         out.display(),
         tier.name
@@ -106,7 +127,7 @@ pub(crate) fn run(args: HolesArgs) -> Result<i32> {
             written.proposals - written.asked
         ))?;
     }
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 /// Without `--run`: the ranking of the tier's configured run file, or of its `command` or
@@ -114,7 +135,7 @@ pub(crate) fn run(args: HolesArgs) -> Result<i32> {
 fn pipeline_ranking(
     config: &config::Config,
     tier: &Tier,
-    qrels: &crate::input::qrels::Qrels,
+    qrels: &Qrels,
     depth: usize,
     separator: Option<&str>,
 ) -> Result<pool::Ranking> {
@@ -138,8 +159,8 @@ fn pipeline_ranking(
 }
 
 /// What the holes list says of where it comes from.
-struct Header<'a> {
-    tier: &'a str,
+pub(crate) struct Header {
+    tier: String,
     depth: usize,
     runs: usize,
     stats: PoolStats,
@@ -164,10 +185,12 @@ fn hole_json(hole: &Hole) -> serde_json::Value {
     })
 }
 
-fn print_holes(header: &Header<'_>, holes: &[Hole], format: HolesFormat) -> Result<()> {
-    let stats = header.stats;
+/// Prints the pooled holes in `format`.
+pub(crate) fn print(pooled: &Pooled, format: HolesFormat) -> Result<()> {
+    let (header, holes) = (&pooled.header, &pooled.holes[..]);
     match format {
         HolesFormat::Json => {
+            let stats = header.stats;
             let document = json!({
                 "tier": header.tier,
                 "depth": header.depth,
@@ -188,46 +211,50 @@ fn print_holes(header: &Header<'_>, holes: &[Hole], format: HolesFormat) -> Resu
             }
             write_document(&text)
         }
-        HolesFormat::Table => {
-            let mut text = format!(
-                "tier `{}`: {} holes in the top {} of {} run(s): {} of {} pooled documents of {} queries are judged\n",
-                header.tier,
-                header.found,
-                header.depth,
-                header.runs,
-                stats.judged,
-                stats.pooled,
-                stats.queries
-            );
-            if stats.unknown_queries > 0 {
-                writeln!(
-                    text,
-                    "{} queries of the runs are not in the tier's qrels: not pooled",
-                    stats.unknown_queries
-                )
-                .expect("writing to a String");
-            }
-            if holes.len() < header.found {
-                writeln!(text, "showing the first {}", holes.len()).expect("writing to a String");
-            }
-            if !holes.is_empty() {
-                text.push_str("priority  best_rank  runs  qid  doc_id\n");
-            }
-            for hole in holes {
-                writeln!(
-                    text,
-                    "{:>8.4}  {:>9}  {:>4}  {}  {}",
-                    hole.priority,
-                    hole.best_rank,
-                    hole.runs,
-                    cell(&hole.qid),
-                    cell(&hole.doc_id)
-                )
-                .expect("writing to a String");
-            }
-            write_human(&text)
-        }
+        HolesFormat::Table => write_human(&table(header, holes)),
     }
+}
+
+/// The holes as a table for people, under a line of where they come from.
+fn table(header: &Header, holes: &[Hole]) -> String {
+    let stats = header.stats;
+    let mut text = format!(
+        "tier `{}`: {} holes in the top {} of {} run(s): {} of {} pooled documents of {} queries are judged\n",
+        header.tier,
+        header.found,
+        header.depth,
+        header.runs,
+        stats.judged,
+        stats.pooled,
+        stats.queries
+    );
+    if stats.unknown_queries > 0 {
+        writeln!(
+            text,
+            "{} queries of the runs are not in the tier's qrels: not pooled",
+            stats.unknown_queries
+        )
+        .expect("writing to a String");
+    }
+    if holes.len() < header.found {
+        writeln!(text, "showing the first {}", holes.len()).expect("writing to a String");
+    }
+    if !holes.is_empty() {
+        text.push_str("priority  best_rank  runs  qid  doc_id\n");
+    }
+    for hole in holes {
+        writeln!(
+            text,
+            "{:>8.4}  {:>9}  {:>4}  {}  {}",
+            hole.priority,
+            hole.best_rank,
+            hole.runs,
+            cell(&hole.qid),
+            cell(&hole.doc_id)
+        )
+        .expect("writing to a String");
+    }
+    text
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `ragate qrels apply PROPOSALS --tier T`: writes reviewed proposals (`ragate holes --judge`)
+//! `ragate qrels apply PROPOSALS --tier T` writes reviewed proposals (`ragate holes --judge`)
 //! into the tier's qrels file, in its own format ([`edit`]), each new judgment marked with the
 //! judge that proposed it ([`crate::input::judged_by`]). The unified diff of the qrels is shown
 //! first; only `--yes` writes. Existing judgments are kept unless `--overwrite`; in CI nothing
@@ -14,21 +14,18 @@ use similar::TextDiff;
 use crate::commands::baseline;
 
 use crate::baseline::store;
-use crate::cli::QrelsApplyArgs;
 use crate::config::{self, TierSource};
 use crate::error::{Error, Result};
-use crate::exit_code;
 use crate::input::judged_by::{self, ModelJudgment};
 use crate::input::proposals::{self, Proposal};
 use crate::input::qrels::Qrels;
 use crate::input::text_file::TextFile;
 use crate::input::trec_qrels::Layout;
 use crate::input::{self, QrelsFormat};
-use crate::outputs::stdout::write_human;
 use edit::Accepted;
 
 /// `--only qid:doc_id` pairs, split at the first `:`.
-fn only_pairs(only: &[String]) -> Result<BTreeSet<(String, String)>> {
+pub(crate) fn only_pairs(only: &[String]) -> Result<BTreeSet<(String, String)>> {
     only.iter()
         .map(|pair| match pair.split_once(':') {
             Some((qid, doc)) if !qid.is_empty() && !doc.is_empty() => {
@@ -184,26 +181,31 @@ pub(crate) fn unified(old: &str, new: &str, path: &Path) -> String {
         .to_string()
 }
 
-pub(crate) fn run(args: QrelsApplyArgs) -> Result<i32> {
-    if crate::env::is_ci() && !args.force {
-        return Err(Error::Usage(
-            "refusing to apply proposals to qrels in CI (CI is set): review them and apply them locally, or pass --force"
-                .to_string(),
-        ));
-    }
-    if let Some(min) = args.min_score
-        && !(0.0..=1.0).contains(&min)
-    {
-        return Err(Error::Usage(format!(
-            "--min-score {min}: expected a number in [0, 1]"
-        )));
-    }
-    let only = only_pairs(&args.only)?;
-    let config = config::load(&args.config)?;
-    let tier = config.tier(&args.tier)?;
+/// What of a proposals file to apply, as the command line selects it.
+pub(crate) struct Selection<'a> {
+    /// The proposals file.
+    pub proposals: &'a Path,
+    /// `--only qid:doc_id` pairs ([`only_pairs`]); empty for all.
+    pub only: BTreeSet<(String, String)>,
+    pub min_score: Option<f64>,
+    pub overwrite: bool,
+}
+
+/// Model judgments recorded beside TREC and TSV qrels, by (qid, doc id).
+type Sidecar = BTreeMap<(String, String), ModelJudgment>;
+
+/// Writes the selected proposals into the tier's qrels file (and its provenance sidecar), only
+/// when `write` (`--yes`), and returns the report for people: the selection, the diff and what
+/// was written.
+pub(crate) fn apply(tier: &config::Tier, selection: &Selection<'_>, write: bool) -> Result<String> {
     let path = qrels_file(tier)?;
-    let proposals = proposals::read(&TextFile::read(&args.proposals)?)?;
-    let selected = selected(&proposals, &only, args.min_score, &args.proposals)?;
+    let proposals = proposals::read(&TextFile::read(selection.proposals)?)?;
+    let selected = selected(
+        &proposals,
+        &selection.only,
+        selection.min_score,
+        selection.proposals,
+    )?;
     let file = TextFile::read(&path)?;
     let format = input::detect_qrels_format(&file)?;
     let qrels = input::read_qrels_file(&file, Some(format))?;
@@ -213,80 +215,30 @@ pub(crate) fn run(args: QrelsApplyArgs) -> Result<i32> {
         QrelsFormat::Native => BTreeMap::new(),
         _ => judged_by::read_sidecar(&sidecar_path)?,
     };
-    let model_judged = |qid: &str, doc: &str| match format {
-        QrelsFormat::Native => qrels
-            .position(qid)
-            .is_some_and(|p| qrels.queries()[p].judged_by.contains_key(doc)),
-        _ => sidecar.contains_key(&(qid.to_string(), doc.to_string())),
-    };
-    let plan = plan(
-        &selected,
-        &qrels,
-        &model_judged,
-        args.overwrite,
-        &args.proposals,
-    )?;
-    if let Some(layout) = match format {
-        QrelsFormat::Trec => Some(Layout::Trec),
-        QrelsFormat::Tsv => Some(Layout::Tsv),
-        QrelsFormat::Native | QrelsFormat::Beir => None,
-    } {
-        check_line_ids(&plan.accepted, layout, &args.proposals)?;
-    }
+    let plan = checked_plan(&selected, &qrels, format, &sidecar, selection)?;
     let at = baseline::accepted_utc()?;
-    let new = match format {
-        QrelsFormat::Native => {
-            let mut by_qid: BTreeMap<&str, Vec<&Accepted>> = BTreeMap::new();
-            for accepted in &plan.accepted {
-                by_qid.entry(&accepted.qid).or_default().push(accepted);
-            }
-            edit::native(&old, &by_qid, &at)
-        }
-        QrelsFormat::Trec => edit::lines_format(&old, Layout::Trec, &plan.accepted),
-        QrelsFormat::Tsv => edit::lines_format(&old, Layout::Tsv, &plan.accepted),
-        QrelsFormat::Beir => {
-            return Err(Error::input(
-                &path,
-                "BEIR qrels: `ragate convert` them to native qrels JSONL first",
-            ));
-        }
-    };
-    // What is written must read back: never leave qrels the gate cannot read.
-    let check = TextFile::from_bytes(&path, new.clone().into_bytes())?;
-    input::read_qrels_file(&check, Some(format))?;
+    let new = edited(format, &old, &plan.accepted, &at, &path)?;
     let mut report = describe(&plan, selected.len(), proposals.len(), &path);
     if plan.accepted.is_empty() {
         report.push_str("nothing to apply\n");
-        write_human(&report)?;
-        return Ok(exit_code::SUCCESS);
+        return Ok(report);
     }
     report.push_str(&unified(&old, &new, &path));
-    let new_sidecar = (format != QrelsFormat::Native).then(|| {
-        for accepted in &plan.accepted {
-            sidecar.insert(
-                (accepted.qid.clone(), accepted.doc_id.clone()),
-                ModelJudgment {
-                    judge: accepted.judge.clone(),
-                    at: Some(at.clone()),
-                },
-            );
-        }
-        judged_by::sidecar_text(&sidecar)
-    });
+    let new_sidecar =
+        (format != QrelsFormat::Native).then(|| with_accepted(&mut sidecar, &plan.accepted, &at));
     if new_sidecar.is_some() {
         report.push_str(&format!(
             "provenance (TREC and TSV qrels cannot carry it): {}\n",
             sidecar_path.display()
         ));
     }
-    if !args.yes {
+    if !write {
         report.push_str(&format!(
             "nothing written: pass --yes to write {} judgment(s) into {}\n",
             plan.accepted.len(),
             path.display()
         ));
-        write_human(&report)?;
-        return Ok(exit_code::SUCCESS);
+        return Ok(report);
     }
     store::write_atomic(&path, &new)?;
     if let Some(text) = new_sidecar {
@@ -297,8 +249,84 @@ pub(crate) fn run(args: QrelsApplyArgs) -> Result<i32> {
         plan.accepted.len(),
         path.display()
     ));
-    write_human(&report)?;
-    Ok(exit_code::SUCCESS)
+    Ok(report)
+}
+
+/// The plan of the selected proposals against the qrels, their ids checked against what the
+/// qrels' line format can hold.
+fn checked_plan(
+    selected: &[&Proposal],
+    qrels: &Qrels,
+    format: QrelsFormat,
+    sidecar: &Sidecar,
+    selection: &Selection<'_>,
+) -> Result<Plan> {
+    let model_judged = |qid: &str, doc: &str| match format {
+        QrelsFormat::Native => qrels
+            .position(qid)
+            .is_some_and(|p| qrels.queries()[p].judged_by.contains_key(doc)),
+        _ => sidecar.contains_key(&(qid.to_string(), doc.to_string())),
+    };
+    let plan = plan(
+        selected,
+        qrels,
+        &model_judged,
+        selection.overwrite,
+        selection.proposals,
+    )?;
+    if let Some(layout) = match format {
+        QrelsFormat::Trec => Some(Layout::Trec),
+        QrelsFormat::Tsv => Some(Layout::Tsv),
+        QrelsFormat::Native | QrelsFormat::Beir => None,
+    } {
+        check_line_ids(&plan.accepted, layout, selection.proposals)?;
+    }
+    Ok(plan)
+}
+
+/// The qrels' text `old` with the accepted judgments written in, in its format; checked to read
+/// back (never leave qrels the gate cannot read).
+fn edited(
+    format: QrelsFormat,
+    old: &str,
+    accepted: &[Accepted],
+    at: &str,
+    path: &Path,
+) -> Result<String> {
+    let new = match format {
+        QrelsFormat::Native => {
+            let mut by_qid: BTreeMap<&str, Vec<&Accepted>> = BTreeMap::new();
+            for accepted in accepted {
+                by_qid.entry(&accepted.qid).or_default().push(accepted);
+            }
+            edit::native(old, &by_qid, at)
+        }
+        QrelsFormat::Trec => edit::lines_format(old, Layout::Trec, accepted),
+        QrelsFormat::Tsv => edit::lines_format(old, Layout::Tsv, accepted),
+        QrelsFormat::Beir => {
+            return Err(Error::input(
+                path,
+                "BEIR qrels: `ragate convert` them to native qrels JSONL first",
+            ));
+        }
+    };
+    let check = TextFile::from_bytes(path, new.clone().into_bytes())?;
+    input::read_qrels_file(&check, Some(format))?;
+    Ok(new)
+}
+
+/// The sidecar's text with the accepted judgments recorded, each as proposed by its judge at `at`.
+fn with_accepted(sidecar: &mut Sidecar, accepted: &[Accepted], at: &str) -> String {
+    for accepted in accepted {
+        sidecar.insert(
+            (accepted.qid.clone(), accepted.doc_id.clone()),
+            ModelJudgment {
+                judge: accepted.judge.clone(),
+                at: Some(at.to_string()),
+            },
+        );
+    }
+    judged_by::sidecar_text(sidecar)
 }
 
 /// The lines before the diff: what was selected, kept and replaced.

@@ -1,4 +1,4 @@
-//! `ragate synth --generator NAME --out DIR`: drafts test queries from a corpus. A seeded sample
+//! `ragate synth --generator NAME --out DIR` drafts test queries from a corpus. A seeded sample
 //! of documents stratified by length ([`sample`]), the question classes in turn (`literal`,
 //! `paraphrased`, `multi-topic` from two documents, `numeric`); a generator (an `openai` or
 //! `command` judge, [`crate::judge::draft`]) writes each question and its reference answer,
@@ -19,9 +19,8 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::cli::SynthArgs;
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::exit_code;
 use crate::input::corpus::{self, Corpus};
 use crate::input::judged_by::DraftedBy;
 use crate::input::text_file::TextFile;
@@ -102,133 +101,87 @@ fn document_text(corpus: &Corpus, index: usize) -> String {
     }
 }
 
-pub(crate) fn run(args: SynthArgs) -> Result<i32> {
-    if args.count == 0 {
-        return Err(Error::Usage(
-            "--count 0: expected at least one draft".to_string(),
-        ));
+/// The corpus's documents as drafts are made from them: texts and profiles, by corpus index.
+struct Documents<'c> {
+    corpus: &'c Corpus,
+    texts: Vec<String>,
+    profiles: Vec<Profile>,
+}
+
+impl<'c> Documents<'c> {
+    fn new(corpus: &'c Corpus, lexical: &LexicalJudge) -> Self {
+        let texts: Vec<String> = (0..corpus.documents.len())
+            .map(|i| document_text(corpus, i))
+            .collect();
+        let profiles = texts
+            .iter()
+            .map(|text| Profile {
+                tokens: lexical.tokens(text),
+                has_number: text.chars().any(|c| c.is_ascii_digit()),
+            })
+            .collect();
+        Documents {
+            corpus,
+            texts,
+            profiles,
+        }
     }
-    if !(0.0..=1.0).contains(&args.literal_overlap) {
-        return Err(Error::Usage(format!(
-            "--literal-overlap {}: expected a share in [0, 1]",
-            args.literal_overlap
-        )));
+
+    /// What the generator is asked for each slot: its class and document(s).
+    fn tasks(&self, slots: &[Slot]) -> Vec<DraftTask> {
+        slots
+            .iter()
+            .map(|slot| DraftTask {
+                class: slot.class,
+                documents: slot_documents(slot)
+                    .map(|i| DraftDocument {
+                        doc_id: self.corpus.documents[i].doc_id.clone(),
+                        text: self.texts[i].clone(),
+                    })
+                    .collect(),
+            })
+            .collect()
     }
-    crate::input::text_file::check_id("qid", &format!("{}0001", args.qid_prefix))
-        .map_err(|e| Error::Usage(format!("--qid-prefix: {e}")))?;
-    let config = config::load(&args.config)?;
-    let corpus_path = args
-        .corpus
-        .clone()
-        .or_else(|| config.corpus.clone())
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "{}: synth drafts from documents: pass --corpus FILE or set `corpus:` in the config",
-                config.path.display()
-            ))
-        })?;
-    let generator = crate::run::config_judge::by_name(&config, "--generator", &args.generator)?;
-    let judge = crate::run::config_judge::by_name(&config, "--judge", &args.judge)?;
-    let known = known_queries(&config, args.tier.as_deref())?;
-    refuse_inputs(&config, &args, &corpus_path)?;
+}
+
+/// Drafts queries from the corpus at `corpus_path` as `args` ask (with `--dry-run`, only says
+/// what that would ask), writes the draft file and the review sheet into `--out`, and prints
+/// what was kept.
+pub(crate) fn run(config: &Config, args: &SynthArgs, corpus_path: &Path) -> Result<()> {
+    let generator = crate::run::config_judge::by_name(config, "--generator", &args.generator)?;
+    let judge = crate::run::config_judge::by_name(config, "--judge", &args.judge)?;
+    let known = known_queries(config, args.tier.as_deref())?;
+    refuse_inputs(config, args, corpus_path)?;
     if !args.dry_run {
         // A reviewer's edits to the previous run's draft or sheet are never replaced.
         for file in [DRAFT_FILE, REVIEW_FILE] {
             hand_edits::check(&args.out.join(file), "--out", args.force)?;
         }
     }
-    let corpus = corpus::read(&TextFile::read(&corpus_path)?)?;
+    let corpus = corpus::read(&TextFile::read(corpus_path)?)?;
     let lexical = LexicalJudge::default();
-    let texts: Vec<String> = (0..corpus.documents.len())
-        .map(|i| document_text(&corpus, i))
-        .collect();
-    let profiles: Vec<Profile> = texts
-        .iter()
-        .map(|text| Profile {
-            tokens: lexical.tokens(text),
-            has_number: text.chars().any(|c| c.is_ascii_digit()),
-        })
-        .collect();
-    let classes = classes(&args);
-    let sampled = sample::sample(&profiles, args.count, &classes, args.seed);
-    let tasks: Vec<DraftTask> = sampled
-        .slots
-        .iter()
-        .map(|slot| DraftTask {
-            class: slot.class,
-            documents: slot_documents(slot)
-                .map(|i| DraftDocument {
-                    doc_id: corpus.documents[i].doc_id.clone(),
-                    text: texts[i].clone(),
-                })
-                .collect(),
-        })
-        .collect();
+    let documents = Documents::new(&corpus, &lexical);
+    let sampled = sample::sample(&documents.profiles, args.count, &classes(args), args.seed);
+    let tasks = documents.tasks(&sampled.slots);
     if args.dry_run {
-        return dry_run(&config, &args, &generator, &tasks, &sampled.notes);
+        return dry_run(config, args, &generator, &tasks, &sampled.notes);
     }
     // A previous run's draft and sheet go first (unchanged since it wrote them, or --force): a
     // run that fails leaves none to mistake for its.
     for file in [DRAFT_FILE, REVIEW_FILE] {
         hand_edits::remove(&args.out.join(file))?;
     }
-    let cache = crate::run::config_judge::run_cache(&config)?;
+    let cache = crate::run::config_judge::run_cache(config)?;
     let (drafts, asked) = generator.draft_cached(&args.generator, &tasks, cache.as_ref())?;
-    let cost = cost(&config, &args.generator, &generator, asked, drafts.len());
+    let cost = cost(config, &args.generator, &generator, asked, drafts.len());
     let supported = answerability(&judge, &args.judge, &tasks, &drafts, cache.as_ref())?;
-    let mut outcomes = Vec::with_capacity(drafts.len());
-    let mut seen = known;
-    for (index, (((slot, task), draft), claims)) in sampled
-        .slots
-        .iter()
-        .zip(&tasks)
-        .zip(drafts)
-        .zip(supported)
-        .enumerate()
-    {
-        let gold_tokens: BTreeSet<String> = slot_documents(slot)
-            .flat_map(|i| profiles[i].tokens.iter().cloned())
-            .collect();
-        let question_tokens = lexical.tokens(&draft.question);
-        let overlap = screen::overlap(&question_tokens, &gold_tokens);
-        let label = screen::label(slot.class, overlap.unwrap_or(0.0), args.literal_overlap);
-        let qid = format!("{}{:04}", args.qid_prefix, index + 1);
-        let dropped = if let Some((field, chars, limit)) = draft.too_long() {
-            Some(Dropped::TooLong {
-                field,
-                chars,
-                limit,
-            })
-        } else if overlap.is_none() {
-            Some(Dropped::NoContentWords)
-        } else if claims.0 < claims.1 {
-            Some(Dropped::Unsupported {
-                claims: claims.1,
-                supported: claims.0,
-            })
-        } else if slot.class == QuestionClass::Numeric
-            && !screen::states_a_number_of(&draft.answer, &task.gold_text())
-        {
-            Some(Dropped::NoNumberFromDocument)
-        } else {
-            screen::duplicate_of(&question_tokens, &seen)
-        };
-        if dropped.is_none() {
-            seen.push((qid.clone(), question_tokens));
-        }
-        outcomes.push(Outcome {
-            qid,
-            asked: slot.class,
-            label,
-            doc_ids: slot_documents(slot)
-                .map(|i| corpus.documents[i].doc_id.clone())
-                .collect(),
-            draft,
-            overlap,
-            claims,
-            dropped,
-        });
-    }
+    let drafted = Drafted {
+        slots: &sampled.slots,
+        tasks: &tasks,
+        drafts,
+        claims: supported,
+    };
+    let outcomes = screened(args, &documents, &lexical, drafted, known);
     let run = Run {
         generator_name: args.generator.clone(),
         generator_identity: generator.draft_identity(),
@@ -241,12 +194,107 @@ pub(crate) fn run(args: SynthArgs) -> Result<i32> {
         cost,
     };
     write_outputs(&args.out, &run, &outcomes)?;
+    print_summary(args, &run, &outcomes)
+}
+
+/// What the generator drafted, slot by slot.
+struct Drafted<'a> {
+    slots: &'a [Slot],
+    tasks: &'a [DraftTask],
+    drafts: Vec<Draft>,
+    /// (supported, total) claims of each draft's answer.
+    claims: Vec<(usize, usize)>,
+}
+
+/// Every draft with what became of it: kept, or dropped by the first check it fails.
+fn screened(
+    args: &SynthArgs,
+    documents: &Documents<'_>,
+    lexical: &LexicalJudge,
+    drafted: Drafted<'_>,
+    known: Vec<(String, BTreeSet<String>)>,
+) -> Vec<Outcome> {
+    let Drafted {
+        slots,
+        tasks,
+        drafts,
+        claims: supported,
+    } = drafted;
+    let mut outcomes = Vec::with_capacity(drafts.len());
+    let mut seen = known;
+    for (index, (((slot, task), draft), claims)) in slots
+        .iter()
+        .zip(tasks)
+        .zip(drafts)
+        .zip(supported)
+        .enumerate()
+    {
+        let gold_tokens: BTreeSet<String> = slot_documents(slot)
+            .flat_map(|i| documents.profiles[i].tokens.iter().cloned())
+            .collect();
+        let question_tokens = lexical.tokens(&draft.question);
+        let overlap = screen::overlap(&question_tokens, &gold_tokens);
+        let label = screen::label(slot.class, overlap.unwrap_or(0.0), args.literal_overlap);
+        let qid = format!("{}{:04}", args.qid_prefix, index + 1);
+        let dropped = why_dropped(&draft, overlap, claims, (slot, task))
+            .or_else(|| screen::duplicate_of(&question_tokens, &seen));
+        if dropped.is_none() {
+            seen.push((qid.clone(), question_tokens));
+        }
+        outcomes.push(Outcome {
+            qid,
+            asked: slot.class,
+            label,
+            doc_ids: slot_documents(slot)
+                .map(|i| documents.corpus.documents[i].doc_id.clone())
+                .collect(),
+            draft,
+            overlap,
+            claims,
+            dropped,
+        });
+    }
+    outcomes
+}
+
+/// Why a draft is dropped before the duplicate check, if it is: too long, no content words, an
+/// unsupported claim, or (`numeric`) no number of the answer stated by its document.
+fn why_dropped(
+    draft: &Draft,
+    overlap: Option<f64>,
+    claims: (usize, usize),
+    (slot, task): (&Slot, &DraftTask),
+) -> Option<Dropped> {
+    if let Some((field, chars, limit)) = draft.too_long() {
+        Some(Dropped::TooLong {
+            field,
+            chars,
+            limit,
+        })
+    } else if overlap.is_none() {
+        Some(Dropped::NoContentWords)
+    } else if claims.0 < claims.1 {
+        Some(Dropped::Unsupported {
+            claims: claims.1,
+            supported: claims.0,
+        })
+    } else if slot.class == QuestionClass::Numeric
+        && !screen::states_a_number_of(&draft.answer, &task.gold_text())
+    {
+        Some(Dropped::NoNumberFromDocument)
+    } else {
+        None
+    }
+}
+
+/// What a run drafted and kept, what it cost, where to review it, and the sample's notes.
+fn print_summary(args: &SynthArgs, run: &Run, outcomes: &[Outcome]) -> Result<()> {
     let kept = outcomes.iter().filter(|o| o.dropped.is_none()).count();
     write_human(&format!(
         "drafted {} of {} queries asked; kept {kept} ({})\n{}\nreview {}, then `ragate qrels accept {} --tier T` (or --into FILE)\n",
         outcomes.len(),
         args.count,
-        class_counts(&outcomes),
+        class_counts(outcomes),
         sheet::cost_text(&run.cost),
         args.out.join(REVIEW_FILE).display(),
         args.out.join(DRAFT_FILE).display(),
@@ -254,7 +302,7 @@ pub(crate) fn run(args: SynthArgs) -> Result<i32> {
     for note in &run.notes {
         write_human(&format!("note: {note}\n"))?;
     }
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 /// `--dry-run`: what drafting `tasks` would ask the generator, from a read-only look at the
@@ -265,7 +313,7 @@ fn dry_run(
     generator: &Judge,
     tasks: &[DraftTask],
     notes: &[String],
-) -> Result<i32> {
+) -> Result<()> {
     let cache = crate::run::config_judge::read_only_cache(config)?;
     let planned = generator.plan_drafts(tasks, cache.as_ref())?;
     let Some(requests) = planned.requests else {
@@ -301,8 +349,7 @@ fn dry_run(
     for note in notes {
         text.push_str(&format!("note: {note}\n"));
     }
-    write_human(&text)?;
-    Ok(exit_code::SUCCESS)
+    write_human(&text)
 }
 
 /// The corpus indices of a slot's documents: the sampled one, then a multi-topic partner.

@@ -58,16 +58,8 @@ pub(super) fn sample(
         .filter(|&i| profiles[i].tokens.len() >= MIN_CONTENT_WORDS)
         .collect();
     eligible.sort_by_key(|&i| (profiles[i].tokens.len(), i));
-    let strata_count = STRATA.min(eligible.len()).max(1);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut strata: Vec<Vec<usize>> = (0..strata_count)
-        .map(|s| {
-            let range = s * eligible.len() / strata_count..(s + 1) * eligible.len() / strata_count;
-            let mut members = eligible[range].to_vec();
-            stats::shuffle(&mut members, &mut rng);
-            members
-        })
-        .collect();
+    let mut strata = strata(&eligible, seed);
+    let strata_count = strata.len();
     // The inverted index is built only when a multi-topic draft needs a partner.
     let partners = classes
         .contains(&QuestionClass::MultiTopic)
@@ -82,13 +74,7 @@ pub(super) fn sample(
         }
         let first = (i / classes.len()) % strata_count;
         let wanted = |doc: &usize| class != QuestionClass::Numeric || profiles[*doc].has_number;
-        let picked = (0..strata_count)
-            .map(|step| (first + step) % strata_count)
-            .find_map(|s| {
-                let at = strata[s].iter().position(wanted)?;
-                Some((s, strata[s].remove(at)))
-            });
-        let Some((stratum, primary)) = picked else {
+        let Some((stratum, primary)) = pick(&mut strata, first, wanted) else {
             exhausted.insert(class);
             notes.push(format!(
                 "no document left for a {} question: fewer {} drafts than asked",
@@ -121,6 +107,35 @@ pub(super) fn sample(
         eligible: eligible.len(),
         notes,
     }
+}
+
+/// The eligible documents (sorted short to long) in [`STRATA`] equal parts (fewer when there are
+/// fewer documents, at least one), each shuffled with the seed.
+fn strata(eligible: &[usize], seed: u64) -> Vec<Vec<usize>> {
+    let strata_count = STRATA.min(eligible.len()).max(1);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..strata_count)
+        .map(|s| {
+            let range = s * eligible.len() / strata_count..(s + 1) * eligible.len() / strata_count;
+            let mut members = eligible[range].to_vec();
+            stats::shuffle(&mut members, &mut rng);
+            members
+        })
+        .collect()
+}
+
+/// The first wanted document of the strata from stratum `first` on (wrapping round), taken out
+/// of its stratum: (stratum, document).
+fn pick(
+    strata: &mut [Vec<usize>],
+    first: usize,
+    wanted: impl Fn(&usize) -> bool,
+) -> Option<(usize, usize)> {
+    let count = strata.len();
+    (0..count).map(|step| (first + step) % count).find_map(|s| {
+        let at = strata[s].iter().position(&wanted)?;
+        Some((s, strata[s].remove(at)))
+    })
 }
 
 /// An inverted index of the documents' tokens, to find a multi-topic partner.

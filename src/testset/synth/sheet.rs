@@ -29,16 +29,7 @@ pub(super) fn markdown(run: &Run, outcomes: &[Outcome], draft_file: &str) -> Str
         inert::code(&run.judge_name, 80),
     )
     .expect("writing to a String");
-    let mut dropped: BTreeMap<&str, usize> = BTreeMap::new();
-    for outcome in outcomes {
-        if let Some(reason) = &outcome.dropped {
-            *dropped.entry(reason.key()).or_default() += 1;
-        }
-    }
-    let dropped_text: Vec<String> = dropped
-        .iter()
-        .map(|(key, count)| format!("{count} {key}"))
-        .collect();
+    let dropped_text = dropped_counts(outcomes);
     writeln!(
         text,
         "**Kept {kept} of {}**{}.\n",
@@ -71,36 +62,53 @@ pub(super) fn markdown(run: &Run, outcomes: &[Outcome], draft_file: &str) -> Str
          |---|---|---|---:|---:|---|---|---|\n",
     );
     for outcome in outcomes {
-        let status = match &outcome.dropped {
-            None => "kept".to_string(),
-            Some(reason) => format!("dropped: {}", inert::cell(&reason.reason(), 200)),
-        };
-        let class = if outcome.label == outcome.asked {
-            outcome.label.name().to_string()
-        } else {
-            format!("{} ({})", outcome.label.name(), outcome.asked.name())
-        };
-        let overlap = outcome
-            .overlap
-            .map_or_else(|| "-".to_string(), |o| format!("{o:.2}"));
-        let (supported, total) = outcome.claims;
-        let claims = format!("{supported}/{total}");
-        let gold: Vec<String> = outcome
-            .doc_ids
-            .iter()
-            .map(|id| inert::code_cell(id, 80))
-            .collect();
-        writeln!(
-            text,
-            "| {} | {status} | {class} | {overlap} | {claims} | {} | {} | {} |",
-            inert::code_cell(&outcome.qid, 80),
-            inert::cell(&outcome.draft.question, QUESTION_CHARS),
-            inert::cell(&outcome.draft.answer, ANSWER_CHARS),
-            gold.join(" "),
-        )
-        .expect("writing to a String");
+        text.push_str(&row(outcome));
     }
     text
+}
+
+/// Drafts dropped per reason, as `2 too-long`, by the reason's key.
+fn dropped_counts(outcomes: &[Outcome]) -> Vec<String> {
+    let mut dropped: BTreeMap<&str, usize> = BTreeMap::new();
+    for outcome in outcomes {
+        if let Some(reason) = &outcome.dropped {
+            *dropped.entry(reason.key()).or_default() += 1;
+        }
+    }
+    dropped
+        .iter()
+        .map(|(key, count)| format!("{count} {key}"))
+        .collect()
+}
+
+/// One draft's row of the table, with its line ending.
+fn row(outcome: &Outcome) -> String {
+    let status = match &outcome.dropped {
+        None => "kept".to_string(),
+        Some(reason) => format!("dropped: {}", inert::cell(&reason.reason(), 200)),
+    };
+    let class = if outcome.label == outcome.asked {
+        outcome.label.name().to_string()
+    } else {
+        format!("{} ({})", outcome.label.name(), outcome.asked.name())
+    };
+    let overlap = outcome
+        .overlap
+        .map_or_else(|| "-".to_string(), |o| format!("{o:.2}"));
+    let (supported, total) = outcome.claims;
+    let claims = format!("{supported}/{total}");
+    let gold: Vec<String> = outcome
+        .doc_ids
+        .iter()
+        .map(|id| inert::code_cell(id, 80))
+        .collect();
+    format!(
+        "| {} | {status} | {class} | {overlap} | {claims} | {} | {} | {} |\n",
+        inert::code_cell(&outcome.qid, 80),
+        inert::cell(&outcome.draft.question, QUESTION_CHARS),
+        inert::cell(&outcome.draft.answer, ANSWER_CHARS),
+        gold.join(" "),
+    )
 }
 
 /// What the generator's calls cost, as far as it is known.
