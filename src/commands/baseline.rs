@@ -6,16 +6,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use similar::TextDiff;
 
-use crate::outputs::output_files;
-
-use crate::outputs::output_table;
-
 use crate::baseline::results::{Results, RunStatus};
 use crate::baseline::store;
 use crate::cli::{AcceptArgs, GateFormat, ShowArgs};
 use crate::config::{self, Config, Tier};
 use crate::error::{Error, Result};
 use crate::exit_code;
+use crate::outputs::output_files;
+use crate::outputs::output_table;
 use crate::outputs::stdout::write_document;
 use crate::outputs::stdout::write_human;
 use crate::outputs::writer;

@@ -12,8 +12,6 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::outputs::output_files;
-
 use crate::cli::{ConvertArgs, ConvertFormat};
 use crate::error::{Error, Result, shorten};
 use crate::exit_code;
@@ -21,6 +19,7 @@ use crate::input::qrels::{Qrels, QueryQrels};
 use crate::input::queries::{self, QueryText};
 use crate::input::text_file::TextFile;
 use crate::input::{self, QrelsFormat, beir};
+use crate::outputs::output_files;
 use crate::outputs::writer;
 use crate::term;
 

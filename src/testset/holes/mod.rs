@@ -1,7 +1,7 @@
-//! The holes of `ragate holes`: the retrieved-but-unjudged documents of a tier within its gated depth, pooled
-//! across runs and ranked by how much a judgment can move the gated metrics ([`pool`]); with
-//! `--judge`, a judge's proposed grades written to a proposals file ([`propose`]), never into
-//! the qrels.
+//! The holes of `ragate holes`: the retrieved-but-unjudged documents of a tier within its gated
+//! depth, pooled across runs and ranked by how much a judgment can move the gated metrics
+//! ([`pool`]); with `--judge`, a judge's proposed grades written to a proposals file
+//! ([`propose`]), never into the qrels.
 
 mod pool;
 mod propose;

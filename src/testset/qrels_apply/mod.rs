@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 
 use similar::TextDiff;
 
-use crate::commands::baseline;
-
 use crate::baseline::store;
+use crate::commands::baseline;
 use crate::config::{self, TierSource};
 use crate::error::{Error, Result};
 use crate::input::judged_by::{self, ModelJudgment};
