@@ -61,11 +61,11 @@
 //! ```
 #![warn(missing_docs)]
 
-pub(crate) mod app;
 pub(crate) mod as_written;
 pub mod baseline;
 pub(crate) mod cli;
 pub(crate) mod columns;
+pub(crate) mod commands;
 pub mod config;
 pub(crate) mod digest;
 pub mod env;
@@ -82,12 +82,14 @@ pub mod input;
 pub(crate) mod json_text;
 pub mod judge;
 pub mod metrics;
+pub(crate) mod outputs;
 pub(crate) mod pipeline;
 pub(crate) mod process_group;
 pub(crate) mod progress;
 #[cfg(test)]
 mod reader_fuzz;
 pub mod report;
+pub(crate) mod run;
 pub(crate) mod secrets;
 pub mod settings;
 pub(crate) mod shard;
@@ -101,6 +103,7 @@ pub(crate) mod stderr_tail;
 pub(crate) mod subprocess;
 pub(crate) mod suggest;
 pub(crate) mod term;
+pub(crate) mod testset;
 pub(crate) mod tier;
 
 /// Runs the `ragate` command line on the process's arguments and returns its exit code (0 pass,
@@ -113,18 +116,18 @@ pub fn run_cli() -> std::process::ExitCode {
     // A command line that does not parse exits 2 as well: with `--format json` its document
     // says so.
     let cli = cli::parse(&args, |message| {
-        if let Some(document) = app::error_output::requested_in_args(&args) {
+        if let Some(document) = outputs::error_output::requested_in_args(&args) {
             let _ = term::write_stdout(&document.render(message, false), term::Stdout::Document);
         }
     });
     term::init(cli.terminal.color, cli.terminal.quiet);
-    let document = app::error_output::requested(&cli);
-    match app::run(cli) {
+    let document = outputs::error_output::requested(&cli);
+    match commands::run(cli) {
         Ok(code) => std::process::ExitCode::from(code as u8),
         Err(error) => {
             term::error(&error);
-            if let Some(document) = document.filter(|_| !app::stdout_written()) {
-                let message = app::error_output::with_causes(&error);
+            if let Some(document) = document.filter(|_| !outputs::stdout::stdout_written()) {
+                let message = outputs::error_output::with_causes(&error);
                 // stdout already closed: the exit code and stderr still say it.
                 let _ = term::write_stdout(
                     &document.render(&message, http::retryable(&error)),

@@ -1,7 +1,7 @@
 //! The run-to-run noise of a tier run `repeats` times: per metric, the pooled within-query
 //! variance of the query's values across the runs. A gate run reports it, and its results file
 //! (so the baseline accepted from it) stores it: the noise of a per-query delta is this run's and
-//! the baseline's (see `app::repeats::describe`).
+//! the baseline's (see `run::repeats::describe`).
 
 use std::collections::BTreeMap;
 

@@ -7,7 +7,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::baseline::results::{FORMAT, Results};
 use crate::error::{Error, Location, Result};
@@ -150,6 +150,17 @@ pub(crate) fn resolve_links(path: &Path) -> std::path::PathBuf {
     path
 }
 
+/// Acceptance time: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now; UTC RFC 3339.
+pub(crate) fn accepted_utc() -> Result<String> {
+    let time = match crate::env::source_date_epoch()? {
+        Some(text) => {
+            UNIX_EPOCH + Duration::from_secs(crate::env::source_date_epoch_seconds(&text)?)
+        }
+        None => SystemTime::now(),
+    };
+    Ok(humantime::format_rfc3339_seconds(time).to_string())
+}
+
 /// How old a temporary file of [`write_atomic`] must be for a later write of the same path to
 /// remove it (history's records use the same age). A write killed before its rename (SIGKILL,
 /// a full disk) leaves one behind; a younger one may be another write's, running now.
@@ -286,7 +297,7 @@ mod tests {
         for path in [&old, &young, &other] {
             std::fs::write(path, "partial").unwrap();
         }
-        let long_ago = std::time::SystemTime::now() - STALE_TEMP - Duration::from_secs(60);
+        let long_ago = SystemTime::now() - STALE_TEMP - Duration::from_secs(60);
         for path in [&old, &other] {
             std::fs::File::options()
                 .write(true)

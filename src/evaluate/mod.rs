@@ -4,6 +4,7 @@
 
 mod answers;
 mod assemble;
+pub(crate) mod judge_consistency;
 pub mod operational;
 mod plan;
 mod relevance;

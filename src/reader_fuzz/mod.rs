@@ -177,7 +177,7 @@ const READERS: &[Reader] = &[
         target: "s1/shard.json",
         seeds: &["shard.json"],
         companions: &[],
-        read: |dir| crate::app::merge::read_shard(&dir.join("s1")).map(drop),
+        read: |dir| crate::commands::merge::read_shard(&dir.join("s1")).map(drop),
     },
     Reader {
         name: "config",

@@ -1,6 +1,6 @@
 //! How a `gate` or `merge` run ended, built once: decided against the baseline, measured with no
 //! baseline to compare with, or stopped before it had results. Every output of the run (the
-//! registry in `app::output_table`, rendered by `report::run_outputs`) is a function of it, and
+//! registry in `outputs::output_table`, rendered by `report::run_outputs`) is a function of it, and
 //! its verdict, exit code and headline come from [`RunOutcome::verdict`] alone.
 
 use std::collections::BTreeMap;

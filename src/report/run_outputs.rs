@@ -1,7 +1,7 @@
 //! One render function per output of a `gate` or `merge` run, each over the whole
 //! [`RunOutcome`] and matching it exhaustively: an outcome an output does not render is a compile
-//! error here, not a missing file. The registry (`app::output_table::OUTPUTS`) names where each
-//! goes; the writer (`app::outputs`) writes what these return. A function returns nothing for an
+//! error here, not a missing file. The registry (`outputs::output_table::OUTPUTS`) names where each
+//! goes; the writer (`outputs::writer`) writes what these return. A function returns nothing for an
 //! outcome that has no such output, one text for a file or a stream, one text a line for the line
 //! sinks (warnings, annotations, errors).
 

@@ -11,6 +11,8 @@
 //! quarters of its text for a shuffled run) fits [`ReadOptions::memory_budget`] (320 MiB by
 //! default: a shuffled run of about 440 MB), else sorted by query through temporary files
 //! (`spill`); both in bounded memory.
+//!
+//! Over 600 lines only for its `mod tests` (some 470 lines of block and thread boundary cases).
 
 use std::ops::ControlFlow;
 use std::path::Path;
