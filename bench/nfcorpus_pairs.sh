@@ -5,13 +5,19 @@
 # RAGATE_REAL_DATA=DIR); writes only to OUTDIR.
 #
 #   bench/nfcorpus_pairs.sh /tmp/nfp
-#   RAGATE_PAIRS=/tmp/nfp cargo test --test integration statistics_real -- --ignored --nocapture
+#   RAGATE_PAIRS=/tmp/nfp cargo test --test integration statistics_real_nfcorpus -- --nocapture
+#
+# The copy in tests/fixtures/nfcorpus_pairs/ is these two files (`RAGATE_BIN_DIR=target/debug`
+# takes the test build's binaries instead of a release build; the committed copy was written so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/nfcorpus_pairs.sh OUTDIR}
 data=${RAGATE_REAL_DATA:-../shared/data}
-cargo build --release --locked --quiet --workspace --bins
-bin=${CARGO_TARGET_DIR:-target}/release
+bin=${RAGATE_BIN_DIR:-}
+if [[ -z $bin ]]; then
+    cargo build --release --locked --quiet --workspace --bins
+    bin=${CARGO_TARGET_DIR:-target}/release
+fi
 mkdir -p "$out"
 "$bin/ragate" convert --queries "$data/nfcorpus/queries.jsonl" \
     --qrels "$data/nfcorpus/qrels.tsv" --split test --keep type --out "$out/nf.jsonl"

@@ -24,7 +24,6 @@ use crate::gate::{
     reported, zero_limit,
 };
 use crate::metrics::metric::Metric;
-use crate::metrics::retrieval::Direction;
 use crate::suggest;
 
 /// A judged@k share below this warns that most retrieved docs are unjudged.
@@ -303,7 +302,7 @@ pub fn family_levels(
         tested
             && checks
                 .iter()
-                .any(|c| matches!(c.slice, Slice::All) == primary && limits_change(c))
+                .any(|c| matches!(c.slice, Slice::All) == primary && verdict::has_change_limit(c))
     };
     let families = [present(true), present(false), ppi_floors > 0];
     let share = alpha / families.iter().filter(|f| **f).count().max(1) as f64;
@@ -319,15 +318,6 @@ pub fn family_levels(
         },
         floor_level,
     )
-}
-
-/// Whether the check's rule limits the change from the baseline in the metric's direction.
-fn limits_change(check: &Check<'_>) -> bool {
-    let l = &check.rule.limits;
-    match check.rule.metric.direction() {
-        Direction::HigherIsBetter => l.max_drop.is_some() || l.max_drop_pct.is_some(),
-        Direction::LowerIsBetter => l.max_increase.is_some() || l.max_increase_pct.is_some(),
-    }
 }
 
 /// The floors (`min`, `max`) of the tier's rules on a run without a baseline (its first run),

@@ -256,12 +256,22 @@ fn proving(settings: &GateSettings) -> bool {
     settings.inconclusive == InconclusivePolicy::Fail && settings.decision == Decision::Significant
 }
 
-/// Whether the rule limits the change from the baseline (not only the current mean).
-fn has_change_limit(check: &Check<'_>) -> bool {
-    let l = &check.rule.limits;
+/// Whether the check's rule limits the change from the baseline in the metric's direction (not
+/// only the current mean): what makes a check tested against a limit, here and in the error
+/// budget's families (`decision::family_levels`). Every limit is named, so that a new kind of
+/// limit has to be placed on one side or the other.
+pub(crate) fn has_change_limit(check: &Check<'_>) -> bool {
+    let Limits {
+        max_drop,
+        max_drop_pct,
+        min: _,
+        max_increase,
+        max_increase_pct,
+        max: _,
+    } = check.rule.limits;
     match check.rule.metric.direction() {
-        Direction::HigherIsBetter => l.max_drop.is_some() || l.max_drop_pct.is_some(),
-        Direction::LowerIsBetter => l.max_increase.is_some() || l.max_increase_pct.is_some(),
+        Direction::HigherIsBetter => max_drop.is_some() || max_drop_pct.is_some(),
+        Direction::LowerIsBetter => max_increase.is_some() || max_increase_pct.is_some(),
     }
 }
 

@@ -741,8 +741,19 @@ pub(crate) const README_PIPELINE: &str = r#"["cargo", "run", "--release", "-p", 
 /// outer `cargo test --workspace`: a `cargo build` would build the proc-macro crates under
 /// another profile (dev, where a test build uses test) and everything above them a second time
 /// (1.5 min on 2 cores), and `-p ragate-example-pipeline` alone would change shared crates'
-/// features.
+/// features. `RAGATE_EXAMPLE_PIPELINE=PATH` names a binary already built instead (.ci/run, whose
+/// test build made it): then no cargo runs, so these tests do not wait for the build directory's
+/// lock while another cargo command holds it beside the tests.
 pub(crate) fn built_example_pipeline(repo: &Path) -> std::path::PathBuf {
+    if let Some(built) = std::env::var_os("RAGATE_EXAMPLE_PIPELINE") {
+        let built = std::path::PathBuf::from(built);
+        assert!(
+            built.is_file(),
+            "RAGATE_EXAMPLE_PIPELINE={}: no such file",
+            built.display()
+        );
+        return built;
+    }
     // This test binary is <target>/<profile>/deps/integration-<hash>.
     let exe = std::env::current_exe().unwrap();
     let target = exe

@@ -1,8 +1,11 @@
 //! The test against the limit on real per-query deltas: two systems (the example pipeline's
-//! `bm25` and `rerank`) on the NFCorpus test split (323 queries), per-query values written by
-//! `bench/nfcorpus_pairs.sh OUTDIR` from ../shared/data. Ignored in CI (it needs that data);
-//! run with `RAGATE_PAIRS=OUTDIR cargo test --test integration statistics_real --
-//! --ignored --nocapture`. Results are recorded in docs/statistics.md.
+//! `bm25` and `rerank`) on the NFCorpus test split (323 queries), their per-query values as
+//! `bench/nfcorpus_pairs.sh OUTDIR` writes them from ../shared/data. A copy of those two files is
+//! committed (tests/fixtures/nfcorpus_pairs/: per-query metric values of the example pipeline,
+//! no text or judgments of the collection), so the test runs in the README's command, with a
+//! tenth of the trials; `RAGATE_PAIRS=OUTDIR cargo test --test integration statistics_real_nfcorpus
+//! -- --nocapture` runs it on freshly written files with every trial (the figures recorded in
+//! docs/statistics.md).
 //!
 //! For each metric the population is the 323 per-query deltas `rerank - bm25`. Centred on mean
 //! zero it is a real, skewed null; shifted so that the mean worsening is a multiple of the limit it
@@ -12,7 +15,7 @@
 mod runs;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rand_chacha::ChaCha8Rng;
 
@@ -84,11 +87,23 @@ fn results(values: &BTreeMap<&str, Vec<f64>>) -> Results {
 }
 
 #[test]
-#[ignore = "needs per-query values from bench/nfcorpus_pairs.sh (RAGATE_PAIRS=DIR)"]
 fn statistics_real_nfcorpus_pairs() {
-    let dir = std::env::var("RAGATE_PAIRS").expect("RAGATE_PAIRS=DIR from bench/nfcorpus_pairs.sh");
-    let bm25 = per_query(&Path::new(&dir).join("bm25.tsv"));
-    let rerank = per_query(&Path::new(&dir).join("rerank.tsv"));
+    // The committed copy unless RAGATE_PAIRS names freshly written files; a tenth of the trials
+    // on the copy, so that it stays a few seconds of the README's command.
+    let (dir, trials, source) = match std::env::var_os("RAGATE_PAIRS") {
+        Some(dir) => (PathBuf::from(dir), TRIALS, "RAGATE_PAIRS"),
+        None => (
+            crate::fixture("nfcorpus_pairs"),
+            TRIALS / 10,
+            "the committed copy: RAGATE_PAIRS is not set",
+        ),
+    };
+    println!(
+        "per-query values from {} ({source}), {trials} trials",
+        dir.display()
+    );
+    let bm25 = per_query(&dir.join("bm25.tsv"));
+    let rerank = per_query(&dir.join("rerank.tsv"));
     // Per metric: the deltas (rerank - bm25), centred on mean zero.
     let centred: BTreeMap<&str, Vec<f64>> = METRICS
         .iter()
@@ -128,7 +143,7 @@ fn statistics_real_nfcorpus_pairs() {
             let limit = -sign * mean;
             for level in [ALPHA, ALPHA / 4.0] {
                 let mut rng = stats::rng_for(7, &format!("{metric} {sign} {level}"));
-                let rejected = (0..TRIALS * 5)
+                let rejected = (0..trials * 5)
                     .filter(|_| {
                         let sample: Vec<f64> = (0..n)
                             .map(|_| worsening[(uniform(&mut rng) * n as f64) as usize])
@@ -136,15 +151,21 @@ fn statistics_real_nfcorpus_pairs() {
                         limit_test::test(&sample, limit, Some(1.0)).p_value <= level
                     })
                     .count();
-                let rate = rejected as f64 / (TRIALS * 5) as f64;
+                let rate = rejected as f64 / (trials * 5) as f64;
+                let direction = if sign > 0.0 {
+                    "as measured"
+                } else {
+                    "mirrored"
+                };
                 println!(
-                    "null {metric} ({}): level {level}: rate {rate:.4} = {:.2}x",
-                    if sign > 0.0 {
-                        "as measured"
-                    } else {
-                        "mirrored"
-                    },
+                    "null {metric} ({direction}): level {level}: rate {rate:.4} = {:.2}x",
                     rate / level
+                );
+                // Measured up to 1.65x (ndcg@10 mirrored at alpha / 4, the known gap of
+                // docs/statistics.md); twice the level would be a new one.
+                assert!(
+                    rate <= 2.0 * level,
+                    "null {metric} ({direction}), level {level}: rate {rate}"
                 );
             }
         }
@@ -160,7 +181,7 @@ fn statistics_real_nfcorpus_pairs() {
         let mut rng = stats::rng_for(11, &format!("factor {factor}"));
         let (mut any_fail, mut any_inconclusive) = (0, 0);
         let mut failing_checks = 0;
-        for _ in 0..TRIALS {
+        for _ in 0..trials {
             // One draw of queries, the same for every metric (the metrics move together).
             let picks: Vec<usize> = (0..n)
                 .map(|_| (uniform(&mut rng) * n as f64) as usize)
@@ -195,17 +216,19 @@ fn statistics_real_nfcorpus_pairs() {
             );
         }
         println!(
-            "true worsening {factor}x the limit {LIMIT} on all 4 metrics, {TRIALS} trials: runs failing {:.4}, \
+            "true worsening {factor}x the limit {LIMIT} on all 4 metrics, {trials} trials: runs failing {:.4}, \
              failing checks {:.4} per check, runs with an inconclusive check {:.4}",
-            any_fail as f64 / TRIALS as f64,
-            failing_checks as f64 / (TRIALS * 4) as f64,
-            any_inconclusive as f64 / TRIALS as f64
+            any_fail as f64 / trials as f64,
+            failing_checks as f64 / (trials * 4) as f64,
+            any_inconclusive as f64 / trials as f64
         );
+        let failing = any_fail as f64 / trials as f64;
         if factor < 1.0 {
-            assert!(
-                any_fail as f64 / TRIALS as f64 <= ALPHA,
-                "a tolerated change failed too often"
-            );
+            assert!(failing <= ALPHA, "a tolerated change failed too often");
+        }
+        // Measured: every run fails at 2x and 5x the limit (docs/statistics.md).
+        if factor >= 2.0 {
+            assert!(failing >= 0.95, "{factor}x the limit caught in {failing}");
         }
     }
 }

@@ -598,3 +598,54 @@ fn a_uniform_large_shift_fails_with_p_near_zero() {
     assert_eq!(all.method, Some(Method::SkewCorrectedT));
     assert_eq!(all.p_value, Some(0.0));
 }
+
+#[test]
+fn a_change_limit_is_a_drop_limit_upward_and_an_increase_limit_downward() {
+    // The one test of `has_change_limit`, which both the verdicts and the error budget's families
+    // (`decision::family_levels`) read: each limit alone, on a higher- and a lower-is-better metric.
+    let higher: Metric = RetrievalMetric::Mrr(None).into();
+    let lower: Metric = "latency_ms".parse().unwrap();
+    let one = |set: fn(&mut Limits)| {
+        let mut limits = Limits::default();
+        set(&mut limits);
+        limits
+    };
+    let cases: [(&str, Limits, bool, bool); 7] = [
+        ("none", Limits::default(), false, false),
+        ("max_drop", one(|l| l.max_drop = Some(0.1)), true, false),
+        (
+            "max_drop_pct",
+            one(|l| l.max_drop_pct = Some(5.0)),
+            true,
+            false,
+        ),
+        ("min", one(|l| l.min = Some(0.5)), false, false),
+        (
+            "max_increase",
+            one(|l| l.max_increase = Some(1.0)),
+            false,
+            true,
+        ),
+        (
+            "max_increase_pct",
+            one(|l| l.max_increase_pct = Some(5.0)),
+            false,
+            true,
+        ),
+        ("max", one(|l| l.max = Some(100.0)), false, false),
+    ];
+    for (name, limits, upward, downward) in cases {
+        for (metric, expected) in [(higher, upward), (lower, downward)] {
+            let rule = Rule {
+                metric,
+                slice: None,
+                limits,
+            };
+            let check = Check {
+                rule: &rule,
+                slice: Slice::All,
+            };
+            assert_eq!(has_change_limit(&check), expected, "{name} on {metric}");
+        }
+    }
+}
