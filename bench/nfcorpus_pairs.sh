@@ -7,8 +7,8 @@
 #   bench/nfcorpus_pairs.sh /tmp/nfp
 #   RAGATE_PAIRS=/tmp/nfp cargo test --test integration statistics_real_nfcorpus -- --nocapture
 #
-# The copy in tests/fixtures/nfcorpus_pairs/ is these two files (`RAGATE_BIN_DIR=target/debug`
-# takes the test build's binaries instead of a release build; the committed copy was written so).
+# `RAGATE_BIN_DIR=target/debug` takes the test build's binaries instead of a release build
+# (.ci/real-data-check does so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/nfcorpus_pairs.sh OUTDIR}
