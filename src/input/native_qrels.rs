@@ -114,11 +114,16 @@ pub(crate) fn near_miss(key: &str) -> Option<&'static str> {
     }
     let key_squeezed = squeezed(key);
     let lower = key.to_lowercase();
+    let letters = lower.chars().count();
     QrelsLine::fields()
         .iter()
         .filter(|field| !REQUIRED.contains(&field.as_str()) && field.as_str() != key)
         .find(|field| {
-            squeezed(field) == key_squeezed || strsim::damerau_levenshtein(&lower, field) <= 2
+            // Lengths further apart than two take more than two edits (and a long key is not
+            // compared letter by letter).
+            squeezed(field) == key_squeezed
+                || (letters.abs_diff(field.len()) <= 2
+                    && strsim::damerau_levenshtein(&lower, field) <= 2)
         })
         .map(String::as_str)
 }
