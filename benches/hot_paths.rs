@@ -76,10 +76,10 @@ fn bench_trec_read(dir: &std::path::Path) {
     let grouped = write_run(dir, "grouped.trec", &lines);
     stats::shuffle(&mut lines, &mut stats::rng_for(1, "bench shuffle"));
     let shuffled = write_run(dir, "shuffled.trec", &lines);
-    // Every doc id ending in 3 is relevant with grade 1..=3.
+    // Every doc id ending in 3 is relevant with grade 1..=3, the others unjudged.
     let judged = |doc: &[u8]| match doc.last() {
         Some(b'3') => Judgment::from_grade(i32::from(doc.len() as u8 % 3) + 1),
-        _ => Judgment::from_grade(0),
+        _ => Judgment::UNJUDGED,
     };
     let truth = QueryTruth {
         num_relevant: 50,
@@ -107,7 +107,13 @@ fn bench_scoring() {
     let rankings: Vec<Vec<Judgment>> = (0..1_000)
         .map(|_| {
             (0..1_000)
-                .map(|_| Judgment::from_grade(if uniform(&mut rng) < 0.05 { 2 } else { 0 }))
+                .map(|_| {
+                    if uniform(&mut rng) < 0.05 {
+                        Judgment::from_grade(2)
+                    } else {
+                        Judgment::UNJUDGED
+                    }
+                })
                 .collect()
         })
         .collect();

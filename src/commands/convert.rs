@@ -10,14 +10,16 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::cli::{ConvertArgs, ConvertFormat};
 use crate::error::{Error, Result, shorten};
 use crate::exit_code;
+use crate::input::native_qrels::{self, QrelsLine};
 use crate::input::qrels::{Qrels, QueryQrels};
 use crate::input::queries::{self, QueryText};
 use crate::input::text_file::TextFile;
+use crate::input::unique_keys::UniqueKeys;
 use crate::input::{self, QrelsFormat, beir};
 use crate::outputs::output_files;
 use crate::outputs::writer;
@@ -26,24 +28,8 @@ use crate::term;
 /// The BEIR split read when `--split` names none.
 const DEFAULT_BEIR_SPLIT: &str = "test";
 
-/// The fields a native line has whatever is kept.
-const WRITTEN: [&str; 8] = [
-    "qid",
-    "query",
-    "graded_relevance",
-    "gold_doc_ids",
-    "gold_answer_substring",
-    "reference_answer",
-    "judged_by",
-    "drafted_by",
-];
-
 pub(super) fn run(args: ConvertArgs) -> Result<i32> {
-    if let Some(field) = args.keep.iter().find(|f| WRITTEN.contains(&f.as_str())) {
-        return Err(Error::Usage(format!(
-            "--keep {field}: ragate writes this field itself; keep only slice fields (such as `type`)"
-        )));
-    }
+    refuse_kept_native_fields(&args.keep)?;
     let beir = args.format == ConvertFormat::Beir
         || (args.format == ConvertFormat::Auto && args.qrels.is_dir());
     refuse_inputs(&args, beir)?;
@@ -190,7 +176,7 @@ fn render(qrels: &Qrels, order: &[usize], args: &ConvertArgs) -> Result<Lines> {
                 .filter(|key| !args.keep.contains(key))
                 .cloned(),
         );
-        text.push_str(&crate::json_text::compact(&line));
+        text.push_str(&line.to_json());
         text.push('\n');
     }
     let not_kept = if not_kept.is_empty() {
@@ -206,39 +192,33 @@ fn render(qrels: &Qrels, order: &[usize], args: &ConvertArgs) -> Result<Lines> {
 }
 
 /// One query as a native qrels line.
-fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Value> {
+fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<QrelsLine> {
     let text = query_text(query, source)?;
-    let mut line = Map::new();
-    line.insert("qid".into(), query.qid.clone().into());
-    line.insert("query".into(), text.into());
-    let graded: Map<String, Value> = query
-        .judgments
-        .iter()
-        .map(|(doc, judgment)| (doc.to_string(), judgment.grade.into()))
-        .collect();
-    line.insert("graded_relevance".into(), Value::Object(graded));
+    let mut line = QrelsLine {
+        qid: query.qid.clone(),
+        query: text.to_string(),
+        gold_doc_ids: None,
+        // Always written, empty too: a line needs `graded_relevance` or `gold_doc_ids`.
+        graded_relevance: Some(UniqueKeys::default()),
+        gold_answer_substring: query.gold_answer_substring.clone(),
+        reference_answer: query.reference_answer.clone(),
+        slices: UniqueKeys::default(),
+        // The provenance of model judgments (`ragate qrels apply`) and of a drafted query
+        // travels with them.
+        judged_by: (!query.judged_by.is_empty()).then(|| UniqueKeys(query.judged_by.clone())),
+        drafted_by: query.drafted_by.clone(),
+    };
+    for (doc, judgment) in query.judgments.iter() {
+        line.grade(doc, judgment.grade);
+    }
     // Relevance that the grades alone would not give (native `gold_doc_ids`) is kept as such.
     if query
         .judgments
         .iter()
         .any(|(_, j)| j.relevant != (j.grade >= 1))
     {
-        let gold: Vec<Value> = query
-            .judgments
-            .iter()
-            .filter(|(_, j)| j.relevant)
-            .map(|(doc, _)| doc.into())
-            .collect();
-        line.insert("gold_doc_ids".into(), Value::Array(gold));
-    }
-    insert_provenance(&mut line, query);
-    for (key, value) in [
-        ("gold_answer_substring", &query.gold_answer_substring),
-        ("reference_answer", &query.reference_answer),
-    ] {
-        if let Some(value) = value {
-            line.insert(key.into(), value.clone().into());
-        }
+        let gold = query.judgments.iter().filter(|(_, j)| j.relevant);
+        line.gold_doc_ids = Some(gold.map(|(doc, _)| doc.to_string()).collect());
     }
     for field in keep {
         let value = query.attributes.get(field).ok_or_else(|| {
@@ -251,9 +231,31 @@ fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Val
                 ),
             )
         })?;
-        line.insert(field.clone(), value.clone().into());
+        line.slices
+            .0
+            .insert(field.clone(), Value::from(value.as_str()));
     }
-    Ok(Value::Object(line))
+    Ok(line)
+}
+
+/// `--keep` of a field ragate writes itself, or of a near miss of one (which would not read back
+/// as a slice), is a usage error.
+fn refuse_kept_native_fields(keep: &[String]) -> Result<()> {
+    for field in keep {
+        if QrelsLine::fields().contains(field) {
+            return Err(Error::Usage(format!(
+                "--keep {field}: ragate writes this field itself; keep only slice fields (such as `type`)"
+            )));
+        }
+        if let Some(known) = native_qrels::near_miss(field) {
+            return Err(Error::Usage(format!(
+                "--keep {field}: too close to the native qrels field `{known}` to read back as a \
+                 slice field: expected a slice field whose name is not a near miss of a field \
+                 (rename it in the queries file)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A query's text, which a native qrels line needs.
@@ -272,19 +274,6 @@ fn query_text<'q>(query: &'q QueryQrels, source: &Path) -> Result<&'q str> {
                 ),
             )
         })
-}
-
-/// The provenance of model judgments (`ragate qrels apply`) and of a drafted query travels with
-/// them.
-fn insert_provenance(line: &mut Map<String, Value>, query: &QueryQrels) {
-    if !query.judged_by.is_empty() {
-        let judged_by = serde_json::to_value(&query.judged_by).expect("provenance serialises");
-        line.insert("judged_by".into(), judged_by);
-    }
-    if let Some(drafted_by) = &query.drafted_by {
-        let drafted_by = serde_json::to_value(drafted_by).expect("provenance serialises");
-        line.insert("drafted_by".into(), drafted_by);
-    }
 }
 
 #[cfg(test)]
@@ -370,6 +359,31 @@ mod tests {
         let back = input::load_qrels(&dir.join("out.jsonl"), None, "test", None).unwrap();
         assert_eq!(back.queries()[1].judgments.get("d2").unwrap().grade, 1);
         assert_eq!(back.queries()[0].attributes["type"], "x");
+    }
+
+    #[test]
+    fn a_kept_field_named_like_a_native_field_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        write(dir, "qrels.tsv", "a\td1\t1\n");
+        write(
+            dir,
+            "queries.jsonl",
+            "{\"qid\":\"a\",\"query\":\"x\",\"reference_anwser\":\"y\"}\n",
+        );
+        for (keep, expected) in [
+            ("query", "--keep query: ragate writes this field itself"),
+            (
+                "reference_anwser",
+                "--keep reference_anwser: too close to the native qrels field `reference_answer`",
+            ),
+        ] {
+            let err = run(args(dir, Some("queries.jsonl"), None, &[keep]))
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(expected), "{err}");
+        }
+        assert!(!dir.join("out.jsonl").exists());
     }
 
     #[test]

@@ -109,11 +109,6 @@ pub struct Evaluation {
     pub embeddings: Vec<EmbeddedQuery>,
 }
 
-const UNJUDGED: Judgment = Judgment {
-    grade: 0,
-    relevant: false,
-};
-
 /// How one run query fared.
 // Nearly every outcome is `Scored`: boxing it would add an allocation per query and save nothing.
 #[allow(clippy::large_enum_variant)]
@@ -132,6 +127,17 @@ struct Scored {
     operational: Operational,
     relevance: Option<RelevanceParts>,
     empty_excluded: bool,
+    duplicates: usize,
+    first_duplicate: Option<Box<str>>,
+}
+
+/// A query's retrieved documents as the metrics read them, and what was noticed on the way.
+struct Ranking {
+    /// The judgments in rank order ([`Judgment::UNJUDGED`] for a document the qrels do not judge).
+    judgments: Vec<Judgment>,
+    /// The first `keep_ranked` doc ids, for the report.
+    kept: Vec<String>,
+    /// Retrieved ids that repeat an earlier one, and the first of them.
     duplicates: usize,
     first_duplicate: Option<Box<str>>,
 }
@@ -167,12 +173,28 @@ impl Scorer<'_> {
         position: usize,
         ranked: impl ExactSizeIterator<Item = &'d [u8]>,
     ) -> Outcome {
-        let truth = &self.truths[position];
         if !self.is_scored(position) {
             return Outcome::NoRelevant;
         }
+        let ranking = self.rank(position, ranked);
+        let mut scored = self.scored(position, &ranking.judgments, ranking.kept);
+        if let Outcome::Scored { scores, .. } = &mut scored {
+            scores.duplicates = ranking.duplicates;
+            scores.first_duplicate = ranking.first_duplicate;
+        }
+        scored
+    }
+
+    /// The judgments of the query at `position` for its ranked doc ids (in rank order), as deep
+    /// as the metrics read: [`Judgment::UNJUDGED`] for a document the qrels do not judge.
+    fn rank<'d>(
+        &self,
+        position: usize,
+        ranked: impl ExactSizeIterator<Item = &'d [u8]>,
+    ) -> Ranking {
+        let truth = &self.truths[position];
         let query: &QueryQrels = &self.qrels.queries()[position];
-        let mut ranking: Vec<Judgment> = Vec::new();
+        let mut judgments: Vec<Judgment> = Vec::new();
         let mut first_chunk: FxHashMap<&[u8], &[u8]> =
             FxHashMap::with_capacity_and_hasher(ranked.len().min(256), Default::default());
         let mut duplicates = 0;
@@ -182,7 +204,7 @@ impl Scorer<'_> {
         for retrieved in ranked {
             if self
                 .depth
-                .is_satisfied(ranking.len(), found_relevant, truth)
+                .is_satisfied(judgments.len(), found_relevant, truth)
                 && kept.len() >= self.keep_ranked
             {
                 break;
@@ -203,19 +225,19 @@ impl Scorer<'_> {
                 }
             }
             // Ids that are not UTF-8 cannot be judged (qrels ids are text); readers reject them anyway.
-            let judgment = query.judgments.get_bytes(doc).unwrap_or(UNJUDGED);
+            let judgment = query.judgments.get_bytes(doc).unwrap_or(Judgment::UNJUDGED);
             found_relevant |= judgment.relevant;
-            ranking.push(judgment);
+            judgments.push(judgment);
             if kept.len() < self.keep_ranked {
                 kept.push(String::from_utf8_lossy(doc).into_owned());
             }
         }
-        let mut scored = self.scored(position, &ranking, kept);
-        if let Outcome::Scored { scores, .. } = &mut scored {
-            scores.duplicates = duplicates;
-            scores.first_duplicate = first_duplicate;
+        Ranking {
+            judgments,
+            kept,
+            duplicates,
+            first_duplicate,
         }
-        scored
     }
 
     /// The outcome of the query at `position` from its judgments in rank order and the doc ids

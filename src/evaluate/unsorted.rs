@@ -3,8 +3,8 @@
 
 use hashbrown::hash_table::{Entry, HashTable};
 
-use super::{Outcome, Scorer, UNJUDGED};
-use crate::input::judgments::id_hash;
+use super::{Outcome, Scorer};
+use crate::input::judgments::{Judgments, id_hash};
 use crate::input::qrels::Judgment;
 use crate::input::trec_run::{self, RunEntry};
 
@@ -32,7 +32,14 @@ pub(super) fn score(
         // Excluded; or kept (`no_relevant: zero`), scored by the ordered path with its ranking.
         return (!scorer.is_scored(position)).then_some(Outcome::NoRelevant);
     }
-    let judgments = &scorer.qrels.queries()[position].judgments;
+    let ranking = ranking(&scorer.qrels.queries()[position].judgments, entries)?;
+    let kept = top_doc_ids(entries, scorer.keep_ranked);
+    Some(scorer.scored(position, &ranking, kept))
+}
+
+/// The judgments of `entries` (in file order) in trec_eval order: [`Judgment::UNJUDGED`] for a
+/// document `judgments` does not judge. `None` when a doc id repeats.
+fn ranking(judgments: &Judgments, entries: &[RunEntry<'_>]) -> Option<Vec<Judgment>> {
     // The doc ids seen (their positions in `entries`), each id hashed once for this table and
     // the judgments' index.
     let mut seen: HashTable<usize> = HashTable::with_capacity(entries.len());
@@ -45,8 +52,7 @@ pub(super) fn score(
             Entry::Occupied(_) => return None,
             Entry::Vacant(vacant) => vacant.insert(index),
         };
-        let judgment = judgments.get_hashed(hash, entry.doc_id).unwrap_or(UNJUDGED);
-        if judgment != UNJUDGED {
+        if let Some(judgment) = judgments.get_hashed(hash, entry.doc_id) {
             judged.push((*entry, judgment));
         }
     }
@@ -57,7 +63,7 @@ pub(super) fn score(
     // order).
     let judged_scores: Vec<f64> = judged.iter().map(|(entry, _)| entry.score).collect();
     let mut with_judged_ahead = vec![0usize; judged.len() + 1];
-    for entry in entries.iter() {
+    for entry in entries {
         let mut ahead = judged_scores.partition_point(|&score| score > entry.score);
         while judged_scores.get(ahead) == Some(&entry.score)
             && judged[ahead].0.doc_id > entry.doc_id
@@ -66,14 +72,13 @@ pub(super) fn score(
         }
         with_judged_ahead[ahead] += 1;
     }
-    let mut ranking = vec![UNJUDGED; entries.len()];
+    let mut ranking = vec![Judgment::UNJUDGED; entries.len()];
     let mut at_or_ahead = 0;
     for ((_, judgment), count) in judged.iter().zip(&with_judged_ahead) {
         at_or_ahead += count;
         ranking[at_or_ahead - 1] = *judgment;
     }
-    let kept = top_doc_ids(entries, scorer.keep_ranked);
-    Some(scorer.scored(position, &ranking, kept))
+    Some(ranking)
 }
 
 /// The first `count` doc ids in trec_eval order.
@@ -204,12 +209,37 @@ mod tests {
             let mut file_order = entries(&ids, &scores);
             let mut sorted = file_order.clone();
             let expected = values_and_kept(scorer.score(0, trec_run::in_trec_order(&mut sorted)));
+            let ordered = scorer.rank(0, trec_run::in_trec_order(&mut sorted.clone())).judgments;
+            prop_assert_eq!(ranking(&qrels.queries()[0].judgments, &file_order), Some(ordered));
             match score(&scorer, 0, &mut file_order) {
                 Some(outcome) => prop_assert_eq!(values_and_kept(outcome), expected),
                 // Only a query already in score order is left to the scorer here.
                 None => prop_assert!(trec_run::is_in_score_order(&file_order)),
             }
         }
+    }
+
+    #[test]
+    fn rankings_tell_unjudged_documents_from_judged_non_relevant_ones() {
+        let qrels = qrels(&[(1, 0), (3, -1), (4, 2)]);
+        let ids: Vec<String> = ["d1", "d2", "d3", "d4", "d5"].map(String::from).to_vec();
+        let mut file_order = entries(&ids, &[4.0, 5.0, 2.0, 1.0, 3.0]);
+        let expected = [
+            Judgment::UNJUDGED,
+            Judgment::from_grade(0),
+            Judgment::UNJUDGED,
+            Judgment::from_grade(-1),
+            Judgment::from_grade(2),
+        ];
+        assert_eq!(
+            ranking(&qrels.queries()[0].judgments, &file_order).unwrap(),
+            expected
+        );
+        let scorer = scorer(&qrels, &FULL_DEPTH, None, 0);
+        let ordered = scorer.rank(0, trec_run::in_trec_order(&mut file_order));
+        assert_eq!(ordered.judgments, expected);
+        assert!(expected[1].is_judged() && expected[3].is_judged());
+        assert!(!expected[0].is_judged());
     }
 
     fn shuffled_query(ids: &[String]) -> Vec<RunEntry<'_>> {

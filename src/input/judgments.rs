@@ -25,6 +25,22 @@ pub struct Judgment {
 }
 
 impl Judgment {
+    /// A retrieved document the qrels do not judge, as rankings hold it: a value of its own,
+    /// unequal to every judgment the qrels can hold (its grade, `Grade::MIN`, lies outside the
+    /// grades the readers accept, [`crate::input::qrels::GRADES`]), so that a metric can tell an
+    /// unjudged document from one judged non-relevant (grade 0 or negative), as bpref does. For
+    /// the others it is a non-relevant document without gain, as such a judged one is.
+    pub const UNJUDGED: Judgment = Judgment {
+        grade: Grade::MIN,
+        relevant: false,
+    };
+
+    /// Whether the qrels judge the document (any grade), that is, whether this is not
+    /// [`Judgment::UNJUDGED`].
+    pub fn is_judged(self) -> bool {
+        self.grade != Self::UNJUDGED.grade
+    }
+
     /// A judgment from a grade alone: relevant when the grade is at least 1.
     pub fn from_grade(grade: Grade) -> Self {
         Judgment {
@@ -189,6 +205,20 @@ impl Judgments {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unjudged_is_no_judgment_the_qrels_can_hold_and_has_no_gain() {
+        for grade in crate::input::qrels::GRADES {
+            let judged = Judgment::from_grade(grade);
+            assert_ne!(judged, Judgment::UNJUDGED);
+            assert_ne!(judged.at_level(grade.max(1)), Judgment::UNJUDGED);
+            assert!(judged.is_judged());
+        }
+        let unjudged = Judgment::UNJUDGED;
+        assert!(!unjudged.is_judged() && !unjudged.relevant);
+        assert_eq!(unjudged.gain(), 0);
+        assert_eq!(unjudged.at_level(1), unjudged);
+    }
 
     #[test]
     fn lookup_after_seal_and_duplicates_reported() {

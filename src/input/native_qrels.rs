@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Location, Result};
@@ -12,24 +14,118 @@ use crate::input::qrels::{Grade, Judgment, Qrels, QueryQrels, Unfinished, bounde
 use crate::input::text_file::{FirstLines, TextFile, check_id};
 use crate::input::unique_keys::UniqueKeys;
 
-/// One line as written. Fields that are not named here are slice attributes.
-#[derive(Deserialize)]
+/// One line of native qrels JSONL, as it is read and as every writer writes it (`convert`,
+/// `synth`, `qrels apply`, `qrels accept`): the one spelling of the format, so a new field is
+/// added here and nowhere else. Fields are written in this order; `None` fields are left out.
+///
+/// Every key that is not a field here is a slice attribute ([`QrelsLine::slices`]), unless it
+/// is a near miss of a field ([`near_miss`]): a misspelled `reference_anwser` is refused, never
+/// taken for a slice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     expecting = "a JSON object such as {\"qid\": \"q1\", \"query\": \"...\", \"gold_doc_ids\": [\"d1\"]}"
 )]
-struct RawQuery {
-    qid: String,
-    query: String,
-    gold_doc_ids: Option<Vec<String>>,
-    graded_relevance: Option<UniqueKeys<Value>>,
-    gold_answer_substring: Option<String>,
-    reference_answer: Option<String>,
-    /// Provenance of model judgments (`ragate qrels apply`), see [`crate::input::judged_by`].
-    judged_by: Option<UniqueKeys<ModelJudgment>>,
-    /// Provenance of a drafted query (`ragate synth`).
-    drafted_by: Option<DraftedBy>,
+pub(crate) struct QrelsLine {
+    /// The query's id.
+    pub qid: String,
+    /// The query's text.
+    pub query: String,
+    /// The binary relevant ("gold") documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_doc_ids: Option<Vec<String>>,
+    /// Grades by document: integers, checked when the line becomes a query ([`QrelsLine::grade`]
+    /// writes one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graded_relevance: Option<UniqueKeys<Value>>,
+    /// A text a good answer contains (metric `answer_contains`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_answer_substring: Option<String>,
+    /// A reference answer (metrics `answer_f1`, `answer_exact`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_answer: Option<String>,
+    /// Slice attributes (`class`, ...): every other key of the line, by name.
     #[serde(flatten)]
-    attributes: UniqueKeys<Value>,
+    pub slices: UniqueKeys<Value>,
+    /// Provenance of model judgments (`ragate qrels apply`), see [`crate::input::judged_by`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_by: Option<UniqueKeys<ModelJudgment>>,
+    /// Provenance of a drafted query (`ragate synth`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drafted_by: Option<DraftedBy>,
+}
+
+impl QrelsLine {
+    /// The names of the fields of a line, in written order (slices aside): read off the type
+    /// itself, a line with every field set, so that they cannot drift from it.
+    pub(crate) fn fields() -> &'static [String] {
+        static FIELDS: OnceLock<Vec<String>> = OnceLock::new();
+        FIELDS.get_or_init(|| {
+            let every = QrelsLine {
+                qid: String::new(),
+                query: String::new(),
+                gold_doc_ids: Some(Vec::new()),
+                graded_relevance: Some(UniqueKeys::default()),
+                gold_answer_substring: Some(String::new()),
+                reference_answer: Some(String::new()),
+                slices: UniqueKeys::default(),
+                judged_by: Some(UniqueKeys::default()),
+                drafted_by: Some(DraftedBy {
+                    generator: String::new(),
+                    seed: None,
+                    lexical_overlap: None,
+                    accepted_at: None,
+                }),
+            };
+            match serde_json::to_value(every) {
+                Ok(Value::Object(fields)) => fields.keys().cloned().collect(),
+                _ => unreachable!("a qrels line serialises to an object"),
+            }
+        })
+    }
+
+    /// Sets the grade of `doc` (in `graded_relevance`, created when absent).
+    pub(crate) fn grade(&mut self, doc: &str, grade: Grade) {
+        self.graded_relevance
+            .get_or_insert_with(UniqueKeys::default)
+            .0
+            .insert(doc.to_string(), Value::from(grade));
+    }
+
+    /// The line as written: compact JSON, no line ending.
+    pub(crate) fn to_json(&self) -> String {
+        crate::json_text::compact(self)
+    }
+}
+
+/// The field of [`QrelsLine`] that `key` is a near miss of, if any: a key that is not a field
+/// but equals one once case, `-`, `_`, `.` and spaces are set aside (`judgedBy`,
+/// `Reference-Answer`), or is within two edits of one (`reference_anwser`, `gold_doc_id`).
+/// Such a key is refused instead of being read as a slice attribute. The required fields
+/// (`qid`, `query`) are left out: misspelled, they are missing, which is an error of its own;
+/// and short names are too close to ordinary slice names (`id`, `pid`) to judge by edits.
+pub(crate) fn near_miss(key: &str) -> Option<&'static str> {
+    const REQUIRED: [&str; 2] = ["qid", "query"];
+    /// The letters and digits of a name, lower case.
+    fn squeezed(name: &str) -> String {
+        name.chars()
+            .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+            .flat_map(char::to_lowercase)
+            .collect()
+    }
+    let key_squeezed = squeezed(key);
+    let lower = key.to_lowercase();
+    let letters = lower.chars().count();
+    QrelsLine::fields()
+        .iter()
+        .filter(|field| !REQUIRED.contains(&field.as_str()) && field.as_str() != key)
+        .find(|field| {
+            // Lengths further apart than two take more than two edits (and a long key is not
+            // compared letter by letter).
+            squeezed(field) == key_squeezed
+                || (letters.abs_diff(field.len()) <= 2
+                    && strsim::damerau_levenshtein(&lower, field) <= 2)
+        })
+        .map(String::as_str)
 }
 
 /// Parses a JSON line into `T`, turning serde's message into `file:line:column: ...`.
@@ -70,7 +166,7 @@ pub fn read(file: &TextFile) -> Result<Qrels> {
     let mut qrels = Qrels::new(file.path());
     let mut first_lines = FirstLines::default();
     for line in file.lines() {
-        let raw: RawQuery = parse_json_line(file, line.number, line.text, EXPECTED_LINE)?;
+        let raw: QrelsLine = parse_json_line(file, line.number, line.text, EXPECTED_LINE)?;
         check_id("qid", &raw.qid).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
         first_lines.record(file, "qid", &raw.qid, line.number, "each query once")?;
         let query = build_query(raw).map_err(|msg| Error::parse(file.path(), line.number, msg))?;
@@ -91,7 +187,7 @@ pub fn read(file: &TextFile) -> Result<Qrels> {
     })
 }
 
-fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
+fn build_query(raw: QrelsLine) -> Result<QueryQrels, String> {
     if raw.gold_doc_ids.is_none() && raw.graded_relevance.is_none() {
         return Err(format!(
             "query `{}` has no judgments: expected \"gold_doc_ids\" or \"graded_relevance\"",
@@ -169,7 +265,15 @@ fn build_query(raw: RawQuery) -> Result<QueryQrels, String> {
         ));
     }
     let mut attributes = BTreeMap::new();
-    for (key, value) in raw.attributes.into_inner() {
+    for (key, value) in raw.slices.into_inner() {
+        if let Some(field) = near_miss(&key) {
+            return Err(format!(
+                "field `{}` is not a field of native qrels but is close to `{field}`: expected \
+                 `{field}` spelled as such, or a slice attribute whose name is not that close to \
+                 a field's (rename it)",
+                crate::error::shorten(&key)
+            ));
+        }
         let text = attribute_value(&value).ok_or_else(|| {
             format!(
                 "field `{}` is {}: expected a string slice attribute (or a number or boolean)",
@@ -317,6 +421,127 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.starts_with("qrels.jsonl:1:"), "{err}");
+    }
+
+    #[test]
+    fn a_written_line_reads_back_equal() {
+        let mut line = QrelsLine {
+            qid: "q1".into(),
+            query: "where are \"backups\"\tkept".into(),
+            gold_doc_ids: Some(vec!["d2".into(), "d1".into()]),
+            graded_relevance: None,
+            gold_answer_substring: Some("nightly".into()),
+            reference_answer: Some("In the vault.".into()),
+            slices: UniqueKeys(BTreeMap::from([
+                ("class".to_string(), Value::from("literal")),
+                ("hops".to_string(), Value::from(2)),
+                ("reviewed".to_string(), Value::from(true)),
+            ])),
+            judged_by: Some(UniqueKeys(BTreeMap::from([(
+                "d2".to_string(),
+                ModelJudgment {
+                    judge: "command `j`".into(),
+                    at: Some("2026-12-03T00:00:00Z".into()),
+                },
+            )]))),
+            drafted_by: Some(DraftedBy {
+                generator: "g".into(),
+                seed: Some(7),
+                lexical_overlap: Some(0.25),
+                accepted_at: None,
+            }),
+        };
+        for (doc, grade) in [("d1", 2), ("d2", 3), ("d3", 0), ("d4", -1)] {
+            line.grade(doc, grade);
+        }
+        let text = line.to_json();
+        assert_eq!(serde_json::from_str::<QrelsLine>(&text).unwrap(), line);
+        // ... and the reader takes it as the query it says
+        let qrels = read_str(&text).unwrap();
+        let query = &qrels.queries()[0];
+        assert_eq!(query.num_relevant(), 2);
+        assert_eq!(query.judgments.get("d4").unwrap().grade, -1);
+        assert_eq!(
+            query.attributes.keys().collect::<Vec<_>>(),
+            ["class", "hops", "reviewed"]
+        );
+        assert_eq!(query.attributes["hops"], "2");
+        assert_eq!(query.judged_by["d2"].judge, "command `j`");
+        assert_eq!(query.drafted_by.as_ref().unwrap().seed, Some(7));
+        assert_eq!(query.reference_answer.as_deref(), Some("In the vault."));
+        // Fields in the type's order, the slices after the answers.
+        assert!(text.starts_with("{\"qid\":\"q1\",\"query\":"), "{text}");
+        let position = |key: &str| text.find(&format!("\"{key}\":")).unwrap();
+        assert!(position("reference_answer") < position("class"));
+        assert!(position("class") < position("judged_by"));
+    }
+
+    #[test]
+    fn the_fields_are_read_off_the_type() {
+        assert_eq!(
+            QrelsLine::fields(),
+            [
+                "qid",
+                "query",
+                "gold_doc_ids",
+                "graded_relevance",
+                "gold_answer_substring",
+                "reference_answer",
+                "judged_by",
+                "drafted_by"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misspelled_field_is_refused_not_taken_for_a_slice() {
+        let line = |extra: &str| {
+            format!("{{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],{extra}}}")
+        };
+        for (extra, key, field) in [
+            (
+                "\"reference_anwser\":\"y\"",
+                "reference_anwser",
+                "reference_answer",
+            ),
+            (
+                "\"gold_answer_substrng\":\"y\"",
+                "gold_answer_substrng",
+                "gold_answer_substring",
+            ),
+            (
+                "\"Reference-Answer\":\"y\"",
+                "Reference-Answer",
+                "reference_answer",
+            ),
+            ("\"gold_doc_id\":\"d2\"", "gold_doc_id", "gold_doc_ids"),
+            (
+                "\"judgedBy\":{\"d1\":{\"judge\":\"m\"}}",
+                "judgedBy",
+                "judged_by",
+            ),
+            (
+                "\"graded_relevence\":{\"d1\":2}",
+                "graded_relevence",
+                "graded_relevance",
+            ),
+        ] {
+            let err = read_str(&line(extra)).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "qrels.jsonl:1: field `{key}` is not a field of native qrels but is close to \
+                     `{field}`: expected `{field}` spelled as such, or a slice attribute whose \
+                     name is not that close to a field's (rename it)"
+                )
+            );
+        }
+        // Slice names of every committed qrels file, and short ones, stay slices.
+        let qrels = read_str(&line(
+            "\"class\":\"a\",\"variant\":\"b\",\"type\":\"c\",\"split\":\"d\",\"id\":\"e\",\"judge\":\"f\",\"drafted\":\"g\"",
+        ))
+        .unwrap();
+        assert_eq!(qrels.queries()[0].attributes.len(), 7);
     }
 
     #[test]

@@ -6,15 +6,30 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
+use serde::{Serialize, Serializer};
 
 /// The entries of a JSON object in key order, each key once.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct UniqueKeys<V>(pub BTreeMap<String, V>);
+
+/// No entries (whatever `V`: a derived `Default` would ask `V: Default`).
+impl<V> Default for UniqueKeys<V> {
+    fn default() -> Self {
+        UniqueKeys(BTreeMap::new())
+    }
+}
 
 impl<V> UniqueKeys<V> {
     /// The entries, by key.
     pub(crate) fn into_inner(self) -> BTreeMap<String, V> {
         self.0
+    }
+}
+
+/// Written as the JSON object it was read from, in key order.
+impl<V: Serialize> Serialize for UniqueKeys<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
     }
 }
 

@@ -269,7 +269,8 @@ impl RetrievalMetric {
     }
 
     /// The metric's value for one query with at least one relevant doc. `ranking` holds the
-    /// judgments of the retrieved docs in rank order, at least as deep as `Depth` asks.
+    /// judgments of the retrieved docs in rank order ([`Judgment::UNJUDGED`] for a doc the qrels
+    /// do not judge), at least as deep as `Depth` asks.
     pub fn value(self, ranking: &[Judgment], truth: &QueryTruth) -> f64 {
         assert!(
             truth.num_relevant > 0,
@@ -468,15 +469,7 @@ mod tests {
             .collect();
         let ranking = ranked
             .iter()
-            .map(|d| {
-                d.map_or(
-                    Judgment {
-                        grade: 0,
-                        relevant: false,
-                    },
-                    |i| judgments[i],
-                )
-            })
+            .map(|d| d.map_or(Judgment::UNJUDGED, |i| judgments[i]))
             .collect();
         let mut ideal_gains: Vec<Grade> = judgments
             .iter()

@@ -7,25 +7,28 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::baseline::store;
 use crate::baseline::store::accepted_utc;
 use crate::error::{Error, Result};
+use crate::input::native_qrels::{self, QrelsLine};
 use crate::input::text_file::TextFile;
 use crate::input::{self, QrelsFormat};
 use crate::testset::qrels_apply::unified;
 
-/// A draft file's lines as JSON objects (fields and order kept), after checking the file reads
-/// as native qrels and every query carries `drafted_by`.
-fn draft_lines(path: &Path) -> Result<Vec<(u64, Value)>> {
+/// A draft file's lines with their line numbers, after checking the file reads as native
+/// qrels and every query carries `drafted_by`.
+fn draft_lines(path: &Path) -> Result<Vec<(u64, QrelsLine)>> {
     let file = TextFile::read(path)?;
     let qrels = input::read_qrels_file(&file, Some(QrelsFormat::Native))?;
     let mut lines = Vec::with_capacity(qrels.len());
     for line in file.lines() {
-        let value: Value = serde_json::from_str(line.text)
-            .map_err(|e| Error::parse(path, line.number, e.to_string()))?;
-        if value.get("drafted_by").is_none() {
+        let query: QrelsLine = native_qrels::parse_json_line(
+            &file,
+            line.number,
+            line.text,
+            "a native qrels line written by `ragate synth`",
+        )?;
+        if query.drafted_by.is_none() {
             return Err(Error::parse(
                 path,
                 line.number,
@@ -33,18 +36,19 @@ fn draft_lines(path: &Path) -> Result<Vec<(u64, Value)>> {
                  hand goes into the qrels directly)",
             ));
         }
-        lines.push((line.number, value));
+        lines.push((line.number, query));
     }
     Ok(lines)
 }
 
 /// The drafts `--only` selects (all without it); a qid of `--only` that no draft has is an
 /// error (a typo would otherwise accept nothing, silently).
-fn selected(lines: Vec<(u64, Value)>, only: &[String], path: &Path) -> Result<Vec<(u64, Value)>> {
-    let qids: BTreeSet<&str> = lines
-        .iter()
-        .filter_map(|(_, v)| v["qid"].as_str())
-        .collect();
+fn selected(
+    lines: Vec<(u64, QrelsLine)>,
+    only: &[String],
+    path: &Path,
+) -> Result<Vec<(u64, QrelsLine)>> {
+    let qids: BTreeSet<&str> = lines.iter().map(|(_, q)| q.qid.as_str()).collect();
     if let Some(missing) = only.iter().find(|qid| !qids.contains(qid.as_str())) {
         return Err(Error::input(
             path,
@@ -57,24 +61,22 @@ fn selected(lines: Vec<(u64, Value)>, only: &[String], path: &Path) -> Result<Ve
     let only: BTreeSet<&str> = only.iter().map(String::as_str).collect();
     Ok(lines
         .into_iter()
-        .filter(|(_, v)| only.is_empty() || v["qid"].as_str().is_some_and(|q| only.contains(q)))
+        .filter(|(_, q)| only.is_empty() || only.contains(q.qid.as_str()))
         .collect())
 }
 
 /// The draft line stamped as accepted at `at`: `drafted_by.accepted_at` and every
 /// `judged_by.<doc>.at` that has none.
-fn stamped(mut value: Value, at: &str) -> Value {
-    value["drafted_by"]["accepted_at"] = Value::String(at.to_string());
-    if let Some(judged) = value.get_mut("judged_by").and_then(Value::as_object_mut) {
-        for entry in judged.values_mut() {
-            if let Some(entry) = entry.as_object_mut() {
-                entry
-                    .entry("at")
-                    .or_insert_with(|| Value::String(at.to_string()));
-            }
+fn stamped(mut query: QrelsLine, at: &str) -> QrelsLine {
+    if let Some(drafted_by) = &mut query.drafted_by {
+        drafted_by.accepted_at = Some(at.to_string());
+    }
+    if let Some(judged_by) = &mut query.judged_by {
+        for judgment in judged_by.0.values_mut() {
+            judgment.at.get_or_insert_with(|| at.to_string());
         }
     }
-    value
+    query
 }
 
 /// The target's text, empty when the file does not exist yet (the config may name a new tier's
@@ -106,15 +108,12 @@ fn existing_qids(target: &Path, old: &str) -> Result<BTreeSet<String>> {
 
 /// A draft with the qid of a query of the target is an error: nothing is renamed or replaced.
 fn refuse_known_qids(
-    lines: &[(u64, Value)],
+    lines: &[(u64, QrelsLine)],
     existing: &BTreeSet<String>,
     draft: &Path,
     target: &Path,
 ) -> Result<()> {
-    let Some((number, value)) = lines
-        .iter()
-        .find(|(_, v)| v["qid"].as_str().is_some_and(|q| existing.contains(q)))
-    else {
+    let Some((number, query)) = lines.iter().find(|(_, q)| existing.contains(&q.qid)) else {
         return Ok(());
     };
     Err(Error::parse(
@@ -122,7 +121,7 @@ fn refuse_known_qids(
         *number,
         format!(
             "draft `{}` has the qid of a query of {}: expected new qids (draft again with another --qid-prefix)",
-            crate::error::shorten(value["qid"].as_str().unwrap_or_default()),
+            crate::error::shorten(&query.qid),
             target.display()
         ),
     ))
@@ -130,14 +129,14 @@ fn refuse_known_qids(
 
 /// The target's text with the drafts appended, stamped as accepted now; checked to read back as
 /// a tier (never leave qrels the gate cannot read).
-fn appended(old: &str, lines: &[(u64, Value)], target: &Path) -> Result<String> {
+fn appended(old: &str, lines: &[(u64, QrelsLine)], target: &Path) -> Result<String> {
     let at = accepted_utc()?;
     let mut new = old.to_string();
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');
     }
-    for (_, value) in lines {
-        new.push_str(&crate::json_text::compact(&stamped(value.clone(), &at)));
+    for (_, query) in lines {
+        new.push_str(&stamped(query.clone(), &at).to_json());
         new.push('\n');
     }
     if !lines.is_empty() {
@@ -188,22 +187,24 @@ pub(crate) fn accept(draft: &Path, only: &[String], target: &Path, write: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn acceptance_stamps_the_draft_and_its_judgments_but_keeps_an_earlier_time() {
-        let draft = json!({
-            "qid": "synth-0001",
-            "judged_by": {"d1": {"judge": "g"}, "d2": {"judge": "g", "at": "2026-01-01T00:00:00Z"}},
-            "drafted_by": {"generator": "g", "seed": 1},
-        });
+        let draft: QrelsLine = serde_json::from_str(
+            r#"{"qid": "synth-0001", "query": "q", "gold_doc_ids": ["d1", "d2"],
+                "judged_by": {"d1": {"judge": "g"}, "d2": {"judge": "g", "at": "2026-01-01T00:00:00Z"}},
+                "drafted_by": {"generator": "g", "seed": 1}}"#,
+        )
+        .unwrap();
         let accepted = stamped(draft, "2026-12-03T00:00:00Z");
+        let drafted_by = accepted.drafted_by.unwrap();
         assert_eq!(
-            accepted["drafted_by"]["accepted_at"],
-            "2026-12-03T00:00:00Z"
+            drafted_by.accepted_at.as_deref(),
+            Some("2026-12-03T00:00:00Z")
         );
-        assert_eq!(accepted["judged_by"]["d1"]["at"], "2026-12-03T00:00:00Z");
-        assert_eq!(accepted["judged_by"]["d2"]["at"], "2026-01-01T00:00:00Z");
-        assert_eq!(accepted["drafted_by"]["seed"], 1);
+        assert_eq!(drafted_by.seed, Some(1));
+        let judged_by = accepted.judged_by.unwrap().into_inner();
+        assert_eq!(judged_by["d1"].at.as_deref(), Some("2026-12-03T00:00:00Z"));
+        assert_eq!(judged_by["d2"].at.as_deref(), Some("2026-01-01T00:00:00Z"));
     }
 }

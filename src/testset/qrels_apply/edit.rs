@@ -1,11 +1,12 @@
 //! The qrels file with accepted judgments written in, in its own format: native JSONL lines
-//! rewritten (`graded_relevance`, `gold_doc_ids`, `judged_by`), TREC and TSV lines replaced in
-//! place or appended. Lines without an accepted judgment are kept byte for byte.
+//! rewritten (`graded_relevance`, `gold_doc_ids`, `judged_by`; the line as a [`QrelsLine`], its
+//! fields in that type's order), TREC and TSV lines replaced in place or appended. Lines without
+//! an accepted judgment are kept byte for byte.
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
-
+use crate::input::judged_by::ModelJudgment;
+use crate::input::native_qrels::QrelsLine;
 use crate::input::trec_qrels::Layout;
 
 /// The lowest grade of a model judgment that joins a native query's `gold_doc_ids` (TREC DL's
@@ -54,18 +55,17 @@ pub(crate) fn native(text: &str, accepted: &BTreeMap<&str, Vec<&Accepted>>, at: 
             ""
         };
         let json_text = &body[bom.len()..];
-        let parsed: Option<Map<String, Value>> = serde_json::from_str(json_text.trim()).ok();
-        let judgments = parsed.as_ref().and_then(|object| {
-            let qid = object.get("qid")?.as_str()?;
-            accepted.get(qid)
-        });
-        match (parsed.clone(), judgments) {
-            (Some(mut object), Some(judgments)) => {
+        let parsed: Option<QrelsLine> = serde_json::from_str(json_text.trim()).ok();
+        let judgments = parsed
+            .as_ref()
+            .and_then(|line| accepted.get(line.qid.as_str()));
+        match (parsed, judgments) {
+            (Some(mut query), Some(judgments)) => {
                 for judgment in judgments {
-                    write_native(&mut object, judgment, at);
+                    write_native(&mut query, judgment, at);
                 }
                 out.push_str(bom);
-                out.push_str(&crate::json_text::compact(&Value::Object(object)));
+                out.push_str(&query.to_json());
                 out.push_str(if ending.is_empty() { "\n" } else { ending });
             }
             _ => out.push_str(line),
@@ -74,29 +74,26 @@ pub(crate) fn native(text: &str, accepted: &BTreeMap<&str, Vec<&Accepted>>, at: 
     out
 }
 
-/// Writes one judgment into a native query object.
-fn write_native(object: &mut Map<String, Value>, judgment: &Accepted, at: &str) {
+/// Writes one judgment into a native query's line.
+fn write_native(query: &mut QrelsLine, judgment: &Accepted, at: &str) {
     let doc = judgment.doc_id.as_str();
-    if let Some(Value::Array(gold)) = object.get_mut("gold_doc_ids") {
-        let listed = gold.iter().position(|d| d.as_str() == Some(doc));
+    if let Some(gold) = &mut query.gold_doc_ids {
+        let listed = gold.iter().position(|d| d == doc);
         match (judgment.grade >= GOLD_GRADE, listed) {
-            (true, None) => gold.push(json!(doc)),
+            (true, None) => gold.push(doc.to_string()),
             (false, Some(position)) => {
                 gold.remove(position);
             }
             _ => {}
         }
     }
-    let graded = object
-        .entry("graded_relevance")
-        .or_insert_with(|| json!({}));
-    if let Value::Object(graded) = graded {
-        graded.insert(doc.to_string(), json!(judgment.grade));
-    }
-    let judged_by = object.entry("judged_by").or_insert_with(|| json!({}));
-    if let Value::Object(judged_by) = judged_by {
-        judged_by.insert(doc.to_string(), json!({"judge": judgment.judge, "at": at}));
-    }
+    query.grade(doc, judgment.grade.into());
+    let provenance = ModelJudgment {
+        judge: judgment.judge.clone(),
+        at: Some(at.to_string()),
+    };
+    let judged_by = query.judged_by.get_or_insert_with(Default::default);
+    judged_by.0.insert(doc.to_string(), provenance);
 }
 
 /// TREC or TSV qrels with `accepted` written: a judged (qid, doc_id) line gets the new grade in
@@ -185,8 +182,8 @@ mod tests {
         let (first, second) = out.split_once("\r\n").unwrap();
         assert_eq!(
             first,
-            "{\"qid\":\"q1\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\",\"d2\"],\"class\":\"a\",\
-             \"graded_relevance\":{\"d2\":3,\"d3\":1},\"judged_by\":{\
+            "{\"qid\":\"q1\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\",\"d2\"],\
+             \"graded_relevance\":{\"d2\":3,\"d3\":1},\"class\":\"a\",\"judged_by\":{\
              \"d2\":{\"judge\":\"command `j`\",\"at\":\"2026-12-03T00:00:00Z\"},\
              \"d3\":{\"judge\":\"command `j`\",\"at\":\"2026-12-03T00:00:00Z\"}}}"
         );

@@ -16,14 +16,14 @@ mod sheet;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::cli::SynthArgs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::input::corpus::{self, Corpus};
-use crate::input::judged_by::DraftedBy;
+use crate::input::judged_by::{DraftedBy, ModelJudgment};
+use crate::input::native_qrels::QrelsLine;
 use crate::input::text_file::TextFile;
+use crate::input::unique_keys::UniqueKeys;
 use crate::judge::backend::JudgeUsage;
 use crate::judge::cache::JudgeCache;
 use crate::judge::draft::{Draft, DraftDocument, DraftTask, QuestionClass};
@@ -485,31 +485,34 @@ fn write_outputs(out: &Path, run: &Run, outcomes: &[Outcome]) -> Result<()> {
 /// generator's judgments; the class as the `class` slice; the provenance in `drafted_by`.
 fn draft_line(run: &Run, outcome: &Outcome) -> String {
     let grade = if outcome.doc_ids.len() == 1 { 3 } else { 2 };
-    let graded: serde_json::Map<String, serde_json::Value> = outcome
-        .doc_ids
-        .iter()
-        .map(|id| (id.clone(), json!(grade)))
-        .collect();
-    let judged_by: serde_json::Map<String, serde_json::Value> = outcome
-        .doc_ids
-        .iter()
-        .map(|id| (id.clone(), json!({"judge": run.generator_identity})))
-        .collect();
-    let drafted_by = DraftedBy {
-        generator: run.generator_identity.clone(),
-        seed: Some(run.seed),
-        lexical_overlap: outcome.overlap.map(|o| (o * 1000.0).round() / 1000.0),
-        accepted_at: None,
-    };
-    let line = json!({
-        "qid": outcome.qid,
-        "query": outcome.draft.question,
-        "gold_doc_ids": outcome.doc_ids,
-        "graded_relevance": graded,
-        "reference_answer": outcome.draft.answer,
-        "class": outcome.label.name(),
-        "judged_by": judged_by,
-        "drafted_by": drafted_by,
+    let judged_by = outcome.doc_ids.iter().map(|id| {
+        let judgment = ModelJudgment {
+            judge: run.generator_identity.clone(),
+            at: None,
+        };
+        (id.clone(), judgment)
     });
-    crate::json_text::compact(&line)
+    let mut line = QrelsLine {
+        qid: outcome.qid.clone(),
+        query: outcome.draft.question.clone(),
+        gold_doc_ids: Some(outcome.doc_ids.clone()),
+        graded_relevance: None,
+        gold_answer_substring: None,
+        reference_answer: Some(outcome.draft.answer.clone()),
+        slices: UniqueKeys(BTreeMap::from([(
+            "class".to_string(),
+            outcome.label.name().into(),
+        )])),
+        judged_by: Some(UniqueKeys(judged_by.collect())),
+        drafted_by: Some(DraftedBy {
+            generator: run.generator_identity.clone(),
+            seed: Some(run.seed),
+            lexical_overlap: outcome.overlap.map(|o| (o * 1000.0).round() / 1000.0),
+            accepted_at: None,
+        }),
+    };
+    for id in &outcome.doc_ids {
+        line.grade(id, grade);
+    }
+    line.to_json()
 }
