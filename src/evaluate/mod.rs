@@ -1,6 +1,7 @@
 //! Scores a run against qrels: per-query metric values (retrieval metrics from the ranking,
 //! answer metrics from the answer), their means and the counts of queries that were excluded,
 //! missing or unknown.
+//! Over 600 lines: the scoring loops of every run layout (native, TREC) share one `Scorer` here.
 
 mod answers;
 mod assemble;

@@ -501,15 +501,8 @@ gate:
     - { metric: mrr, max_drop: 0.05 }
 ";
 
-/// `ragate gate --tier TIER --run RUN --format json` in `dir`: (exit code, the JSON document).
-fn gate_json(dir: &std::path::Path, tier: &str, run: &str) -> (i32, serde_json::Value) {
-    let out = format!("out-{tier}-{run}");
-    let outcome = crate::ragate_in(
-        dir,
-        &[
-            "gate", "--tier", tier, "--run", run, "--out", &out, "--format", "json",
-        ],
-    );
+/// The exit code and the JSON document of a gate run's `--format json`.
+fn code_and_document(outcome: crate::Outcome) -> (i32, serde_json::Value) {
     let document = serde_json::from_str(&outcome.stdout)
         .unwrap_or_else(|e| panic!("{e}: {} {}", outcome.stdout, outcome.stderr));
     (outcome.code, document)
@@ -541,7 +534,11 @@ fn verdicts_depend_on_the_seed_only_through_the_sampled_queries() {
             }
         });
 
-        let (code, first) = gate_json(dir, "sampled", "base.jsonl");
+        let (code, first) = code_and_document(
+            crate::Ragate::gate("sampled", "base.jsonl", "out-sampled-base")
+                .args(["--format", "json"])
+                .run_in(dir),
+        );
         assert_eq!(code, 2, "no baseline yet: {first}");
         let sampled: Vec<String> = first["results"]["queries"]
             .as_object()
@@ -561,12 +558,24 @@ fn verdicts_depend_on_the_seed_only_through_the_sampled_queries() {
             .collect();
         std::fs::write(dir.join("plain.jsonl"), plain).unwrap();
         crate::accept_baseline(dir, "sampled", "out-sampled-base.jsonl/results.json", &[]);
-        let (code, _) = gate_json(dir, "plain", "base.jsonl");
+        let (code, _) = code_and_document(
+            crate::Ragate::gate("plain", "base.jsonl", "out-plain-base")
+                .args(["--format", "json"])
+                .run_in(dir),
+        );
         assert_eq!(code, 2);
         crate::accept_baseline(dir, "plain", "out-plain-base.jsonl/results.json", &[]);
 
-        let (sampled_code, sampled_gate) = gate_json(dir, "sampled", "candidate.jsonl");
-        let (plain_code, plain_gate) = gate_json(dir, "plain", "candidate.jsonl");
+        let (sampled_code, sampled_gate) = code_and_document(
+            crate::Ragate::gate("sampled", "candidate.jsonl", "out-sampled-candidate")
+                .args(["--format", "json"])
+                .run_in(dir),
+        );
+        let (plain_code, plain_gate) = code_and_document(
+            crate::Ragate::gate("plain", "candidate.jsonl", "out-plain-candidate")
+                .args(["--format", "json"])
+                .run_in(dir),
+        );
         assert_eq!(sampled_gate["paired_queries"], 30, "{sampled_gate}");
         assert_eq!(
             (sampled_code, &sampled_gate["checks"]),

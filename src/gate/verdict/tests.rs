@@ -1,5 +1,6 @@
 //! Tests of the verdict rules: the test against the limit, inconclusive, underpowered, floors,
 //! families and their corrections, skips, errors.
+//! Over 600 lines: one table of cases per rule, each read beside the rule it checks.
 
 use std::collections::{BTreeMap, BTreeSet};
 
