@@ -535,7 +535,7 @@ fn verdicts_depend_on_the_seed_only_through_the_sampled_queries() {
         });
 
         let (code, first) = code_and_document(
-            crate::Ragate::gate("sampled", "base.jsonl", "out-sampled-base")
+            crate::Ragate::gate("sampled", "base.jsonl", "out-sampled-base.jsonl")
                 .args(["--format", "json"])
                 .run_in(dir),
         );
@@ -559,7 +559,7 @@ fn verdicts_depend_on_the_seed_only_through_the_sampled_queries() {
         std::fs::write(dir.join("plain.jsonl"), plain).unwrap();
         crate::accept_baseline(dir, "sampled", "out-sampled-base.jsonl/results.json", &[]);
         let (code, _) = code_and_document(
-            crate::Ragate::gate("plain", "base.jsonl", "out-plain-base")
+            crate::Ragate::gate("plain", "base.jsonl", "out-plain-base.jsonl")
                 .args(["--format", "json"])
                 .run_in(dir),
         );
@@ -567,12 +567,12 @@ fn verdicts_depend_on_the_seed_only_through_the_sampled_queries() {
         crate::accept_baseline(dir, "plain", "out-plain-base.jsonl/results.json", &[]);
 
         let (sampled_code, sampled_gate) = code_and_document(
-            crate::Ragate::gate("sampled", "candidate.jsonl", "out-sampled-candidate")
+            crate::Ragate::gate("sampled", "candidate.jsonl", "out-sampled-candidate.jsonl")
                 .args(["--format", "json"])
                 .run_in(dir),
         );
         let (plain_code, plain_gate) = code_and_document(
-            crate::Ragate::gate("plain", "candidate.jsonl", "out-plain-candidate")
+            crate::Ragate::gate("plain", "candidate.jsonl", "out-plain-candidate.jsonl")
                 .args(["--format", "json"])
                 .run_in(dir),
         );
