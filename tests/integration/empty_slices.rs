@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{accept_baseline, ragate_in};
+use crate::accept_baseline;
 
 /// 10 queries of class `a` answered from their context, 10 of class `b` with empty answers.
 fn setup(dir: &Path) {
@@ -56,20 +56,9 @@ fn an_empty_slice_has_no_mean_no_negative_zero_and_no_diagnosis() {
     let dir = dir.path();
     setup(dir);
     let gate = || {
-        ragate_in(
-            dir,
-            &[
-                "gate",
-                "--tier",
-                "smoke",
-                "--run",
-                "run.jsonl",
-                "--out",
-                "out",
-                "--format",
-                "json",
-            ],
-        )
+        crate::Ragate::gate("smoke", "run.jsonl", "out")
+            .args(["--format", "json"])
+            .run_in(dir)
     };
     let first = gate();
     assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{SMOKE_GATE, accept_baseline, fixture, path_str, ragate_env, ragate_in};
+use crate::{accept_baseline, fixture, path_str, ragate_env, ragate_in};
 
 /// A config whose `nli` judge is the tiny model and judges faithfulness.
 fn write_config(dir: &Path) {
@@ -97,7 +97,7 @@ fn a_tier_gates_on_the_nli_judge() {
     }
     std::fs::write(dir.join("qrels.jsonl"), qrels).unwrap();
     std::fs::write(dir.join("run.jsonl"), run).unwrap();
-    let gate = || ragate_in(dir, &SMOKE_GATE);
+    let gate = || crate::Ragate::gate("smoke", "run.jsonl", "out").run_in(dir);
     assert_eq!(gate().code, 2, "no baseline yet");
     accept_baseline(dir, "smoke", "out/results.json", &[]);
     let passed = gate();

@@ -9,12 +9,7 @@ fn a_failed_gate_replaces_the_previous_outputs_with_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir);
-    let gate = |run: &str| {
-        ragate_in(
-            dir,
-            &["gate", "--tier", "regression", "--run", run, "--out", "out"],
-        )
-    };
+    let gate = |run: &str| crate::Ragate::gate("regression", run, "out").run_in(dir);
     assert_eq!(gate("base.jsonl").code, 2);
     accept_baseline(dir, "regression", "out/results.json", &[]);
     assert_eq!(gate("base.jsonl").code, 0);

@@ -327,20 +327,7 @@ fn a_draft_becomes_a_tier_only_through_qrels_accept() {
     std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
     let valid = ragate_in(dir, &["validate"]);
     assert_eq!(valid.code, 0, "{}{}", valid.stdout, valid.stderr);
-    let gate = || {
-        ragate_in(
-            dir,
-            &[
-                "gate",
-                "--tier",
-                "smoke",
-                "--run",
-                "run.jsonl",
-                "--out",
-                "out",
-            ],
-        )
-    };
+    let gate = || crate::Ragate::gate("smoke", "run.jsonl", "out").run_in(dir);
     assert_eq!(gate().code, 2, "no baseline yet");
     accept_baseline(dir, "smoke", "out/results.json", &[]);
     let passed = gate();

@@ -374,14 +374,7 @@ fn native_qrels_get_reviewed_proposals_with_provenance_and_judged_at_10_rises() 
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     setup(dir, "qrels.jsonl", NATIVE_QRELS, "ok", None);
-    let gate = || {
-        ragate_in(
-            dir,
-            &[
-                "gate", "--tier", "smoke", "--run", "a.jsonl", "--out", "out",
-            ],
-        )
-    };
+    let gate = || crate::Ragate::gate("smoke", "a.jsonl", "out").run_in(dir);
     assert_eq!(gate().code, 2, "no baseline yet");
     accept_baseline(dir, "smoke", "out/results.json", &[]);
     assert_eq!(gate().code, 0);
