@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::baseline::store::STALE_TEMP;
 use crate::env::source_date_epoch_seconds;
 use crate::error::{Error, Location, Result};
 use crate::history::record::{FORMAT, Record};
@@ -84,19 +85,15 @@ pub fn file_name(record: &Record) -> String {
 /// The name prefix of the temporary file [`add`] writes and then renames into a record.
 const TEMP_PREFIX: &str = ".history-tmp-";
 
-/// How old a temporary file must be for [`add`] to remove it: an `add` killed before its rename
-/// (SIGKILL, a full disk) leaves one behind, while a younger one may belong to an `add` running
-/// now in the same folder. The atomic writes of outputs, baselines and qrels
-/// (`baseline::store`) clean theirs at the same age.
-pub(crate) const STALE_TEMP: Duration = crate::baseline::store::STALE_TEMP;
-
 /// Whether the folder entry `name` is a temporary file of [`add`] (never a record).
 fn is_temp(name: &std::ffi::OsStr) -> bool {
     name.to_str()
         .is_some_and(|name| name.starts_with(TEMP_PREFIX))
 }
 
-/// Removes the temporary files of `folder` older than [`STALE_TEMP`].
+/// Removes the temporary files of `folder` older than [`STALE_TEMP`], the age at which the atomic
+/// writes of `baseline::store` clean theirs: an `add` killed before its rename (SIGKILL, a full
+/// disk) leaves one behind, while a younger one may belong to an `add` running now.
 fn remove_stale_temps(folder: &Path) -> Result<()> {
     let entries = std::fs::read_dir(folder).map_err(|e| Error::io(folder, e))?;
     for entry in entries {

@@ -8,7 +8,6 @@ use crate::gate::GateReport;
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::run_verdict::RunVerdict;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
-use crate::report::gate_table::status_word;
 use crate::report::reported;
 
 /// The format tag of the document.
@@ -176,9 +175,9 @@ fn finite(value: f64) -> Option<f64> {
     value.is_finite().then_some(value)
 }
 
-/// The status word of the table, in lower case (`FAIL` there is `fail` here).
+/// The status word as records store it (the table's `FAIL` is `fail` here).
 fn status(status: CheckStatus) -> String {
-    status_word(status).to_ascii_lowercase()
+    status.word().to_string()
 }
 
 #[cfg(test)]
