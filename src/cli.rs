@@ -176,6 +176,10 @@ pub(crate) struct ValidateArgs {
     /// holds them.
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
+    /// Check as for `ragate gate --allow-judge-change`: judges other than a baseline's are not an
+    /// error (the gate re-judges the baseline's stored answers).
+    #[arg(long)]
+    pub allow_judge_change: bool,
 }
 
 /// The command line `args` (the program name first), parsed. One that does not parse exits 2

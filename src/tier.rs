@@ -1,5 +1,7 @@
 //! A tier's queries: its own qrels file, or a seeded, stratified sample of a larger one.
 
+pub(crate) mod sample;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -8,7 +10,6 @@ use crate::error::{Error, Result, shorten};
 use crate::input::text_file::TextFile;
 use crate::input::{self, QrelsFormat, judged_by, qrels::Qrels, queries};
 use crate::pipeline::Pipeline;
-use crate::stats;
 
 /// The qrels of a tier and the sha256 of the files they come from.
 pub(crate) struct TierQueries {
@@ -43,6 +44,30 @@ pub(crate) fn sample(config: &Config, tier: &Tier, whole: TierQueries) -> Result
         qrels: sample_qrels(from, whole.qrels, *size, stratify.as_deref(), *seed)?,
         ..whole
     })
+}
+
+/// How a sampled tier's queries are drawn, for the results' provenance: `40 queries, stratify
+/// length, seed 1, stable-v2` (None: the tier's own qrels file). The `from:` file is not named:
+/// its bytes are in the qrels hash, and its path differs between machines. A baseline drawn
+/// otherwise is another sample ([`crate::baseline::pairing::changes`]).
+pub(crate) fn sample_description(tier: &Tier) -> Option<String> {
+    let TierSource::Sample {
+        size,
+        stratify,
+        seed,
+        ..
+    } = &tier.source
+    else {
+        return None;
+    };
+    let stratify = stratify
+        .as_ref()
+        .map(|field| format!(", stratify {field}"))
+        .unwrap_or_default();
+    Some(format!(
+        "{size} queries{stratify}, seed {seed}, {}",
+        sample::SAMPLER
+    ))
 }
 
 /// The tier's whole qrels file (not sampled) in any format the readers know (native JSONL, TREC,
@@ -271,9 +296,9 @@ pub(crate) fn unjudged_note(tier: &Tier, unjudged: usize) -> Option<String> {
     ))
 }
 
-/// Picks `size` queries: each stratum (value of the `stratify` field, `<none>` when absent) gets
-/// its share by largest remainder, filled from a seeded shuffle (`stats::shuffle`, Fisher-Yates on
-/// the pinned ChaCha8 stream); the result keeps file order.
+/// Picks `size` queries, stably ([`sample`](mod@sample)): each stratum (value of the `stratify`
+/// field, `<none>` when absent) gets its share by Webster's method, filled with its queries of
+/// lowest keyed hash; the result keeps file order.
 fn sample_qrels(
     path: &Path,
     qrels: Qrels,
@@ -291,44 +316,17 @@ fn sample_qrels(
             ),
         ));
     }
-    let mut strata: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut strata: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
     for (position, query) in qrels.queries().iter().enumerate() {
         let key = stratify
             .and_then(|field| query.attributes.get(field))
-            .cloned()
-            .unwrap_or_else(|| "<none>".to_string());
-        strata.entry(key).or_default().push(position);
+            .map_or(sample::NO_STRATUM, String::as_str);
+        strata
+            .entry(key.to_string())
+            .or_default()
+            .push((position, query.qid.as_str()));
     }
-    let total = qrels.len();
-    let mut shares: Vec<(String, usize, usize)> = strata
-        .iter()
-        .map(|(key, members)| {
-            (
-                key.clone(),
-                members.len() * size / total,
-                members.len() * size % total,
-            )
-        })
-        .collect();
-    let assigned: usize = shares.iter().map(|s| s.1).sum();
-    let mut by_remainder: Vec<usize> = (0..shares.len()).collect();
-    by_remainder.sort_by(|&a, &b| {
-        shares[b]
-            .2
-            .cmp(&shares[a].2)
-            .then_with(|| shares[a].0.cmp(&shares[b].0))
-    });
-    for &index in by_remainder.iter().take(size - assigned) {
-        shares[index].1 += 1;
-    }
-    let mut chosen: Vec<usize> = Vec::with_capacity(size);
-    for (key, count, _) in shares {
-        let mut members = strata[&key].clone();
-        let mut rng = stats::rng_for(seed, &format!("sample {key}"));
-        stats::shuffle(&mut members, &mut rng);
-        chosen.extend(members.into_iter().take(count));
-    }
-    chosen.sort_unstable();
+    let chosen = sample::positions(&strata, size, seed);
     Ok(qrels.select(&chosen))
 }
 
@@ -382,9 +380,11 @@ mod tests {
         );
     }
 
+    /// Computed outside ragate (Python's hashlib: each stratum's 5 and 15 qids of lowest
+    /// `sha256(b"ragate-sample-v2\0" + b"7" + b"\0" + qid)[:8]`, big-endian).
     const PINNED_SAMPLE: [&str; 20] = [
-        "q008", "q009", "q010", "q026", "q040", "q041", "q047", "q049", "q050", "q052", "q055",
-        "q057", "q060", "q063", "q064", "q071", "q075", "q083", "q085", "q090",
+        "q000", "q008", "q010", "q012", "q017", "q018", "q021", "q025", "q027", "q028", "q034",
+        "q037", "q038", "q039", "q046", "q061", "q084", "q085", "q091", "q097",
     ];
 }
 

@@ -29,6 +29,8 @@ pub(crate) struct RunContext<'a> {
     pub embeddings: Option<String>,
     /// The relevance level and what judged queries without a relevant document scored.
     pub conventions: Conventions,
+    /// How a sampled tier's queries were drawn (None: the tier's own qrels file).
+    pub sample: Option<String>,
 }
 
 /// The results of `evaluation` over `qrels`, every text kept (see [`strip_text`]); `status` is
@@ -92,6 +94,7 @@ pub(crate) fn results(
             git_commit: context.git_commit,
             judges: context.judges,
             embeddings: context.embeddings,
+            sample: context.sample,
             relevance_level: None,
             no_relevant: None,
             accepted_utc: None,

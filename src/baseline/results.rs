@@ -49,6 +49,10 @@ pub struct Provenance {
     /// The embeddings endpoint behind embedding-based answer_relevance (model, endpoint, version).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub embeddings: Option<String>,
+    /// How a sampled tier's queries were drawn (`40 queries, stratify length, seed 1, stable-v2`);
+    /// absent for a tier of its own qrels file and in baselines drawn before samples were stable.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sample: Option<String>,
     /// The relevance level, when not the default 1 (see [`Provenance::conventions`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub relevance_level: Option<Grade>,
@@ -193,7 +197,7 @@ pub struct Results {
 
 /// How a baseline pairs with a tier's queries and rules (stored with results that errored only
 /// because the baseline did not fit; `baseline::pairing` computes it and says what to do).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pairing {
     /// Queries of the tier that the baseline also has: the most any check can pair.
@@ -204,9 +208,16 @@ pub struct Pairing {
     pub baseline_queries: usize,
     /// The tier's `min_queries`: a check over fewer pairs is skipped.
     pub min_queries: usize,
+    /// The tier's `gate.min_share` (absent in results written before it: the default).
+    #[serde(default = "default_min_share")]
+    pub min_share: f64,
     /// Metrics a rule of the tier gates that the baseline has no values of.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub missing_metrics: Vec<String>,
+}
+
+fn default_min_share() -> f64 {
+    crate::config::DEFAULT_MIN_SHARE
 }
 
 /// `value` when it is finite and in `range`, else the message saying what was expected.

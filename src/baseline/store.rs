@@ -397,6 +397,7 @@ mod tests {
             judges: Default::default(),
             embeddings: None,
             conventions: Default::default(),
+            sample: None,
         };
         results(vec!["mrr".to_string()], Default::default(), context).to_json()
     }

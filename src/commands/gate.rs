@@ -53,7 +53,14 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
         term::note(note);
     }
     let runs_pipeline = args.run.is_none();
-    let checked = preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
+    let accept_command = options.accept_command(&tier.name);
+    let planned = preflight::Planned {
+        compared: args.shard.is_none(),
+        runs_pipeline,
+        allow_judge_change: options.allow_judge_change,
+        accept_command: &accept_command,
+    };
+    let checked = preflight::check(&config, tier, &qrels, &planned)?;
     let Some(shard) = args.shard else {
         let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
         let labels = checked.labels.as_deref();

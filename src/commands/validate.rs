@@ -38,7 +38,7 @@ pub(super) fn run(args: ValidateArgs) -> Result<i32> {
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     let mut findings = Findings::default();
     for tier in config.tiers.values() {
-        check_tier(&config, tier, corpus.as_ref(), &mut findings);
+        check_tier(&config, tier, corpus.as_ref(), &args, &mut findings);
     }
     check_environment(&config, &mut findings);
     let Findings { problems, lints } = findings;
@@ -164,9 +164,17 @@ fn check_environment(config: &Config, findings: &mut Findings) {
 
 /// One tier: its qrels read (with the texts of its `queries:` file), the gate's own checks on
 /// them (slice fields present, every query with a text when the pipeline is sent texts, the
-/// `stratify:` field present), its labels readable, lints on the qrels, rules naming slice values
-/// that exist, its baseline readable and of this tier, and the notices of its gate settings.
-fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &mut Findings) {
+/// `stratify:` field present, the gold fields of the answer metrics), its labels readable, lints
+/// on the qrels, rules naming slice values that exist, its baseline readable, of this tier, judged
+/// by the configured judges, with the tier's conventions and sample, and the notices of its gate
+/// settings.
+fn check_tier(
+    config: &Config,
+    tier: &Tier,
+    corpus: Option<&Corpus>,
+    args: &ValidateArgs,
+    findings: &mut Findings,
+) {
     let whole = match tier::load_source(tier) {
         Ok(queries) => {
             check_queries(config, tier, &queries, corpus, findings);
@@ -180,7 +188,7 @@ fn check_tier(config: &Config, tier: &Tier, corpus: Option<&Corpus>, findings: &
     if let Err(error) = tier_labels::read(tier) {
         tier_problem(findings, tier, &error);
     }
-    check_baseline(config, tier, whole, findings);
+    check_baseline(config, tier, whole, args.allow_judge_change, findings);
     findings.lints.extend(unpriced(config, tier));
     for notice in &tier.gate.notices {
         if !findings.lints.contains(notice) {
@@ -234,6 +242,7 @@ fn check_baseline(
     config: &Config,
     tier: &Tier,
     whole: Option<TierQueries>,
+    allow_judge_change: bool,
     findings: &mut Findings,
 ) {
     let baseline = tier_baseline::load(
@@ -245,6 +254,16 @@ fn check_baseline(
     );
     match baseline {
         Ok(Some(baseline)) => {
+            let refusal =
+                preflight::judge_refusal(config, &baseline.results, allow_judge_change, None);
+            if let Some(refusal) = refusal {
+                tier_problem(findings, tier, &refusal);
+            }
+            if let Some(problem) = preflight::conventions_problem(tier, &baseline.results) {
+                findings
+                    .problems
+                    .push(format!("tier `{}`: {problem}", tier.name));
+            }
             if let Some(whole) = whole {
                 check_pairing(config, tier, whole, &baseline.results, findings);
             }
@@ -273,7 +292,12 @@ fn check_pairing(
     baseline: &Results,
     findings: &mut Findings,
 ) {
-    let changed = pairing::changes(&baseline.provenance, &whole.file_sha256, &tier.config_hash);
+    let changed = pairing::changes(
+        &baseline.provenance,
+        &whole.file_sha256,
+        &tier.config_hash,
+        tier::sample_description(tier).as_deref(),
+    );
     let Ok(queries) = tier::sample(config, tier, whole) else {
         return;
     };
@@ -290,7 +314,7 @@ fn check_pairing(
         &baseline,
         qids,
         &pairing::gated_metrics(tier),
-        tier.gate.min_queries,
+        (tier.gate.min_queries, tier.gate.min_share),
     );
     let path = tier.baseline.display();
     if let Some(problem) = pairing.problem(&tier.name, changed.as_deref()) {

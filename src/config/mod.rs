@@ -37,7 +37,7 @@ pub use judges::DEFAULT_JUDGE;
 use parse::parse;
 pub use raw::{AlphaScope, Correction, Decision, DriftPolicy, InconclusivePolicy, SliceCorrection};
 use raw::{RawConfig, RawTier};
-pub use rules::DEFAULT_EMPTY_ANSWERS_MAX_INCREASE;
+pub use rules::{DEFAULT_EMPTY_ANSWERS_MAX_INCREASE, DEFAULT_MIN_SHARE};
 use rules::{merge_gate, validate_gate};
 
 /// The config `version:` this ragate reads.
@@ -154,6 +154,10 @@ pub struct GateSettings {
     pub inconclusive: InconclusivePolicy,
     /// Checks over fewer queries are skipped (underpowered), never passed.
     pub min_queries: usize,
+    /// The share of the tier's queries the baseline should pair with (`gate.min_share`, default
+    /// 0.9): below it every output says how many were compared; below half of them (or below
+    /// `min_share` when that is lower) the run is not decided.
+    pub min_share: f64,
     /// The default seed of sampled tiers.
     pub seed: u64,
     /// The rules, tier-wide ones and per-slice ones (the latter override the former).
@@ -192,6 +196,21 @@ pub struct Limits {
     pub max_increase_pct: Option<f64>,
     /// Ceiling of a lower-is-better metric.
     pub max: Option<f64>,
+}
+
+impl Limits {
+    /// The key of the change limit that is 0 (`max_drop: 0`, ...), if one is.
+    pub fn zero_change_limit(&self) -> Option<&'static str> {
+        [
+            ("max_drop", self.max_drop),
+            ("max_drop_pct", self.max_drop_pct),
+            ("max_increase", self.max_increase),
+            ("max_increase_pct", self.max_increase_pct),
+        ]
+        .into_iter()
+        .find(|(_, limit)| *limit == Some(0.0))
+        .map(|(key, _)| key)
+    }
 }
 
 /// One gate rule: a metric, optionally one slice, and the limits of its change.

@@ -280,6 +280,9 @@ pub(crate) struct RawGate {
     pub slice_correction: Option<SliceCorrection>,
     pub inconclusive: Option<InconclusivePolicy>,
     pub min_queries: Option<usize>,
+    /// The share of the tier's queries the baseline should pair with; below it the headline
+    /// says how many were compared.
+    pub min_share: Option<f64>,
     /// No longer used (tests are exact or analytic): accepted with a notice.
     pub resamples: Option<usize>,
     /// The default seed of sampled tiers (nothing in a verdict is random).

@@ -23,6 +23,7 @@ pub(crate) fn merge_gate(top: &RawGate, tier: Option<&RawGate>) -> RawGate {
         slice_correction: tier.slice_correction.or(top.slice_correction),
         inconclusive: tier.inconclusive.or(top.inconclusive),
         min_queries: tier.min_queries.or(top.min_queries),
+        min_share: tier.min_share.or(top.min_share),
         resamples: tier.resamples.or(top.resamples),
         seed: tier.seed.or(top.seed),
         rules: tier.rules.clone().or_else(|| top.rules.clone()),
@@ -50,6 +51,13 @@ pub(crate) fn validate_gate(
         return Err(keys.error(
             format!("{tier_key}.gate.min_queries"),
             "0: expected at least 1",
+        ));
+    }
+    let min_share = gate.min_share.unwrap_or(DEFAULT_MIN_SHARE);
+    if !(min_share > 0.0 && min_share <= 1.0) {
+        return Err(keys.error(
+            format!("{tier_key}.gate.min_share"),
+            format!("{min_share}: expected a share in (0, 1], e.g. 0.9"),
         ));
     }
     let decision = gate.decision.unwrap_or(Decision::Significant);
@@ -105,6 +113,23 @@ pub(crate) fn validate_gate(
         }
         rules.push(rule);
     }
+    if gate.inconclusive == Some(InconclusivePolicy::Fail)
+        && let Some((index, key)) = rules
+            .iter()
+            .enumerate()
+            .find_map(|(index, rule)| Some((index, rule.limits.zero_change_limit()?)))
+    {
+        return Err(keys.error(
+            format!("{rules_key}[{index}].{key}"),
+            format!(
+                "0 with `inconclusive: fail`, which passes a check only when the data prove its \
+                 change within the limit: no run that leaves {} unchanged can prove a change \
+                 below 0, so the rule fails every such run: expected the smallest change that \
+                 matters as the limit, or `inconclusive: pass`",
+                rules[index].metric
+            ),
+        ));
+    }
     if let Some(rule) = default_empty_answers_rule(metrics, &rules) {
         rules.push(rule);
     }
@@ -116,11 +141,16 @@ pub(crate) fn validate_gate(
         slice_correction: gate.slice_correction.unwrap_or(SliceCorrection::Holm),
         inconclusive: gate.inconclusive.unwrap_or(InconclusivePolicy::Pass),
         min_queries,
+        min_share,
         seed: gate.seed.unwrap_or(42),
         rules,
         notices,
     })
 }
+
+/// The share of a tier's queries the baseline should pair with (`gate.min_share`) before the
+/// headline says that only part of the tier was compared.
+pub const DEFAULT_MIN_SHARE: f64 = 0.9;
 
 /// The tolerated rise of the share of empty answers under the default rule: 5 percentage points.
 pub const DEFAULT_EMPTY_ANSWERS_MAX_INCREASE: f64 = 0.05;

@@ -114,7 +114,7 @@ fn bad_configs_name_the_key_path() {
     let cases = [
         (
             replace("  alpha: 0.05", "  alpah: 0.05"),
-            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `alpha_scope`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `resamples`, `seed`, `rules`, `drift`, `budget` (did you mean `alpha`?)",
+            "conf/eval-config.yaml:14:3: gate.alpah: unknown field `alpah`, expected one of `decision`, `alpha`, `alpha_scope`, `correction`, `slice_correction`, `inconclusive`, `min_queries`, `min_share`, `resamples`, `seed`, `rules`, `drift`, `budget` (did you mean `alpha`?)",
         ),
         (
             replace("decision: significant", "decision: signficant"),

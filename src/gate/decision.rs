@@ -141,7 +141,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         baseline,
         current.queries.keys().map(String::as_str),
         &pairing::gated_metrics(tier),
-        tier.gate.min_queries,
+        (tier.gate.min_queries, tier.gate.min_share),
     );
     // A baseline that no longer fits is said once, with the next step, by the caller
     // (`mismatch_message`); otherwise what changed and how many queries pair.
@@ -227,7 +227,13 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         .collect();
     GateReport {
         tier: tier.name.clone(),
-        status: run_status(&outcomes, tier.gate.inconclusive),
+        // Too few of the tier's queries pair with the baseline: whatever the checks said of
+        // them, it is not a verdict on the tier.
+        status: if pairing.too_few() {
+            RunStatus::Error
+        } else {
+            run_status(&outcomes, tier.gate.inconclusive)
+        },
         inconclusive: tier.gate.inconclusive,
         outcomes,
         reported: reported::ungated(config, tier, baseline, current),
@@ -404,6 +410,7 @@ fn mismatch_message(
         &baseline.provenance,
         &current.provenance.qrels_sha256,
         &current.provenance.config_hash,
+        current.provenance.sample.as_deref(),
     );
     let problem = report
         .pairing

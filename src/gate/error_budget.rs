@@ -215,6 +215,7 @@ mod tests {
             slice_correction: crate::config::SliceCorrection::Holm,
             inconclusive: InconclusivePolicy::Pass,
             min_queries: 5,
+            min_share: 0.9,
             seed: 1,
             rules: Vec::new(),
             notices: Vec::new(),

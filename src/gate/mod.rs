@@ -90,6 +90,13 @@ impl GateReport {
     pub fn verdict(&self) -> run_verdict::RunVerdict {
         run_verdict::RunVerdict::of(self)
     }
+
+    /// `compared 25 of 40 queries`, when the baseline pairs with fewer than the tier's
+    /// `min_share` of its queries ([`Pairing::compared`]): every output says it beside the
+    /// verdict.
+    pub fn compared(&self) -> Option<String> {
+        self.pairing.as_ref().and_then(Pairing::compared)
+    }
 }
 
 /// The share of the top-`k` retrieved docs (over all queries) that the qrels judge, or None when

@@ -23,15 +23,7 @@ const WHY: &str = "below 1000 queries a limit of 0 does not hold the false-failu
 
 /// The key of the rule's limit that is 0, if one is.
 fn zero_limit(limits: &Limits) -> Option<&'static str> {
-    [
-        ("max_drop", limits.max_drop),
-        ("max_drop_pct", limits.max_drop_pct),
-        ("max_increase", limits.max_increase),
-        ("max_increase_pct", limits.max_increase_pct),
-    ]
-    .into_iter()
-    .find(|(_, limit)| *limit == Some(0.0))
-    .map(|(key, _)| key)
+    limits.zero_change_limit()
 }
 
 /// For `ragate validate`: each rule with a limit of 0 on a tier of 30 to 999 queries with a

@@ -25,6 +25,7 @@ pub fn render(report: &GateReport, results: Option<&Results>) -> String {
         "verdict": report.verdict(),
         "exit_code": report.exit_code(),
         "paired_queries": report.paired_queries,
+        "compared": report.compared(),
         "checks": report.outcomes.iter().map(check).collect::<Vec<_>>(),
         "reported": reported::json(report),
         "warnings": report.warnings,

@@ -75,8 +75,12 @@ pub(crate) fn totals(report: &GateReport) -> String {
             .filter(|o| wanted.contains(&o.status))
             .count()
     };
+    let compared = report
+        .compared()
+        .map(|c| format!("; {c}"))
+        .unwrap_or_default();
     format!(
-        "{} checks: {} passed, {} failed, {} inconclusive, {} skipped, {} errors",
+        "{} checks: {} passed, {} failed, {} inconclusive, {} skipped, {} errors{compared}",
         report.outcomes.len(),
         count(&[CheckStatus::Pass, CheckStatus::Improved, CheckStatus::Warn]),
         count(&[CheckStatus::Fail]),

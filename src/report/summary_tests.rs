@@ -539,6 +539,7 @@ fn a_baseline_that_no_longer_fits_is_the_headline_not_a_count_of_skipped_checks(
         queries: 6,
         baseline_queries: 6,
         min_queries: 3,
+        min_share: 0.9,
         missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
     };
     report.pairing = Some(pairing(0, &[]));

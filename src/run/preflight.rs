@@ -6,13 +6,18 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
+use crate::baseline::results::Results;
 use crate::config::{CacheMode, Config, Tier, locate};
 use crate::error::{Error, Result};
 use crate::http;
 use crate::input::labels::Label;
 use crate::input::qrels::Qrels;
+use crate::metrics::metric::{AnswerMetric, Metric};
 use crate::report::junit::RunClock;
-use crate::run::judges_called::{embeddings_called, judged_by_judges};
+use crate::run::judges_called::{
+    embeddings_called, embeddings_used, judged_by_judges, judges_used,
+};
+use crate::run::rejudge::{self, Identities};
 use crate::run::tier_baseline::{self, Baseline};
 use crate::run::tier_labels;
 use crate::suggest;
@@ -27,18 +32,29 @@ pub(crate) struct Checked {
     pub(crate) labels: Option<Vec<Label>>,
 }
 
+/// How the gate will run, as far as its checks need to know.
+pub(crate) struct Planned<'a> {
+    /// Compared with the baseline (not a shard).
+    pub compared: bool,
+    /// The configured pipeline runs (no `--run`).
+    pub runs_pipeline: bool,
+    /// `--allow-judge-change`: judges other than the baseline's re-judge it instead of refusing.
+    pub allow_judge_change: bool,
+    /// The command that accepts the gate's results.
+    pub accept_command: &'a str,
+}
+
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
 /// query texts only when the configured pipeline runs (no `--run`). Returns the tier's baseline
-/// and labels, read once here for the rest of the run, so that a bad file stops the run before
-/// the pipeline starts.
+/// and labels, read once here for the rest of the run, so that a bad file or a baseline the gate
+/// would refuse stops the run before the pipeline starts.
 pub(crate) fn check(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,
-    compared: bool,
-    runs_pipeline: bool,
+    planned: &Planned<'_>,
 ) -> Result<Checked> {
-    if let Some(error) = query_errors(config, tier, qrels, runs_pipeline)
+    if let Some(error) = query_errors(config, tier, qrels, planned.runs_pipeline)
         .into_iter()
         .next()
     {
@@ -46,11 +62,21 @@ pub(crate) fn check(
     }
     let labels = tier_labels::read(tier)?;
     check_api_keys(config)?;
-    let baseline = if compared {
+    let baseline = if planned.compared {
         check_baseline(tier)?
     } else {
         None
     };
+    if let Some(baseline) = &baseline
+        && let Some(refusal) = judge_refusal(
+            config,
+            &baseline.results,
+            planned.allow_judge_change,
+            Some(planned.accept_command),
+        )
+    {
+        return Err(refusal);
+    }
     check_clock()?;
     Ok(Checked { baseline, labels })
 }
@@ -65,6 +91,7 @@ pub(crate) fn query_errors(
     runs_pipeline: bool,
 ) -> Vec<Error> {
     let mut errors = slice_field_errors(config, qrels);
+    errors.extend(answer_field_errors(config, qrels));
     if let Some(adapter) = tier::text_needed_by(config).filter(|_| runs_pipeline)
         && let Err(error) = tier::require_texts(config, tier, qrels, adapter)
     {
@@ -154,4 +181,83 @@ pub(crate) fn check_api_keys(config: &Config) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The field of the qrels an answer metric compares the answer with, by name in messages.
+fn gold_field(metric: Metric) -> Option<&'static str> {
+    match metric {
+        Metric::Answer(AnswerMetric::Contains) => Some("gold_answer_substring"),
+        Metric::Answer(AnswerMetric::F1 | AnswerMetric::Exact) => Some("reference_answer"),
+        _ => None,
+    }
+}
+
+/// A config error for every answer metric whose gold field (`gold_answer_substring` for
+/// `answer_contains`, `reference_answer` for `answer_f1` and `answer_exact`) no query of `qrels`
+/// has: the metric would have no value on any query, which the gate finds only after the
+/// pipeline ran.
+pub(crate) fn answer_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
+    let has = |field: &str| {
+        qrels.queries().iter().any(|q| match field {
+            "gold_answer_substring" => q.gold_answer_substring.is_some(),
+            _ => q.reference_answer.is_some(),
+        })
+    };
+    config
+        .metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(index, spec)| Some((index, spec.metric, gold_field(spec.metric)?)))
+        .filter(|(_, _, field)| !has(field))
+        .map(|(index, metric, field)| {
+            let error = Error::config(
+                &config.path,
+                format!("metrics[{index}]"),
+                format!(
+                    "no query of {} has a `{field}`, which {metric} compares the answer with, so \
+                     no query would have a value: add `{field}` to the queries, or remove \
+                     {metric} from `metrics:` (and its rules)",
+                    qrels.path().display()
+                ),
+            );
+            locate::locate_in_file(error, &config.path)
+        })
+        .collect()
+}
+
+/// The refusal of judges or an embeddings endpoint other than the baseline's (unless
+/// `allow_judge_change`), which the gate can know from the config and the baseline alone, before
+/// its pipeline runs. `accept` is the command that accepts a gate's results (None outside a gate).
+pub(crate) fn judge_refusal(
+    config: &Config,
+    baseline: &Results,
+    allow_judge_change: bool,
+    accept: Option<&str>,
+) -> Option<Error> {
+    let configured = Identities {
+        judges: judges_used(config),
+        embeddings: embeddings_used(config),
+    };
+    let changes = rejudge::differences(&Identities::of(baseline), &configured);
+    (!changes.is_empty() && !allow_judge_change).then(|| rejudge::refused(&changes, accept))
+}
+
+/// For `validate`: a baseline computed with other conventions (relevance level, no_relevant)
+/// than the tier's, which the gate refuses after its run (exit 2), so that its results can be
+/// accepted as the new baseline.
+pub(crate) fn conventions_problem(tier: &Tier, baseline: &Results) -> Option<String> {
+    let differences = baseline
+        .provenance
+        .conventions()
+        .differences(&tier.conventions, ["the baseline", "the tier's config"]);
+    (!differences.is_empty()).then(|| {
+        format!(
+            "{}: {}: values computed with another relevance_level or no_relevant are not \
+             comparable, so `ragate gate --tier {2}` exits 2 after its run: accept its results \
+             as the new baseline (`ragate baseline accept --tier {2}`)",
+            tier.baseline.display(),
+            differences.join("; "),
+            tier.name
+        )
+    })
 }

@@ -382,6 +382,7 @@ pub(crate) fn run_context<'a>(
         judges: judges_used(config),
         embeddings: embeddings_used(config),
         conventions: tier.conventions,
+        sample: crate::tier::sample_description(tier),
     }
 }
 

@@ -132,7 +132,7 @@ fn swapped_queries_name_the_next_step_and_one_accept_replaces_the_baseline() {
     assert_eq!(results["status"], "error");
     assert_eq!(
         results["baseline_mismatch"],
-        serde_json::json!({"shared_queries": 0, "queries": 6, "baseline_queries": 6, "min_queries": 3})
+        serde_json::json!({"shared_queries": 0, "queries": 6, "baseline_queries": 6, "min_queries": 3, "min_share": 0.9})
     );
     let errors = crate::json_schema::Schema::published("results.schema.json").errors(&results);
     assert!(errors.is_empty(), "{errors:?}");
@@ -151,9 +151,10 @@ fn swapped_queries_name_the_next_step_and_one_accept_replaces_the_baseline() {
         "{}",
         accepted.stdout
     );
+    // The sample of the renamed queries (a query's place in a sample depends on its qid).
     let new_qids = qids(&dir.join("baselines/smoke.json"));
-    let expected: Vec<String> = old_qids.iter().map(|q| q.replacen('q', "x", 1)).collect();
-    assert_eq!(new_qids, expected);
+    assert_eq!(new_qids.len(), 6);
+    assert!(new_qids.iter().all(|q| q.starts_with('x')), "{new_qids:?}");
 
     let validated = ragate_in(dir, &["validate"]);
     assert_eq!(validated.code, 0, "{}", validated.stderr);
@@ -395,19 +396,20 @@ fn a_converted_beir_collection_gates_after_the_steps_ragate_names() {
         ],
     );
     assert_eq!(converted.code, 0, "{}", converted.stderr);
-    // No gold answer substrings: the gate names the metric to drop.
-    let no_values = Ragate::new(["gate", "--tier", "smoke"])
+    // No gold answer substrings: validate and the gate (before its pipeline) name the metric to
+    // drop.
+    let no_gold = "metrics[5]: no query of eval/qrels.jsonl has a `gold_answer_substring`, which \
+                   answer_contains compares the answer with, so no query would have a value: add \
+                   `gold_answer_substring` to the queries, or remove answer_contains from \
+                   `metrics:` (and its rules)";
+    Ragate::new(["validate"])
         .status(2)
+        .stderr_has(no_gold)
         .run_in(dir);
-    assert!(
-        no_values.stderr.contains(
-            "no query has a value for answer_contains: expected gold_answer_substring \
-             (answer_contains), reference_answer (answer_f1, answer_exact) or non-empty answers; \
-             or remove `answer_contains` from the config's `metrics:` (and its rules)"
-        ),
-        "{}",
-        no_values.stderr
-    );
+    Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .stderr_has(no_gold)
+        .run_in(dir);
     edit_config(dir, "  - answer_contains ", "  # - answer_contains ");
     edit_config(
         dir,

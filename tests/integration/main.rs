@@ -17,6 +17,7 @@ mod exit2_summary;
 mod expected_values;
 mod fail_closed_inputs;
 mod faithfulness_variants;
+mod first_week;
 mod gate_flow;
 mod history;
 mod hostile_strings;

@@ -222,6 +222,7 @@ fn settings(rules: &[Rule], seed: u64) -> GateSettings {
         slice_correction: SliceCorrection::Holm,
         inconclusive: InconclusivePolicy::Pass,
         min_queries: 5,
+        min_share: 0.9,
         seed,
         rules: rules.to_vec(),
         notices: Vec::new(),

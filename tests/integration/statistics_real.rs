@@ -273,6 +273,7 @@ fn significant(rules: Vec<Rule>, correction: Correction) -> GateSettings {
         slice_correction: SliceCorrection::Holm,
         inconclusive: InconclusivePolicy::Pass,
         min_queries: 5,
+        min_share: 0.9,
         seed: 0,
         rules,
         notices: Vec::new(),

@@ -115,6 +115,7 @@ fn only_a_run_that_errored_because_its_baseline_does_not_fit_records_the_mismatc
         queries: 6,
         baseline_queries: 6,
         min_queries: 3,
+        min_share: 0.9,
         missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
     };
     let check = |metric: &str, slice: &str, family: Family, status: CheckStatus| {
@@ -236,6 +237,7 @@ fn alpha_is_split_across_the_families_present_only_under_run_scope() {
         slice_correction: SliceCorrection::Holm,
         inconclusive: InconclusivePolicy::Pass,
         min_queries: 5,
+        min_share: 0.9,
         seed: 1,
         rules,
         notices: Vec::new(),

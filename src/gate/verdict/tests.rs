@@ -57,6 +57,7 @@ fn settings(decision: Decision, min_queries: usize, rules: Vec<Rule>) -> GateSet
         slice_correction: SliceCorrection::Holm,
         inconclusive: crate::config::InconclusivePolicy::Pass,
         min_queries,
+        min_share: 0.9,
         seed: 1,
         rules,
         notices: Vec::new(),

@@ -145,6 +145,9 @@ fn header(page: &Page<'_>, status: &str) -> Markup {
             @if page.no_baseline.is_some() {
                 p class="lede" { (page.current.queries.len()) " queries measured; nothing was gated (no baseline yet)." }
             } @else {
+                @if let Some(compared) = report.compared() {
+                    p class="lede" { strong { (compared) " of the tier with the baseline." } }
+                }
                 p class="lede" {
                     (report.outcomes.len()) " checks, " (failing) " failing"
                     @if inconclusive > 0 { ", " (inconclusive) " inconclusive" }

@@ -260,13 +260,17 @@ fn regressed_queries(outcome: &CheckOutcome) -> String {
 }
 
 fn suite_output(report: &GateReport) -> String {
-    let mut text = format!(
+    let mut text = report
+        .compared()
+        .map(|c| format!("{c} of the tier with the baseline\n"))
+        .unwrap_or_default();
+    text.push_str(&format!(
         "baseline: tier {}, {} paired queries, {} only in the baseline, {} only in the current run\n",
         report.tier,
         report.paired_queries,
         report.baseline_only.len(),
         report.current_only.len()
-    );
+    ));
     for warning in &report.warnings {
         text.push_str(&format!("warning: {warning}\n"));
     }

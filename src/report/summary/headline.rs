@@ -159,8 +159,12 @@ pub(super) fn headline(report: &GateReport) -> String {
     };
     let extras = counts.extras(shown);
     let mark = report.verdict().mark();
+    let compared = report
+        .compared()
+        .map(|c| format!(" · {c}"))
+        .unwrap_or_default();
     format!(
-        "**{mark} {text}**{extras} · tier\u{a0}{}\n\n",
+        "**{mark} {text}{compared}**{extras} · tier\u{a0}{}\n\n",
         inline(&report.tier, TEXT_CHARS)
     )
 }
