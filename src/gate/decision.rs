@@ -499,14 +499,16 @@ fn provenance_warnings(
     let mut warnings = Vec::new();
     let partial = pairing.partial(tier);
     if baseline.provenance.qrels_sha256 != current.provenance.qrels_sha256 {
-        warnings.push(format!(
-            "the qrels changed since the baseline (sha256 {} -> {}): {}",
+        let changed = format!(
+            "the qrels changed since the baseline, sha256 {} -> {}",
             short(&baseline.provenance.qrels_sha256),
             short(&current.provenance.qrels_sha256),
-            partial
-                .as_deref()
-                .unwrap_or("comparing the queries both have")
-        ));
+        );
+        // How many pair first: a list that cuts long warnings keeps the numbers.
+        warnings.push(match partial {
+            Some(partial) => format!("{partial} ({changed})"),
+            None => format!("{changed}: comparing the queries both have"),
+        });
     } else if let Some(partial) = partial {
         warnings.push(partial);
     }
