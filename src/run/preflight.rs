@@ -45,7 +45,7 @@ pub(crate) fn check(
         return Err(error);
     }
     let labels = tier_labels::read(tier)?;
-    check_api_keys(config)?;
+    check_api_keys(config, [tier])?;
     let baseline = if compared {
         check_baseline(tier)?
     } else {
@@ -64,7 +64,7 @@ pub(crate) fn query_errors(
     qrels: &Qrels,
     runs_pipeline: bool,
 ) -> Vec<Error> {
-    let mut errors = slice_field_errors(config, qrels);
+    let mut errors = slice_field_errors(config, tier, qrels);
     if let Some(adapter) = tier::text_needed_by(config).filter(|_| runs_pipeline)
         && let Err(error) = tier::require_texts(config, tier, qrels, adapter)
     {
@@ -95,16 +95,15 @@ fn check_baseline(tier: &Tier) -> Result<Option<Baseline>> {
     Ok(baseline)
 }
 
-/// A config error for every slice field that no query of `qrels` has, at its line and column in
-/// the config, with the closest field the queries do have.
-pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
+/// A config error for every slice field of `tier` that no query of `qrels` has, at its line and
+/// column in the config (`slices:` or the tier's own), with the closest field the queries do have.
+pub(crate) fn slice_field_errors(config: &Config, tier: &Tier, qrels: &Qrels) -> Vec<Error> {
     let fields: BTreeSet<&str> = qrels
         .queries()
         .iter()
         .flat_map(|q| q.attributes.keys().map(String::as_str))
         .collect();
-    config
-        .slices
+    tier.slices
         .iter()
         .enumerate()
         .filter(|(_, field)| !fields.contains(field.as_str()))
@@ -115,7 +114,7 @@ pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
             );
             let error = Error::config(
                 &config.path,
-                format!("slices[{index}]"),
+                format!("{}[{index}]", tier.slices_key),
                 suggest::did_you_mean(message, field, fields.iter().copied()),
             );
             locate::locate_in_file(error, &config.path)
@@ -124,17 +123,27 @@ pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
 }
 
 /// Before the pipeline runs (which may take hours), the API key of every judge and embeddings
-/// endpoint the tier will call must be set: a fork pull request without the secret fails at once,
-/// naming the variable. Replay mode calls nothing, so it needs no key.
-pub(crate) fn check_api_keys(config: &Config) -> Result<()> {
+/// endpoint the `tiers` will call must be set: a fork pull request without the secret fails at
+/// once, naming the variable. Replay mode calls nothing, so it needs no key.
+pub(crate) fn check_api_keys<'a>(
+    config: &Config,
+    tiers: impl IntoIterator<Item = &'a Tier>,
+) -> Result<()> {
     if config.cache.mode == CacheMode::Replay {
         return Ok(());
     }
-    let judge_keys = judged_by_judges(config).filter_map(|spec| {
+    for tier in tiers {
+        check_tier_api_keys(config, tier)?;
+    }
+    Ok(())
+}
+
+fn check_tier_api_keys(config: &Config, tier: &Tier) -> Result<()> {
+    let judge_keys = judged_by_judges(config, tier).filter_map(|spec| {
         let variable = config.judges[&spec.judge].api_key_env()?;
         Some((format!("judges.{}", spec.judge), Some(variable)))
     });
-    let embeddings_key = embeddings_called(config).map(|spec| {
+    let embeddings_key = embeddings_called(config, tier).map(|spec| {
         (
             "embeddings".to_string(),
             spec.endpoint.api_key_env.as_deref(),
