@@ -126,6 +126,12 @@ pub(crate) struct SynthArgs {
         value_name = "CLASS"
     )]
     pub classes: Vec<QuestionClassArg>,
+    /// A slice field given to every drafted query (repeatable): `--slice length=short --slice
+    /// form=question` writes `"length": "short", "form": "question"` on each line of draft.jsonl
+    /// beside the `class` synth sets, so that the drafts carry the fields the config's `slices:`
+    /// name. A field of the qrels format (`qid`, `query`, ...), `class` or `all` is refused.
+    #[arg(long = "slice", value_name = "FIELD=VALUE", value_parser = slice_assignment)]
+    pub slices: Vec<SliceAssignment>,
     /// The seed of the document sample.
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
@@ -147,6 +153,29 @@ pub(crate) struct SynthArgs {
     /// nearest parent up to the repository root].
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
+}
+
+/// `--slice FIELD=VALUE` of `ragate synth`: a slice field and its value for every draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SliceAssignment {
+    /// The query field (e.g. `length`).
+    pub field: String,
+    /// Its value on every draft (e.g. `short`).
+    pub value: String,
+}
+
+fn slice_assignment(text: &str) -> Result<SliceAssignment, String> {
+    match text.split_once('=') {
+        Some((field, value)) if !field.trim().is_empty() && !value.trim().is_empty() => {
+            Ok(SliceAssignment {
+                field: field.to_string(),
+                value: value.to_string(),
+            })
+        }
+        _ => Err(format!(
+            "`{text}`: expected FIELD=VALUE with both parts, e.g. length=short"
+        )),
+    }
 }
 
 /// `--class`: the question classes of `ragate synth`.

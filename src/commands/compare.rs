@@ -41,7 +41,7 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
         rejudge_reference(&config, tier, &a, &b, &args)?
     };
     let labels = tier_labels::read(tier)?;
-    let calibrations = tier_labels::calibrations(labels.as_deref(), &config.metrics, &b);
+    let calibrations = tier_labels::calibrations(labels.as_deref(), &tier.metrics, &b);
     let rejudged = rejudged_note(&args, &changes);
     let next_step = format!(
         "compare results of the same queries and metrics, or gate {} against a baseline \
@@ -135,8 +135,8 @@ fn rejudge_reference(
     args: &CompareArgs,
 ) -> Result<Results> {
     let configured = Identities {
-        judges: judges_used(config),
-        embeddings: embeddings_used(config),
+        judges: judges_used(config, tier),
+        embeddings: embeddings_used(config, tier),
     };
     let b_identities = Identities::of(b);
     if configured != b_identities {
@@ -153,6 +153,7 @@ fn rejudge_reference(
     let cache = crate::run::config_judge::run_cache(config)?;
     let with = Rejudging {
         config,
+        tier,
         qrels: &queries.qrels,
         corpus: corpus.as_ref(),
         cache: cache.as_ref(),

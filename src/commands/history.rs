@@ -114,7 +114,7 @@ fn checks_against_baseline(
         return Ok((Vec::new(), None));
     }
     let labels = tier_labels::read(tier)?;
-    let calibrations = tier_labels::calibrations(labels.as_deref(), &config.metrics, results);
+    let calibrations = tier_labels::calibrations(labels.as_deref(), &tier.metrics, results);
     let decision = decision::decide(DecisionInputs {
         config,
         tier,

@@ -73,7 +73,7 @@ pub(super) fn run(args: HtmlReportArgs) -> Result<i32> {
         from.display()
     );
     let labels = tier_labels::read(tier)?;
-    let calibrations = tier_labels::calibrations(labels.as_deref(), &config.metrics, &current);
+    let calibrations = tier_labels::calibrations(labels.as_deref(), &tier.metrics, &current);
     let Some(baseline) = tier_baseline::load(tier, &accept)? else {
         let error = tier_baseline::missing(tier, &accept);
         return first_run(&args, tier, (&from, &current), &calibrations, error);

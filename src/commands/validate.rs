@@ -122,14 +122,14 @@ fn unpriced(config: &Config, tier: &Tier) -> Vec<String> {
     let Some(budget) = tier.budget.as_ref().filter(|b| b.max_cost.is_some()) else {
         return Vec::new();
     };
-    let judges = judged_by_judges(config)
+    let judges = judged_by_judges(config, tier)
         .map(|spec| spec.judge.as_str())
         .filter(|name| {
             let spec = &config.judges[*name];
             spec.settings::<OpenAiSpec>().is_some() && spec.cost_hints().price.is_none()
         })
         .map(|name| format!("judges.{name}"));
-    let embeddings = embeddings_called(config)
+    let embeddings = embeddings_called(config, tier)
         .filter(|spec| spec.cost.price.is_none())
         .map(|_| "embeddings".to_string());
     let keys: std::collections::BTreeSet<String> = judges.chain(embeddings).collect();
@@ -153,7 +153,9 @@ fn check_environment(config: &Config, findings: &mut Findings) {
     }
     // The key path only, never the text after `api_key_env:`, which a slip
     // (`api_key_env: ${OPENAI_API_KEY}`) makes the key itself.
-    if let Err(Error::Config { path, key, .. }) = preflight::check_api_keys(config) {
+    if let Err(Error::Config { path, key, .. }) =
+        preflight::check_api_keys(config, config.tiers.values())
+    {
         findings.lints.push(format!(
             "{}: {key}: the variable it names is not set in this environment: `ragate gate` \
              would stop before its pipeline runs (set it, or use `cache: {{ mode: replay }}`)",
@@ -229,7 +231,7 @@ fn check_queries(
         qrels,
         std::time::SystemTime::now(),
     ));
-    check_slices(config, tier, qrels, findings);
+    check_slices(tier, qrels, findings);
     let judged = qrels.queries().iter().filter(|q| q.num_relevant() > 0);
     findings
         .lints
@@ -255,7 +257,7 @@ fn check_baseline(
     match baseline {
         Ok(Some(baseline)) => {
             let refusal =
-                preflight::judge_refusal(config, &baseline.results, allow_judge_change, None);
+                preflight::judge_refusal(config, tier, &baseline.results, allow_judge_change, None);
             if let Some(refusal) = refusal {
                 tier_problem(findings, tier, &refusal);
             }
@@ -374,10 +376,10 @@ fn lint_qrels(tier: &Tier, qrels: &Qrels, corpus: Option<&Corpus>, lints: &mut V
 }
 
 /// Rules must name slice values some query has; slices smaller than `min_queries` are skipped.
-fn check_slices(config: &Config, tier: &Tier, qrels: &Qrels, findings: &mut Findings) {
+fn check_slices(tier: &Tier, qrels: &Qrels, findings: &mut Findings) {
     let mut sizes: BTreeMap<String, usize> = BTreeMap::new();
     for query in qrels.queries() {
-        for field in &config.slices {
+        for field in &tier.slices {
             if let Some(value) = query.attributes.get(field) {
                 *sizes.entry(format!("{field}={value}")).or_default() += 1;
             }

@@ -10,11 +10,12 @@ use crate::settings::keys::Keys;
 use crate::settings::yaml;
 
 /// The embeddings endpoint, when configured: `base_url` and `model` required, the rest
-/// defaulted (timeout 60 s, 5 retries, concurrency 4).
+/// defaulted (timeout 60 s, 5 retries, concurrency 4). `lists` are the metrics lists with their
+/// keys (`metrics`, and every tier's own `tiers.NAME.metrics`).
 pub(super) fn validate(
     keys: &Keys<'_>,
     raw: Option<&RawEmbeddings>,
-    metrics: &[RawMetric],
+    lists: &[(String, &[RawMetric])],
     written: &yaml::Value,
 ) -> Result<Option<EmbeddingsSpec>> {
     let Some(raw) = raw else { return Ok(None) };
@@ -43,13 +44,19 @@ pub(super) fn validate(
         (written, &["embeddings"]),
         &defaults,
     )?;
-    for (index, metric) in metrics.iter().enumerate() {
+    let entries = lists.iter().flat_map(|(key, metrics)| {
+        metrics
+            .iter()
+            .enumerate()
+            .map(move |(index, metric)| (key, index, metric))
+    });
+    for (key, index, metric) in entries {
         if let RawMetric::Spec(spec) = metric
             && spec.name == "answer_relevance"
             && spec.judge.is_some()
         {
             return Err(keys.error(
-                format!("metrics[{index}].judge"),
+                format!("{key}[{index}].judge"),
                 "answer_relevance is embedding-based when `embeddings` is configured: remove `judge`, or remove `embeddings` to use a judge",
             ));
         }

@@ -1,6 +1,8 @@
-//! The config hash in provenance: sha256 of what gives a tier's numbers their meaning (metrics,
-//! judges, slices, chunk separator, the tier's rules, embeddings), taken from the file as written,
-//! before `${VAR}` expansion, with mapping keys sorted so that key order does not matter.
+//! The config hash in provenance: sha256 of what gives a tier's numbers their meaning (the tier's
+//! metrics and slices, judges, chunk separator, the tier's rules, embeddings), taken from the file
+//! as written, before `${VAR}` expansion, with mapping keys sorted so that key order does not
+//! matter. A tier's own `metrics:` or `slices:` list is hashed instead of the top-level one, so
+//! that changing it changes that tier's hash only.
 
 use crate::settings::yaml;
 use crate::settings::yaml::Value;
@@ -11,20 +13,26 @@ use crate::digest::sha256_hex;
 /// The hash of `tier`'s meaningful parts of the config as written.
 pub(super) fn tier_hash(written: &Value, tier: &str) -> String {
     let part = |key: &str| written.get(key).map_or(Json::Null, canonical);
-    let tier_rules = written
-        .get("tiers")
-        .and_then(|tiers| tiers.get(tier))
+    let written_tier = written.get("tiers").and_then(|tiers| tiers.get(tier));
+    // The tier's own list where it has one, else the top-level list (as before tiers had lists,
+    // so that the hash of a tier without its own lists is unchanged).
+    let list = |key: &str| {
+        written_tier
+            .and_then(|t| t.get(key))
+            .map_or_else(|| part(key), canonical)
+    };
+    let tier_rules = written_tier
         .and_then(|tier| tier.get("gate"))
         .and_then(|gate| gate.get("rules"));
     let rules = tier_rules.or_else(|| written.get("gate").and_then(|gate| gate.get("rules")));
     let mut parts = Map::new();
-    parts.insert("metrics".into(), part("metrics"));
+    parts.insert("metrics".into(), list("metrics"));
     let mut judges = part("judges");
     if let Json::Object(judges) = &mut judges {
         judges.values_mut().for_each(without_cost_hints);
     }
     parts.insert("judges".into(), judges);
-    parts.insert("slices".into(), part("slices"));
+    parts.insert("slices".into(), list("slices"));
     parts.insert("chunk_separator".into(), part("chunk_separator"));
     parts.insert("rules".into(), rules.map_or(Json::Null, canonical));
     let mut embeddings = part("embeddings");
@@ -90,6 +98,22 @@ mod tests {
     fn a_tier_with_its_own_rules_hashes_them() {
         let text = "metrics: [mrr]\ngate: { rules: [ { metric: mrr, max_drop: 0.1 } ] }\ntiers: { s: { gate: { rules: [] } } }\n";
         assert_ne!(hash(text, "s"), hash(text, "other"));
+    }
+
+    #[test]
+    fn a_tier_with_its_own_lists_hashes_them_and_only_its_hash_changes() {
+        let text = "metrics: [mrr, faithfulness]\nslices: [length]\ntiers:\n  a: { qrels: a }\n  b: { qrels: b, metrics: [mrr], slices: [class] }\n";
+        let top_changed = text.replace("[mrr, faithfulness]", "[mrr]");
+        assert_ne!(hash(text, "a"), hash(&top_changed, "a"));
+        assert_eq!(hash(text, "b"), hash(&top_changed, "b"));
+        let own_changed = text.replace("slices: [class]", "slices: [class, form]");
+        assert_eq!(hash(text, "a"), hash(&own_changed, "a"));
+        assert_ne!(hash(text, "b"), hash(&own_changed, "b"));
+        let own_metrics = text.replace("metrics: [mrr], slices", "metrics: [ndcg@10], slices");
+        assert_ne!(hash(text, "b"), hash(&own_metrics, "b"));
+        // A tier whose own lists equal the top-level ones hashes as a tier without its own.
+        let same = "metrics: [mrr]\nslices: [class]\ntiers:\n  a: { qrels: a }\n  b: { qrels: b, metrics: [mrr], slices: [class] }\n";
+        assert_eq!(hash(same, "a"), hash(same, "b"));
     }
 
     #[test]

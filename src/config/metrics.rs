@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::raw::{RawClaims, RawConfig, RawEmptyAnswer, RawMetric};
+use crate::config::raw::{RawClaims, RawConfig, RawEmptyAnswer, RawMetric, RawRule};
 use crate::error::Result;
 use crate::judge::backend::JudgeSpec;
 use crate::judge::kinds;
@@ -15,20 +15,22 @@ use crate::metrics::metric::{Metric, MetricSpec};
 use crate::settings::keys::Keys;
 use crate::suggest;
 
+/// The metrics list at `list_key` (`metrics`, or a tier's own `tiers.NAME.metrics`).
 pub(super) fn validate_metrics(
     keys: &Keys<'_>,
+    list_key: &str,
     entries: &[RawMetric],
     judges: &BTreeMap<String, JudgeSpec>,
 ) -> Result<Vec<MetricSpec>> {
     if entries.is_empty() {
         return Err(keys.error(
-            "metrics",
+            list_key,
             "empty: expected at least one metric such as recall@5",
         ));
     }
     let mut specs: Vec<MetricSpec> = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
-        let key = format!("metrics[{index}]");
+        let key = format!("{list_key}[{index}]");
         let metric: Metric = entry
             .name()
             .parse()
@@ -159,15 +161,13 @@ pub(crate) fn add_empty_answers(specs: &mut Vec<MetricSpec>) {
     }
 }
 
-/// Adds the operational metrics (latency_ms, tokens, cost) that a rule of any tier names but the
+/// Adds the operational metrics (latency_ms, tokens, cost) that one of `rules` names but the
 /// metrics list leaves out: they vary from run to run, so they are computed (and stored in
 /// results) only when gated; otherwise they are reported in the trace and run-stats alone.
-pub(crate) fn add_gated_operational(specs: &mut Vec<MetricSpec>, raw: &RawConfig) {
-    let tier_rules = raw
-        .tiers
-        .values()
-        .filter_map(|t| t.gate.as_ref().and_then(|g| g.rules.as_ref()));
-    let rules = raw.gate.rules.iter().chain(tier_rules).flatten();
+pub(crate) fn add_gated_operational<'a>(
+    specs: &mut Vec<MetricSpec>,
+    rules: impl IntoIterator<Item = &'a RawRule>,
+) {
     for rule in rules {
         if let Ok(metric) = rule.metric.parse::<Metric>()
             && metric.is_operational()
@@ -187,9 +187,11 @@ pub(crate) fn alias_notes(raw: &RawConfig) -> Vec<String> {
         .values()
         .filter_map(|t| t.gate.as_ref().and_then(|g| g.rules.as_ref()));
     let rules = raw.gate.rules.iter().chain(tier_rules).flatten();
+    let tier_metrics = raw.tiers.values().filter_map(|t| t.metrics.as_ref());
     let names = raw
         .metrics
         .iter()
+        .chain(tier_metrics.flatten())
         .map(RawMetric::name)
         .chain(rules.map(|rule| rule.metric.as_str()));
     let mut seen = std::collections::BTreeSet::new();

@@ -14,6 +14,7 @@ mod pipeline;
 pub(crate) mod raw;
 mod raw_judges;
 mod rules;
+mod tier_lists;
 pub mod tier_name;
 
 use std::collections::BTreeMap;
@@ -54,8 +55,6 @@ pub struct Config {
     pub corpus: Option<PathBuf>,
     /// Retrieved ids `doc#chunk` count as `doc` with this separator (None: ids are documents).
     pub chunk_separator: Option<String>,
-    /// The metrics computed for every tier, in config order.
-    pub metrics: Vec<MetricSpec>,
     /// The judge-verdict cache (default `.ragate/judge-cache.sqlite` beside the config, read-write).
     pub cache: CacheSettings,
     /// How the run to gate is obtained, when configured.
@@ -66,8 +65,6 @@ pub struct Config {
     pub judges: BTreeMap<String, JudgeSpec>,
     /// The embeddings endpoint; when set, `answer_relevance` is embedding-based.
     pub embeddings: Option<EmbeddingsSpec>,
-    /// Query fields to slice by; the slice `all` is always present.
-    pub slices: Vec<String>,
     /// Tiers by name (`smoke`, `regression`, `deep`, ...).
     pub tiers: BTreeMap<String, Tier>,
     /// The run history directory (`history: { dir }`, resolved against the config's folder).
@@ -120,6 +117,16 @@ pub struct Tier {
     pub repeats: usize,
     /// How many times the judges are asked about the first run's answers (1: once).
     pub judge_repeats: usize,
+    /// The metrics the tier computes, in config order: its own `metrics:` list when it has one,
+    /// else the top-level list (each with `empty_answers` and the gated operational metrics added).
+    pub metrics: Vec<MetricSpec>,
+    /// Where the tier's metrics list is written: `metrics`, or `tiers.NAME.metrics`.
+    pub metrics_key: String,
+    /// The query fields the tier is sliced by (the slice `all` is always present): its own
+    /// `slices:` list when it has one, else the top-level list.
+    pub slices: Vec<String>,
+    /// Where the tier's slices list is written: `slices`, or `tiers.NAME.slices`.
+    pub slices_key: String,
     /// How the tier's checks are decided.
     pub gate: GateSettings,
     /// sha256 of what gives the tier's numbers their meaning, as written in the file.
@@ -298,12 +305,14 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
         ));
     }
     let judges = judges::validate_judges(&keys, &raw.judges, written, base)?;
-    let mut specs = metrics::validate_metrics(&keys, &raw.metrics, &judges)?;
-    metrics::add_empty_answers(&mut specs);
-    metrics::add_gated_operational(&mut specs, &raw);
-    let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &raw.metrics, written)?;
-    let metrics: Vec<Metric> = specs.iter().map(|s| s.metric).collect();
-    validate_slices(&keys, &raw.slices)?;
+    let top_lists = tier_lists::Lists::top(&keys, &raw, &judges)?;
+    let metrics_lists: Vec<(String, &[raw::RawMetric])> =
+        std::iter::once(("metrics".into(), &raw.metrics[..]))
+            .chain(raw.tiers.iter().filter_map(|(name, tier)| {
+                Some((format!("tiers.{name}.metrics"), tier.metrics.as_deref()?))
+            }))
+            .collect();
+    let embeddings = embeddings::validate(&keys, raw.embeddings.as_ref(), &metrics_lists, written)?;
     if raw.chunk_separator.as_deref() == Some("") {
         return Err(keys.error(
             "chunk_separator",
@@ -323,7 +332,16 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
         } else {
             "gate.rules".to_string()
         };
-        let settings = validate_gate(&keys, &prefix, &rules_key, &gate, &metrics, &raw.slices)?;
+        let rules = gate.rules.as_deref().unwrap_or_default();
+        let lists = top_lists.of_tier(&keys, (name, tier), rules, &judges)?;
+        let metrics = lists.metric_names();
+        let settings = validate_gate(
+            &keys,
+            &prefix,
+            &rules_key,
+            &gate,
+            &lists.for_rules(&metrics),
+        )?;
         let source = validate_source(&keys, &prefix, tier, &resolve, settings.seed)?;
         let budget_key = if tier.gate.as_ref().is_some_and(|g| g.budget.is_some()) {
             format!("{prefix}.gate.budget")
@@ -357,6 +375,10 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
                 store_text: tier.store_text.unwrap_or(true),
                 repeats,
                 judge_repeats,
+                metrics: lists.metrics,
+                metrics_key: lists.metrics_key,
+                slices: lists.slices,
+                slices_key: lists.slices_key,
                 gate: settings,
                 config_hash: hash::tier_hash(written, name),
                 drift: gate.drift.unwrap_or_default(),
@@ -373,7 +395,6 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
         path: path.to_path_buf(),
         corpus: raw.corpus.as_deref().map(resolve),
         chunk_separator: raw.chunk_separator,
-        metrics: specs,
         cache: CacheSettings {
             path: resolve(
                 raw.cache
@@ -391,7 +412,6 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
         pipeline: pipeline::validate(&keys, raw.pipeline.as_ref(), written)?,
         judges,
         embeddings,
-        slices: raw.slices,
         tiers,
         history_dir: match &raw.history {
             Some(history) if history.dir.trim().is_empty() => {
@@ -409,25 +429,6 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
 /// A tier's name must be one safe path component ([`tier_name::check`]).
 fn check_tier_name(keys: &Keys<'_>, name: &str) -> Result<()> {
     tier_name::check(name).map_err(|message| keys.error("tiers", message))
-}
-
-fn validate_slices(keys: &Keys<'_>, slices: &[String]) -> Result<()> {
-    for (index, field) in slices.iter().enumerate() {
-        let key = format!("slices[{index}]");
-        if field.is_empty() || field == "all" || field.contains('=') {
-            return Err(keys.error(
-                key,
-                format!("`{field}`: expected a query field name (not empty, not `all`, no `=`)"),
-            ));
-        }
-        if slices[..index].contains(field) {
-            return Err(keys.error(
-                key,
-                format!("`{field}` is listed twice: expected each field once"),
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn validate_diagnosis(

@@ -190,6 +190,10 @@ pub(crate) struct RawTier {
     pub no_relevant: Option<crate::metrics::conventions::NoRelevant>,
     /// `ragate validate` warns about model judgments (`judged_by`) applied longer ago than this.
     pub model_judgments_max_age_days: Option<u64>,
+    /// The tier's own metrics, replacing the top-level `metrics` list for this tier.
+    pub metrics: Option<Vec<RawMetric>>,
+    /// The tier's own slice fields, replacing the top-level `slices` list for this tier.
+    pub slices: Option<Vec<String>>,
     pub gate: Option<RawGate>,
 }
 

@@ -31,14 +31,48 @@ pub(crate) fn merge_gate(top: &RawGate, tier: Option<&RawGate>) -> RawGate {
     }
 }
 
+/// What a tier's rules may name: the metrics the tier computes and the fields it is sliced by, with
+/// the keys of the lists they come from (`metrics`, `slices`, or the tier's own
+/// `tiers.NAME.metrics`, `tiers.NAME.slices`), named in errors.
+pub(crate) struct RuleLists<'a> {
+    pub metrics: &'a [Metric],
+    pub metrics_key: &'a str,
+    pub slices: &'a [String],
+    pub slices_key: &'a str,
+}
+
+impl RuleLists<'_> {
+    /// `the metrics list`, or `the tier's own metrics list (tiers.NAME.metrics)`.
+    fn describe(key: &str, list: &str) -> String {
+        if key == list {
+            format!("the {list} list")
+        } else {
+            format!("the tier's own {list} list `{key}`")
+        }
+    }
+
+    /// What to do when the top-level rule at `rule_key` names what the tier's own list at
+    /// `list_key` leaves out: the tier needs its own rules (empty when the rule is the tier's).
+    fn own_rules_hint(rule_key: &str, list_key: &str) -> String {
+        let tier_key = list_key.rsplit_once('.').map(|(tier_key, _)| tier_key);
+        match tier_key {
+            Some(tier_key) if !rule_key.starts_with("tiers.") => format!(
+                ": the tier's own list replaces the top-level one for it, so give the tier rules \
+                 of its own (`{tier_key}.gate.rules`)"
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
 pub(crate) fn validate_gate(
     keys: &Keys<'_>,
     tier_key: &str,
     rules_key: &str,
     gate: &RawGate,
-    metrics: &[Metric],
-    slices: &[String],
+    lists: &RuleLists<'_>,
 ) -> Result<GateSettings> {
+    let metrics = lists.metrics;
     let alpha = gate.alpha.unwrap_or(0.05);
     if !(alpha > 0.0 && alpha < 1.0) {
         return Err(keys.error(
@@ -94,7 +128,7 @@ pub(crate) fn validate_gate(
     }
     let mut rules: Vec<Rule> = Vec::new();
     for (index, raw) in raw_rules.iter().enumerate() {
-        let rule = validate_rule(keys, &format!("{rules_key}[{index}]"), raw, metrics, slices)?;
+        let rule = validate_rule(keys, &format!("{rules_key}[{index}]"), raw, lists)?;
         if rules
             .iter()
             .any(|r| r.metric == rule.metric && r.slice == rule.slice)
@@ -180,39 +214,36 @@ pub(crate) fn smallest_workable_size(alpha: f64) -> usize {
     (1..64).find(|&k| 0.5f64.powi(k) <= alpha).unwrap_or(64) as usize
 }
 
-fn validate_rule(
-    keys: &Keys<'_>,
-    key: &str,
-    raw: &RawRule,
-    metrics: &[Metric],
-    slices: &[String],
-) -> Result<Rule> {
+fn validate_rule(keys: &Keys<'_>, key: &str, raw: &RawRule, lists: &RuleLists<'_>) -> Result<Rule> {
+    let metrics = lists.metrics;
+    let metrics_list = RuleLists::describe(lists.metrics_key, "metrics");
     let metric: Metric = raw
         .metric
         .parse()
         .map_err(|e| keys.error(format!("{key}.metric"), format!("{e}")))?;
     if let Metric::Ppi(calibrated) = metric {
-        return validate_calibrated_rule(keys, key, raw, metrics, calibrated.base()).map(
-            |limits| Rule {
+        return validate_calibrated_rule(keys, key, raw, lists, calibrated.base()).map(|limits| {
+            Rule {
                 metric,
                 slice: None,
                 limits,
-            },
-        );
+            }
+        });
     }
     if !metrics.contains(&metric) {
         let names: Vec<String> = metrics.iter().map(ToString::to_string).collect();
         return Err(keys.error(
             format!("{key}.metric"),
             format!(
-                "`{metric}` is not computed: expected one of the metrics list ({})",
-                names.join(", ")
+                "`{metric}` is not computed: expected one of {metrics_list} ({}){}",
+                names.join(", "),
+                RuleLists::own_rules_hint(key, lists.metrics_key)
             ),
         ));
     }
     let slice = match &raw.slice {
         None => None,
-        Some(text) => Some(parse_slice(keys, key, text, slices)?),
+        Some(text) => Some(parse_slice(keys, key, text, lists)?),
     };
     Ok(Rule {
         metric,
@@ -221,8 +252,14 @@ fn validate_rule(
     })
 }
 
-/// A rule's `slice: field=value`, whose field must be one of the config's slice fields.
-fn parse_slice(keys: &Keys<'_>, key: &str, text: &str, slices: &[String]) -> Result<SliceValue> {
+/// A rule's `slice: field=value`, whose field must be one of the tier's slice fields.
+fn parse_slice(
+    keys: &Keys<'_>,
+    key: &str,
+    text: &str,
+    lists: &RuleLists<'_>,
+) -> Result<SliceValue> {
+    let slices = lists.slices;
     let (field, value) = text
         .split_once('=')
         .filter(|(f, v)| !f.is_empty() && !v.is_empty())
@@ -237,8 +274,10 @@ fn parse_slice(keys: &Keys<'_>, key: &str, text: &str, slices: &[String]) -> Res
             format!("{key}.slice"),
             suggest::did_you_mean(
                 format!(
-                    "`{field}` is not a slice field: expected one of the slices list ({})",
-                    slices.join(", ")
+                    "`{field}` is not a slice field: expected one of {} ({}){}",
+                    RuleLists::describe(lists.slices_key, "slices"),
+                    slices.join(", "),
+                    RuleLists::own_rules_hint(key, lists.slices_key)
                 ),
                 field,
                 slices.iter().map(String::as_str),
@@ -340,13 +379,17 @@ fn validate_calibrated_rule(
     keys: &Keys<'_>,
     key: &str,
     raw: &RawRule,
-    metrics: &[Metric],
+    lists: &RuleLists<'_>,
     base: Metric,
 ) -> Result<Limits> {
-    if !metrics.contains(&base) {
+    if !lists.metrics.contains(&base) {
         return Err(keys.error(
             format!("{key}.metric"),
-            format!("`{}` needs `{base}` in the metrics list", raw.metric),
+            format!(
+                "`{}` needs `{base}` in {}",
+                raw.metric,
+                RuleLists::describe(lists.metrics_key, "metrics")
+            ),
         ));
     }
     let others = [

@@ -478,7 +478,7 @@ fn an_operational_metric_named_by_a_rule_is_computed() {
         "  rules:\n    - { metric: latency_ms, max_increase_pct: 20 }\n",
     ))
     .unwrap();
-    let names: Vec<String> = config
+    let names: Vec<String> = config.tiers["smoke"]
         .metrics
         .iter()
         .map(|s| s.metric.to_string())
@@ -669,7 +669,7 @@ fn ir_measures_and_trec_eval_names_are_read_as_ragate_s_and_noted_once() {
             "{ metric: RR, max_drop: 0.1 }",
         );
     let config = load_str(&text).unwrap();
-    let names: Vec<String> = config
+    let names: Vec<String> = config.tiers["smoke"]
         .metrics
         .iter()
         .map(|s| s.metric.to_string())

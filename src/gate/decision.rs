@@ -151,12 +151,12 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
             provenance_warnings(baseline, current, &pairing, &tier.name),
         );
     }
-    warnings.extend(empty_answers::warning(config, baseline, current));
+    warnings.extend(empty_answers::warning(tier, baseline, current));
     let baseline_only = only_in(baseline, current);
     let current_only = only_in(current, baseline);
-    let values = slice_values(config, [baseline, current]);
+    let values = slice_values(tier, [baseline, current]);
     warnings.extend(checks::many_values_warnings(&values));
-    let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
+    let metrics: Vec<Metric> = tier.metrics.iter().map(|spec| spec.metric).collect();
     let all_checks = checks::expand(&tier.gate.rules, &values, &metrics);
     let (checks, unknown): (Vec<Check<'_>>, Vec<Check<'_>>) =
         all_checks
@@ -220,7 +220,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         .chain(calibrations.iter().map(Calibration::describe))
         .chain(run_notes)
         .chain(calibration::judges_note(
-            &config.metrics,
+            &tier.metrics,
             &current.provenance.judges,
             calibrations,
         ))
@@ -236,7 +236,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         },
         inconclusive: tier.gate.inconclusive,
         outcomes,
-        reported: reported::ungated(config, tier, baseline, current),
+        reported: reported::ungated(tier, baseline, current),
         paired_queries: current.queries.len() - current_only.len(),
         pairing: Some(pairing),
         baseline_only,
@@ -331,9 +331,9 @@ pub fn family_levels(
 /// `min_queries` of them): `❌ recall@5 [all]: 0.6000 is below min 0.9 (the current mean over 20
 /// queries)`. Reported only: without a baseline nothing is gated (exit 2), but a baseline that
 /// breaks its own floors should not be accepted unseen.
-pub fn first_run_floors(config: &Config, tier: &Tier, current: &Results) -> Vec<String> {
-    let values = slice_values(config, [current, current]);
-    let metrics: Vec<Metric> = config.metrics.iter().map(|spec| spec.metric).collect();
+pub fn first_run_floors(tier: &Tier, current: &Results) -> Vec<String> {
+    let values = slice_values(tier, [current, current]);
+    let metrics: Vec<Metric> = tier.metrics.iter().map(|spec| spec.metric).collect();
     let currents = verdict::floor::index(current);
     checks::expand(&tier.gate.rules, &values, &metrics)
         .iter()
@@ -531,13 +531,13 @@ fn only_in(a: &Results, b: &Results) -> Vec<String> {
         .collect()
 }
 
-/// The slice values that occur in either results, for the configured slice fields.
-fn slice_values(config: &Config, results: [&Results; 2]) -> BTreeSet<SliceValue> {
+/// The slice values that occur in either results, for the tier's slice fields.
+fn slice_values(tier: &Tier, results: [&Results; 2]) -> BTreeSet<SliceValue> {
     results
         .iter()
         .flat_map(|r| r.queries.values())
         .flat_map(|q| {
-            config.slices.iter().filter_map(|field| {
+            tier.slices.iter().filter_map(|field| {
                 q.slices.get(field).map(|value| SliceValue {
                     field: field.clone(),
                     value: value.clone(),

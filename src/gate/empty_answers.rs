@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use crate::baseline::collect;
 use crate::baseline::results::Results;
-use crate::config::Config;
+use crate::config::Tier;
 use crate::digest::sha256_hex;
 use crate::metrics::generation::EmptyAnswer;
 use crate::metrics::metric::AnswerMetric;
@@ -73,7 +73,7 @@ pub(crate) fn with_values<'a>(
 
 /// `12 of 40 answers are empty (baseline: 0 of 40)`, with the answer metrics that leave them
 /// out under `empty_answer: exclude`, when the current run has any empty answer.
-pub(crate) fn warning(config: &Config, baseline: &Results, current: &Results) -> Option<String> {
+pub(crate) fn warning(tier: &Tier, baseline: &Results, current: &Results) -> Option<String> {
     let metric = name();
     let count = |results: &Results| {
         let values: Vec<f64> = results
@@ -88,7 +88,7 @@ pub(crate) fn warning(config: &Config, baseline: &Results, current: &Results) ->
         return None;
     }
     let (before, before_total) = count(baseline);
-    let excluded: Vec<String> = config
+    let excluded: Vec<String> = tier
         .metrics
         .iter()
         .filter(|spec| spec.empty_answer == EmptyAnswer::Exclude && spec.is_judged())

@@ -3,7 +3,7 @@
 //! decide the run's status.
 
 use crate::baseline::results::Results;
-use crate::config::{Config, Tier};
+use crate::config::Tier;
 
 /// The slice a reported metric is measured over.
 pub const SLICE: &str = "all";
@@ -33,15 +33,9 @@ impl Reported {
     }
 }
 
-/// Every metric of `metrics:` that no rule of `tier` names, in the config's order.
-pub fn ungated(
-    config: &Config,
-    tier: &Tier,
-    baseline: &Results,
-    current: &Results,
-) -> Vec<Reported> {
-    config
-        .metrics
+/// Every metric of the tier's metrics list that no rule of `tier` names, in the config's order.
+pub fn ungated(tier: &Tier, baseline: &Results, current: &Results) -> Vec<Reported> {
+    tier.metrics
         .iter()
         .filter(|spec| {
             !tier

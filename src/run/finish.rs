@@ -91,7 +91,7 @@ impl Finishing<'_> {
     /// would set, written and shown with the command that accepts them.
     fn write_unbaselined(&self, current: &Results, error: &Error) -> Result<i32> {
         let (config, tier, options) = (self.config, self.tier, self.options);
-        let floors = decision::first_run_floors(config, tier, current);
+        let floors = decision::first_run_floors(tier, current);
         for line in &floors {
             crate::term::note(format!("floor on this run: {line}"));
         }
@@ -119,7 +119,7 @@ impl Finishing<'_> {
             (self.config, self.tier, self.options, self.evaluated);
         let (baseline, rejudged) =
             comparable_baseline(config, tier, self.qrels, found.results, &current, options)?;
-        let calibrations = tier_labels::calibrations(labels, &config.metrics, &evaluated.results);
+        let calibrations = tier_labels::calibrations(labels, &tier.metrics, &evaluated.results);
         let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
         let series = match &options.history {
             Some(dir) => Some(history_series::read_series(dir, tier, &current)?),
@@ -273,6 +273,7 @@ fn comparable_baseline(
     let cache = crate::run::config_judge::run_cache(config)?;
     let with = Rejudging {
         config,
+        tier,
         qrels,
         corpus: corpus.as_ref(),
         cache: cache.as_ref(),

@@ -1,12 +1,11 @@
 //! How the gate evaluates a run: its evaluation options, shared by `gate` and by `plan` (and
 //! the budget), so that a plan builds exactly the tasks the gate puts to its judges.
 
-use crate::config::Config;
+use crate::config::{Config, Tier};
 use crate::evaluate::EvalOptions;
 use crate::input::corpus::Corpus;
 use crate::judge::Clients;
 use crate::judge::cache::JudgeCache;
-use crate::metrics::conventions::Conventions;
 use crate::metrics::metric::{JudgedMetric, Metric};
 
 /// How many ranked doc ids results keep per query when no metric reads deeper.
@@ -23,14 +22,14 @@ pub(crate) struct Judging<'a> {
 /// `judging`: shared with `ragate plan` and the budget, which build the same tasks.
 pub(crate) fn eval_options<'a>(
     config: &Config,
+    tier: &Tier,
     judging: Judging<'a>,
     corpus: Option<&'a Corpus>,
     cache: Option<&'a JudgeCache>,
-    conventions: Conventions,
 ) -> EvalOptions<'a> {
     // Deep enough for every cut-off and for the contexts of faithfulness (so that
     // --allow-judge-change can rebuild a baseline's contexts from its ranked doc ids).
-    let deepest = config
+    let deepest = tier
         .metrics
         .iter()
         .filter_map(|spec| match spec.metric {
@@ -42,7 +41,7 @@ pub(crate) fn eval_options<'a>(
         .max()
         .unwrap_or(0);
     EvalOptions {
-        metrics: config.metrics.clone(),
+        metrics: tier.metrics.clone(),
         judges: judging.clients.judges.clone(),
         corpus,
         cache,
@@ -51,7 +50,7 @@ pub(crate) fn eval_options<'a>(
         threads: 1,
         keep_ranked: deepest.max(MIN_KEPT_RANKS),
         judge_repeat: judging.repeat,
-        conventions,
+        conventions: tier.conventions,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::config::Config;
+use crate::config::{Config, Tier};
 use crate::error::Result;
 use crate::evaluate::{EvalOptions, QueryScores, evaluate};
 use crate::input::corpus::{self, Corpus};
@@ -20,6 +20,7 @@ use crate::tier;
 /// A run of a tier, ready to be judged.
 pub(crate) struct JudgedRun<'a> {
     config: &'a Config,
+    tier: &'a Tier,
     qrels: Qrels,
     run: &'a Path,
     format: RunFormat,
@@ -37,6 +38,7 @@ impl<'a> JudgedRun<'a> {
         let cache = crate::run::config_judge::run_cache(config)?;
         Ok(JudgedRun {
             config,
+            tier,
             qrels,
             run,
             format: input::detect_run_format(run)?,
@@ -60,7 +62,7 @@ impl<'a> JudgedRun<'a> {
     /// judged by the judge named `judge`, and its claims.
     pub(crate) fn judge(&self, judge: &str, metric: Metric) -> Result<Vec<QueryScores>> {
         let base = self
-            .config
+            .tier
             .metrics
             .iter()
             .find(|spec| spec.metric == metric)

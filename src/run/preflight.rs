@@ -61,7 +61,7 @@ pub(crate) fn check(
         return Err(error);
     }
     let labels = tier_labels::read(tier)?;
-    check_api_keys(config)?;
+    check_api_keys(config, [tier])?;
     let baseline = if planned.compared {
         check_baseline(tier)?
     } else {
@@ -70,6 +70,7 @@ pub(crate) fn check(
     if let Some(baseline) = &baseline
         && let Some(refusal) = judge_refusal(
             config,
+            tier,
             &baseline.results,
             planned.allow_judge_change,
             Some(planned.accept_command),
@@ -90,8 +91,8 @@ pub(crate) fn query_errors(
     qrels: &Qrels,
     runs_pipeline: bool,
 ) -> Vec<Error> {
-    let mut errors = slice_field_errors(config, qrels);
-    errors.extend(answer_field_errors(config, qrels));
+    let mut errors = slice_field_errors(config, tier, qrels);
+    errors.extend(answer_field_errors(config, tier, qrels));
     if let Some(adapter) = tier::text_needed_by(config).filter(|_| runs_pipeline)
         && let Err(error) = tier::require_texts(config, tier, qrels, adapter)
     {
@@ -122,16 +123,15 @@ fn check_baseline(tier: &Tier) -> Result<Option<Baseline>> {
     Ok(baseline)
 }
 
-/// A config error for every slice field that no query of `qrels` has, at its line and column in
-/// the config, with the closest field the queries do have.
-pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
+/// A config error for every slice field of `tier` that no query of `qrels` has, at its line and
+/// column in the config (`slices:` or the tier's own), with the closest field the queries do have.
+pub(crate) fn slice_field_errors(config: &Config, tier: &Tier, qrels: &Qrels) -> Vec<Error> {
     let fields: BTreeSet<&str> = qrels
         .queries()
         .iter()
         .flat_map(|q| q.attributes.keys().map(String::as_str))
         .collect();
-    config
-        .slices
+    tier.slices
         .iter()
         .enumerate()
         .filter(|(_, field)| !fields.contains(field.as_str()))
@@ -142,7 +142,7 @@ pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
             );
             let error = Error::config(
                 &config.path,
-                format!("slices[{index}]"),
+                format!("{}[{index}]", tier.slices_key),
                 suggest::did_you_mean(message, field, fields.iter().copied()),
             );
             locate::locate_in_file(error, &config.path)
@@ -151,17 +151,27 @@ pub(crate) fn slice_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
 }
 
 /// Before the pipeline runs (which may take hours), the API key of every judge and embeddings
-/// endpoint the tier will call must be set: a fork pull request without the secret fails at once,
-/// naming the variable. Replay mode calls nothing, so it needs no key.
-pub(crate) fn check_api_keys(config: &Config) -> Result<()> {
+/// endpoint the `tiers` will call must be set: a fork pull request without the secret fails at
+/// once, naming the variable. Replay mode calls nothing, so it needs no key.
+pub(crate) fn check_api_keys<'a>(
+    config: &Config,
+    tiers: impl IntoIterator<Item = &'a Tier>,
+) -> Result<()> {
     if config.cache.mode == CacheMode::Replay {
         return Ok(());
     }
-    let judge_keys = judged_by_judges(config).filter_map(|spec| {
+    for tier in tiers {
+        check_tier_api_keys(config, tier)?;
+    }
+    Ok(())
+}
+
+fn check_tier_api_keys(config: &Config, tier: &Tier) -> Result<()> {
+    let judge_keys = judged_by_judges(config, tier).filter_map(|spec| {
         let variable = config.judges[&spec.judge].api_key_env()?;
         Some((format!("judges.{}", spec.judge), Some(variable)))
     });
-    let embeddings_key = embeddings_called(config).map(|spec| {
+    let embeddings_key = embeddings_called(config, tier).map(|spec| {
         (
             "embeddings".to_string(),
             spec.endpoint.api_key_env.as_deref(),
@@ -193,18 +203,18 @@ fn gold_field(metric: Metric) -> Option<&'static str> {
 }
 
 /// A config error for every answer metric whose gold field (`gold_answer_substring` for
-/// `answer_contains`, `reference_answer` for `answer_f1` and `answer_exact`) no query of `qrels`
+/// `answer_contains`, `reference_answer` for `answer_f1` and `answer_exact`) of the tier's
+/// metrics no query of `qrels`
 /// has: the metric would have no value on any query, which the gate finds only after the
 /// pipeline ran.
-pub(crate) fn answer_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> {
+pub(crate) fn answer_field_errors(config: &Config, tier: &Tier, qrels: &Qrels) -> Vec<Error> {
     let has = |field: &str| {
         qrels.queries().iter().any(|q| match field {
             "gold_answer_substring" => q.gold_answer_substring.is_some(),
             _ => q.reference_answer.is_some(),
         })
     };
-    config
-        .metrics
+    tier.metrics
         .iter()
         .enumerate()
         .filter_map(|(index, spec)| Some((index, spec.metric, gold_field(spec.metric)?)))
@@ -212,7 +222,7 @@ pub(crate) fn answer_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> 
         .map(|(index, metric, field)| {
             let error = Error::config(
                 &config.path,
-                format!("metrics[{index}]"),
+                format!("{}[{index}]", tier.metrics_key),
                 format!(
                     "no query of {} has a `{field}`, which {metric} compares the answer with, so \
                      no query would have a value: add `{field}` to the queries, or remove \
@@ -230,13 +240,14 @@ pub(crate) fn answer_field_errors(config: &Config, qrels: &Qrels) -> Vec<Error> 
 /// its pipeline runs. `accept` is the command that accepts a gate's results (None outside a gate).
 pub(crate) fn judge_refusal(
     config: &Config,
+    tier: &Tier,
     baseline: &Results,
     allow_judge_change: bool,
     accept: Option<&str>,
 ) -> Option<Error> {
     let configured = Identities {
-        judges: judges_used(config),
-        embeddings: embeddings_used(config),
+        judges: judges_used(config, tier),
+        embeddings: embeddings_used(config, tier),
     };
     let changes = rejudge::differences(&Identities::of(baseline), &configured);
     (!changes.is_empty() && !allow_judge_change).then(|| rejudge::refused(&changes, accept))

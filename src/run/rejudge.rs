@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::baseline::collect::summarise;
 use crate::baseline::results::{QueryRecord, Results, StoredClaim};
-use crate::config::Config;
+use crate::config::{Config, Tier};
 use crate::error::{Error, Result};
 use crate::evaluate::{EvalOptions, Evaluation, evaluate_run};
 use crate::input::corpus::Corpus;
@@ -22,7 +22,7 @@ use crate::input::qrels::Qrels;
 use crate::input::run::{Retrieved, RunQuery};
 use crate::judge::cache::JudgeCache;
 use crate::metrics::metric::JudgedMetric;
-use crate::metrics::metric::Metric;
+use crate::metrics::metric::{Metric, MetricSpec};
 
 /// The judging identities of a results file: judge name -> description, and the embeddings.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +82,8 @@ pub(crate) fn refused(differences: &[String], accept: Option<&str>) -> Error {
 /// What re-judging reads besides the baseline.
 pub(crate) struct Rejudging<'a> {
     pub config: &'a Config,
+    /// The tier whose baseline is re-judged: its metrics are recomputed.
+    pub tier: &'a Tier,
     pub qrels: &'a Qrels,
     pub corpus: Option<&'a Corpus>,
     pub cache: Option<&'a JudgeCache>,
@@ -89,10 +91,9 @@ pub(crate) struct Rejudging<'a> {
     pub source: &'a Path,
 }
 
-/// Names of the metrics the current judges (or embeddings) decide.
-fn judged_metrics(config: &Config) -> Vec<String> {
-    config
-        .metrics
+/// Names of the tier's metrics the current judges (or embeddings) decide.
+fn judged_metrics(config: &Config, tier: &Tier) -> Vec<String> {
+    tier.metrics
         .iter()
         .filter(|spec| {
             spec.is_judged()
@@ -112,7 +113,7 @@ pub(crate) fn rejudge(
 ) -> Result<Results> {
     let config = with.config;
     let run = rebuilt_run(baseline, with)?;
-    let names = judged_metrics(config);
+    let names = judged_metrics(config, with.tier);
     let mut rejudged = baseline.clone();
     rejudged.provenance.judges = current.judges.clone();
     rejudged.provenance.embeddings = current.embeddings.clone();
@@ -122,7 +123,8 @@ pub(crate) fn rejudge(
     let clients = config.judge_clients(&super::judge_events::printed());
     let options = EvalOptions {
         judge_repeat: 1,
-        metrics: config
+        metrics: with
+            .tier
             .metrics
             .iter()
             .filter(|spec| names.contains(&spec.metric.to_string()))
@@ -161,7 +163,7 @@ pub(crate) fn rebuilt_run(baseline: &Results, with: &Rejudging<'_>) -> Result<Ve
             "--allow-judge-change: the baseline's answers cannot be re-judged: {message}"
         ))
     };
-    let contexts_k = faithfulness_contexts_k(with.config);
+    let contexts_k = faithfulness_contexts_k(&with.tier.metrics);
     let mut run = Vec::new();
     for (qid, record) in &baseline.queries {
         let Some(answer) = &record.answer else {
@@ -222,10 +224,9 @@ fn store_values(rejudged: &mut Results, metric_names: &[String], evaluation: &Ev
     }
 }
 
-/// The most contexts a faithfulness metric of the config judges an answer against.
-fn faithfulness_contexts_k(config: &Config) -> Option<usize> {
-    config
-        .metrics
+/// The most contexts a faithfulness metric of `metrics` judges an answer against.
+fn faithfulness_contexts_k(metrics: &[MetricSpec]) -> Option<usize> {
+    metrics
         .iter()
         .filter(|spec| {
             matches!(

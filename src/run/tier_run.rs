@@ -49,10 +49,9 @@ pub(crate) struct ShardOutput {
     pub evaluated: Evaluated,
 }
 
-/// The claim splitter of the first faithfulness metric (whose claims the trace shows).
-fn trace_splitter(config: &Config) -> String {
-    config
-        .metrics
+/// The claim splitter of the tier's first faithfulness metric (whose claims the trace shows).
+fn trace_splitter(tier: &Tier) -> String {
+    tier.metrics
         .iter()
         .find(|spec| {
             matches!(
@@ -242,7 +241,7 @@ fn llm_usage(clients: &Clients) -> BTreeMap<String, LlmUsage> {
 
 /// Evaluates the tier's run (every text kept in the results).
 fn evaluate_tier(
-    config: &Config,
+    (config, tier): (&Config, &Tier),
     qrels: &Qrels,
     run: (PathBuf, RunFormat),
     context: RunContext<'_>,
@@ -252,20 +251,14 @@ fn evaluate_tier(
     let clients = judging.clients;
     let corpus = corpus::read_optional(config.corpus.as_deref())?;
     // The cache is opened only when a judge will be asked something.
-    let cache = if config.metrics.iter().any(|spec| spec.is_judged())
+    let cache = if tier.metrics.iter().any(|spec| spec.is_judged())
         && config.cache.mode != CacheMode::Off
     {
         Some(JudgeCache::open(&config.cache.path, config.cache.mode)?)
     } else {
         None
     };
-    let options = eval_options(
-        config,
-        judging,
-        corpus.as_ref(),
-        cache.as_ref(),
-        context.conventions,
-    );
+    let options = eval_options(config, tier, judging, corpus.as_ref(), cache.as_ref());
     let options = EvalOptions {
         threads: threads.unwrap_or_else(default_threads),
         ..options
@@ -278,7 +271,7 @@ fn evaluate_tier(
     }
     let results = collect::collect(&evaluation, qrels, context);
     Ok(Evaluated {
-        trace: trace(&results, qrels, &evaluation, &trace_splitter(config)),
+        trace: trace(&results, qrels, &evaluation, &trace_splitter(tier)),
         operational: evaluation
             .per_query
             .iter()
@@ -331,7 +324,7 @@ pub(crate) fn evaluate_repeats(
             repeat,
         };
         let context = context.clone();
-        evaluate_tier(config, qrels, run, context, args.threads, judging)
+        evaluate_tier((config, tier), qrels, run, context, args.threads, judging)
     };
     let mut runs = Vec::with_capacity(tier.repeats);
     let mut first_run = None;
@@ -351,16 +344,15 @@ pub(crate) fn evaluate_repeats(
         askings.push(evaluate(run, judge_repeat)?);
     }
     let consistency = (!askings.is_empty())
-        .then(|| repeats::judge_consistency(&runs[0], &askings, &judged_metrics(config)));
+        .then(|| repeats::judge_consistency(&runs[0], &askings, &judged_metrics(tier)));
     let mut combined = repeats::combine(runs);
     combined.judge_consistency = consistency;
     Ok(combined)
 }
 
-/// The names of the metrics a judge decides.
-fn judged_metrics(config: &Config) -> Vec<String> {
-    config
-        .metrics
+/// The names of the tier's metrics a judge decides.
+fn judged_metrics(tier: &Tier) -> Vec<String> {
+    tier.metrics
         .iter()
         .filter(|spec| spec.is_judged())
         .map(|spec| spec.metric.to_string())
@@ -375,12 +367,12 @@ pub(crate) fn run_context<'a>(
 ) -> RunContext<'a> {
     RunContext {
         tier: &tier.name,
-        slices: &config.slices,
+        slices: &tier.slices,
         qrels_sha256,
         config_hash: tier.config_hash.clone(),
         git_commit: git_commit(config.dir()),
-        judges: judges_used(config),
-        embeddings: embeddings_used(config),
+        judges: judges_used(config, tier),
+        embeddings: embeddings_used(config, tier),
         conventions: tier.conventions,
         sample: crate::tier::sample_description(tier),
     }
@@ -388,11 +380,7 @@ pub(crate) fn run_context<'a>(
 
 /// A shard that no query of the tier falls into.
 pub(crate) fn empty_shard(config: &Config, tier: &Tier, qrels_sha256: String) -> Evaluated {
-    let names = config
-        .metrics
-        .iter()
-        .map(|s| s.metric.to_string())
-        .collect();
+    let names = tier.metrics.iter().map(|s| s.metric.to_string()).collect();
     Evaluated {
         results: collect::results(
             names,

@@ -56,6 +56,7 @@ mod statistics_real;
 mod sticky_comment;
 mod synth;
 mod test_set;
+mod tier_lists;
 mod tier_queries;
 mod trec_eval_format;
 mod trec_eval_suite;

@@ -15,7 +15,7 @@ use crate::{Outcome, accept_baseline, fixture, path_str, ragate_env, ragate_in};
 
 /// A fictional ferry company's help pages: every document long enough to draft from, some with
 /// numbers.
-const CORPUS: &str = r#"{"doc_id":"tickets","title":"Tickets","text":"A single ticket is valid for one crossing on the date printed on it. Tickets bought at the harbour kiosk cost 2 euros more than tickets bought online. Children under 6 travel free with a paying adult."}
+pub(crate) const CORPUS: &str = r#"{"doc_id":"tickets","title":"Tickets","text":"A single ticket is valid for one crossing on the date printed on it. Tickets bought at the harbour kiosk cost 2 euros more than tickets bought online. Children under 6 travel free with a paying adult."}
 {"doc_id":"bikes","title":"Bicycles","text":"Bicycles ride on the car deck and must be secured with the straps provided. A bicycle needs its own ticket, which costs 5 euros. Electric bicycles are allowed if the battery is removable."}
 {"doc_id":"pets","title":"Pets","text":"Dogs and cats may travel in the outdoor lounge on a lead or in a carrier. Pets are not allowed in the restaurant or in cabins. Assistance dogs are welcome everywhere on board."}
 {"doc_id":"delays","title":"Delays","text":"When a crossing is delayed by more than 90 minutes, passengers may claim a refund of half the fare. Claims must be filed within 30 days using the online form. Delays caused by storms are not refunded."}

@@ -78,7 +78,7 @@ fn planned_lines(
         judge_repeats: tier.judge_repeats,
     };
     let lookup = Lookup::Cache(cache.as_ref());
-    estimate::lines(config, &clients, &judging, lookup, askings)
+    estimate::lines((config, tier), &clients, &judging, lookup, askings)
 }
 
 /// An error naming the budget, the planned calls or cost and how to raise it when `total` goes

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::config::{CacheMode, Config};
+use crate::config::{CacheMode, Config, Tier};
 use crate::error::Result;
 use crate::evaluate::JudgingPlan;
 use crate::judge::cache::JudgeCache;
@@ -13,7 +13,7 @@ use crate::judge::cost::{CostHints, Planned, Tokens};
 use crate::judge::openai::OpenAiSpec;
 use crate::judge::{Clients, Task};
 use crate::metrics::claims::ClaimSplitter;
-use crate::metrics::metric::{JudgedMetric, Metric};
+use crate::metrics::metric::{JudgedMetric, Metric, MetricSpec};
 
 /// How a plan knows which tasks the cache answers.
 #[derive(Debug, Clone, Copy)]
@@ -162,10 +162,10 @@ struct Reach<'a> {
     again: usize,
 }
 
-/// The plan's lines for `plan`, the judging of the first run's answers under `config`
+/// The plan's lines for `plan`, the judging of the first run's answers of `tier` under `config`
 /// (`clients` its judges), with cache hits as `lookup` finds them.
 pub(crate) fn lines(
-    config: &Config,
+    (config, tier): (&Config, &Tier),
     clients: &Clients,
     plan: &JudgingPlan,
     lookup: Lookup<'_>,
@@ -192,7 +192,7 @@ pub(crate) fn lines(
         .collect();
     let mut lines = names
         .into_iter()
-        .map(|name| judge_line(config, clients, plan, name, reach))
+        .map(|name| judge_line((config, tier), clients, plan, name, reach))
         .collect::<Result<Vec<Line>>>()?;
     if let (Some(client), Some(spec)) = (&clients.embeddings, &config.embeddings)
         && !plan.embedded.is_empty()
@@ -212,7 +212,7 @@ pub(crate) fn lines(
 
 /// The line of the judge `name`: its tasks in every asking and run, and its decompositions.
 fn judge_line(
-    config: &Config,
+    (config, tier): (&Config, &Tier),
     clients: &Clients,
     plan: &JudgingPlan,
     name: &str,
@@ -259,7 +259,7 @@ fn judge_line(
     if concurrency.is_some() {
         // An `openai` judge sends an answer's claims in one call per contexts: counted, at most
         // one each, though the claims are not known yet.
-        sum.calls += (runs * undecomposed * claims_contexts(config, name)) as u64;
+        sum.calls += (runs * undecomposed * claims_contexts(&tier.metrics, name)) as u64;
     }
     let mut named = Line::named(name, judge.kind(), concurrency);
     named.support = count(true);
@@ -271,9 +271,8 @@ fn judge_line(
 
 /// How many contexts the judge `name` judges an answer's claims (`claims: llm`) against: one
 /// per faithfulness metric's `k` (an `openai` call each).
-fn claims_contexts(config: &Config, name: &str) -> usize {
-    let ks: std::collections::BTreeSet<usize> = config
-        .metrics
+fn claims_contexts(metrics: &[MetricSpec], name: &str) -> usize {
+    let ks: std::collections::BTreeSet<usize> = metrics
         .iter()
         .filter(|spec| spec.judge == name && spec.claims == ClaimSplitter::Llm)
         .filter(|spec| {

@@ -198,7 +198,7 @@ fn estimate_into(
         let run = (path.as_path(), queries);
         let judging = judging(config, tier, qrels, run, &clients, corpus, cache)?;
         plan.answers = Some(judging.answers);
-        plan.judges = estimate::lines(config, &clients, &judging, lookup, askings)?;
+        plan.judges = estimate::lines((config, tier), &clients, &judging, lookup, askings)?;
         plan.total = Some(estimate::total(&plan.judges));
         plan.notes.extend(estimate::notes(&plan.judges));
         if plan.source.kind == SourceKind::Baseline {
@@ -256,6 +256,7 @@ fn from_baseline<'c>(
     };
     let with = Rejudging {
         config,
+        tier,
         qrels,
         corpus,
         cache,
@@ -290,12 +291,6 @@ fn judging(
     cache: Option<&JudgeCache>,
 ) -> Result<JudgingPlan> {
     let (path, queries) = run;
-    let options = eval_options(
-        config,
-        Judging { clients, repeat: 1 },
-        corpus,
-        cache,
-        tier.conventions,
-    );
+    let options = eval_options(config, tier, Judging { clients, repeat: 1 }, corpus, cache);
     plan_run(qrels, path, queries, &options)
 }

@@ -65,6 +65,8 @@ pub(crate) struct Run {
     eligible: usize,
     notes: Vec<String>,
     cost: Cost,
+    /// The slice fields every draft is given (`--slice FIELD=VALUE`), beside `class`.
+    slices: BTreeMap<String, String>,
 }
 
 /// One draft and what became of it.
@@ -148,6 +150,7 @@ impl<'c> Documents<'c> {
 /// what that would ask), writes the draft file and the review sheet into `--out`, and prints
 /// what was kept.
 pub(crate) fn run(config: &Config, args: &SynthArgs, corpus_path: &Path) -> Result<()> {
+    let slices = slice_fields(args)?;
     let generator = crate::run::config_judge::by_name(config, "--generator", &args.generator)?;
     let judge = crate::run::config_judge::by_name(config, "--judge", &args.judge)?;
     let known = known_queries(config, args.tier.as_deref())?;
@@ -192,6 +195,7 @@ pub(crate) fn run(config: &Config, args: &SynthArgs, corpus_path: &Path) -> Resu
         eligible: sampled.eligible,
         notes: sampled.notes,
         cost,
+        slices,
     };
     write_outputs(&args.out, &run, &outcomes)?;
     print_summary(args, &run, &outcomes)
@@ -392,6 +396,37 @@ fn known_queries(config: &Config, tier: Option<&str>) -> Result<Vec<(String, BTr
         .collect())
 }
 
+/// `--slice FIELD=VALUE`, each field once: not `class` (synth sets it from the question's
+/// class), not `all` (the slice of every query) and not a field of the qrels format.
+fn slice_fields(args: &SynthArgs) -> Result<BTreeMap<String, String>> {
+    let mut fields = BTreeMap::new();
+    for assignment in &args.slices {
+        let field = assignment.field.as_str();
+        let escaped = field.escape_debug().to_string();
+        let shown = crate::error::shorten(&escaped);
+        let problem = if field == "class" {
+            Some("synth sets `class` from each question's class".to_string())
+        } else if field == "all" {
+            Some("`all` is the slice of every query".to_string())
+        } else if QrelsLine::fields().iter().any(|f| f == field) {
+            Some(format!(
+                "`{shown}` is a field of the qrels format, not a slice"
+            ))
+        } else if fields.contains_key(field) {
+            Some(format!("`{shown}` is given twice"))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(Error::Usage(format!(
+                "--slice {shown}=...: {problem}: expected a slice field such as length=short"
+            )));
+        }
+        fields.insert(field.to_string(), assignment.value.clone());
+    }
+    Ok(fields)
+}
+
 /// The output folder's files must not be an input of the run (the corpus, a tier's files).
 fn refuse_inputs(config: &Config, args: &SynthArgs, corpus: &Path) -> Result<()> {
     let mut inputs = vec![output_files::Input {
@@ -499,10 +534,13 @@ fn draft_line(run: &Run, outcome: &Outcome) -> String {
         graded_relevance: None,
         gold_answer_substring: None,
         reference_answer: Some(outcome.draft.answer.clone()),
-        slices: UniqueKeys(BTreeMap::from([(
-            "class".to_string(),
-            outcome.label.name().into(),
-        )])),
+        slices: UniqueKeys(
+            run.slices
+                .iter()
+                .map(|(field, value)| (field.clone(), value.as_str().into()))
+                .chain([("class".to_string(), outcome.label.name().into())])
+                .collect(),
+        ),
         judged_by: Some(UniqueKeys(judged_by.collect())),
         drafted_by: Some(DraftedBy {
             generator: run.generator_identity.clone(),
