@@ -52,8 +52,8 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     if let Some(note) = tier::unjudged_note(tier, unjudged) {
         term::note(note);
     }
-    let runs_pipeline = args.run.is_none();
-    let checked = preflight::check(&config, tier, &qrels, args.shard.is_none(), runs_pipeline)?;
+    let compared = args.shard.is_none();
+    let checked = preflight::check(&config, tier, &qrels, compared, args.run.as_deref())?;
     let Some(shard) = args.shard else {
         let evaluated = evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?;
         let labels = checked.labels.as_deref();

@@ -1,9 +1,11 @@
 //! The checks a gate run makes before its pipeline runs (which may take hours): slice fields, the
 //! query texts the pipeline is sent, the API keys of the judges it will call, the baseline and the
-//! labels (the baseline is loaded here once, for the whole run). A job with a setup problem fails in seconds, not after the whole run; `validate` makes
+//! labels (the baseline is loaded here once, for the whole run), and last the probes of the
+//! judges' endpoints and programs ([`crate::run::probe`]). A job with a setup problem fails in seconds, not after the whole run; `validate` makes
 //! the same checks.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::Instant;
 
 use crate::config::{CacheMode, Config, Tier, locate};
@@ -13,6 +15,7 @@ use crate::input::labels::Label;
 use crate::input::qrels::Qrels;
 use crate::report::junit::RunClock;
 use crate::run::judges_called::{embeddings_called, judged_by_judges};
+use crate::run::probe;
 use crate::run::tier_baseline::{self, Baseline};
 use crate::run::tier_labels;
 use crate::suggest;
@@ -28,7 +31,7 @@ pub(crate) struct Checked {
 }
 
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
-/// query texts only when the configured pipeline runs (no `--run`). Returns the tier's baseline
+/// query texts only when the configured pipeline runs (no `--run`: `run` is None). Returns the tier's baseline
 /// and labels, read once here for the rest of the run, so that a bad file stops the run before
 /// the pipeline starts.
 pub(crate) fn check(
@@ -36,9 +39,9 @@ pub(crate) fn check(
     tier: &Tier,
     qrels: &Qrels,
     compared: bool,
-    runs_pipeline: bool,
+    run: Option<&Path>,
 ) -> Result<Checked> {
-    if let Some(error) = query_errors(config, tier, qrels, runs_pipeline)
+    if let Some(error) = query_errors(config, tier, qrels, run.is_none())
         .into_iter()
         .next()
     {
@@ -52,6 +55,10 @@ pub(crate) fn check(
         None
     };
     check_clock()?;
+    let run_file = run
+        .map(Path::to_path_buf)
+        .or_else(|| config.run_file(&tier.name));
+    probe::before_run(config, tier, qrels, run_file.as_deref())?;
     Ok(Checked { baseline, labels })
 }
 
