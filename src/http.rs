@@ -17,6 +17,7 @@
 #![cfg_attr(not(feature = "llm"), allow(dead_code))]
 
 pub(crate) mod endpoint;
+pub(crate) mod probe;
 
 #[cfg(not(feature = "llm"))]
 #[path = "http/no_transport.rs"]
@@ -220,6 +221,16 @@ impl RetryPolicy {
         let fraction = 0.5 + 0.5 * (hash >> 11) as f64 / (1u64 << 53) as f64;
         step.mul_f64(fraction)
     }
+}
+
+/// Why a probe's GET ([`probe`]) got no reply.
+#[derive(Debug)]
+pub(crate) enum NoReply {
+    /// This build has no HTTP client (never made with the `llm` feature).
+    #[cfg_attr(feature = "llm", allow(dead_code))]
+    NoClient(String),
+    /// Refused, reset, DNS, TLS or a timeout: the transport's error.
+    Failed(String),
 }
 
 /// One request: its JSON body and what it asks, for error messages.
@@ -441,7 +452,7 @@ fn splitmix64(mut x: u64) -> u64 {
 
 /// Whether a retry of the same run may succeed: the error is a judge's or the pipeline's
 /// request that failed with every retry used up on failures that pass (an endpoint that did
-/// not answer, timed out or answered 429 or 5xx). Configuration and input errors, and an
+/// not answer, timed out or answered 429 or 5xx), or a probe before the run that got no reply. Configuration and input errors, and an
 /// endpoint that refused the request (4xx), are not.
 pub(crate) fn retryable(error: &crate::error::Error) -> bool {
     if let crate::error::Error::Child { error, .. } = error {
@@ -454,6 +465,9 @@ pub(crate) fn retryable(error: &crate::error::Error) -> bool {
                 failure,
                 RequestFailure::RetriesUsedUp { .. } | RequestFailure::Abandoned { .. }
             );
+        }
+        if let Some(failure) = error.downcast_ref::<probe::ProbeFailure>() {
+            return failure.may_pass_later();
         }
         cause = error.source();
     }

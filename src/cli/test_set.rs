@@ -245,4 +245,9 @@ pub(crate) struct PlanArgs {
     /// What to print on stdout: a table with notes, or one JSON object (`ragate-plan/1`).
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
+    /// Also probe what the gate would call, as it does before its pipeline runs: one `GET
+    /// {base_url}/models` per judge and embeddings endpoint, and each `command` judge's program
+    /// (without it, plan makes no network call).
+    #[arg(long)]
+    pub probe: bool,
 }

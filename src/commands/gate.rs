@@ -52,11 +52,10 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
     if let Some(note) = tier::unjudged_note(tier, unjudged) {
         term::note(note);
     }
-    let runs_pipeline = args.run.is_none();
     let accept_command = options.accept_command(&tier.name);
     let planned = preflight::Planned {
         compared: args.shard.is_none(),
-        runs_pipeline,
+        run: args.run.as_deref(),
         allow_judge_change: options.allow_judge_change,
         accept_command: &accept_command,
     };

@@ -1,8 +1,9 @@
-//! The HTTP transport (the `llm` feature): one ureq agent per batch, one POST per attempt.
+//! The HTTP transport (the `llm` feature): one ureq agent per batch, one POST per attempt; and
+//! the single GET of an endpoint's probe ([`get_once`]).
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use super::{Failure, RetryPolicy, hide_endpoint, retry_after, snippet};
+use super::{Failure, NoReply, RetryPolicy, hide_endpoint, retry_after, snippet};
 
 /// A connection pool sized for a batch's workers.
 pub(super) struct Agent(ureq::Agent);
@@ -55,6 +56,42 @@ impl Agent {
         }
         Ok(text)
     }
+}
+
+/// One GET of `url` with at most `connect` to connect and `total` for the whole exchange, no
+/// retry: the reply's status, and its body (at most 64 KiB; empty when unreadable) when
+/// `wants_body(status)`; or why no reply came (naming the endpoint as `shown`).
+pub(super) fn get_once(
+    (url, shown): (&str, &str),
+    authorization: Option<&str>,
+    (connect, total): (Duration, Duration),
+    wants_body: impl Fn(u16) -> bool,
+) -> Result<(u16, String), NoReply> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(connect))
+        .timeout_global(Some(total))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut request = agent.get(url);
+    if let Some(value) = authorization {
+        request = request.header("Authorization", value);
+    }
+    let mut response = request
+        .call()
+        .map_err(|error| NoReply::Failed(hide_endpoint(&error.to_string(), url, shown)))?;
+    let status = response.status().as_u16();
+    let body = if wants_body(status) {
+        response
+            .body_mut()
+            .with_config()
+            .limit(64 * 1024)
+            .read_to_string()
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    Ok((status, body))
 }
 
 /// Classifies a transport error: timeouts and connection trouble are worth retrying. Should the

@@ -117,6 +117,15 @@ pub trait KindSettings: DynEq + fmt::Debug + Send + Sync {
     fn api_key_env(&self) -> Option<&str> {
         None
     }
+    /// The OpenAI-compatible endpoint the judge calls, if any (probed before the pipeline runs).
+    fn endpoint(&self) -> Option<&crate::http::endpoint::HttpEndpoint> {
+        None
+    }
+    /// The program the judge runs, if any, and that program as written in the config (checked
+    /// before the pipeline runs).
+    fn program(&self) -> Option<(&str, &str)> {
+        None
+    }
     /// Whether the judge can decompose answers into claims (`claims: llm`).
     fn decomposes_claims(&self) -> bool {
         false

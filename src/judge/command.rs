@@ -116,6 +116,16 @@ impl KindSettings for CommandSpec {
     fn decomposes_claims(&self) -> bool {
         true
     }
+
+    fn program(&self) -> Option<(&str, &str)> {
+        let program = self.command.first()?;
+        let written = self
+            .written_command
+            .as_ref()
+            .and_then(|argv| argv.first())
+            .unwrap_or(program);
+        Some((program, written))
+    }
 }
 
 impl JudgeBackend for CommandJudge {

@@ -2,8 +2,8 @@
 //!
 //! Each kind is one module under `src/judge/` with everything of its own: a marker type
 //! implementing [`JudgeKind`] (its `kind:` name, its raw config keys and their validation), its
-//! settings ([`KindSettings`]: the client they build, the API key to check before the pipeline
-//! runs, what it can judge) and its client ([`JudgeBackend`]: verdicts, description, usage).
+//! settings ([`KindSettings`]: the client they build, the API key to check and the endpoint or
+//! program to probe before the pipeline runs, what it can judge) and its client ([`JudgeBackend`]: verdicts, description, usage).
 //!
 //! Adding a kind is one new module and one line here. The `nli` kind, for example, is
 //! `src/judge/nli/` (its marker `nli::Nli` implements [`JudgeKind`] with `NAME = "nli"`,

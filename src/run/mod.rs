@@ -13,6 +13,7 @@ pub(crate) mod judged_run;
 pub(crate) mod judges_called;
 pub(crate) mod plan;
 pub(crate) mod preflight;
+pub(crate) mod probe;
 pub(crate) mod rejudge;
 pub(crate) mod repeats;
 pub(crate) mod tier_baseline;

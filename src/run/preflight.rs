@@ -1,9 +1,11 @@
 //! The checks a gate run makes before its pipeline runs (which may take hours): slice fields, the
 //! query texts the pipeline is sent, the API keys of the judges it will call, the baseline and the
-//! labels (the baseline is loaded here once, for the whole run). A job with a setup problem fails in seconds, not after the whole run; `validate` makes
+//! labels (the baseline is loaded here once, for the whole run), and last the probes of the
+//! judges' endpoints and programs ([`crate::run::probe`]). A job with a setup problem fails in seconds, not after the whole run; `validate` makes
 //! the same checks.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::Instant;
 
 use crate::baseline::results::Results;
@@ -17,6 +19,7 @@ use crate::report::junit::RunClock;
 use crate::run::judges_called::{
     embeddings_called, embeddings_used, judged_by_judges, judges_used,
 };
+use crate::run::probe;
 use crate::run::rejudge::{self, Identities};
 use crate::run::tier_baseline::{self, Baseline};
 use crate::run::tier_labels;
@@ -36,8 +39,8 @@ pub(crate) struct Checked {
 pub(crate) struct Planned<'a> {
     /// Compared with the baseline (not a shard).
     pub compared: bool,
-    /// The configured pipeline runs (no `--run`).
-    pub runs_pipeline: bool,
+    /// The run file of `--run` (None: the configured pipeline runs).
+    pub run: Option<&'a Path>,
     /// `--allow-judge-change`: judges other than the baseline's re-judge it instead of refusing.
     pub allow_judge_change: bool,
     /// The command that accepts the gate's results.
@@ -46,15 +49,15 @@ pub(crate) struct Planned<'a> {
 
 /// Every check; the baseline's only when the run will be compared with it (not a shard), the
 /// query texts only when the configured pipeline runs (no `--run`). Returns the tier's baseline
-/// and labels, read once here for the rest of the run, so that a bad file or a baseline the gate
-/// would refuse stops the run before the pipeline starts.
+/// and labels, read once here for the rest of the run, so that a bad file, a baseline the gate
+/// would refuse or a judge endpoint that is down stops the run before the pipeline starts.
 pub(crate) fn check(
     config: &Config,
     tier: &Tier,
     qrels: &Qrels,
     planned: &Planned<'_>,
 ) -> Result<Checked> {
-    if let Some(error) = query_errors(config, tier, qrels, planned.runs_pipeline)
+    if let Some(error) = query_errors(config, tier, qrels, planned.run.is_none())
         .into_iter()
         .next()
     {
@@ -79,6 +82,11 @@ pub(crate) fn check(
         return Err(refusal);
     }
     check_clock()?;
+    let run_file = planned
+        .run
+        .map(Path::to_path_buf)
+        .or_else(|| config.run_file(&tier.name));
+    probe::before_run(config, tier, qrels, run_file.as_deref())?;
     Ok(Checked { baseline, labels })
 }
 

@@ -40,6 +40,7 @@ mod output_paths;
 mod output_pipeline;
 mod pipeline;
 mod plan_budget;
+mod probes;
 mod processes;
 mod readme_quotes;
 mod relevance_conventions;

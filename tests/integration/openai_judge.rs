@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,37 +38,63 @@ pub(crate) enum Step {
 
 /// A minimal HTTP/1.1 server (keep-alive, Content-Length bodies) that plays a script of steps,
 /// then answers every further request with [`Step::Ok`]: chat completions at
-/// `/v1/chat/completions`, embeddings at `/v1/embeddings` (see [`embedding`]).
+/// `/v1/chat/completions`, embeddings at `/v1/embeddings` (see [`embedding`]); the probe's `GET
+/// /v1/models` with 404, whatever the script. After [`Server::hang_up`] it closes every new
+/// connection at once.
 pub(crate) struct Server {
     pub(crate) url: String,
-    requests: Arc<Seen>,
+    shared: Arc<Shared>,
+}
+
+/// What the server's threads share.
+#[derive(Default)]
+struct Shared {
+    /// The headers and body of each request received.
+    seen: Mutex<Vec<(Vec<String>, Value)>>,
+    /// `GET /v1/models` requests received.
+    probes: AtomicUsize,
+    /// Close every new connection without a reply.
+    hung_up: AtomicBool,
 }
 
 impl Server {
     pub(crate) fn start(script: Vec<Step>, latency: Duration) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::new(Shared::default());
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
-        let seen = Arc::clone(&requests);
+        let served = Arc::clone(&shared);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let (seen, script) = (Arc::clone(&seen), Arc::clone(&script));
-                std::thread::spawn(move || serve(stream, &seen, &script, latency));
+                if served.hung_up.load(Ordering::Relaxed) {
+                    continue; // dropped: closed without a reply
+                }
+                let (shared, script) = (Arc::clone(&served), Arc::clone(&script));
+                std::thread::spawn(move || serve(stream, &shared, &script, latency));
             }
         });
-        Server { url, requests }
+        Server { url, shared }
+    }
+
+    /// From now on every new connection is closed without a reply.
+    pub(crate) fn hang_up(&self) {
+        self.shared.hung_up.store(true, Ordering::Relaxed);
+    }
+
+    /// The `GET /v1/models` probes received so far (not in [`Server::bodies`]).
+    pub(crate) fn probes(&self) -> usize {
+        self.shared.probes.load(Ordering::Relaxed)
     }
 
     /// The request bodies received so far, in arrival order.
     pub(crate) fn bodies(&self) -> Vec<Value> {
-        let requests = self.requests.lock().unwrap();
+        let requests = self.shared.seen.lock().unwrap();
         requests.iter().map(|(_, body)| body.clone()).collect()
     }
 
     fn headers(&self) -> Vec<Vec<String>> {
-        let requests = self.requests.lock().unwrap();
+        let requests = self.shared.seen.lock().unwrap();
         requests
             .iter()
             .map(|(headers, _)| headers.clone())
@@ -75,10 +102,7 @@ impl Server {
     }
 }
 
-/// The headers and body of each request received.
-type Seen = Mutex<Vec<(Vec<String>, Value)>>;
-
-fn serve(stream: TcpStream, seen: &Seen, script: &Mutex<VecDeque<Step>>, latency: Duration) {
+fn serve(stream: TcpStream, shared: &Shared, script: &Mutex<VecDeque<Step>>, latency: Duration) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
@@ -108,6 +132,15 @@ fn serve(stream: TcpStream, seen: &Seen, script: &Mutex<VecDeque<Step>>, latency
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        if request_line.starts_with("GET /v1/models ") {
+            // The gate's probe before the pipeline runs: answered 404, as many gateways do.
+            shared.probes.fetch_add(1, Ordering::Relaxed);
+            let reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+            if writer.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        }
         let embeddings = request_line.starts_with("POST /v1/embeddings ");
         assert!(
             embeddings || request_line.starts_with("POST /v1/chat/completions "),
@@ -122,7 +155,7 @@ fn serve(stream: TcpStream, seen: &Seen, script: &Mutex<VecDeque<Step>>, latency
             }
         };
         let step = script.lock().unwrap().pop_front().unwrap_or(Step::Ok);
-        seen.lock().unwrap().push((headers, body.clone()));
+        shared.seen.lock().unwrap().push((headers, body.clone()));
         std::thread::sleep(latency);
         let (status, extra, text) = match step {
             Step::Drop => return,
@@ -683,7 +716,8 @@ fn a_judge_url_from_the_environment_is_never_printed() {
     for (url, expected) in [
         (&failing.url, "HTTP 500"),
         (&refusing.url, "HTTP 401"),
-        (&closed, "failed after 3 attempts"),
+        // The probe before the run finds nobody there: no retries, at once.
+        (&closed, "refused"),
         (
             &"ftp://judge.internal:8443/v1".to_string(),
             "expected an http:// or https:// URL",

@@ -82,7 +82,8 @@ fn the_scanner_finds_a_planted_canary() {
 /// `/ok/...` answers, `/echo401/...` and `/echo500/...` fail with a body that echoes the
 /// `Authorization` header and the path (`/echojson401/` JSON-escaped, `/echob64401/` in base64
 /// at every alignment: see `secret_forms`), `/pipe/ok/...` answers a pipeline query,
-/// `/pipe/echo/...` fails echoing the path. It records every Authorization header and path.
+/// `/pipe/echo/...` fails echoing the path; the probe's `GET .../models` gets 404 (401 on an echo
+/// path). It records every Authorization header and path.
 pub(super) struct EchoServer {
     pub(super) root: String,
     pub(super) seen: Arc<Mutex<Vec<(String, String)>>>,
@@ -155,6 +156,9 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<(String, String)>>) {
             (401, crate::secret_forms::base64_echo(&authorization))
         } else if path.starts_with("/echo500/") {
             (500, echo)
+        } else if request_line.starts_with("GET ") {
+            // The gate's probe of a judge's endpoint (`GET .../models`): up, no model list.
+            (404, String::new())
         } else if path.starts_with("/pipe/echo/") {
             (
                 400,

@@ -120,6 +120,10 @@ impl KindSettings for OpenAiSpec {
         self.endpoint.api_key_env.as_deref()
     }
 
+    fn endpoint(&self) -> Option<&HttpEndpoint> {
+        Some(&self.endpoint)
+    }
+
     fn decomposes_claims(&self) -> bool {
         true
     }

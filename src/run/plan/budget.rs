@@ -53,6 +53,20 @@ pub(crate) fn check(config: &Config, tier: &Tier, qrels: &Qrels, run: &Path) -> 
     Ok(())
 }
 
+/// The plan's lines for the run at `run` (None: a TREC run, nothing is judged): which judges,
+/// and whether the embeddings endpoint, the run will call, and how often (the cache looked up).
+pub(crate) fn run_lines(
+    config: &Config,
+    tier: &Tier,
+    qrels: &Qrels,
+    run: &Path,
+) -> Result<Option<Vec<Line>>> {
+    let Some(queries) = read_native(run)? else {
+        return Ok(None);
+    };
+    planned_lines(config, tier, qrels, (run, queries)).map(Some)
+}
+
 /// The plan's lines for the run's answers (`run`: its file and queries), with the cache looked
 /// up read-only and every asking of `repeats:` and `judge_repeats:` counted.
 fn planned_lines(

@@ -126,7 +126,7 @@ impl Sum {
 
 impl Line {
     /// The line of `judge` (of `kind`), counts to fill in.
-    fn named(judge: &str, kind: &str, concurrency: Option<usize>) -> Line {
+    pub(crate) fn named(judge: &str, kind: &str, concurrency: Option<usize>) -> Line {
         Line {
             judge: judge.to_string(),
             kind: kind.to_string(),

@@ -27,8 +27,9 @@ use crate::judge::events::Events;
 use crate::run::gate_options::{Judging, eval_options};
 use crate::run::rejudge::{self, Rejudging};
 use crate::run::tier_baseline;
-pub(crate) use budget::check as check_budget;
-use estimate::{Askings, Line, Lookup, Total};
+pub(crate) use budget::{check as check_budget, run_lines};
+pub(crate) use estimate::Line;
+use estimate::{Askings, Lookup, Total};
 pub(crate) use render::{json, table};
 
 /// The format tag of `ragate plan --format json`.
