@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::pipeline::{Collector, ProducedRun, Request, bare_message};
+use crate::pipeline::{Collector, LOG_LINE_HINT, ProducedRun, Request, bare_message};
 use crate::progress::Progress;
 use crate::subprocess::{LineProcess, Next};
 
@@ -93,7 +93,7 @@ impl CommandPipeline {
         process: &LineProcess,
         progress: &Progress,
     ) -> Result<Collector<'a>> {
-        let mut collector = Collector::new("command", requests);
+        let mut collector = Collector::new("command", requests).with_not_object_hint(LOG_LINE_HINT);
         let mut line_number = 0u64;
         let mut previous_answer = Instant::now();
         loop {
