@@ -345,11 +345,11 @@ tiers:
         let control = "version: 1\nmetrics: [a\u{1b}]\n";
         let reader = Error::Parse {
             location: crate::error::Location::new(Path::new("c.yaml"), 1).with_column(1),
-            message: "control characters are not allowed at position 21".into(),
+            message: "control characters are not allowed at position 22".into(),
         };
         assert_eq!(
             with_excerpt(reader, control, control).to_string(),
-            "c.yaml:2:11: control characters are not allowed at position 21\n   2 | \
+            "c.yaml:2:12: control characters are not allowed at position 22\n   2 | \
              metrics: [a\\u{1b}]\n     |            ^"
         );
         // No column, or ragate's own check of a value: unchanged.
