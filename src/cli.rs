@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, StyledStr};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::config::discover;
 use crate::exit_code::ExitStatus;
@@ -182,11 +182,36 @@ pub(crate) struct ValidateArgs {
     pub allow_judge_change: bool,
 }
 
+/// Where the subcommand's `--config` came from (the option, `RAGATE_CONFIG` or the search), when
+/// it has one: its error, if the file is not there, says so.
+fn config_source(matches: &clap::ArgMatches) -> Option<discover::ConfigSource> {
+    let mut leaf = matches;
+    while let Some((_, sub)) = leaf.subcommand() {
+        leaf = sub;
+    }
+    if !matches!(leaf.try_get_raw("config"), Ok(Some(_))) {
+        return None;
+    }
+    Some(match leaf.value_source("config")? {
+        clap::parser::ValueSource::EnvVariable => discover::ConfigSource::Environment,
+        clap::parser::ValueSource::DefaultValue => discover::ConfigSource::Discovered,
+        _ => discover::ConfigSource::Option,
+    })
+}
+
 /// The command line `args` (the program name first), parsed. One that does not parse exits 2
 /// after `on_error` is given its message (the first line, without `error: `), so that a
 /// `--format json` document can say so; help and --version are not errors and exit 0.
 pub(crate) fn parse(args: &[OsString], on_error: impl FnOnce(&str)) -> Cli {
-    match Cli::try_parse_from(args) {
+    let parsed = Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|mut matches| {
+            if let Some(source) = config_source(&matches) {
+                discover::set_source(source);
+            }
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))
+        });
+    match parsed {
         Ok(cli) => cli,
         Err(error) => {
             if error.use_stderr() {

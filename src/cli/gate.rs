@@ -116,8 +116,9 @@ pub(crate) struct HistoryAddArgs {
     /// The results to record (default: .ragate/out/<tier>/results.json beside the config).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
-    /// The history directory (default: the config's `history: { dir }`).
-    #[arg(long, value_name = "DIR")]
+    /// The history directory (default: the config's `history: { dir }`); `--dir` is the same
+    /// option under its former name.
+    #[arg(long = "history", visible_alias = "dir", value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Also keep every query's metric values (larger records).
     #[arg(long)]
@@ -151,13 +152,14 @@ pub(crate) struct HistoryShowArgs {
     /// The tier whose recorded runs are listed.
     #[arg(long, value_parser = tier_name)]
     pub tier: String,
-    /// The config, read only for its `history: { dir }` when --dir is not given [default:
+    /// The config, read only for its `history: { dir }` when --history is not given [default:
     /// $RAGATE_CONFIG, else eval-config.yaml in this directory or the nearest parent up to the
     /// repository root].
     #[arg(long, env = "RAGATE_CONFIG", default_value_os_t = default_config(), hide_default_value = true, hide_env = true, value_name = "FILE")]
     pub config: PathBuf,
-    /// The history directory (default: the config's `history: { dir }`).
-    #[arg(long, value_name = "DIR")]
+    /// The history directory (default: the config's `history: { dir }`); `--dir` is the same
+    /// option under its former name.
+    #[arg(long = "history", visible_alias = "dir", value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Only the last N runs.
     #[arg(long, value_name = "N")]

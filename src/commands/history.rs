@@ -20,7 +20,8 @@ use crate::run::rejudge::{self, Identities};
 use crate::run::tier_baseline;
 use crate::run::tier_labels;
 
-/// `--dir`, else the config's `history: { dir }`, else an error saying how to give one.
+/// `--history` (or its alias `--dir`), else the config's `history: { dir }`, else an error saying
+/// how to give one.
 fn history_dir(
     given: Option<&Path>,
     config: Option<&Config>,
@@ -31,7 +32,7 @@ fn history_dir(
     }
     config.and_then(|c| c.history_dir.clone()).ok_or_else(|| {
         Error::Usage(format!(
-            "no history directory: pass --dir DIR, or set `history: {{ dir: ... }}` in {}",
+            "no history directory: pass --history DIR, or set `history: {{ dir: ... }}` in {}",
             config_path.display()
         ))
     })
@@ -138,7 +139,7 @@ pub(crate) fn show(args: HistoryShowArgs) -> Result<i32> {
     let dir = history_dir(args.dir.as_deref(), config.as_ref(), &args.config)?;
     existing_dir(
         &dir,
-        "pass the directory `ragate history add` writes to (--dir, or `history: { dir }`)",
+        "pass the directory `ragate history add` writes to (--history, or `history: { dir }`)",
     )?;
     let records = store::read_tier(&dir, &args.tier)?;
     match args.format {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::error::Error;
+use crate::error::{Error, Location};
 use crate::settings::yaml;
 
 /// What the visitor raises at the value it looks for, to stop there (never shown: it becomes a
@@ -80,6 +80,76 @@ pub(crate) fn locate(error: Error, text: &str) -> Error {
             key,
             message,
         },
+        other => other,
+    }
+}
+
+/// Line `line` of the config, as written, with a caret under `column` ([`yaml::excerpt`]): the
+/// line in `written` (the file as written, which names a `${VAR}`, never its value); a column
+/// found in `expanded` (after `${VAR}` expansion) gets its caret only where expansion left the
+/// line unchanged before it. `None` for a line that holds a key whose name looks secret
+/// (`api_key_env: sk-...`, pasted where a variable's name belongs, is refused without showing it).
+pub(crate) fn excerpt(written: &str, expanded: &str, line: u64, column: u64) -> Option<String> {
+    let line_of = |text: &str| -> Option<String> {
+        text.split('\n')
+            .nth(usize::try_from(line.checked_sub(1)?).ok()?)
+            .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+    };
+    let shown = line_of(written)?;
+    let secret_key = shown
+        .split(['{', '[', ','])
+        .filter_map(|part| part.split_once(':').map(|(key, _)| key))
+        .map(|key| {
+            key.trim()
+                .trim_start_matches('-')
+                .trim()
+                .trim_matches(['"', '\''])
+        })
+        .any(crate::secrets::name_looks_secret);
+    if secret_key {
+        return None;
+    }
+    let before =
+        |text: &str| line_of(text).map(|l| l.chars().take(column as usize).collect::<String>());
+    let same = before(written) == before(expanded);
+    yaml::excerpt(written, line, same.then_some(column))
+}
+
+/// The line and column of a YAML reader error (a control character, invalid UTF-8), whose mark
+/// is the start of the file and whose words end `at position BYTE`: the byte offset in `text`.
+fn reader_position(message: &str, text: &str) -> Option<(u64, u64)> {
+    let digits = message.split(" at position ").nth(1)?;
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let offset: usize = digits[..end].parse().ok()?;
+    let before = text.get(..offset)?;
+    let line = before.matches('\n').count() as u64 + 1;
+    let start = before.rfind('\n').map_or(0, |at| at + 1);
+    Some((line, before[start..].chars().count() as u64 + 1))
+}
+
+/// `error` with the config's line that it points at and a caret under its column after the
+/// parser's words ([`excerpt`]), when it is a YAML error (syntax or type) with a line and column;
+/// any other error unchanged (ragate's own checks of a value name its key and line, and may
+/// leave the value out on purpose).
+pub(crate) fn with_excerpt(error: Error, written: &str, expanded: &str) -> Error {
+    match error {
+        Error::Parse {
+            mut location,
+            mut message,
+        } if location.column.is_some() => {
+            if (location.line, location.column) == (1, Some(1))
+                && let Some((line, column)) = reader_position(&message, expanded)
+            {
+                location = Location::new(&location.path, line).with_column(column);
+            }
+            let column = location.column.unwrap_or(1);
+            if let Some(shown) = excerpt(written, expanded, location.line, column) {
+                message = format!("{message}\n{shown}");
+            }
+            Error::Parse { location, message }
+        }
         other => other,
     }
 }
@@ -243,6 +313,59 @@ tiers:
         assert_eq!(position(TEXT, "tiers.smoke.qrels"), Some((11, 19)));
         // A map or list value is found at its start.
         assert_eq!(position(TEXT, "gate.rules"), Some((7, 5)));
+    }
+
+    #[test]
+    fn a_yaml_error_shows_its_line_and_a_caret_unless_expansion_moved_it() {
+        let at = |line: u64, column: u64| Error::Parse {
+            location: crate::error::Location::new(Path::new("c.yaml"), line).with_column(column),
+            message: "wrong".into(),
+        };
+        assert_eq!(
+            with_excerpt(at(4, 34), TEXT, TEXT).to_string(),
+            format!(
+                "c.yaml:4:34: wrong\n   4 |   - {{ name: faithfulness, judge: lexcal }}\n     | {}^",
+                " ".repeat(33)
+            )
+        );
+        // `${VAR}` expanded before the column: the line as written, no caret.
+        let written = "version: 1\nmetrics: [${A}, bad]\n";
+        let expanded = "version: 1\nmetrics: [a-long-value, bad]\n";
+        assert_eq!(
+            with_excerpt(at(2, 21), written, expanded).to_string(),
+            "c.yaml:2:21: wrong\n   2 | metrics: [${A}, bad]"
+        );
+        // A line with a key whose name looks secret is not shown.
+        let pasted = "judges:\n  llm: { kind: openai, api_key_env: sk-live-9z8y, model: 3 }\n";
+        assert_eq!(
+            with_excerpt(at(2, 60), pasted, pasted).to_string(),
+            "c.yaml:2:60: wrong"
+        );
+        // A reader error (a control character) is shown where its byte offset is.
+        let control = "version: 1\nmetrics: [a\u{1b}]\n";
+        let reader = Error::Parse {
+            location: crate::error::Location::new(Path::new("c.yaml"), 1).with_column(1),
+            message: "control characters are not allowed at position 22".into(),
+        };
+        assert_eq!(
+            with_excerpt(reader, control, control).to_string(),
+            "c.yaml:2:12: control characters are not allowed at position 22\n   2 | \
+             metrics: [a\\u{1b}]\n     |            ^"
+        );
+        // No column, or ragate's own check of a value: unchanged.
+        let bare = Error::parse(Path::new("c.yaml"), 2, "wrong");
+        assert_eq!(
+            with_excerpt(bare, written, written).to_string(),
+            "c.yaml:2: wrong"
+        );
+        let located = locate(
+            Error::config(Path::new("c.yaml"), "metrics[1].judge", "no judge `lexcal`"),
+            TEXT,
+        );
+        assert_eq!(
+            with_excerpt(located, TEXT, TEXT).to_string(),
+            "c.yaml:4:34: metrics[1].judge: no judge `lexcal`"
+        );
     }
 
     #[test]

@@ -252,7 +252,10 @@ impl Config {
 /// Reads and validates the config at `path`. `${VAR}` and `${VAR:-default}` are expanded from
 /// the environment; the provenance hash is taken from the file as written, before expansion.
 pub fn load(path: &Path) -> Result<Config> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => discover::not_found(path),
+        _ => Error::io(path, e),
+    })?;
     // A byte-order mark (some Windows editors write one) is accepted, as the readers do.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let lookup = |name: &str| std::env::var(name).ok();
@@ -262,17 +265,21 @@ pub fn load(path: &Path) -> Result<Config> {
     if let Ok(written) = yaml::from_str::<yaml::Value>(text) {
         conceal::register_secrets(&written);
     }
-    let raw = parse(path, &expanded).map_err(|e| concealer.conceal(e))?;
+    let excerpt = |error: Error| locate::with_excerpt(error, text, &expanded);
+    let raw = parse(path, &expanded).map_err(|e| excerpt(concealer.conceal(e)))?;
     let written: yaml::Value = yaml::from_str(text).map_err(|e| {
-        let line = e.location().map_or(0, |l| l.line() as u64);
-        Error::parse(
-            path,
-            line,
-            format!(
-                "{e}: before `${{VAR}}` expansion the file must be valid YAML too: quote a variable \
-                 inside a flow collection (`{{...}}`, `[...]`), or write that value in block style"
-            ),
-        )
+        let location = e.location();
+        let line = location.as_ref().map_or(0, |l| l.line() as u64);
+        let mut message = format!(
+            "{e}: before `${{VAR}}` expansion the file must be valid YAML too: quote a variable \
+             inside a flow collection (`{{...}}`, `[...]`), or write that value in block style"
+        );
+        if let Some(shown) =
+            location.and_then(|l| locate::excerpt(text, text, line, l.column() as u64))
+        {
+            message = format!("{message}\n{shown}");
+        }
+        Error::parse(path, line, message)
     })?;
     let as_expanded: yaml::Value = yaml::from_str(&expanded).map_err(|e| {
         concealer.conceal(Error::input(

@@ -466,17 +466,23 @@ impl Context<'_, '_> {
             return self.proven_or_not(outcome, candidate, summary, proof, evidence);
         } else if beyond {
             let level = step.map_or(self.alpha, |s| s.threshold);
-            let needed = step.and(summary.queries_needed(limit.unwrap_or(0.0), level, POWER));
+            let needed = step
+                .and(summary.queries_needed(limit.unwrap_or(0.0), level, POWER))
+                .map(QueriesNeeded::of);
             outcome.queries_needed = needed;
             outcome.status = CheckStatus::Inconclusive;
             outcome.verdict = format!(
                 "{name} inconclusive: worsening {:.4} is beyond the {limit_text} on the point estimate, \
                  but the evidence is not enough ({evidence}){}: {stats_text}",
                 no_negative_zero(summary.worsening),
-                needed.map_or(String::new(), |q| format!(
-                    "; about {q} paired queries with this effect and spread would decide it \
-                     with 80% power"
-                ))
+                needed.map_or(String::new(), |needed| match needed {
+                    QueriesNeeded::About(q) => format!(
+                        "; about {q} paired queries with this effect and spread would decide it \
+                         with 80% power"
+                    ),
+                    QueriesNeeded::Unrealistic =>
+                        format!("; {}", QueriesNeeded::unrealistic_text("decide")),
+                })
             );
         } else {
             self.pass_or_improved(
@@ -550,6 +556,9 @@ mod paired;
 pub mod proof;
 mod summary;
 pub use adjusted::{Adjustment, FamilyLevels, Notation};
-pub use outcome::{CheckOutcome, CheckStatus, DecisionBound, Family, Floor, QueryDrop};
+pub use outcome::{
+    CheckOutcome, CheckStatus, DecisionBound, Family, Floor, QueriesNeeded, QueryDrop,
+    REALISTIC_QUERIES,
+};
 #[cfg(test)]
 mod tests;

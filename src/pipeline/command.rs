@@ -1,9 +1,10 @@
 //! The `command` pipeline adapter: a program started once per run (argv, never a shell, in the
 //! config's directory) that reads `{"qid","query"}` lines on stdin until EOF and writes one native
-//! run line per query on stdout, in any order. Its stderr is forwarded line by line as it comes,
-//! as `pipeline: LINE` with control characters shown escaped, so a pipeline that builds itself
-//! first (`cargo run`) shows its build instead of a silent wait; its last lines go with an error
-//! (the exit-2 summary shows them).
+//! run line per query on stdout, in any order (a line that is not one, such as a log line, stops
+//! the run with an error that shows it, cut and inert, and says logs go to stderr). Its stderr is
+//! forwarded line by line as it comes, as `pipeline: LINE` with control characters shown escaped,
+//! so a pipeline that builds itself first (`cargo run`) shows its build instead of a silent wait;
+//! its last lines go with an error (the exit-2 summary shows them).
 //!
 //! Latency: a query's `latency_ms` is the time from when it was available to the program (written
 //! to its stdin, and the previous answer read) to when its answer was read. For a program that
@@ -14,7 +15,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::pipeline::{Collector, ProducedRun, Request, bare_message};
+use crate::pipeline::{Collector, LOG_LINE_HINT, ProducedRun, Request, bare_message};
 use crate::progress::Progress;
 use crate::subprocess::{LineProcess, Next};
 
@@ -93,7 +94,7 @@ impl CommandPipeline {
         process: &LineProcess,
         progress: &Progress,
     ) -> Result<Collector<'a>> {
-        let mut collector = Collector::new("command", requests);
+        let mut collector = Collector::new("command", requests).with_not_object_hint(LOG_LINE_HINT);
         let mut line_number = 0u64;
         let mut previous_answer = Instant::now();
         loop {

@@ -72,12 +72,28 @@ impl ProducedRun {
     }
 }
 
+/// The most characters of a pipeline's output line that an error shows.
+const SHOWN_LINE_CHARS: usize = 120;
+
+/// What the `command` adapter adds when a line of the program's stdout is not a run object: the
+/// usual cause is a log line (`print("loaded", n, "docs")`) on stdout.
+pub(crate) const LOG_LINE_HINT: &str =
+    "; pipelines write logs to stderr: stdout carries one JSON object per query";
+
+/// `line` of a pipeline's output as an error shows it: secrets redacted, cut to
+/// [`SHOWN_LINE_CHARS`] characters on one line, control characters written as escapes.
+fn shown_line(line: &str) -> String {
+    crate::escape::visible(&crate::format::one_line(line, SHOWN_LINE_CHARS)).into_owned()
+}
+
 /// Collects answers while checking them against the requests: every answer is a native run
 /// object of a requested qid, answered once.
 struct Collector<'a> {
     adapter: &'static str,
     index: BTreeMap<&'a str, usize>,
     run: ProducedRun,
+    /// Added after the shown text of an answer that is not a JSON object (`LOG_LINE_HINT`).
+    not_object_hint: &'static str,
 }
 
 impl<'a> Collector<'a> {
@@ -90,7 +106,14 @@ impl<'a> Collector<'a> {
                 .map(|(i, r)| (r.qid.as_str(), i))
                 .collect(),
             run: ProducedRun::default(),
+            not_object_hint: "",
         }
+    }
+
+    /// The collector, adding `hint` to the error of an answer that is not a JSON object.
+    fn with_not_object_hint(mut self, hint: &'static str) -> Self {
+        self.not_object_hint = hint;
+        self
     }
 
     fn error(&self, message: String) -> Error {
@@ -101,10 +124,16 @@ impl<'a> Collector<'a> {
     /// returns the index of the request it answers.
     fn accept(&mut self, whence: &str, text: &str) -> Result<usize> {
         let expected = "expected a native run object {\"qid\", \"retrieved\": [{\"doc_id\", \"score\"?, \"text\"?}], \"answer\"?, \"contexts\"?, \"usage\"?, \"cost\"?, \"latency_ms\"?}";
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| self.error(format!("{whence}: {e}: {expected}")))?;
+        let not_object = |why: String| {
+            self.error(format!(
+                "{whence} is not a native run object ({why}): `{}`{}: {expected}",
+                shown_line(text),
+                self.not_object_hint
+            ))
+        };
+        let value: Value = serde_json::from_str(text).map_err(|e| not_object(e.to_string()))?;
         let Value::Object(object) = value else {
-            return Err(self.error(format!("{whence}: not a JSON object: {expected}")));
+            return Err(not_object("not a JSON object".to_string()));
         };
         let qid = match object.get("qid") {
             Some(Value::String(qid)) => qid.clone(),
@@ -223,12 +252,56 @@ mod tests {
     }
 
     #[test]
+    fn a_log_line_is_shown_cut_and_inert_with_the_hint() {
+        let requests = requests();
+        let mut collector =
+            Collector::new("command", &requests).with_not_object_hint(LOG_LINE_HINT);
+        let message = collector
+            .accept("output line 1", "loaded 3 docs")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with(
+                "pipeline (command): output line 1 is not a native run object (expected value at \
+                 line 1 column 1): `loaded 3 docs`; pipelines write logs to stderr: stdout \
+                 carries one JSON object per query: expected a native run object {"
+            ),
+            "{message}"
+        );
+        let hostile = format!("\u{1b}]0;title\u{7}{}", "x".repeat(500));
+        let message = collector
+            .accept("output line 2", &hostile)
+            .unwrap_err()
+            .to_string();
+        let shown = format!(
+            "`\\u{{1b}}]0;title\\u{{7}}{}…`",
+            "x".repeat(SHOWN_LINE_CHARS - 10)
+        );
+        assert!(message.contains(&shown), "{message}");
+        assert!(!message.contains('\u{1b}') && !message.contains(&"x".repeat(SHOWN_LINE_CHARS)));
+        let number = collector
+            .accept("output line 3", "42")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            number.contains("(not a JSON object): `42`; pipelines write logs"),
+            "{number}"
+        );
+    }
+
+    #[test]
     fn rejects_unknown_repeated_malformed_and_missing_answers() {
         let requests = requests();
         let mut collector = Collector::new("test", &requests);
         let err = |c: &mut Collector, text: &str| c.accept("line 9", text).unwrap_err().to_string();
-        assert!(err(&mut collector, "not json").starts_with("pipeline (test): line 9: expected"));
-        assert!(err(&mut collector, "[1]").contains("not a JSON object"));
+        assert_eq!(
+            err(&mut collector, "not json"),
+            "pipeline (test): line 9 is not a native run object (expected ident at line 1 \
+             column 2): `not json`: expected a native run object {\"qid\", \"retrieved\": \
+             [{\"doc_id\", \"score\"?, \"text\"?}], \"answer\"?, \"contexts\"?, \"usage\"?, \
+             \"cost\"?, \"latency_ms\"?}"
+        );
+        assert!(err(&mut collector, "[1]").contains("(not a JSON object): `[1]`"));
         assert!(err(&mut collector, r#"{"retrieved":[]}"#).contains("no string `qid`"));
         assert!(
             err(&mut collector, r#"{"qid":"q9","retrieved":[]}"#)

@@ -7,7 +7,7 @@ use crate::baseline::results::{Results, RunStatus};
 use crate::gate::GateReport;
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::run_verdict::RunVerdict;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, QueriesNeeded, REALISTIC_QUERIES};
 use crate::report::reported;
 
 /// The format tag of the document.
@@ -160,7 +160,9 @@ fn check(outcome: &CheckOutcome) -> Value {
             "proven": p.proven(),
         })),
         "detectable_drop": outcome.detectable_drop.and_then(finite),
-        "queries_needed": outcome.queries_needed,
+        "queries_needed": outcome.queries_needed.and_then(QueriesNeeded::count),
+        "queries_needed_over": (outcome.queries_needed == Some(QueriesNeeded::Unrealistic))
+            .then_some(REALISTIC_QUERIES),
         "floor": outcome.floor.map(|f| json!({"bound": f.bound, "mean": finite(f.mean), "n": f.n})),
         "worse_count": outcome.worse_count,
         "worst": outcome.worst.iter().map(|q| json!({

@@ -28,7 +28,7 @@ use crate::config::InconclusivePolicy;
 use crate::gate::GateReport;
 use crate::gate::verdict::Notation;
 use crate::gate::verdict::proof::Proof;
-use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Floor};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Floor, QueriesNeeded};
 use crate::metrics::retrieval::Direction;
 use crate::report::format::{interval_text, no_negative_zero, p_against, p_text, signed, value};
 use crate::report::gate_table::higher_is_better;
@@ -218,9 +218,12 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
         parts.push(format!("n = {}", o.n));
         if let Some(needed) = o.queries_needed {
             let verb = if o.proof.is_some() { "prove" } else { "decide" };
-            parts.push(format!(
-                "about {needed} paired queries would {verb} it with 80% power"
-            ));
+            parts.push(match needed {
+                QueriesNeeded::About(n) => {
+                    format!("about {n} paired queries would {verb} it with 80% power")
+                }
+                QueriesNeeded::Unrealistic => QueriesNeeded::unrealistic_text(verb),
+            });
         }
     }
     Some(format!(

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::baseline::results::{QueryRecord, StoredClaim};
-use crate::gate::verdict::{DecisionBound, Family};
+use crate::gate::verdict::{DecisionBound, Family, QueriesNeeded};
 use crate::report::annotations::{assert_snapshot, sample_report};
 
 const DIAGNOSIS: &str = "[class=paraphrased] ranking buries evidence: recall@10 0.83 is high but \
@@ -490,7 +490,7 @@ fn an_inconclusive_pass_is_headlined_as_what_it_is() {
     );
     let mut report = busy_passing_report();
     let last = report.outcomes.len() - 1;
-    report.outcomes[last].queries_needed = Some(619);
+    report.outcomes[last].queries_needed = Some(QueriesNeeded::About(619));
     let mut second = report.outcomes[last].clone();
     (second.name, second.delta) = ("recall@5 [class=paraphrased]".into(), -0.021);
     report.outcomes.push(second);
@@ -509,7 +509,7 @@ fn an_inconclusive_pass_is_headlined_as_what_it_is() {
     proving.inconclusive = InconclusivePolicy::Fail;
     let o = proving.outcomes.last_mut().unwrap();
     o.delta = -0.01;
-    o.queries_needed = Some(812);
+    o.queries_needed = Some(QueriesNeeded::About(812));
     o.proof = Some(Proof {
         p_value: 0.2,
         alpha: 0.05,
@@ -525,6 +525,36 @@ fn an_inconclusive_pass_is_headlined_as_what_it_is() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn an_unrealistic_queries_needed_reads_the_same_in_the_headline_the_details_and_gate_json() {
+    let mut report = busy_passing_report();
+    let last = report.outcomes.len() - 1;
+    report.outcomes[last].queries_needed = Some(QueriesNeeded::Unrealistic);
+    let text = render(&report);
+    let said = "no realistic tier decides a change this close to its limit (it would take over \
+                100000 paired queries)";
+    assert!(
+        text.starts_with(&format!(
+            "**❓ 2 of 4 checks passed, 1 inconclusive: mrr [class=paraphrased] -0.0300 beyond \
+             its limit -0.0200 without enough evidence; {said}** ·"
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches(said).count(),
+        2,
+        "headline and details: {text}"
+    );
+    assert!(!text.contains("about 1"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&crate::report::gate_json::render(&report, None)).unwrap();
+    let check = &json["checks"][last];
+    assert_eq!(check["queries_needed"], serde_json::Value::Null);
+    assert_eq!(check["queries_needed_over"], 100_000);
+    let about = &json["checks"][0];
+    assert_eq!(about["queries_needed_over"], serde_json::Value::Null);
 }
 
 #[test]

@@ -10,6 +10,59 @@
 
 pub use serde_yaml::{Deserializer, Error, Mapping, Value, from_str, to_string};
 
+/// The most characters of a line that [`excerpt`] shows.
+const EXCERPT_CHARS: usize = 120;
+
+/// Line `line` (1-based) of `text` and a caret under its column `column` (1-based; `None`: no
+/// caret), as an error shows them after its words:
+///
+/// ```text
+///    3 | metrics: [recall@5,
+///      |          ^
+/// ```
+///
+/// Secrets are redacted (the caret is then left out: the line's length changed), control
+/// characters written as escapes (the caret stays under its character), and a long line is cut to
+/// [`EXCERPT_CHARS`] characters around the column. `None` when the file has no such line.
+pub fn excerpt(text: &str, line: u64, column: Option<u64>) -> Option<String> {
+    let raw = text
+        .split('\n')
+        .nth(usize::try_from(line.checked_sub(1)?).ok()?)?;
+    let raw = raw.strip_suffix('\r').unwrap_or(raw);
+    let redacted = crate::secrets::redact(raw);
+    let column = column.filter(|_| redacted == raw);
+    let chars: Vec<char> = redacted.chars().collect();
+    let at = column
+        .map_or(0, |c| (c.max(1) - 1) as usize)
+        .min(chars.len());
+    let start = at
+        .saturating_sub(EXCERPT_CHARS / 2)
+        .min(chars.len().saturating_sub(EXCERPT_CHARS));
+    let end = (start + EXCERPT_CHARS).min(chars.len());
+    let mut shown = String::from(if start > 0 { "…" } else { "" });
+    let mut pad = String::from(if start > 0 { " " } else { "" });
+    for (i, c) in chars[start..end].iter().enumerate() {
+        let visible = crate::escape::visible(c.encode_utf8(&mut [0; 4])).into_owned();
+        if start + i < at {
+            let width = visible.chars().count();
+            pad.push_str(&if *c == '\t' {
+                "\t".to_string()
+            } else {
+                " ".repeat(width)
+            });
+        }
+        shown.push_str(&visible);
+    }
+    if end < chars.len() {
+        shown.push('…');
+    }
+    let mut out = format!("{line:>4} | {shown}");
+    if column.is_some() {
+        out.push_str(&format!("\n{:>4} | {pad}^", ""));
+    }
+    Some(out)
+}
+
 /// The text of a scalar or other non-string value as YAML writes it, on one line (`1`, `true`,
 /// `[a, b]` as a flow sequence is not promised: a key or an argument is expected to be a scalar).
 pub fn scalar_text(value: &Value) -> String {
@@ -74,6 +127,38 @@ mod tests {
         assert_eq!(value["e"].as_str(), Some("1"));
         let duplicate = from_str::<Value>("a: 1\na: 2\n").unwrap_err();
         assert!(duplicate.to_string().contains("duplicate"), "{duplicate}");
+    }
+
+    #[test]
+    fn an_excerpt_shows_the_line_with_a_caret_under_the_column() {
+        let text = "version: 1\nmetrics: [recall@5,\n";
+        assert_eq!(
+            excerpt(text, 2, Some(10)).unwrap(),
+            "   2 | metrics: [recall@5,\n     |          ^"
+        );
+        assert_eq!(excerpt(text, 3, Some(1)).unwrap(), "   3 | \n     | ^");
+        assert_eq!(excerpt(text, 4, Some(1)), None);
+        assert_eq!(excerpt(text, 0, Some(1)), None);
+        assert_eq!(excerpt(text, 1, None).unwrap(), "   1 | version: 1");
+        // Control characters escaped, the caret still under its character; a tab kept.
+        let hostile = "a:\t\u{1b}[2Jb: [\r\n";
+        assert_eq!(
+            excerpt(hostile, 1, Some(6)).unwrap(),
+            "   1 | a:\t\\u{1b}[2Jb: [\n     |   \t       ^"
+        );
+        // A long line is cut around the column.
+        let long = format!("key: {}x", "y".repeat(300));
+        let shown = excerpt(&long, 1, Some(306)).unwrap();
+        let (line, caret) = shown.split_once('\n').unwrap();
+        assert!(
+            line.starts_with("   1 | …y") && line.ends_with("yx"),
+            "{line}"
+        );
+        assert_eq!(line.chars().count() - 7, 1 + EXCERPT_CHARS, "{line}");
+        assert_eq!(
+            caret.chars().position(|c| c == '^'),
+            line.chars().position(|c| c == 'x')
+        );
     }
 
     #[test]

@@ -26,13 +26,15 @@ fn add(dir: &Path, epoch: u64) -> Outcome {
             "regression",
             "--from",
             "out/results.json",
-            "--dir",
+            "--history",
             "hist",
         ],
         &[("SOURCE_DATE_EPOCH", &epoch.to_string())],
     )
 }
 
+/// `history show`, with the folder under the option's former name `--dir` (an alias of
+/// `--history`, which `add` uses above: records written by one are read by the other).
 fn show(dir: &Path, extra: &[&str]) -> Outcome {
     let mut args = vec!["history", "show", "--tier", "regression", "--dir", "hist"];
     args.extend_from_slice(extra);
@@ -47,6 +49,41 @@ fn baselined(dir: &Path) {
         .status(2)
         .run_in(dir); // no baseline yet
     accept_baseline(dir, "regression", "out/results.json", &[]);
+}
+
+#[test]
+fn the_history_subcommands_take_history_as_gate_does_and_list_dir_as_its_alias() {
+    let dir = tempfile::tempdir().unwrap();
+    for subcommand in ["add", "show"] {
+        let help = ragate_env(dir.path(), &["history", subcommand, "--help"], &[]);
+        assert_eq!(help.code, 0, "{}", help.stderr);
+        let option = help
+            .stdout
+            .split("\n      --")
+            .find(|option| option.starts_with("history <DIR>"))
+            .unwrap_or_else(|| panic!("no --history in {}", help.stdout));
+        assert!(option.contains("[alias: --dir]"), "{}", help.stdout);
+        assert!(!help.stdout.contains("--dir <DIR>"), "{}", help.stdout);
+    }
+    // Either name, one folder: an empty one is named as such, whichever spelling named it.
+    std::fs::create_dir(dir.path().join("hist")).unwrap();
+    for option in ["--history", "--dir"] {
+        let shown = ragate_env(
+            dir.path(),
+            &[
+                "history",
+                "show",
+                "--tier",
+                "smoke",
+                option,
+                "hist",
+                "--config",
+                "none.yaml",
+            ],
+            &[],
+        );
+        assert_eq!(shown.code, 0, "{option}: {}", shown.stderr);
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod architecture;
 mod baseline_swap;
 mod cli;
 mod cli_contract;
+mod config_hints;
 mod config_positions;
 mod convert;
 mod drift_real;

@@ -140,7 +140,13 @@ fn a_misbehaving_command_pipeline_fails_closed_naming_the_problem() {
     write_config(dir, COMMAND, false);
     let cases = [
         ("crash", "exited with exit status: 3"),
-        ("garbage", "output line 2: expected ident"),
+        // A log line on stdout: shown, with where logs go.
+        (
+            "garbage",
+            "output line 2 is not a native run object (expected ident at line 1 column 2): \
+             `this is not JSON`; pipelines write logs to stderr: stdout carries one JSON object \
+             per query: expected a native run object {",
+        ),
         ("unknown", "qid `no-such-query` was not asked for"),
         ("duplicate", "output line 2: qid `"),
         ("missing", "no answer for qid `"),
@@ -169,6 +175,12 @@ fn a_misbehaving_command_pipeline_fails_closed_naming_the_problem() {
             "{mode}: nothing evaluated"
         );
     }
+    // The exit-2 summary tells the same.
+    let summary = std::fs::read_to_string(dir.join("garbage/summary.md")).unwrap();
+    assert!(
+        summary.contains("\\`this is not JSON\\`; pipelines write logs to stderr"),
+        "{summary}"
+    );
 }
 
 #[test]

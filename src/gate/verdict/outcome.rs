@@ -6,6 +6,51 @@ use crate::gate::verdict::proof::Proof;
 use crate::history::record::RecordedCheck;
 use crate::stats::limit_test::Method;
 
+/// The most paired queries a "queries needed" figure names. Past it the estimate is no guidance
+/// (a change 0.0004 past its limit "needs" a million queries): no tier an evaluation can afford
+/// decides the check, and the outputs say that instead of the number. A fixed bound, not a
+/// multiple of the tier's size: a 20-query smoke tier's undecided check may well be settled by
+/// a 5,000-query nightly tier.
+pub const REALISTIC_QUERIES: usize = 100_000;
+
+/// About how many paired queries with the same effect and spread would decide (or prove) an
+/// inconclusive check with 80% power: made once, by the gate, so that every output says the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueriesNeeded {
+    /// About this many (at most [`REALISTIC_QUERIES`]).
+    About(usize),
+    /// More than [`REALISTIC_QUERIES`]: no realistic tier decides a change this close to its
+    /// limit.
+    Unrealistic,
+}
+
+impl QueriesNeeded {
+    /// The estimate `queries`, capped at [`REALISTIC_QUERIES`].
+    pub fn of(queries: usize) -> Self {
+        if queries > REALISTIC_QUERIES {
+            QueriesNeeded::Unrealistic
+        } else {
+            QueriesNeeded::About(queries)
+        }
+    }
+
+    /// The count, when it is a realistic one.
+    pub fn count(self) -> Option<usize> {
+        match self {
+            QueriesNeeded::About(queries) => Some(queries),
+            QueriesNeeded::Unrealistic => None,
+        }
+    }
+
+    /// What every output says of an estimate past the bound; `verb` is `decide` or `prove`.
+    pub fn unrealistic_text(verb: &str) -> String {
+        format!(
+            "no realistic tier {verb}s a change this close to its limit (it would take over \
+             {REALISTIC_QUERIES} paired queries)"
+        )
+    }
+}
+
 /// The verdict of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckStatus {
@@ -144,8 +189,9 @@ pub struct CheckOutcome {
     /// when it cannot fail at this size.
     pub detectable_drop: Option<f64>,
     /// For an inconclusive check: about how many paired queries with this effect and spread
-    /// would decide it with 80% power (at the check's threshold).
-    pub queries_needed: Option<usize>,
+    /// would decide it with 80% power (at the check's threshold), or that no realistic number
+    /// would.
+    pub queries_needed: Option<QueriesNeeded>,
     /// Queries that got worse, worst first (at most [`super::WORST_QUERIES`]).
     pub worst: Vec<QueryDrop>,
     /// How many paired queries got worse in all.
@@ -210,6 +256,25 @@ impl CheckOutcome {
 mod tests {
     use super::*;
     use crate::history::record::STATUS_WORDS;
+
+    #[test]
+    fn queries_needed_past_the_bound_are_unrealistic() {
+        assert_eq!(QueriesNeeded::of(619), QueriesNeeded::About(619));
+        assert_eq!(
+            QueriesNeeded::of(REALISTIC_QUERIES),
+            QueriesNeeded::About(REALISTIC_QUERIES)
+        );
+        assert_eq!(
+            QueriesNeeded::of(REALISTIC_QUERIES + 1),
+            QueriesNeeded::Unrealistic
+        );
+        assert_eq!(QueriesNeeded::of(1_246_680).count(), None);
+        assert_eq!(
+            QueriesNeeded::unrealistic_text("decide"),
+            "no realistic tier decides a change this close to its limit (it would take over \
+             100000 paired queries)"
+        );
+    }
 
     #[test]
     fn every_check_status_has_a_word_that_a_record_accepts() {

@@ -11,7 +11,7 @@
 use crate::format::{compared, no_negative_zero, p_against};
 use crate::gate::verdict::summary::Summary;
 use crate::gate::verdict::{
-    Candidate, CheckOutcome, CheckStatus, Context, POWER, PROVE_MODE, proving,
+    Candidate, CheckOutcome, CheckStatus, Context, POWER, PROVE_MODE, QueriesNeeded, proving,
 };
 use crate::stats::limit_test;
 use crate::stats::normal;
@@ -120,7 +120,7 @@ impl Context<'_, '_> {
         }
         let name = self.check.name();
         let needed = queries_needed(summary.worsening, summary.sd, limit, alpha, POWER)
-            .map(|q| q.max(summary.n + 1));
+            .map(|q| QueriesNeeded::of(q.max(summary.n + 1)));
         outcome.queries_needed = needed;
         outcome.status = CheckStatus::Inconclusive;
         let why = if proof.underpowered() {
@@ -137,10 +137,13 @@ impl Context<'_, '_> {
             )
         };
         let more = match needed {
-            Some(q) => format!(
+            Some(QueriesNeeded::About(q)) => format!(
                 "; about {q} paired queries with this effect and spread would prove it with 80% \
                  power"
             ),
+            Some(QueriesNeeded::Unrealistic) => {
+                format!("; {}", QueriesNeeded::unrealistic_text("prove"))
+            }
             None if summary.worsening >= limit => {
                 "; the point estimate is at or beyond the limit, so more queries with this effect \
                  would not prove it"

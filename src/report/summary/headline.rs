@@ -87,7 +87,8 @@ fn undecided_check(o: &CheckOutcome) -> String {
         ),
     };
     let needed = match o.queries_needed {
-        Some(n) => format!("about {n} paired queries would {verb} it"),
+        Some(QueriesNeeded::About(n)) => format!("about {n} paired queries would {verb} it"),
+        Some(QueriesNeeded::Unrealistic) => QueriesNeeded::unrealistic_text(verb),
         None if o.proof.is_some() && beyond => {
             "no number of queries proves a change beyond its limit".to_string()
         }

@@ -79,6 +79,30 @@ fn an_underpowered_check_of_unchanged_values_says_so() {
 }
 
 #[test]
+fn a_change_a_hair_past_its_limit_needs_no_realistic_tier_rather_than_a_million_queries() {
+    // 1,000 queries worse by 0.0204 +- 0.1 against a limit of 0.02: the estimate,
+    // ((z(0.95) + z(0.8)) 0.1 / 0.0004)^2, is about 386,000 paired queries, past the bound.
+    let baseline = vec![0.5; 1000];
+    let current = spread_around(0.4796, 0.1, 1000);
+    let all = &run(
+        &baseline,
+        &current,
+        &significant(vec![rule(limited(0.02), None)]),
+    )[0];
+    assert_eq!(all.status, CheckStatus::Inconclusive, "{}", all.verdict);
+    assert_eq!(all.queries_needed, Some(QueriesNeeded::Unrealistic));
+    assert!(
+        all.verdict.contains(
+            "; no realistic tier decides a change this close to its limit (it would take over \
+             100000 paired queries): "
+        ),
+        "{}",
+        all.verdict
+    );
+    assert!(!all.verdict.contains("about"), "{}", all.verdict);
+}
+
+#[test]
 fn the_queries_an_inconclusive_check_needs_are_counted_at_80_percent_power() {
     // 1,000 queries worse by 0.025 +- 0.1 against a limit of 0.02 (threshold 0.05):
     // n = ((z(0.95) + z(0.8)) sd / 0.005)^2 with sd = 0.1 sqrt(1000 / 999).
@@ -93,7 +117,7 @@ fn the_queries_an_inconclusive_check_needs_are_counted_at_80_percent_power() {
     let sd = 0.1 * (1000.0f64 / 999.0).sqrt();
     let z = normal::quantile(0.95) + normal::quantile(0.8);
     let expected = (z * sd / 0.005).powi(2).ceil() as usize;
-    assert_eq!(all.queries_needed, Some(expected));
+    assert_eq!(all.queries_needed, Some(QueriesNeeded::About(expected)));
     assert!(
         all.verdict.contains(&format!(
             "; about {expected} paired queries with this effect and spread would decide it with \

@@ -71,7 +71,7 @@ fn half_the_limit_on_few_queries_is_not_proven_and_fails_the_run() {
         outcome.verdict
     );
     // sd = 0.1 x sqrt(100 / 99): ((1.645 + 0.842) x 0.1005 / 0.01)^2 = 625.
-    assert_eq!(outcome.queries_needed, Some(625));
+    assert_eq!(outcome.queries_needed, Some(QueriesNeeded::About(625)));
     assert_eq!(
         run_status(std::slice::from_ref(&outcome), InconclusivePolicy::Fail),
         RunStatus::Regression
