@@ -13,7 +13,10 @@ use crate::exit_code;
 use crate::gate::{empty_answers, zero_limit};
 use crate::input::corpus::{self, Corpus};
 use crate::input::qrels::Qrels;
+use crate::input::text_file::TextFile;
+use crate::input::{self, RunFormat};
 use crate::judge::openai::OpenAiSpec;
+use crate::metrics::metric::{AnswerMetric, Metric};
 use crate::outputs::error_output::with_causes;
 use crate::outputs::stdout::write_document;
 use crate::outputs::stdout::write_human;
@@ -191,6 +194,11 @@ fn check_tier(
         tier_problem(findings, tier, &error);
     }
     check_baseline(config, tier, whole, args.allow_judge_change, findings);
+    if let Some(problem) = run_file_without_answers(config, tier) {
+        findings
+            .problems
+            .push(format!("tier `{}`: {problem}", tier.name));
+    }
     findings.lints.extend(unpriced(config, tier));
     for notice in &tier.gate.notices {
         if !findings.lints.contains(notice) {
@@ -413,4 +421,59 @@ fn check_slices(tier: &Tier, qrels: &Qrels, findings: &mut Findings) {
             tier.name, tier.gate.min_queries
         ));
     }
+}
+
+/// The tier's metrics that have no value on a query without an answer (judged metrics, and the
+/// answer metrics that compare it with a gold field).
+fn answer_valued_metrics(tier: &Tier) -> Vec<String> {
+    tier.metrics
+        .iter()
+        .filter(|spec| match spec.metric {
+            Metric::Judged(_) | Metric::Ppi(_) => true,
+            Metric::Answer(answer) => matches!(
+                answer,
+                AnswerMetric::Contains | AnswerMetric::F1 | AnswerMetric::Exact
+            ),
+            _ => false,
+        })
+        .map(|spec| spec.metric.to_string())
+        .collect()
+}
+
+/// A run file (`pipeline: { run_file }`) that the gate refuses for a tier whose metrics need
+/// answers: a TREC run (no answers), a line without `answer`, or no line with a non-empty one.
+/// None when the tier needs no answer, the run file is not there yet (the gate names it) or
+/// cannot be read (the gate says why), or its answers are there.
+fn run_file_without_answers(config: &Config, tier: &Tier) -> Option<String> {
+    let path = config.run_file(&tier.name).filter(|path| path.is_file())?;
+    let needing = answer_valued_metrics(tier);
+    if needing.is_empty() {
+        return None;
+    }
+    let lacking = match input::detect_run_format(&path).ok()? {
+        RunFormat::Trec => "a TREC run has no answers".to_string(),
+        RunFormat::Native => {
+            let queries = input::run::read(&TextFile::read(&path).ok()?).ok()?;
+            if let Some(query) = queries.iter().find(|q| q.answer.is_none()) {
+                format!(
+                    "query `{}` has no \"answer\" (nor may any line lack one)",
+                    crate::error::shorten(&query.qid)
+                )
+            } else if queries
+                .iter()
+                .all(|q| q.answer.as_deref().is_none_or(|a| a.trim().is_empty()))
+            {
+                "every answer is empty".to_string()
+            } else {
+                return None;
+            }
+        }
+    };
+    Some(format!(
+        "{}: {lacking}, and {} need{} answers: give the tier its own `metrics:` without them (a \
+         retrieval-only tier), or write the answers into the run",
+        path.display(),
+        needing.join(", "),
+        if needing.len() == 1 { "s" } else { "" }
+    ))
 }

@@ -240,7 +240,7 @@ const KNOWN_ONLY_AFTER_THE_PIPELINE: [(&str, &str); 5] = [
     ),
     (
         "every answer is empty, so an answer metric has no value",
-        "answers exist only once the pipeline ran",
+        "a pipeline's answers exist only once it ran (a run file's are checked by validate: the test below)",
     ),
     (
         "a judge call fails after its retries",
@@ -342,4 +342,39 @@ fn a_judge_change_is_refused_before_the_pipeline_runs() {
         outcome.stderr
     );
     assert!(!dir.join("started").exists(), "the pipeline ran");
+}
+
+#[test]
+fn a_run_file_without_answers_for_answer_metrics_fails_validate_as_it_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write_answer_tier(dir, 0.4, "recall@5, faithfulness", "");
+    let run = std::fs::read_to_string(dir.join("run.jsonl")).unwrap();
+    let unanswered: String = run
+        .lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            value.as_object_mut().unwrap().remove("answer");
+            format!("{value}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("retrieval.jsonl"), unanswered).unwrap();
+    let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
+    let config = format!("{config}pipeline: {{ run_file: retrieval.jsonl }}\n");
+    std::fs::write(dir.join("eval-config.yaml"), &config).unwrap();
+    Ragate::new(["validate"])
+        .status(2)
+        .stderr_has("retrieval.jsonl: query `q0` has no \"answer\" (nor may any line lack one), and faithfulness needs answers")
+        .run_in(dir);
+    Ragate::new(["gate", "--tier", "smoke"])
+        .status(2)
+        .stderr_has("query `q0` has no \"answer\": expected one for the answer metrics")
+        .run_in(dir);
+    // A retrieval-only tier of its own: both pass.
+    let config = config.replace(
+        "baseline: baseline.json }",
+        "baseline: baseline.json, metrics: [recall@5] }",
+    );
+    std::fs::write(dir.join("eval-config.yaml"), config).unwrap();
+    Ragate::new(["validate"]).status(0).run_in(dir);
 }
