@@ -136,13 +136,14 @@ impl Pairing {
         if self.broken() || self.shared_queries == self.queries {
             return None;
         }
+        let others = match self.queries - self.shared_queries {
+            1 => "the other one is compared once a baseline that has it is accepted".to_string(),
+            n => format!("the other {n} are compared once a baseline that has them is accepted"),
+        };
         Some(format!(
             "the baseline shares {} of {} queries with tier `{tier}`: the checks compare those {}; \
-             the other {} are compared once a baseline that has them is accepted",
-            self.shared_queries,
-            self.queries,
-            self.shared_queries,
-            self.queries - self.shared_queries
+             {others}",
+            self.shared_queries, self.queries, self.shared_queries,
         ))
     }
 }
