@@ -1,5 +1,6 @@
 //! Tests of the Markdown summary: snapshots of a passing, a failing and a mixed run, the
 //! headline, the folded sections, the bounded size, the forms of p and of intervals.
+//! Over 600 lines: every part of summary.md is checked here, beside the snapshots they share.
 
 use super::*;
 use crate::baseline::results::{QueryRecord, StoredClaim};
