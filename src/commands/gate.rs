@@ -8,9 +8,10 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::cli::{GateArgs, GateFormat};
-use crate::config;
+use crate::config::{self, Config, Tier};
 use crate::error::Result;
 use crate::exit_code::ExitStatus;
+use crate::input::qrels::Qrels;
 use crate::outputs::output_files;
 use crate::outputs::stdout::write_document;
 use crate::outputs::writer::OutputOptions;
@@ -73,15 +74,28 @@ fn gate(args: &GateArgs, options: &OutputOptions) -> Result<i32> {
             labels,
         );
     };
+    shard_run(&config, tier, args, shard, qrels, (&out_dir, file_sha256))
+}
+
+/// `gate --shard I/N`: the shard's queries evaluated into a partial `shard.json` for `merge`
+/// (`out`: the output folder and the qrels' sha256).
+fn shard_run(
+    config: &Config,
+    tier: &Tier,
+    args: &GateArgs,
+    shard: Shard,
+    qrels: Qrels,
+    (out_dir, file_sha256): (&Path, String),
+) -> Result<i32> {
     let qrels = shard.select(qrels);
     let expected = ShardQueries::expected(shard, &qrels);
     let evaluated = if qrels.is_empty() {
-        empty_shard(&config, tier, file_sha256)
+        empty_shard(config, tier, file_sha256)
     } else {
-        evaluate_repeats(&config, tier, args, &qrels, &out_dir, file_sha256)?
+        evaluate_repeats(config, tier, args, &qrels, out_dir, file_sha256)?
     };
     let queries = evaluated.results.queries.len();
-    let output = write_shard(&out_dir, shard, expected, evaluated)?;
+    let output = write_shard(out_dir, shard, expected, evaluated)?;
     term::info(format!(
         "ragate: shard {shard} of tier `{}`: {queries} queries evaluated into {}; combine the shards with `ragate merge --tier {}`",
         tier.name,
