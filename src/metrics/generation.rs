@@ -17,7 +17,8 @@ pub struct ClaimVerdict {
     pub grade: u8,
     /// Whether the judge found the claim supported (what `faithfulness` counts).
     pub supported: bool,
-    /// Why the judge found it unsupported, when it says.
+    /// Why the judge found it unsupported, when it says; on a supported claim, that it asserts
+    /// nothing checkable ([`NOTHING_CHECKABLE`]).
     pub reason: Option<String>,
 }
 
