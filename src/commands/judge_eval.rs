@@ -34,7 +34,7 @@ use crate::suggest;
 const SHOWN: usize = 10;
 
 /// The built-in lexical judges, usable by name when the config has no judge of that name.
-const BUILT_IN: [(&str, u8); 2] = [("lexical-1", 1), ("lexical-2", 2)];
+const BUILT_IN: [(&str, u8); 3] = [("lexical-1", 1), ("lexical-2", 2), ("lexical-3", 3)];
 
 /// One judge's verdict on one item.
 struct Judged {

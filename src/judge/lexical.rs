@@ -1,5 +1,6 @@
 //! The lexical judge: a deterministic, offline token-overlap judge (kind `lexical`). This
-//! module is `lexical-1` (`version: 1`); `lexical-2`, the default, is [`crate::judge::lexical2`].
+//! module is `lexical-1` (`version: 1`); `lexical-2`, the default, is [`crate::judge::lexical2`];
+//! `lexical-3` (`version: 3`) is [`crate::judge::lexical3`].
 //!
 //! Tokenizer (versioned by [`LEXICAL_JUDGE_VERSION`] together with [`STOP_WORDS`](crate::judge::stop_words::STOP_WORDS); any change
 //! to either bumps the version, which is part of the judge cache key):
@@ -35,7 +36,8 @@ use serde::de::IgnoredAny;
 use crate::error::Result;
 use crate::judge::backend::{JudgeAt, JudgeBackend, JudgeKind, JudgeSpec, KindSettings};
 use crate::judge::events::Events;
-use crate::judge::lexical2::{LEXICAL2_JUDGE_VERSION, Prepared2};
+use crate::judge::lexical2::{LEXICAL2_JUDGE_VERSION, Prepared2, Support2};
+use crate::judge::lexical3::{LEXICAL3_JUDGE_VERSION, Prepared3};
 use crate::judge::stop_words::STOP_WORDS;
 use crate::judge::task::{Task, Verdict};
 use unicode_segmentation::UnicodeSegmentation;
@@ -51,31 +53,57 @@ pub struct LexicalJudge {
     pub threshold: f64,
     /// Snowball-stem non-numeric tokens.
     pub stem: bool,
-    /// 1: `lexical-1` (this module); 2: `lexical-2` ([`crate::judge::lexical2`]).
+    /// 1: `lexical-1` (this module); 2: `lexical-2` ([`crate::judge::lexical2`]); 3:
+    /// `lexical-3` ([`crate::judge::lexical3`]).
     pub version: u8,
+}
+
+/// A context analysed once by `lexical-2` or `lexical-3`.
+enum Prepared {
+    Two(Prepared2),
+    Three(Prepared3),
+}
+
+impl Prepared {
+    fn new(judge: &LexicalJudge, context: &str) -> Prepared {
+        if judge.version >= 3 {
+            Prepared::Three(Prepared3::new(context, judge.threshold, judge.stem))
+        } else {
+            Prepared::Two(Prepared2::new(context, judge.threshold, judge.stem))
+        }
+    }
+
+    fn support(&self, claim: &str) -> Support2 {
+        match self {
+            Prepared::Two(prepared) => prepared.support(claim),
+            Prepared::Three(prepared) => prepared.support(claim),
+        }
+    }
+}
+
+fn verdict_of(support: Support2) -> Verdict {
+    Verdict {
+        positive: support.supported,
+        grade: support.grade,
+        score: Some(support.score),
+        reason: support.reason,
+    }
 }
 
 impl LexicalJudge {
     /// The verdicts on `tasks`, in order; a context is analysed once for the run of
     /// consecutive support tasks that share it (the claims of one answer).
     pub fn verdicts(&self, tasks: &[Task]) -> Vec<Verdict> {
-        let mut prepared: Option<(&str, Prepared2)> = None;
+        let mut prepared: Option<(&str, Prepared)> = None;
         tasks
             .iter()
             .map(|task| match task {
                 Task::Support { claim, context } if self.version >= 2 => {
                     let reuse = prepared.as_ref().is_some_and(|(c, _)| *c == &**context);
                     if !reuse {
-                        let fresh = Prepared2::new(context, self.threshold, self.stem);
-                        prepared = Some((&**context, fresh));
+                        prepared = Some((&**context, Prepared::new(self, context)));
                     }
-                    let support = prepared.as_ref().expect("prepared above").1.support(claim);
-                    Verdict {
-                        positive: support.supported,
-                        grade: support.grade,
-                        score: Some(support.score),
-                        reason: support.reason,
-                    }
+                    verdict_of(prepared.as_ref().expect("prepared above").1.support(claim))
                 }
                 task => self.verdict(task),
             })
@@ -86,13 +114,7 @@ impl LexicalJudge {
     pub fn verdict(&self, task: &Task) -> Verdict {
         match task {
             Task::Support { claim, context } if self.version >= 2 => {
-                let support = Prepared2::new(context, self.threshold, self.stem).support(claim);
-                Verdict {
-                    positive: support.supported,
-                    grade: support.grade,
-                    score: Some(support.score),
-                    reason: support.reason,
-                }
+                verdict_of(Prepared::new(self, context).support(claim))
             }
             Task::Support { claim, context } => {
                 let support = self.support(claim, context);
@@ -120,7 +142,8 @@ impl LexicalJudge {
     pub fn describe(&self) -> String {
         let version = match self.version {
             1 => LEXICAL_JUDGE_VERSION,
-            _ => LEXICAL2_JUDGE_VERSION,
+            2 => LEXICAL2_JUDGE_VERSION,
+            _ => LEXICAL3_JUDGE_VERSION,
         };
         format!(
             "{version} threshold={} stem={} claims={}",
@@ -149,7 +172,7 @@ impl LexicalJudge {
     }
 }
 
-/// `kind: lexical`, the offline token-overlap judges (`lexical-1` and `lexical-2`).
+/// `kind: lexical`, the offline token-overlap judges (`lexical-1`, `lexical-2` and `lexical-3`).
 pub struct Lexical;
 
 /// `kind: lexical` as written.
@@ -164,7 +187,7 @@ pub struct RawLexicalJudge {
     kind_key: IgnoredAny,
     threshold: Option<f64>,
     stem: Option<bool>,
-    /// 1 (`lexical-1`, token overlap only) or 2 (`lexical-2`, the default).
+    /// 1 (`lexical-1`, token overlap only), 2 (`lexical-2`, the default) or 3 (`lexical-3`).
     version: Option<u64>,
 }
 
@@ -173,7 +196,7 @@ impl JudgeKind for Lexical {
     const ARTICLE: &'static str = "a";
     type Raw = RawLexicalJudge;
 
-    /// A threshold in (0, 1] and a version of 1 or 2.
+    /// A threshold in (0, 1] and a version of 1, 2 or 3.
     fn validate(raw: &RawLexicalJudge, at: &JudgeAt<'_>) -> Result<JudgeSpec> {
         let defaults = LexicalSpec::default();
         let threshold = raw.threshold.unwrap_or(defaults.threshold);
@@ -182,11 +205,11 @@ impl JudgeKind for Lexical {
         }
         let version = match raw.version {
             None => defaults.version,
-            Some(version @ (1 | 2)) => version as u8,
+            Some(version @ (1..=3)) => version as u8,
             Some(other) => {
                 return Err(at.error(
                     "version",
-                    format!("{other}: expected 1 (lexical-1) or 2 (lexical-2)"),
+                    format!("{other}: expected 1 (lexical-1), 2 (lexical-2) or 3 (lexical-3)"),
                 ));
             }
         };
@@ -205,9 +228,10 @@ pub struct LexicalSpec {
     pub threshold: f64,
     /// Snowball-stem non-numeric tokens.
     pub stem: bool,
-    /// Which lexical judge: 1 (`lexical-1`: token overlap with the whole context) or 2
+    /// Which lexical judge: 1 (`lexical-1`: token overlap with the whole context), 2
     /// (`lexical-2`: hard checks of numbers, polarity and names, and the share of the best
-    /// context window).
+    /// context window) or 3 (`lexical-3`: `lexical-2` with joins mended, yes/no alike, names
+    /// with negation words, meta sentences and short claims; see [`crate::judge::lexical3`]).
     pub version: u8,
 }
 

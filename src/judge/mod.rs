@@ -16,6 +16,7 @@ pub mod grade;
 pub mod kinds;
 pub mod lexical;
 pub mod lexical2;
+pub mod lexical3;
 pub mod nli;
 pub mod openai;
 pub mod stop_words;

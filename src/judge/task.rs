@@ -54,7 +54,9 @@ pub struct Verdict {
     /// The judge's score in [0, 1] when it has one (the lexical judge's token share).
     pub score: Option<f64>,
     /// Why a claim is not supported, when the judge says (`lexical-2`: `unsupported: number
-    /// 1228 not in the context`).
+    /// 1228 not in the context`); on a supported claim, that it asserts nothing checkable
+    /// (`lexical-3`: `nothing checkable: a bare yes or no ...`, see
+    /// [`crate::metrics::generation::NOTHING_CHECKABLE`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

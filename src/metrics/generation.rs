@@ -17,8 +17,26 @@ pub struct ClaimVerdict {
     pub grade: u8,
     /// Whether the judge found the claim supported (what `faithfulness` counts).
     pub supported: bool,
-    /// Why the judge found it unsupported, when it says.
+    /// Why the judge found it unsupported, when it says; on a supported claim, that it asserts
+    /// nothing checkable ([`NOTHING_CHECKABLE`]).
     pub reason: Option<String>,
+}
+
+/// How a judge's reason starts when the claim asserts nothing checkable (`lexical-3`: a bare
+/// `yes` / `no`, a meta sentence such as `Here is what the document says:`): such a supported
+/// claim is left out of the claim count of binary faithfulness.
+pub const NOTHING_CHECKABLE: &str = "nothing checkable";
+
+impl ClaimVerdict {
+    /// Whether the judge found that this claim asserts nothing checkable (supported, its reason
+    /// starting with [`NOTHING_CHECKABLE`]).
+    pub fn checks_nothing(&self) -> bool {
+        self.supported
+            && self
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(NOTHING_CHECKABLE))
+    }
 }
 
 /// What one query offers the answer-level metrics besides the verdicts.
@@ -86,8 +104,18 @@ pub fn value(
         {
             Ok(0.0)
         }
+        // Claims that assert nothing checkable are left out; without any other claim nothing
+        // is unsupported.
         AnswerLevel::Judged(JudgedMetric::Faithfulness) => {
-            Ok(claims.iter().filter(|c| c.supported).count() as f64 / claims.len() as f64)
+            let counted = claims.iter().filter(|c| !c.checks_nothing());
+            let (supported, total) = counted.fold((0usize, 0usize), |(s, t), c| {
+                (s + usize::from(c.supported), t + 1)
+            });
+            Ok(if total == 0 {
+                1.0
+            } else {
+                supported as f64 / total as f64
+            })
         }
         AnswerLevel::Judged(JudgedMetric::FaithfulnessGraded) => Ok(claims
             .iter()
@@ -163,6 +191,50 @@ mod tests {
             gold_answer_substring: Some("three failed parts"),
             reference_answer: None,
         }
+    }
+
+    #[test]
+    fn claims_that_check_nothing_are_left_out_of_binary_faithfulness() {
+        let claim = |supported: bool, grade: u8, reason: &str| ClaimVerdict {
+            claim: "c".to_string(),
+            score: Some(1.0),
+            grade,
+            supported,
+            reason: Some(reason.to_string()),
+        };
+        let yes = claim(true, 1, "nothing checkable: a bare yes or no");
+        let wrong = claim(false, 0, "unsupported: name Paris not in the context");
+        let right = claim(true, 2, "");
+        let both = |claims: &[ClaimVerdict]| {
+            let judged = Judged {
+                claims,
+                relevant: None,
+                chunks: None,
+            };
+            let of = |metric| {
+                value(
+                    AnswerLevel::Judged(metric),
+                    &inputs("Yes. Paris."),
+                    &judged,
+                    EmptyAnswer::Zero,
+                )
+                .unwrap()
+            };
+            (
+                of(JudgedMetric::Faithfulness),
+                of(JudgedMetric::FaithfulnessGraded),
+            )
+        };
+        assert!(yes.checks_nothing() && !wrong.checks_nothing() && !right.checks_nothing());
+        // 0 of the 1 counted claim, not 1 of 2; the graded variant counts the yes as grade 1.
+        assert_eq!(both(&[yes.clone(), wrong.clone()]), (0.0, 0.25));
+        assert_eq!(both(&[yes.clone(), right.clone()]), (1.0, 0.75));
+        // Nothing counted: nothing unsupported.
+        assert_eq!(both(std::slice::from_ref(&yes)), (1.0, 0.5));
+        // The prefix counts only on a supported claim.
+        let unsupported = claim(false, 0, "nothing checkable: said by a judge");
+        assert!(!unsupported.checks_nothing());
+        assert_eq!(both(&[unsupported, right]), (0.5, 0.5));
     }
 
     #[test]

@@ -184,10 +184,10 @@ fn bad_items_and_unknown_judges_exit_2_naming_the_place() {
         (Some("error"), Some(2))
     );
     let items = items();
-    let unknown = ragate(&["judge-eval", "--items", &items, "--judge", "lexical-3"]);
+    let unknown = ragate(&["judge-eval", "--items", &items, "--judge", "lexical-4"]);
     assert_eq!(unknown.code, 2);
     assert!(
-        unknown.stderr.contains("no judge `lexical-3`") && unknown.stderr.contains("did you mean"),
+        unknown.stderr.contains("no judge `lexical-4`") && unknown.stderr.contains("did you mean"),
         "{}",
         unknown.stderr
     );

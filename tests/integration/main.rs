@@ -32,6 +32,7 @@ mod judge_change;
 mod judge_eval;
 mod judges;
 mod junit_schema;
+mod lexical3;
 mod llm_extras;
 #[cfg(feature = "nli")]
 mod nli;

@@ -46,13 +46,24 @@ use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::metrics::claims::split_claims;
-use text::{Analysed, analyse};
+use text::{Analysed, analyse_with};
 
 /// The judge's version: part of its identity and cache key.
 pub const LEXICAL2_JUDGE_VERSION: &str = "lexical-2";
 
 /// How many consecutive context sentences a window of the share holds.
 pub const WINDOW_SENTENCES: usize = 2;
+
+/// What a later version adds to `lexical-2`'s checks (the default: `lexical-2` exactly).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// A negation word inside a capitalised name (`Never Say Never`) is no negation
+    /// ([`text::analyse_with`]).
+    pub names_keep_negations: bool,
+    /// A claim of at most this many content tokens needs every one of them in the best window
+    /// (the threshold is 100% for it); 0: no such rule.
+    pub short_claim_tokens: usize,
+}
 
 /// The `lexical-2` verdict on one claim.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +83,7 @@ pub struct Support2 {
 pub struct Prepared2 {
     threshold: f64,
     stem: bool,
+    rules: Rules,
     sentences: Vec<Analysed>,
     /// Normalised value -> the units the context states it with (empty: only bare).
     quantities: FxHashMap<String, FxHashSet<&'static str>>,
@@ -86,10 +98,15 @@ fn stemmer(stem: bool) -> Option<Stemmer> {
 impl Prepared2 {
     /// Analyses `context` for judging claims with `threshold` and `stem`.
     pub fn new(context: &str, threshold: f64, stem: bool) -> Prepared2 {
+        Prepared2::with_rules(context, threshold, stem, Rules::default())
+    }
+
+    /// Analyses `context` for judging claims with `threshold`, `stem` and `rules`.
+    pub fn with_rules(context: &str, threshold: f64, stem: bool, rules: Rules) -> Prepared2 {
         let stemmer = stemmer(stem);
         let sentences: Vec<Analysed> = split_claims(context)
             .iter()
-            .map(|sentence| analyse(sentence, stemmer.as_ref()))
+            .map(|sentence| analyse_with(sentence, stemmer.as_ref(), rules.names_keep_negations))
             .collect();
         let mut quantities: FxHashMap<String, FxHashSet<&'static str>> = FxHashMap::default();
         let mut words = String::from(" ");
@@ -107,6 +124,7 @@ impl Prepared2 {
         Prepared2 {
             threshold,
             stem,
+            rules,
             sentences,
             quantities,
             words,
@@ -116,7 +134,7 @@ impl Prepared2 {
     /// Judges one claim against this context.
     pub fn support(&self, claim: &str) -> Support2 {
         let stemmer = stemmer(self.stem);
-        let claim = analyse(claim, stemmer.as_ref());
+        let claim = analyse_with(claim, stemmer.as_ref(), self.rules.names_keep_negations);
         let tokens: Vec<&String> = {
             let mut tokens: Vec<&String> = claim.tokens.iter().collect();
             tokens.sort();
@@ -160,15 +178,25 @@ impl Prepared2 {
             };
         }
         let percent = |x: f64| format!("{:.0}%", x * 100.0);
-        let (grade, reason) = if share >= self.threshold {
+        let short = tokens.len() <= self.rules.short_claim_tokens;
+        let threshold = if short { 1.0 } else { self.threshold };
+        let (grade, reason) = if share >= threshold {
             (2, None)
         } else {
+            let of_short = if short {
+                format!(
+                    " for a claim of {} content words or fewer",
+                    self.rules.short_claim_tokens
+                )
+            } else {
+                String::new()
+            };
             let what = format!(
-                "{} of the claim's words are in the best-matching context window (threshold {})",
+                "{} of the claim's words are in the best-matching context window (threshold {}{of_short})",
                 percent(share),
-                percent(self.threshold)
+                percent(threshold)
             );
-            if share >= self.threshold / 2.0 {
+            if share >= threshold / 2.0 {
                 (1, Some(format!("partial: {what}")))
             } else {
                 (0, Some(format!("unsupported: only {what}")))
@@ -272,7 +300,7 @@ impl Prepared2 {
 
 /// The best share of `claim_tokens` tokens over windows of [`WINDOW_SENTENCES`] sentences;
 /// `presence[sentence][token]`. 0 without sentences; 1 without tokens.
-fn window_share(claim_tokens: usize, presence: &[Vec<bool>]) -> f64 {
+pub(crate) fn window_share(claim_tokens: usize, presence: &[Vec<bool>]) -> f64 {
     if claim_tokens == 0 {
         return 1.0;
     }

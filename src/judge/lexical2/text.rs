@@ -183,8 +183,27 @@ fn strip_possessive(lower: &str) -> &str {
     lower.strip_suffix("'s").unwrap_or(lower)
 }
 
-/// Analyses `text` (one sentence) with `stemmer` (None: no stemming).
+/// Analyses `text` (one sentence) with `stemmer` (None: no stemming), as `lexical-2` does.
 pub fn analyse(text: &str, stemmer: Option<&Stemmer>) -> Analysed {
+    analyse_with(text, stemmer, false)
+}
+
+/// Whether word `i` is a capitalised word inside a run of capitalised words (`Never Say
+/// Never`, `No Doubt`): a name, not a negation. Mid-sentence, a capitalised neighbour on either
+/// side makes the run; as a sentence's first word, only a capitalised non-stop next word does.
+fn in_capitalised_name(words: &[Word<'_>], i: usize) -> bool {
+    let name_word = |w: &Word<'_>| is_capitalised(w.raw) && !is_stop(&w.lower);
+    if !is_capitalised(words[i].raw) {
+        return false;
+    }
+    let next = words.get(i + 1).is_some_and(name_word);
+    let previous = i > 0 && is_capitalised(words[i - 1].raw);
+    next || previous
+}
+
+/// Analyses `text` (one sentence) with `stemmer`; when `names_keep_negations`, a negation word
+/// inside a capitalised name (`Never Say Never`) is no negation (`lexical-3`).
+pub fn analyse_with(text: &str, stemmer: Option<&Stemmer>, names_keep_negations: bool) -> Analysed {
     let words: Vec<Word<'_>> = text
         .unicode_word_indices()
         .map(|(start, raw)| Word {
@@ -225,7 +244,8 @@ pub fn analyse(text: &str, stemmer: Option<&Stemmer>) -> Analysed {
         let lower = word.lower.as_str();
         let fails_to = matches!(lower, "fail" | "fails" | "failed" | "failing")
             && words.get(i + 1).is_some_and(|next| next.lower == "to");
-        if is_negation(lower) || fails_to {
+        let in_name = names_keep_negations && in_capitalised_name(&words, i);
+        if (is_negation(lower) || fails_to) && !in_name {
             scope = Some((i + 4, word.end));
             continue;
         }

@@ -1,0 +1,101 @@
+//! `lexical-3`: `lexical-2` ([`crate::judge::lexical2`]) with the fixes of measured error classes
+//! on real LLM answers (issue 45). Every rule below is on top of `lexical-2`'s checks, which it
+//! runs unchanged (numbers, polarity, names, the window share):
+//! 1. **joins** ([`text::mend_joins`]): a `.` `!` or `?` between a lowercase letter, a digit,
+//!    `)` or a closing quote and an uppercase letter (`released in 2001.Anna Berg`, passages
+//!    concatenated without a space) is read with a space after it, in claims and contexts alike,
+//!    so that the words and sentences part there. Decimals (`3.5`), versions (`v2.1`),
+//!    abbreviations (`U.S.`) and domain names (`example.com`) have no such join.
+//! 2. **yes / no** ([`text::strip_opening`]): a leading `Yes,` or `No,` (any case, `,` `.`
+//!    `!` `;` or `:` after it) is dropped and the claim judged by its clause; a bare `yes` or
+//!    `no` asserts nothing checkable: supported, grade 1, reason [`BARE_YES_NO`] (left out of
+//!    binary faithfulness's claim count). `lexical-2` rejected a bare `yes` and passed a bare `no`.
+//! 3. **names with negation words** ([`Rules::names_keep_negations`]): a negation word
+//!    inside a run of capitalised words (`Never Say Never`, `No Doubt`) is part of a name, not a
+//!    negation.
+//! 4. **meta sentences** ([`text::strip_opening`], [`text::is_meta`]): a leading clause (up to
+//!    `,` or `:`, or up to `that`) whose content words are all meta words
+//!    ([`text::META_WORDS`]: `Based on the provided context,`, `In summary,`, `The document
+//!    says that`) is dropped and the rest judged; a sentence whose content words are all meta
+//!    words (`Here is what the document says:`, `I hope this helps!`) asserts nothing:
+//!    supported, grade 2, reason [`META_SENTENCE`] (left out of binary faithfulness's claim
+//!    count).
+//! 5. **short claims**, tried and off: [`Rules::short_claim_tokens`] at [`SHORT_CLAIM_TOKENS`]
+//!    makes a claim of at most that many content tokens need every one of them in the best
+//!    window (threshold 100%), so that one invented word (`The chemist was also a pilot.`)
+//!    cannot hide under the share threshold; it also rejects right paraphrases that add one
+//!    word (`Parts of 5GiB are allowed.` for `... parts of 5 GiB`), so `lexical-3` leaves it
+//!    off (docs/metrics.md has the figures).
+//!
+//! The reasons of rules 2 and 4 start with [`crate::metrics::generation::NOTHING_CHECKABLE`],
+//! which is how faithfulness knows to leave such a claim out of its count; they are in the
+//! trace like every reason.
+
+pub mod text;
+
+use crate::judge::lexical2::{Prepared2, Rules, Support2};
+use crate::metrics::generation::NOTHING_CHECKABLE;
+
+/// The judge's version: part of its identity and cache key.
+pub const LEXICAL3_JUDGE_VERSION: &str = "lexical-3";
+
+/// The short-claim rule as tried: a claim of at most this many content tokens needs all of them
+/// in the best window (off in `lexical-3`).
+pub const SHORT_CLAIM_TOKENS: usize = 3;
+
+/// The reason of a bare `yes` or `no`.
+pub const BARE_YES_NO: &str =
+    "nothing checkable: a bare yes or no states nothing the contexts can support";
+
+/// The reason of a meta sentence.
+pub const META_SENTENCE: &str = "nothing checkable: a meta sentence (a preamble or a closing) asserts nothing about the contexts";
+
+/// The `lexical-2` rules that `lexical-3` turns on.
+const RULES: Rules = Rules {
+    names_keep_negations: true,
+    short_claim_tokens: 0,
+};
+
+/// A context analysed once, to judge many claims against it.
+#[derive(Debug, Clone)]
+pub struct Prepared3 {
+    inner: Prepared2,
+}
+
+impl Prepared3 {
+    /// Analyses `context` (joins mended) for judging claims with `threshold` and `stem`.
+    pub fn new(context: &str, threshold: f64, stem: bool) -> Prepared3 {
+        let context = text::mend_joins(context);
+        Prepared3 {
+            inner: Prepared2::with_rules(&context, threshold, stem, RULES),
+        }
+    }
+
+    /// Judges one claim against this context.
+    pub fn support(&self, claim: &str) -> Support2 {
+        debug_assert!(BARE_YES_NO.starts_with(NOTHING_CHECKABLE));
+        debug_assert!(META_SENTENCE.starts_with(NOTHING_CHECKABLE));
+        let claim = text::mend_joins(claim);
+        let opened = text::strip_opening(&claim);
+        if opened.bare_yes_no {
+            return nothing(1, BARE_YES_NO);
+        }
+        if opened.meta {
+            return nothing(2, META_SENTENCE);
+        }
+        self.inner.support(opened.rest)
+    }
+}
+
+/// A supported verdict on a claim that asserts nothing checkable.
+fn nothing(grade: u8, reason: &str) -> Support2 {
+    Support2 {
+        score: 1.0,
+        grade,
+        supported: true,
+        reason: Some(reason.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
