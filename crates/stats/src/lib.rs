@@ -7,6 +7,7 @@
 
 pub mod agreement;
 pub mod betting;
+pub mod binomial;
 pub mod classification;
 pub mod correlation;
 pub mod holm;

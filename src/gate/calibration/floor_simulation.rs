@@ -3,7 +3,7 @@
 //! the one-sided level), by number of labels. `cargo test --lib floor_simulation -- --nocapture`
 //! prints the rows of docs/statistics.md's table.
 
-use super::{MIN_LABELS_FOR_FLOOR, floor_status};
+use super::{BinaryLabels, MIN_LABELS_FOR_FLOOR, floor_status};
 use crate::gate::verdict::CheckStatus;
 use crate::stats::ppi::ppi_plus_plus;
 use crate::stats::{mean, rng_for, student_t_quantile};
@@ -141,7 +141,7 @@ fn simulate(human_mean: f64, judge: Judge, size: usize, stream: &str) -> [Tally;
             tally.unfloored_passed += usize::from(old_low >= truth);
             if n == MIN_LABELS_FOR_FLOOR && truth < 0.95 && y[..n].iter().all(|&y| y == 1.0) {
                 tally.all_ones += 1;
-                let status = floor_status(&estimate, 0.95);
+                let status = floor_status(&estimate, BinaryLabels::of(&y[..n]), 0.95);
                 tally.all_ones_passed += usize::from(status == Some(CheckStatus::Pass));
                 tally.unfloored_all_ones_passed += usize::from(old_low >= 0.95);
             }
@@ -206,4 +206,40 @@ fn the_floor_holds_its_level_from_the_minimum_labels_on() {
         "{MIN_LABELS_FOR_FLOOR} labels all 1 while the tier's human mean is below 0.95: {all_ones} tiers; `min: 0.95` passed in {all_ones_passed} (before: {unfloored_all_ones_passed})"
     );
     assert!(all_ones > 100 && all_ones_passed == 0);
+}
+
+/// The case of issue 47: 50 human labels of a tier whose true rate is exactly the floor (0.95),
+/// a judge that calls every answer supported. The PPI++ interval's normal approximation put the
+/// lower bound of 50 labels all 1 at 0.951, so `min: 0.95` passed 7.3% of such tiers; with the
+/// exact binomial bound of nearly-all-1 labels it passes at most the one-sided level (2.5%).
+#[test]
+fn a_floor_at_the_true_rate_passes_at_most_its_level_when_nearly_every_label_is_1() {
+    const TRIALS: usize = 4000;
+    let (labels, size, floor) = (50, 200, 0.95);
+    let mut rng = rng_for(4701, "floor at the true rate, constant judge");
+    let judge = vec![1.0; size];
+    let (mut passed, mut passed_before) = (0, 0);
+    for _ in 0..TRIALS {
+        let y: Vec<f64> = (0..labels)
+            .map(|_| f64::from(u8::from(uniform(&mut rng) < floor)))
+            .collect();
+        let estimate = ppi_plus_plus(&judge, &judge[..labels], &y).unwrap();
+        passed += usize::from(
+            floor_status(&estimate, BinaryLabels::of(&y), floor) == Some(CheckStatus::Pass),
+        );
+        passed_before +=
+            usize::from(floor_status(&estimate, None, floor) == Some(CheckStatus::Pass));
+    }
+    let (rate, before) = (
+        passed as f64 / TRIALS as f64,
+        passed_before as f64 / TRIALS as f64,
+    );
+    println!(
+        "floor 0.95 at the true rate, 50 labels: passes {rate:.4} (normal approximation alone: {before:.4})"
+    );
+    assert!(rate <= 0.025, "{rate}");
+    assert!(
+        before > 0.05,
+        "the approximation alone breached the level: {before}"
+    );
 }

@@ -244,6 +244,7 @@ fn every_text_from_data_is_redacted_on_its_raw_form_before_it_is_escaped() {
             observed: 1.0,
             kappa: Some(1.0),
         },
+        binary_labels: None,
     }];
     let gated = ["recall@5".to_string(), "faithfulness".to_string()];
     let record = |time: String| {
