@@ -16,7 +16,6 @@ use crate::input::qrels::Qrels;
 use crate::input::text_file::TextFile;
 use crate::input::{self, RunFormat};
 use crate::judge::openai::OpenAiSpec;
-use crate::metrics::metric::{AnswerMetric, Metric};
 use crate::outputs::error_output::with_causes;
 use crate::outputs::stdout::write_document;
 use crate::outputs::stdout::write_human;
@@ -193,12 +192,17 @@ fn check_tier(
     if let Err(error) = tier_labels::read(tier) {
         tier_problem(findings, tier, &error);
     }
-    check_baseline(config, tier, whole, args.allow_judge_change, findings);
-    if let Some(problem) = run_file_without_answers(config, tier) {
+    // The tier's queries as the gate evaluates them (a sample that cannot be drawn is left to
+    // the gate, which says why).
+    let queries = whole.and_then(|whole| tier::sample(config, tier, whole).ok());
+    if let Some(queries) = &queries
+        && let Some(problem) = run_file_without_answers(config, tier, &queries.qrels)
+    {
         findings
             .problems
             .push(format!("tier `{}`: {problem}", tier.name));
     }
+    check_baseline(config, tier, queries, args.allow_judge_change, findings);
     findings.lints.extend(unpriced(config, tier));
     for notice in &tier.gate.notices {
         if !findings.lints.contains(notice) {
@@ -246,12 +250,12 @@ fn check_queries(
         .extend(zero_limit::config_warnings(tier, judged.count()));
 }
 
-/// The tier's baseline: readable, of this tier, and still fitting its queries (`whole`, when
-/// they could be read); a tier without one yet is a lint.
+/// The tier's baseline: readable, of this tier, and still fitting its queries (`queries`, after
+/// sampling, when they could be read and drawn); a tier without one yet is a lint.
 fn check_baseline(
     config: &Config,
     tier: &Tier,
-    whole: Option<TierQueries>,
+    queries: Option<TierQueries>,
     allow_judge_change: bool,
     findings: &mut Findings,
 ) {
@@ -274,8 +278,8 @@ fn check_baseline(
                     .problems
                     .push(format!("tier `{}`: {problem}", tier.name));
             }
-            if let Some(whole) = whole {
-                check_pairing(config, tier, whole, &baseline.results, findings);
+            if let Some(queries) = queries {
+                check_pairing(tier, queries, &baseline.results, findings);
             }
         }
         // A tier not accepted yet (right after `ragate init`, say) is a valid config: its gate
@@ -292,25 +296,16 @@ fn check_baseline(
     }
 }
 
-/// The baseline must still fit the tier's queries (after sampling) and rules, as the gate pairs
-/// them: an error with the next step when it does not, a warning when only part of the queries
-/// pair. A tier whose sample cannot be drawn is left to the gate, which says why.
-fn check_pairing(
-    config: &Config,
-    tier: &Tier,
-    whole: TierQueries,
-    baseline: &Results,
-    findings: &mut Findings,
-) {
+/// The baseline must still fit the tier's queries (`queries`, after sampling) and rules, as the
+/// gate pairs them: an error with the next step when it does not, a warning when only part of
+/// the queries pair.
+fn check_pairing(tier: &Tier, queries: TierQueries, baseline: &Results, findings: &mut Findings) {
     let changed = pairing::changes(
         &baseline.provenance,
-        &whole.file_sha256,
+        &queries.file_sha256,
         &tier.config_hash,
         tier::sample_description(tier).as_deref(),
     );
-    let Ok(queries) = tier::sample(config, tier, whole) else {
-        return;
-    };
     // The gate's results hold the queries with a relevant doc; an old baseline gets its
     // `empty_answers` values there too.
     let qids = queries
@@ -423,57 +418,44 @@ fn check_slices(tier: &Tier, qrels: &Qrels, findings: &mut Findings) {
     }
 }
 
-/// The tier's metrics that have no value on a query without an answer (judged metrics, and the
-/// answer metrics that compare it with a gold field).
-fn answer_valued_metrics(tier: &Tier) -> Vec<String> {
+/// The tier's metrics that read the answer: evaluation asks every run line of a tier query for
+/// an `answer` when there is one.
+fn answer_reading_metrics(tier: &Tier) -> Vec<String> {
     tier.metrics
         .iter()
-        .filter(|spec| match spec.metric {
-            Metric::Judged(_) | Metric::Ppi(_) => true,
-            Metric::Answer(answer) => matches!(
-                answer,
-                AnswerMetric::Contains | AnswerMetric::F1 | AnswerMetric::Exact
-            ),
-            _ => false,
-        })
+        .filter(|spec| spec.metric.answer_level().is_some())
         .map(|spec| spec.metric.to_string())
         .collect()
 }
 
-/// A run file (`pipeline: { run_file }`) that the gate refuses for a tier whose metrics need
-/// answers: a TREC run (no answers), a line without `answer`, or no line with a non-empty one.
-/// None when the tier needs no answer, the run file is not there yet (the gate names it) or
-/// cannot be read (the gate says why), or its answers are there.
-fn run_file_without_answers(config: &Config, tier: &Tier) -> Option<String> {
+/// A run file (`pipeline: { run_file }`) that the gate refuses for the tier's answer metrics: a
+/// TREC run (no answers), or a line of one of the tier's queries (`qrels`, after sampling)
+/// without `answer`. None when the tier reads no answer, the run file is not there yet (the gate
+/// names it) or cannot be read (the gate says why), or every such line has an answer.
+fn run_file_without_answers(config: &Config, tier: &Tier, qrels: &Qrels) -> Option<String> {
     let path = config.run_file(&tier.name).filter(|path| path.is_file())?;
-    let needing = answer_valued_metrics(tier);
-    if needing.is_empty() {
+    let reading = answer_reading_metrics(tier);
+    if reading.is_empty() {
         return None;
     }
     let lacking = match input::detect_run_format(&path).ok()? {
         RunFormat::Trec => "a TREC run has no answers".to_string(),
         RunFormat::Native => {
             let queries = input::run::read(&TextFile::read(&path).ok()?).ok()?;
-            if let Some(query) = queries.iter().find(|q| q.answer.is_none()) {
-                format!(
-                    "query `{}` has no \"answer\" (nor may any line lack one)",
-                    crate::error::shorten(&query.qid)
-                )
-            } else if queries
+            let unanswered = queries
                 .iter()
-                .all(|q| q.answer.as_deref().is_none_or(|a| a.trim().is_empty()))
-            {
-                "every answer is empty".to_string()
-            } else {
-                return None;
-            }
+                .find(|q| q.answer.is_none() && qrels.position(&q.qid).is_some())?;
+            format!(
+                "query `{}` has no \"answer\" (nor may any line of the tier's queries lack one)",
+                crate::error::shorten(&unanswered.qid)
+            )
         }
     };
     Some(format!(
         "{}: {lacking}, and {} need{} answers: give the tier its own `metrics:` without them (a \
          retrieval-only tier), or write the answers into the run",
         path.display(),
-        needing.join(", "),
-        if needing.len() == 1 { "s" } else { "" }
+        reading.join(", "),
+        if reading.len() == 1 { "s" } else { "" }
     ))
 }

@@ -473,6 +473,7 @@ impl AnswerMetrics<'_> {
                                 grade: verdict.grade,
                                 supported: verdict.positive,
                                 reason: verdict.reason.clone(),
+                                asserts_nothing: verdict.asserts_nothing,
                             }
                         })
                         .collect()

@@ -580,6 +580,7 @@ fn verdict(
         (_, Some(grade)) => grade,
     };
     Ok(Verdict {
+        asserts_nothing: false,
         positive: reply.verdict,
         grade,
         score: None,

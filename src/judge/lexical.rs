@@ -87,6 +87,7 @@ fn verdict_of(support: Support2) -> Verdict {
         grade: support.grade,
         score: Some(support.score),
         reason: support.reason,
+        asserts_nothing: support.asserts_nothing,
     }
 }
 
@@ -119,6 +120,7 @@ impl LexicalJudge {
             Task::Support { claim, context } => {
                 let support = self.support(claim, context);
                 Verdict {
+                    asserts_nothing: false,
                     positive: support.supported,
                     grade: support.grade,
                     score: Some(support.score),
@@ -128,6 +130,7 @@ impl LexicalJudge {
             Task::Relevance { question, answer } => {
                 let relevance = self.relevance(question, answer);
                 Verdict {
+                    asserts_nothing: false,
                     positive: relevance.relevant,
                     grade: if relevance.relevant { 2 } else { 0 },
                     score: Some(relevance.score),

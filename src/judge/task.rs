@@ -54,11 +54,15 @@ pub struct Verdict {
     /// The judge's score in [0, 1] when it has one (the lexical judge's token share).
     pub score: Option<f64>,
     /// Why a claim is not supported, when the judge says (`lexical-2`: `unsupported: number
-    /// 1228 not in the context`); on a supported claim, that it asserts nothing checkable
-    /// (`lexical-3`: `nothing checkable: a bare yes or no ...`, see
-    /// [`crate::metrics::generation::NOTHING_CHECKABLE`]).
+    /// 1228 not in the context`); on a claim that asserts nothing, why (`lexical-3`: `nothing
+    /// checkable: a bare yes or no ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The claim asserts nothing checkable (`lexical-3`: a bare `yes` / `no`, a meta sentence):
+    /// binary faithfulness leaves it out of its claim count. Only a judge of ragate's own sets it;
+    /// no text of a judge's reply does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asserts_nothing: bool,
 }
 
 /// One answer to decompose.

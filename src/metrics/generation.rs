@@ -17,25 +17,23 @@ pub struct ClaimVerdict {
     pub grade: u8,
     /// Whether the judge found the claim supported (what `faithfulness` counts).
     pub supported: bool,
-    /// Why the judge found it unsupported, when it says; on a supported claim, that it asserts
-    /// nothing checkable ([`NOTHING_CHECKABLE`]).
+    /// Why the judge found it unsupported, when it says; on a claim that asserts nothing, why.
     pub reason: Option<String>,
+    /// The judge found that the claim asserts nothing checkable (`lexical-3`: a bare `yes` /
+    /// `no`, a meta sentence such as `Here is what the document says:`): a supported such claim
+    /// is left out of the claim count of binary faithfulness.
+    pub asserts_nothing: bool,
 }
 
-/// How a judge's reason starts when the claim asserts nothing checkable (`lexical-3`: a bare
-/// `yes` / `no`, a meta sentence such as `Here is what the document says:`): such a supported
-/// claim is left out of the claim count of binary faithfulness.
+/// How the reason of a claim that asserts nothing starts (`lexical-3`), for people reading the
+/// trace; what decides is [`ClaimVerdict::asserts_nothing`].
 pub const NOTHING_CHECKABLE: &str = "nothing checkable";
 
 impl ClaimVerdict {
-    /// Whether the judge found that this claim asserts nothing checkable (supported, its reason
-    /// starting with [`NOTHING_CHECKABLE`]).
+    /// Whether binary faithfulness leaves this claim out: supported, and asserting nothing
+    /// checkable.
     pub fn checks_nothing(&self) -> bool {
-        self.supported
-            && self
-                .reason
-                .as_deref()
-                .is_some_and(|r| r.starts_with(NOTHING_CHECKABLE))
+        self.supported && self.asserts_nothing
     }
 }
 
@@ -174,6 +172,7 @@ mod tests {
             .map(|claim| {
                 let support = judge.support(&claim, context);
                 ClaimVerdict {
+                    asserts_nothing: false,
                     claim,
                     score: Some(support.score),
                     grade: support.grade,
@@ -195,16 +194,23 @@ mod tests {
 
     #[test]
     fn claims_that_check_nothing_are_left_out_of_binary_faithfulness() {
-        let claim = |supported: bool, grade: u8, reason: &str| ClaimVerdict {
-            claim: "c".to_string(),
-            score: Some(1.0),
-            grade,
-            supported,
-            reason: Some(reason.to_string()),
-        };
-        let yes = claim(true, 1, "nothing checkable: a bare yes or no");
-        let wrong = claim(false, 0, "unsupported: name Paris not in the context");
-        let right = claim(true, 2, "");
+        let claim =
+            |supported: bool, grade: u8, asserts_nothing: bool, reason: &str| ClaimVerdict {
+                claim: "c".to_string(),
+                score: Some(1.0),
+                grade,
+                supported,
+                reason: Some(reason.to_string()),
+                asserts_nothing,
+            };
+        let yes = claim(true, 1, true, "nothing checkable: a bare yes or no");
+        let wrong = claim(
+            false,
+            0,
+            false,
+            "unsupported: name Paris not in the context",
+        );
+        let right = claim(true, 2, false, "");
         let both = |claims: &[ClaimVerdict]| {
             let judged = Judged {
                 claims,
@@ -231,10 +237,15 @@ mod tests {
         assert_eq!(both(&[yes.clone(), right.clone()]), (1.0, 0.75));
         // Nothing counted: nothing unsupported.
         assert_eq!(both(std::slice::from_ref(&yes)), (1.0, 0.5));
-        // The prefix counts only on a supported claim.
-        let unsupported = claim(false, 0, "nothing checkable: said by a judge");
+        // It counts only on a supported claim.
+        let unsupported = claim(false, 0, true, "nothing checkable: said by the judge");
         assert!(!unsupported.checks_nothing());
-        assert_eq!(both(&[unsupported, right]), (0.5, 0.5));
+        assert_eq!(both(&[unsupported, right.clone()]), (0.5, 0.5));
+        // A reply's words decide nothing: an endpoint or command judge whose reason reads like
+        // lexical-3's has its supported claim counted.
+        let echoed = claim(true, 2, false, "nothing checkable: a judge's reply");
+        assert!(!echoed.checks_nothing());
+        assert_eq!(both(&[echoed, wrong]), (0.5, 0.5));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::config::{CacheMode, Config, Tier, locate};
 use crate::error::{Error, Result};
 use crate::http;
 use crate::input::labels::Label;
-use crate::input::qrels::Qrels;
+use crate::input::qrels::{Qrels, QueryQrels};
 use crate::metrics::metric::{AnswerMetric, Metric};
 use crate::report::junit::RunClock;
 use crate::run::judges_called::{
@@ -201,33 +201,33 @@ fn check_tier_api_keys(config: &Config, tier: &Tier) -> Result<()> {
     Ok(())
 }
 
-/// The field of the qrels an answer metric compares the answer with, by name in messages.
-fn gold_field(metric: Metric) -> Option<&'static str> {
+/// The field of the qrels an answer metric compares the answer with: its name in messages, and
+/// whether a query has it.
+type GoldField = (&'static str, fn(&QueryQrels) -> bool);
+
+fn gold_field(metric: Metric) -> Option<GoldField> {
     match metric {
-        Metric::Answer(AnswerMetric::Contains) => Some("gold_answer_substring"),
-        Metric::Answer(AnswerMetric::F1 | AnswerMetric::Exact) => Some("reference_answer"),
+        Metric::Answer(AnswerMetric::Contains) => Some(("gold_answer_substring", |q| {
+            q.gold_answer_substring.is_some()
+        })),
+        Metric::Answer(AnswerMetric::F1 | AnswerMetric::Exact) => {
+            Some(("reference_answer", |q| q.reference_answer.is_some()))
+        }
         _ => None,
     }
 }
 
-/// A config error for every answer metric whose gold field (`gold_answer_substring` for
-/// `answer_contains`, `reference_answer` for `answer_f1` and `answer_exact`) of the tier's
-/// metrics no query of `qrels`
-/// has: the metric would have no value on any query, which the gate finds only after the
-/// pipeline ran.
+/// A config error for every answer metric of the tier whose gold field (`gold_answer_substring`
+/// for `answer_contains`, `reference_answer` for `answer_f1` and `answer_exact`) no query of
+/// `qrels` has: the metric would have no value on any query, which the gate finds only after
+/// the pipeline ran.
 pub(crate) fn answer_field_errors(config: &Config, tier: &Tier, qrels: &Qrels) -> Vec<Error> {
-    let has = |field: &str| {
-        qrels.queries().iter().any(|q| match field {
-            "gold_answer_substring" => q.gold_answer_substring.is_some(),
-            _ => q.reference_answer.is_some(),
-        })
-    };
     tier.metrics
         .iter()
         .enumerate()
         .filter_map(|(index, spec)| Some((index, spec.metric, gold_field(spec.metric)?)))
-        .filter(|(_, _, field)| !has(field))
-        .map(|(index, metric, field)| {
+        .filter(|(_, _, (_, has))| !qrels.queries().iter().any(has))
+        .map(|(index, metric, (field, _))| {
             let error = Error::config(
                 &config.path,
                 format!("{}[{index}]", tier.metrics_key),

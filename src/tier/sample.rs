@@ -118,38 +118,32 @@ fn webster_places(sizes: &[usize], size: usize) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    /// `n` qids `q0000`.. with `stratum(i)` as each one's stratum.
-    fn strata(
-        qids: &[String],
-        stratum: impl Fn(usize) -> &'static str,
-    ) -> BTreeMap<String, Vec<(usize, &str)>> {
-        let mut strata: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
-        for (i, qid) in qids.iter().enumerate() {
-            strata
-                .entry(stratum(i).to_string())
-                .or_default()
-                .push((i, qid.as_str()));
-        }
-        strata
-    }
-
+    /// `n` qids `q0000`..
     fn qids(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("q{i:04}")).collect()
     }
 
-    fn sampled(
-        qids: &[String],
-        stratum: impl Fn(usize) -> &'static str,
-        size: usize,
-    ) -> Vec<String> {
-        positions(&strata(qids, stratum), size, 1)
+    /// A qid's stratum: its number's `length`, so that a query keeps its stratum whatever else
+    /// the file holds.
+    fn length(qid: &str) -> &'static str {
+        let i: usize = qid[1..].parse().unwrap();
+        ["short", "medium", "long"][(i * 7 + i / 3) % 3]
+    }
+
+    /// The sample of `size` with `seed` of a file of `qids` (in that order), stratified by
+    /// [`length`].
+    fn sampled(qids: &[String], size: usize, seed: u64) -> Vec<String> {
+        let mut strata: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
+        for (i, qid) in qids.iter().enumerate() {
+            strata
+                .entry(length(qid).to_string())
+                .or_default()
+                .push((i, qid.as_str()));
+        }
+        positions(&strata, size, seed)
             .into_iter()
             .map(|p| qids[p].clone())
             .collect()
-    }
-
-    fn length(i: usize) -> &'static str {
-        ["short", "medium", "long"][(i * 7 + i / 3) % 3]
     }
 
     fn shared(a: &[String], b: &[String]) -> usize {
@@ -192,11 +186,10 @@ mod tests {
     #[test]
     fn appending_queries_keeps_the_sample_and_removing_one_removes_only_it() {
         let base = qids(225);
-        let before = sampled(&base, length, 40);
+        let before = sampled(&base, 40, 1);
         assert_eq!(before.len(), 40);
         for added in [1, 5] {
-            let grown = qids(225 + added);
-            let after = sampled(&grown, length, 40);
+            let after = sampled(&qids(225 + added), 40, 1);
             assert!(
                 shared(&before, &after) >= 40 - added,
                 "+{added}: {} of 40 shared",
@@ -206,18 +199,7 @@ mod tests {
         // Removing a sampled query: the others stay (a place may go to its stratum's next).
         let removed = &before[7];
         let rest: Vec<String> = base.iter().filter(|q| *q != removed).cloned().collect();
-        let stratum_of = |qid: &str| length(qid[1..].parse::<usize>().unwrap());
-        let mut by_stratum: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
-        for (i, qid) in rest.iter().enumerate() {
-            by_stratum
-                .entry(stratum_of(qid).to_string())
-                .or_default()
-                .push((i, qid.as_str()));
-        }
-        let after: Vec<String> = positions(&by_stratum, 40, 1)
-            .into_iter()
-            .map(|p| rest[p].clone())
-            .collect();
+        let after = sampled(&rest, 40, 1);
         assert_eq!(shared(&before, &after), 39, "only {removed} left");
         assert!(!after.contains(removed));
     }
@@ -227,35 +209,20 @@ mod tests {
         let forward = qids(120);
         let mut reversed = forward.clone();
         reversed.reverse();
-        let stratum = |qid: &str| length(qid[1..].parse::<usize>().unwrap());
-        let pick = |qids: &[String]| {
-            let mut strata: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
-            for (i, qid) in qids.iter().enumerate() {
-                strata
-                    .entry(stratum(qid).to_string())
-                    .or_default()
-                    .push((i, qid.as_str()));
-            }
-            let mut picked: Vec<String> = positions(&strata, 30, 1)
-                .into_iter()
-                .map(|p| qids[p].clone())
-                .collect();
+        let picked = |qids: &[String]| {
+            let mut picked = sampled(qids, 30, 1);
             picked.sort();
             picked
         };
-        assert_eq!(pick(&forward), pick(&reversed));
+        assert_eq!(picked(&forward), picked(&reversed));
     }
 
     #[test]
     fn a_larger_sample_keeps_the_smaller_one_and_a_new_seed_redraws() {
         let all = qids(300);
-        let small = sampled(&all, length, 40);
-        let large = sampled(&all, length, 50);
-        assert_eq!(shared(&small, &large), 40);
-        let other_seed: Vec<String> = positions(&strata(&all, length), 40, 2)
-            .into_iter()
-            .map(|p| all[p].clone())
-            .collect();
+        let small = sampled(&all, 40, 1);
+        assert_eq!(shared(&small, &sampled(&all, 50, 1)), 40);
+        let other_seed = sampled(&all, 40, 2);
         assert!(
             shared(&small, &other_seed) < 20,
             "a new seed is a new sample: {} shared",

@@ -56,14 +56,20 @@ fn gate(dir: &Path, out: &str) -> Outcome {
     Ragate::gate("smoke", "run.jsonl", out).run_in(dir)
 }
 
+/// The tier `write` sets up in `dir`, gated once (exit 2: no baseline yet) and that run accepted
+/// as its baseline.
+fn accept_first_run(dir: &Path, write: impl FnOnce()) {
+    write();
+    assert_eq!(gate(dir, "first").code, 2, "no baseline yet");
+    accept_baseline(dir, "smoke", "first/results.json", &[]);
+}
+
 #[test]
 fn appended_queries_change_the_sample_by_about_as_many_and_a_removed_one_leaves_alone() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let first: Vec<usize> = (0..225).collect();
-    write_sampled_tier(dir, &first, 1);
-    assert_eq!(gate(dir, "first").code, 2, "no baseline yet");
-    accept_baseline(dir, "smoke", "first/results.json", &[]);
+    accept_first_run(dir, || write_sampled_tier(dir, &first, 1));
     let accepted = qids_of(&dir.join("baselines/smoke.json"));
     assert_eq!(accepted.len(), 40);
 
@@ -155,9 +161,7 @@ fn a_new_seed_is_a_new_sample_and_the_gate_says_so_with_the_command_that_replace
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let all: Vec<usize> = (0..225).collect();
-    write_sampled_tier(dir, &all, 1);
-    assert_eq!(gate(dir, "first").code, 2, "no baseline yet");
-    accept_baseline(dir, "smoke", "first/results.json", &[]);
+    accept_first_run(dir, || write_sampled_tier(dir, &all, 1));
     write_sampled_tier(dir, &all, 2);
     Ragate::gate("smoke", "run.jsonl", "second")
         .status(2)
@@ -240,7 +244,7 @@ const KNOWN_ONLY_AFTER_THE_PIPELINE: [(&str, &str); 5] = [
     ),
     (
         "every answer is empty, so an answer metric has no value",
-        "a pipeline's answers exist only once it ran (a run file's are checked by validate: the test below)",
+        "a pipeline's answers exist only once it ran (a run file's lines without `answer` are found by validate: the test below)",
     ),
     (
         "a judge call fails after its retries",
@@ -263,12 +267,9 @@ fn validate_reports_every_refusal_the_gate_can_know_before_the_pipeline() {
     }
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    write_answer_tier(dir, 0.4, "recall@5, faithfulness", "");
-    assert_eq!(
-        Ragate::gate("smoke", "run.jsonl", "first").run_in(dir).code,
-        2
-    );
-    accept_baseline(dir, "smoke", "first/results.json", &[]);
+    accept_first_run(dir, || {
+        write_answer_tier(dir, 0.4, "recall@5, faithfulness", "")
+    });
     Ragate::new(["validate"]).status(0).run_in(dir);
 
     // A judge other than the baseline's.
@@ -319,12 +320,9 @@ fn validate_reports_every_refusal_the_gate_can_know_before_the_pipeline() {
 fn a_judge_change_is_refused_before_the_pipeline_runs() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    write_answer_tier(dir, 0.4, "recall@5, faithfulness", "");
-    assert_eq!(
-        Ragate::gate("smoke", "run.jsonl", "first").run_in(dir).code,
-        2
-    );
-    accept_baseline(dir, "smoke", "first/results.json", &[]);
+    accept_first_run(dir, || {
+        write_answer_tier(dir, 0.4, "recall@5, faithfulness", "")
+    });
     write_answer_tier(dir, 0.5, "recall@5, faithfulness", "");
     // A pipeline that would leave a mark: the gate stops before it starts.
     let config = std::fs::read_to_string(dir.join("eval-config.yaml")).unwrap();
@@ -364,7 +362,7 @@ fn a_run_file_without_answers_for_answer_metrics_fails_validate_as_it_fails_the_
     std::fs::write(dir.join("eval-config.yaml"), &config).unwrap();
     Ragate::new(["validate"])
         .status(2)
-        .stderr_has("retrieval.jsonl: query `q0` has no \"answer\" (nor may any line lack one), and faithfulness needs answers")
+        .stderr_has("retrieval.jsonl: query `q0` has no \"answer\" (nor may any line of the tier's queries lack one), and faithfulness, empty_answers need answers")
         .run_in(dir);
     Ragate::new(["gate", "--tier", "smoke"])
         .status(2)

@@ -74,8 +74,10 @@ pub struct Support2 {
     pub grade: u8,
     /// `grade == 2`.
     pub supported: bool,
-    /// Why the claim is not supported (None when it is).
+    /// Why the claim is not supported (None when it is), or why it asserts nothing.
     pub reason: Option<String>,
+    /// The claim asserts nothing checkable (`lexical-3`); never set by `lexical-2`.
+    pub asserts_nothing: bool,
 }
 
 /// A context analysed once, to judge many claims against it.
@@ -156,6 +158,7 @@ impl Prepared2 {
             !tokens.is_empty() || !claim.quantities.is_empty() || !claim.names.is_empty();
         if !checkable {
             return Support2 {
+                asserts_nothing: false,
                 score: 1.0,
                 grade: 2,
                 supported: true,
@@ -171,6 +174,7 @@ impl Prepared2 {
                 parts.push(format!("unsupported: {}", missing.join("; ")));
             }
             return Support2 {
+                asserts_nothing: false,
                 score: share / 4.0,
                 grade: 0,
                 supported: false,
@@ -203,6 +207,7 @@ impl Prepared2 {
             }
         };
         Support2 {
+            asserts_nothing: false,
             score: share,
             grade,
             supported: grade == 2,

@@ -27,14 +27,13 @@
 //!    word (`Parts of 5GiB are allowed.` for `... parts of 5 GiB`), so `lexical-3` leaves it
 //!    off (docs/metrics.md has the figures).
 //!
-//! The reasons of rules 2 and 4 start with [`crate::metrics::generation::NOTHING_CHECKABLE`],
-//! which is how faithfulness knows to leave such a claim out of its count; they are in the
-//! trace like every reason.
+//! Rules 2 and 4 set the verdict's `asserts_nothing`, which is how faithfulness knows to leave
+//! such a claim out of its count; their reasons start with
+//! [`crate::metrics::generation::NOTHING_CHECKABLE`] and are in the trace like every reason.
 
 pub mod text;
 
 use crate::judge::lexical2::{Prepared2, Rules, Support2};
-use crate::metrics::generation::NOTHING_CHECKABLE;
 
 /// The judge's version: part of its identity and cache key.
 pub const LEXICAL3_JUDGE_VERSION: &str = "lexical-3";
@@ -73,8 +72,6 @@ impl Prepared3 {
 
     /// Judges one claim against this context.
     pub fn support(&self, claim: &str) -> Support2 {
-        debug_assert!(BARE_YES_NO.starts_with(NOTHING_CHECKABLE));
-        debug_assert!(META_SENTENCE.starts_with(NOTHING_CHECKABLE));
         let claim = text::mend_joins(claim);
         let opened = text::strip_opening(&claim);
         if opened.bare_yes_no {
@@ -94,6 +91,7 @@ fn nothing(grade: u8, reason: &str) -> Support2 {
         grade,
         supported: true,
         reason: Some(reason.to_string()),
+        asserts_nothing: true,
     }
 }
 

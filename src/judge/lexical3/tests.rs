@@ -63,6 +63,16 @@ fn yes_and_no_are_treated_alike() {
             "{bare:?}"
         );
     }
+    // What faithfulness reads is the flag; the reason says so to people.
+    assert!(BARE_YES_NO.starts_with(crate::metrics::generation::NOTHING_CHECKABLE));
+    assert!(META_SENTENCE.starts_with(crate::metrics::generation::NOTHING_CHECKABLE));
+    let prepared = Prepared3::new(context, 0.4, true);
+    assert!(prepared.support("Yes.").asserts_nothing);
+    assert!(
+        !prepared
+            .support("Versioning can be suspended.")
+            .asserts_nothing
+    );
     // lexical-2 rejects a bare yes and passes a bare no.
     assert!(!Prepared2::new(context, 0.4, true).support("Yes.").supported);
     assert!(Prepared2::new(context, 0.4, true).support("No.").supported);

@@ -179,6 +179,7 @@ pub fn grade(windows: &[Vec<f64>], spec: &NliSpec) -> Verdict {
     };
     if entailment >= spec.entailment_threshold {
         return Verdict {
+            asserts_nothing: false,
             positive: true,
             grade: 2,
             score: Some(entailment),
@@ -205,6 +206,7 @@ pub fn grade(windows: &[Vec<f64>], spec: &NliSpec) -> Verdict {
         ),
     };
     Verdict {
+        asserts_nothing: false,
         positive: false,
         grade,
         score: Some(entailment),

@@ -469,6 +469,7 @@ fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdi
             let reply: RelevanceReply = serde_json::from_str(text)
                 .map_err(|e| format!("{e}: expected {{\"relevant\":true|false}}"))?;
             Ok(vec![Verdict {
+                asserts_nothing: false,
                 positive: reply.relevant,
                 grade: if reply.relevant { 2 } else { 0 },
                 score: None,
@@ -506,6 +507,7 @@ fn parse_content(content: &str, tasks: &[Task]) -> std::result::Result<Vec<Verdi
                     (_, Some(grade)) => grade,
                 };
                 let verdict = Verdict {
+                    asserts_nothing: false,
                     positive: entry.supported,
                     grade,
                     score: None,
