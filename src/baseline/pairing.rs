@@ -166,7 +166,7 @@ pub fn next_step(accept_command: &str, acceptable: bool) -> String {
 }
 
 /// What changed since the baseline was accepted, from its provenance and the tier's current
-/// hashes and sample (`sample`: [`crate::tier::sample_description`]): `the qrels changed since it
+/// hashes and sample (`sample`: `tier::sample_description`): `the qrels changed since it
 /// was accepted, qrels sha256 b9d978b55f6e -> 3da6128ade67`, `the sample changed since it was
 /// accepted (40 queries, seed 1, stable-v2 -> 40 queries, seed 2, stable-v2), so it is a new
 /// sample`; None when nothing did.
