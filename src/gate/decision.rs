@@ -20,7 +20,7 @@ use crate::gate::drift::{self, DriftInputs};
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
-    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
+    GateReport, answer_changes, causes, diagnosis, empty_answers, length_faithfulness_correlation,
     reported, zero_limit,
 };
 use crate::metrics::metric::Metric;
@@ -215,6 +215,13 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         .iter()
         .flat_map(|(slice, metrics)| diagnosis::diagnose(slice, metrics, &config.diagnosis))
         .collect();
+    let causes = causes::likely_causes(&causes::CauseInputs {
+        baseline,
+        current,
+        outcomes: &outcomes,
+        slice_fields: &tier.slices,
+        chunk_separator: config.chunk_separator.as_deref(),
+    });
     let notes = length_faithfulness_correlation(current)
         .into_iter()
         .chain(calibrations.iter().map(Calibration::describe))
@@ -244,6 +251,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         judged_at_k,
         model_judged_at_k,
         diagnoses,
+        causes,
         notes,
         warnings,
         error_budget: Some(error_budget),
