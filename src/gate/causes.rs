@@ -265,8 +265,8 @@ pub fn likely_causes(inputs: &CauseInputs<'_>) -> Vec<Cause> {
 struct Paired<'a> {
     before: &'a QueryRecord,
     now: &'a QueryRecord,
-    /// The baseline's top relevant document, and whether the current ranking still has it:
-    /// None when the query's reciprocal rank did not fall (or is not measured).
+    /// Whether the current ranking still has the baseline's top relevant document (then lower):
+    /// None when it kept its rank, or it is not known ([`fallen_top_document`]).
     top_document: Option<bool>,
 }
 
@@ -316,25 +316,32 @@ impl<'a> Paired<'a> {
     }
 }
 
-/// When the query's reciprocal rank fell: whether the current ranking still retrieves the
-/// baseline's top relevant document (the document at rank `1 / rr` of the baseline's ranking,
-/// chunks of one document counted once, as the retrieval metrics count them). None when the
-/// reciprocal rank did not fall, is not measured, or that rank is past the stored ranking.
+/// Where the baseline's top relevant document went (the document at rank `1 / rr` of the
+/// baseline's ranking, chunks of one document counted once, as the retrieval metrics count
+/// them): `Some(false)` when the current ranking no longer has it, `Some(true)` when it has it
+/// lower. None when it kept its rank or better, when the baseline had no relevant document
+/// ranked (or no reciprocal rank), or when that rank is past the stored ranking.
 fn fallen_top_document(
     before: &QueryRecord,
     now: &QueryRecord,
     separator: Option<&str>,
 ) -> Option<bool> {
     let rr_before = *before.metrics.get("mrr")?;
-    let rr_now = *now.metrics.get("mrr")?;
-    if !(rr_before > 0.0 && rr_now < rr_before - EPSILON) {
+    if rr_before <= 0.0 {
         return None;
     }
     let rank = (1.0 / rr_before).round() as usize;
     let top = documents(&before.retrieved, separator)
         .into_iter()
         .nth(rank.checked_sub(1)?)?;
-    Some(documents(&now.retrieved, separator).contains(&top))
+    match documents(&now.retrieved, separator)
+        .iter()
+        .position(|doc| *doc == top)
+    {
+        None => Some(false),
+        Some(position) if position + 1 > rank => Some(true),
+        Some(_) => None,
+    }
 }
 
 /// The documents of a ranking in order, each once.
@@ -384,14 +391,17 @@ fn slice_moves(
         let Some(kind) = Kind::of(name) else {
             continue;
         };
-        let deltas: Vec<f64> = members
-            .iter()
-            .filter_map(|q| Some(q.now.metrics.get(name)? - q.before.metrics.get(name)?))
-            .collect();
-        if deltas.is_empty() {
+        // As `gate::reported` computes a reported metric's change: the difference of the means.
+        let (mut n, mut before, mut now) = (0usize, 0.0, 0.0);
+        for q in members {
+            if let (Some(b), Some(c)) = (q.before.metrics.get(name), q.now.metrics.get(name)) {
+                (n, before, now) = (n + 1, before + b, now + c);
+            }
+        }
+        if n == 0 {
             continue;
         }
-        let delta = deltas.iter().sum::<f64>() / deltas.len() as f64;
+        let delta = now / n as f64 - before / n as f64;
         moves.entry(key(kind)).or_default().push(MetricMove {
             metric: name.to_string(),
             delta,
@@ -446,15 +456,17 @@ fn causes_of(
     let count = |kind| members.iter().filter(|q| shows(kind, q)).count();
     let has_rank = members.iter().any(|q| q.now.metrics.contains_key("mrr"));
     let flat_or_up = |kind| matches!(state(kind), Some(Move::Flat | Move::Up));
-    let mut candidates: Vec<(CauseKind, Vec<Kind>, &'static str)> = Vec::new();
+    // Each candidate: the kind, the metrics it cites (those it says moved, then those it says
+    // held, cited only when flat) and what its queries show.
+    let mut candidates: Vec<(CauseKind, Vec<Kind>, Vec<Kind>, &'static str)> = Vec::new();
     if state(Kind::Recall) == Some(Move::Down) && state(Kind::Ndcg) != Some(Move::Up) {
         let evidence = if has_rank {
             "lost their top relevant document"
         } else {
             "retrieve fewer relevant documents"
         };
-        let read = vec![Kind::Recall, Kind::Ndcg, Kind::Faithfulness];
-        candidates.push((CauseKind::RetrievalLostEvidence, read, evidence));
+        let (moved, held) = (vec![Kind::Recall, Kind::Ndcg], vec![Kind::Faithfulness]);
+        candidates.push((CauseKind::RetrievalLostEvidence, moved, held, evidence));
     }
     let ranking_fell =
         state(Kind::Ndcg) == Some(Move::Down) || state(Kind::ReciprocalRank) == Some(Move::Down);
@@ -464,8 +476,8 @@ fn causes_of(
         } else {
             "rank their relevant documents lower"
         };
-        let read = vec![Kind::Ndcg, Kind::ReciprocalRank, Kind::Recall];
-        candidates.push((CauseKind::RankingPushedEvidenceDown, read, evidence));
+        let (moved, held) = (vec![Kind::Ndcg, Kind::ReciprocalRank], vec![Kind::Recall]);
+        candidates.push((CauseKind::RankingPushedEvidenceDown, moved, held, evidence));
     }
     // Most of the faithfulness drops are where retrieval held; else retrieval explains them.
     let faithfulness_fell = members
@@ -475,25 +487,27 @@ fn causes_of(
     if state(Kind::Faithfulness) == Some(Move::Down)
         && 2 * count(CauseKind::GeneratorLeftContext) >= faithfulness_fell
     {
-        let read = vec![Kind::Faithfulness, Kind::Recall, Kind::Ndcg];
+        let (moved, held) = (vec![Kind::Faithfulness], vec![Kind::Recall, Kind::Ndcg]);
         let evidence = "lost faithfulness while their retrieval held";
-        candidates.push((CauseKind::GeneratorLeftContext, read, evidence));
+        candidates.push((CauseKind::GeneratorLeftContext, moved, held, evidence));
     }
     if state(Kind::Relevance) == Some(Move::Down) && flat_or_up(Kind::Faithfulness) {
-        let read = vec![Kind::Relevance, Kind::Faithfulness];
+        let (moved, held) = (vec![Kind::Relevance], vec![Kind::Faithfulness]);
         let evidence = "lost answer relevance while their faithfulness held";
-        candidates.push((CauseKind::AnswersDodgeQuestion, read, evidence));
+        candidates.push((CauseKind::AnswersDodgeQuestion, moved, held, evidence));
     }
     candidates
         .into_iter()
-        .filter_map(|(kind, read, evidence)| {
+        .filter_map(|(kind, moved, held, evidence)| {
             let queries = count(kind);
+            let flat = held.into_iter().filter(|&k| state(k) == Some(Move::Flat));
             (queries > 0).then(|| Cause {
                 slice: slice.to_string(),
                 kind,
-                moves: read
-                    .iter()
-                    .flat_map(|&k| moves.get(key(k)).into_iter().flatten().cloned())
+                moves: moved
+                    .into_iter()
+                    .chain(flat)
+                    .flat_map(|k| moves.get(key(k)).into_iter().flatten().cloned())
                     .collect(),
                 queries,
                 paired: members.len(),
