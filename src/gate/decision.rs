@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::baseline::noise_share;
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::{Results, RunStatus};
 use crate::config::{
@@ -192,6 +193,15 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
                     .zip(now.answer.clone())
                     .filter(|(old, new)| old != new);
             }
+        }
+    }
+    if let Some(noise) = &current.noise {
+        for outcome in outcomes
+            .iter_mut()
+            .filter(|o| o.status == CheckStatus::Inconclusive)
+        {
+            outcome.noise_share = noise_share::of(noise, &outcome.metric, baseline, current)
+                .map(|share| share.fraction);
         }
     }
     outcomes.extend(unknown.iter().map(|check| unknown_slice(check, &values)));

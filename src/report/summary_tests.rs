@@ -555,6 +555,17 @@ fn an_unrealistic_queries_needed_reads_the_same_in_the_headline_the_details_and_
         "headline and details: {text}"
     );
     assert!(!text.contains("about 1"), "{text}");
+    // A run repeated whose noise is most of the spread: more repeats decide it.
+    report.outcomes[last].noise_share = Some(0.72);
+    let text = render(&report);
+    assert!(
+        text.lines().next().unwrap().contains(
+            "short of the limit; run-to-run noise is about 72% of the variance of the per-query \
+             deltas, so more `repeats` would decide it without new labelled queries; no \
+             realistic tier"
+        ),
+        "{text}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&crate::report::gate_json::render(&report, None)).unwrap();
     let check = &json["checks"][last];

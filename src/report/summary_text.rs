@@ -61,8 +61,9 @@ pub(crate) fn delta_with_percent(outcome: &CheckOutcome) -> String {
 /// point estimate is, what the evidence bounds, and the cheapest way to decide it (issue 48):
 /// `-0.0280 is past its limit -0.0250 by 0.0030 on the point estimate; the evidence shows a
 /// worsening of at least 0.0012 (97.50% bound), short of the limit; about 619 paired queries
-/// would decide it, or `decision: point` for this tier, which fails it`. Past the cap on the queries, no realistic
-/// tier decides it: only the point decision does.
+/// would decide it, or `decision: point` for this tier, which fails it`. Past the cap on the
+/// queries no realistic tier decides it: only the point decision does. When run-to-run noise is
+/// most of the spread (a run with `repeats`), more repeats decide it without new labelled queries.
 pub(crate) fn point_past_limit(outcome: &CheckOutcome) -> String {
     let worsening = if higher_is_better(&outcome.metric) {
         -outcome.delta
@@ -88,6 +89,13 @@ pub(crate) fn point_past_limit(outcome: &CheckOutcome) -> String {
             100.0 * bound.confidence
         ));
     }
+    if let Some(share) = outcome.noise_share.filter(|share| *share > NOISE_DOMINATES) {
+        text.push_str(&format!(
+            "; run-to-run noise is about {:.0}% of the variance of the per-query deltas, so more \
+             `repeats` would decide it without new labelled queries",
+            (100.0 * share).min(100.0)
+        ));
+    }
     text.push_str(&match outcome.queries_needed {
         Some(QueriesNeeded::About(n)) => format!(
             "; about {n} paired queries would decide it, or {POINT} for this tier, which fails it"
@@ -104,6 +112,9 @@ pub(crate) fn point_past_limit(outcome: &CheckOutcome) -> String {
     });
     text
 }
+
+/// The share of the per-query delta variance past which run-to-run noise dominates a check.
+const NOISE_DOMINATES: f64 = 0.5;
 
 /// The setting that decides a check on its point estimate alone.
 const POINT: &str = "`decision: point`";
