@@ -19,7 +19,12 @@ pub struct NoiseShare {
 
 /// The noise share of `metric` over the queries with a value in both runs; `None` with fewer
 /// than two such queries, deltas that do not vary, or no noise measured for the metric.
-pub fn of(noise: &RunNoise, metric: &str, baseline: &Results, current: &Results) -> Option<NoiseShare> {
+pub fn of(
+    noise: &RunNoise,
+    metric: &str,
+    baseline: &Results,
+    current: &Results,
+) -> Option<NoiseShare> {
     let deltas: Vec<f64> = current
         .queries
         .iter()

@@ -244,7 +244,10 @@ pub fn likely_causes(inputs: &CauseInputs<'_>) -> Vec<Cause> {
         for mut cause in causes_of(slice, &moves, &members) {
             if slice == "all" {
                 cause.top_slice = top_slice(&cause, &members, inputs.slice_fields);
-            } else if found.iter().any(|c| c.slice == "all" && c.kind == cause.kind) {
+            } else if found
+                .iter()
+                .any(|c| c.slice == "all" && c.kind == cause.kind)
+            {
                 continue;
             }
             found.push(cause);

@@ -91,7 +91,11 @@ const LOST: &[(&str, f64)] = &[
     ("answer_relevance", 0.7),
 ];
 
-fn q(class: &'static str, retrieved: &'static [&'static str], metrics: &'static [(&str, f64)]) -> Q {
+fn q(
+    class: &'static str,
+    retrieved: &'static [&'static str],
+    metrics: &'static [(&str, f64)],
+) -> Q {
     Q {
         class,
         retrieved,
@@ -105,7 +109,9 @@ fn lost_top_documents_name_retrieval_with_their_count_and_slice() {
         .into_iter()
         .map(|class| q(class, &["d1", "x"], HIT))
         .collect();
-    let mut current: Vec<Q> = (0..6).map(|i| q(baseline[i].class, &["d1", "x"], HIT)).collect();
+    let mut current: Vec<Q> = (0..6)
+        .map(|i| q(baseline[i].class, &["d1", "x"], HIT))
+        .collect();
     for i in [0, 1, 4] {
         current[i] = q(baseline[i].class, &["x", "y"], LOST);
     }
@@ -119,7 +125,12 @@ fn lost_top_documents_name_retrieval_with_their_count_and_slice() {
     assert_eq!(found.len(), 1, "{found:#?}");
     let cause = &found[0];
     assert_eq!(
-        (cause.kind, cause.slice.as_str(), cause.queries, cause.paired),
+        (
+            cause.kind,
+            cause.slice.as_str(),
+            cause.queries,
+            cause.paired
+        ),
         (CauseKind::RetrievalLostEvidence, "all", 3, 6)
     );
     assert_eq!(cause.top_slice, Some(("class=literal".to_string(), 2)));
@@ -130,7 +141,11 @@ fn lost_top_documents_name_retrieval_with_their_count_and_slice() {
          class=literal -> hybrid retrieval (BM25 + dense), query expansion, chunk overlap"
     );
     // answer_relevance rose (no rule: its paired change against FLAT): no "dodge" cause.
-    assert!(found.iter().all(|c| c.kind != CauseKind::AnswersDodgeQuestion));
+    assert!(
+        found
+            .iter()
+            .all(|c| c.kind != CauseKind::AnswersDodgeQuestion)
+    );
 }
 
 #[test]
@@ -179,7 +194,11 @@ fn chunks_of_one_document_count_once_when_finding_the_top_relevant_document() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].kind, CauseKind::RetrievalLostEvidence);
     // Still retrieved (a chunk of it, lower): the ranking.
-    let lower = [q("other", &["d1#1", "d3#1", "d2#7"], &[("recall@5", 1.0), ("mrr", 0.33)])];
+    let lower = [q(
+        "other",
+        &["d1#1", "d3#1", "d2#7"],
+        &[("recall@5", 1.0), ("mrr", 0.33)],
+    )];
     let found = causes(
         &baseline,
         &lower,
@@ -188,7 +207,11 @@ fn chunks_of_one_document_count_once_when_finding_the_top_relevant_document() {
             check("mrr", "all", -0.17, 0.05),
         ],
     );
-    assert_eq!(found[0].kind, CauseKind::RankingPushedEvidenceDown, "{found:#?}");
+    assert_eq!(
+        found[0].kind,
+        CauseKind::RankingPushedEvidenceDown,
+        "{found:#?}"
+    );
 }
 
 #[test]
@@ -244,12 +267,21 @@ fn answers_dodge_only_while_faithfulness_held() {
     let found = causes(&baseline, &dodged, &[]);
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].kind, CauseKind::AnswersDodgeQuestion);
-    assert!(found[0].describe().contains("answer_relevance -0.4000 down"));
+    assert!(
+        found[0]
+            .describe()
+            .contains("answer_relevance -0.4000 down")
+    );
     // Faithfulness fell too (no rule, beyond FLAT): not a dodge.
-    let unfaithful = [q("other", &["d1"], DODGE_UNFAITHFUL), q("other", &["d1"], BEFORE)];
+    let unfaithful = [
+        q("other", &["d1"], DODGE_UNFAITHFUL),
+        q("other", &["d1"], BEFORE),
+    ];
     let found = causes(&baseline, &unfaithful, &[]);
     assert!(
-        found.iter().all(|c| c.kind != CauseKind::AnswersDodgeQuestion),
+        found
+            .iter()
+            .all(|c| c.kind != CauseKind::AnswersDodgeQuestion),
         "{found:#?}"
     );
 }

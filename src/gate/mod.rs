@@ -1,9 +1,9 @@
 //! The gate: compares a tier's current results with its baseline and decides every check.
 
 pub mod calibration;
+pub mod causes;
 pub mod checks;
 pub mod decision;
-pub mod causes;
 pub mod diagnosis;
 pub mod drift;
 pub(crate) mod empty_answers;

@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use crate::baseline::results::{Results, RunStatus};
 use crate::gate::GateReport;
+use crate::gate::causes::Cause;
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::run_verdict::RunVerdict;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, QueriesNeeded, REALISTIC_QUERIES};
-use crate::gate::causes::Cause;
 use crate::report::gate_table::higher_is_better;
 use crate::report::reported;
 use crate::report::summary_text::point_past_limit;

@@ -388,7 +388,11 @@ fn push_causes(out: &mut String, report: &GateReport, fold: bool) {
             "Likely causes: {}",
             titles.join(", ")
         )));
-        push_list(out, "**What moved, in which queries, and the usual fix**", lines);
+        push_list(
+            out,
+            "**What moved, in which queries, and the usual fix**",
+            lines,
+        );
         out.push_str("</details>\n\n");
     } else {
         push_list(out, "**Likely causes**", lines);

@@ -107,7 +107,11 @@ fn the_degraded_example_names_its_lost_top_documents_and_no_contradicted_cause()
         .unwrap();
     if relevance["delta"].as_f64().unwrap() >= -0.01 {
         assert!(!summary.contains("dodge"), "{summary}");
-        assert!(causes.iter().all(|c| c["cause"] != "answers_dodge_question"));
+        assert!(
+            causes
+                .iter()
+                .all(|c| c["cause"] != "answers_dodge_question")
+        );
     }
 }
 
@@ -152,7 +156,13 @@ fn an_inconclusive_check_says_how_far_past_its_limit_and_what_would_decide_it() 
         let run = ragate_env(
             work.path(),
             &[
-                "gate", "--tier", "regression", "--out", out, "--format", "json",
+                "gate",
+                "--tier",
+                "regression",
+                "--out",
+                out,
+                "--format",
+                "json",
             ],
             &[("RAGATE_VARIANT", "degraded")],
         );
@@ -176,9 +186,15 @@ fn an_inconclusive_check_says_how_far_past_its_limit_and_what_would_decide_it() 
         check["limit"].as_f64().unwrap(),
     );
     let past = check["undecided"]["past_limit_by"].as_f64().unwrap();
-    assert!((past - (-delta - limit)).abs() < 1e-12 && past > 0.0, "{check:#}");
+    assert!(
+        (past - (-delta - limit)).abs() < 1e-12 && past > 0.0,
+        "{check:#}"
+    );
     let bound = -check["bound"]["delta"].as_f64().unwrap();
-    assert!(bound < limit, "the evidence stops short of the limit: {check:#}");
+    assert!(
+        bound < limit,
+        "the evidence stops short of the limit: {check:#}"
+    );
 
     let summary = std::fs::read_to_string(work.path().join("out/summary.md")).unwrap();
     let headline = summary.lines().next().unwrap();

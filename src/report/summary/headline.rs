@@ -85,7 +85,10 @@ fn undecided_check(o: &CheckOutcome) -> String {
         Some(QueriesNeeded::About(n)) => format!("about {n} paired queries would prove it"),
         Some(QueriesNeeded::Unrealistic) => QueriesNeeded::unrealistic_text("prove"),
         None if beyond => "no number of queries proves a change beyond its limit".to_string(),
-        None => format!("more paired queries would be needed to prove it (n = {})", o.n),
+        None => format!(
+            "more paired queries would be needed to prove it (n = {})",
+            o.n
+        ),
     };
     format!("{name} {state}; {needed}")
 }
