@@ -33,6 +33,7 @@ mod judge_eval;
 mod judges;
 mod junit_schema;
 mod lexical3;
+mod likely_causes;
 mod llm_extras;
 #[cfg(feature = "nli")]
 mod nli;
