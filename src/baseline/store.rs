@@ -5,10 +5,8 @@
 //! format, values out of their metric's range) is another error, so that callers can tell "no
 //! baseline yet" from "a baseline that cannot be used".
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-
-use sha2::{Digest, Sha256};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::baseline::results::{FORMAT, Results};
@@ -21,67 +19,30 @@ pub(crate) fn read(path: &Path, next_step: &str) -> Result<Results> {
 }
 
 /// Reads a results or baseline file as [`read`] does, with the SHA-256 of its bytes (lowercase
-/// hex). The file is parsed as it is read: a large baseline is never held whole as text beside
-/// the results it holds.
+/// hex). The text is dropped once parsed.
 pub(crate) fn read_with_sha256(path: &Path, next_step: &str) -> Result<(Results, String)> {
-    let open = || -> Result<BufReader<Hashing<std::fs::File>>> {
-        let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => missing(path, next_step),
-            _ => Error::io(path, e),
-        })?;
-        let mut reader = BufReader::with_capacity(1 << 16, Hashing::new(file));
-        skip_bom(&mut reader).map_err(|e| Error::io(path, e))?;
-        Ok(reader)
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(path, next_step)),
+        Err(e) => return Err(Error::io(path, e)),
     };
-    // Only the format is read first: every other field is skipped without being built.
-    let format = serde_json::from_reader::<_, FormatOnly>(open()?)
-        .ok()
-        .and_then(|found| found.format);
-    check_format(path, format.as_deref(), next_step)?;
-    let mut reader = open()?;
-    let results: Results =
-        serde_json::from_reader(&mut reader).map_err(|e| parse_error(path, &e, next_step))?;
-    // The parser reads to the end of the file (only whitespace may follow the document), so
-    // every byte went through the hash.
-    let sha256 = reader.into_inner().finish();
+    let sha256 = crate::digest::sha256_hex(&bytes);
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+    let results = match serde_json::from_slice::<Results>(text) {
+        Ok(results) => results,
+        Err(e) => {
+            // Another format is named as such rather than as the field the parser tripped on;
+            // only then is the format looked up (every other field skipped, nothing built).
+            let format = serde_json::from_slice::<FormatOnly>(text)
+                .ok()
+                .and_then(|found| found.format);
+            check_format(path, format.as_deref(), next_step)?;
+            return Err(parse_error(path, &e, next_step));
+        }
+    };
+    check_format(path, Some(&results.format), next_step)?;
     check_results(path, &results, next_step)?;
     Ok((results, sha256))
-}
-
-/// Consumes a UTF-8 byte order mark at the start of `reader`, if there is one.
-fn skip_bom(reader: &mut impl BufRead) -> std::io::Result<()> {
-    if reader.fill_buf()?.starts_with(b"\xef\xbb\xbf") {
-        reader.consume(3);
-    }
-    Ok(())
-}
-
-/// A reader that hashes (SHA-256) every byte read through it.
-struct Hashing<R> {
-    inner: R,
-    hasher: Sha256,
-}
-
-impl<R: Read> Hashing<R> {
-    fn new(inner: R) -> Self {
-        Hashing {
-            inner,
-            hasher: Sha256::new(),
-        }
-    }
-
-    /// The SHA-256 of the bytes read, in lowercase hex.
-    fn finish(self) -> String {
-        crate::digest::hex(&self.hasher.finalize())
-    }
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let read = self.inner.read(buf)?;
-        self.hasher.update(&buf[..read]);
-        Ok(read)
-    }
 }
 
 /// The [`Error::Missing`] of a results or baseline file that is not there.
