@@ -293,7 +293,9 @@ impl Prepared2 {
                 let moved = (c.0 > s.0 && s.1 > c.1) || (c.1 > s.1 && s.0 > c.0);
                 moved
                     && (!self.rules.negation_subject
-                        || subject_of(claim, t).iter().all(|w| sentence.tokens.contains(*w)))
+                        || subject_of(claim, t)
+                            .iter()
+                            .all(|w| sentence.tokens.contains(*w)))
             });
             match flipped {
                 None => return None,

@@ -547,14 +547,26 @@ mod tests {
             let a = analyse_with(text, None, reading);
             a.names.into_iter().map(|n| n.written).collect()
         };
-        assert_eq!(name_list("However Smart Tier moves it"), ["However Smart Tier"]);
+        assert_eq!(
+            name_list("However Smart Tier moves it"),
+            ["However Smart Tier"]
+        );
         assert_eq!(broken("However Smart Tier moves it"), ["Smart Tier"]);
         assert_eq!(broken("However, Smart Tier moves it"), ["Smart Tier"]);
-        assert_eq!(name_list("We use Python, Go and Java"), ["Python Go", "Java"]);
-        assert_eq!(broken("We use Python, Go and Java"), ["Python", "Go", "Java"]);
+        assert_eq!(
+            name_list("We use Python, Go and Java"),
+            ["Python Go", "Java"]
+        );
+        assert_eq!(
+            broken("We use Python, Go and Java"),
+            ["Python", "Go", "Java"]
+        );
         assert_eq!(broken("Then Route 9 I took"), ["Route"]);
         assert_eq!(broken("Still, Cool objects are read"), Vec::<String>::new());
-        assert_eq!(broken("Unlike Standard, Archive needs a restore"), ["Archive"]);
+        assert_eq!(
+            broken("Unlike Standard, Archive needs a restore"),
+            ["Archive"]
+        );
         assert_eq!(broken("Marie Curie won it"), ["Marie Curie"]);
     }
 }

@@ -64,6 +64,10 @@ use window::WindowChecks;
 /// The judge's version: part of its identity and cache key.
 pub const LEXICAL3_JUDGE_VERSION: &str = "lexical-3";
 
+/// The revision of `lexical-3`'s rules, part of its identity and cache key: 1 the rules 1 to 4
+/// (2026-12-07), 2 with rules 5 to 7.
+pub const LEXICAL3_RULES_REVISION: u32 = 2;
+
 /// The short-claim rule as tried: a claim of at most this many content tokens needs all of them
 /// in the best window (off in `lexical-3`).
 pub const SHORT_CLAIM_TOKENS: usize = 3;

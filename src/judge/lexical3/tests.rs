@@ -191,8 +191,14 @@ fn names_break_at_punctuation_and_openers() {
     supported("In Frankfurt, Stowbox runs the region fra-1.", context);
     // lexical-2 reads `However Smart Tier` and `Frankfurt Stowbox` as names.
     for (claim, name) in [
-        ("However, Smart Tier has no retrieval fees.", "However Smart Tier"),
-        ("In Frankfurt, Stowbox runs the region fra-1.", "Frankfurt Stowbox"),
+        (
+            "However, Smart Tier has no retrieval fees.",
+            "However Smart Tier",
+        ),
+        (
+            "In Frankfurt, Stowbox runs the region fra-1.",
+            "Frankfurt Stowbox",
+        ),
     ] {
         let two = Prepared2::new(context, 0.4, true).support(claim);
         let reason = two.reason.unwrap_or_default();
@@ -284,12 +290,19 @@ fn a_comparison_must_be_stated_in_the_window_or_agree_with_its_numbers() {
         and the lock cannot be turned off afterwards.";
     supported("A PUT uploads at most 5 GiB.", context);
     supported("The lock cannot be turned off later.", context);
-    supported("The bucket must be deleted before keys are reused.", context);
+    supported(
+        "The bucket must be deleted before keys are reused.",
+        context,
+    );
     // Off in lexical-2.
     assert!(
-        Prepared2::new("Standard and Archive are classes. Archive is the cheapest.", 0.4, true)
-            .support("Standard is cheaper than Archive.")
-            .supported
+        Prepared2::new(
+            "Standard and Archive are classes. Archive is the cheapest.",
+            0.4,
+            true
+        )
+        .support("Standard is cheaper than Archive.")
+        .supported
     );
 }
 
@@ -358,6 +371,11 @@ fn the_version_names_the_identity() {
         judge
             .describe()
             .starts_with("lexical-3 threshold=0.4 stem=true")
+    );
+    assert!(
+        judge
+            .describe()
+            .ends_with(&format!(" rules={LEXICAL3_RULES_REVISION}"))
     );
 }
 

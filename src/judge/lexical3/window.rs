@@ -150,10 +150,13 @@ fn comparison_failure(
         .filter_map(|q| q.value.parse().ok())
         .collect();
     let in_window = |value: &str| {
-        judged
-            .window
-            .clone()
-            .any(|i| prepared.sentence(i).quantities.iter().any(|q| q.value == value))
+        judged.window.clone().any(|i| {
+            prepared
+                .sentence(i)
+                .quantities
+                .iter()
+                .any(|q| q.value == value)
+        })
     };
     let stated = judged
         .claim
