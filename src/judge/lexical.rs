@@ -148,8 +148,15 @@ impl LexicalJudge {
             2 => LEXICAL2_JUDGE_VERSION,
             _ => LEXICAL3_JUDGE_VERSION,
         };
+        // lexical-3's rules changed before it became the default: its revision keeps a cache
+        // written by an earlier revision from answering for this one.
+        let revision = if self.version >= 3 {
+            format!(" rules={}", crate::judge::lexical3::LEXICAL3_RULES_REVISION)
+        } else {
+            String::new()
+        };
         format!(
-            "{version} threshold={} stem={} claims={}",
+            "{version} threshold={} stem={} claims={}{revision}",
             self.threshold,
             self.stem,
             crate::metrics::claims::CLAIM_SPLITTER_VERSION

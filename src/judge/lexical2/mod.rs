@@ -46,7 +46,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::metrics::claims::split_claims;
-use text::{Analysed, analyse_with};
+use text::{Analysed, Reading, analyse_with};
 
 /// The judge's version: part of its identity and cache key.
 pub const LEXICAL2_JUDGE_VERSION: &str = "lexical-2";
@@ -60,6 +60,13 @@ pub struct Rules {
     /// A negation word inside a capitalised name (`Never Say Never`) is no negation
     /// ([`text::analyse_with`]).
     pub names_keep_negations: bool,
+    /// A run of capitalised words ends at punctuation and leaves out sentence openers
+    /// ([`text::Reading::names_break`]).
+    pub names_break: bool,
+    /// A negation counts against a context sentence only when the sentence is about the
+    /// claim's subject: it has every content word that precedes the flipped word in the
+    /// claim's clause ([`subject_of`]).
+    pub negation_subject: bool,
     /// A claim of at most this many content tokens needs every one of them in the best window
     /// (the threshold is 100% for it); 0: no such rule.
     pub short_claim_tokens: usize,
@@ -97,6 +104,27 @@ fn stemmer(stem: bool) -> Option<Stemmer> {
     stem.then(|| Stemmer::create(Algorithm::English))
 }
 
+impl Rules {
+    fn reading(self) -> Reading {
+        Reading {
+            names_keep_negations: self.names_keep_negations,
+            names_break: self.names_break,
+        }
+    }
+}
+
+/// A claim judged, with what a later version checks further: the claim's analysis and the
+/// best-matching window (sentence indices; empty without sentences).
+#[derive(Debug, Clone)]
+pub struct Judged2 {
+    /// The verdict of `lexical-2`'s checks.
+    pub support: Support2,
+    /// The claim as analysed.
+    pub claim: Analysed,
+    /// The sentences of the window with the best share.
+    pub window: std::ops::Range<usize>,
+}
+
 impl Prepared2 {
     /// Analyses `context` for judging claims with `threshold` and `stem`.
     pub fn new(context: &str, threshold: f64, stem: bool) -> Prepared2 {
@@ -108,7 +136,7 @@ impl Prepared2 {
         let stemmer = stemmer(stem);
         let sentences: Vec<Analysed> = split_claims(context)
             .iter()
-            .map(|sentence| analyse_with(sentence, stemmer.as_ref(), rules.names_keep_negations))
+            .map(|sentence| analyse_with(sentence, stemmer.as_ref(), rules.reading()))
             .collect();
         let mut quantities: FxHashMap<String, FxHashSet<&'static str>> = FxHashMap::default();
         let mut words = String::from(" ");
@@ -135,25 +163,47 @@ impl Prepared2 {
 
     /// Judges one claim against this context.
     pub fn support(&self, claim: &str) -> Support2 {
+        self.judge(claim).support
+    }
+
+    /// The analysed context sentence `i`.
+    pub fn sentence(&self, i: usize) -> &Analysed {
+        &self.sentences[i]
+    }
+
+    /// Judges one claim against this context, keeping its analysis and best window.
+    pub fn judge(&self, claim: &str) -> Judged2 {
         let stemmer = stemmer(self.stem);
-        let claim = analyse_with(claim, stemmer.as_ref(), self.rules.names_keep_negations);
-        let tokens: Vec<&String> = {
-            let mut tokens: Vec<&String> = claim.tokens.iter().collect();
-            tokens.sort();
-            tokens
-        };
+        let claim = analyse_with(claim, stemmer.as_ref(), self.rules.reading());
+        let tokens = sorted_tokens(&claim);
         let presence: Vec<Vec<bool>> = self
             .sentences
             .iter()
             .map(|s| tokens.iter().map(|t| s.tokens.contains(*t)).collect())
             .collect();
+        let support = self.support_analysed(&claim, &tokens, &presence);
+        let window = best_window(tokens.len(), &presence);
+        Judged2 {
+            support,
+            claim,
+            window,
+        }
+    }
+
+    /// `lexical-2`'s checks of `claim`; `presence[sentence][token]` of its sorted `tokens`.
+    fn support_analysed(
+        &self,
+        claim: &Analysed,
+        tokens: &[&String],
+        presence: &[Vec<bool>],
+    ) -> Support2 {
         let mut contradictions = Vec::new();
-        if let Some(flipped) = self.polarity(&claim, &tokens, &presence) {
+        if let Some(flipped) = self.polarity(claim, tokens, presence) {
             contradictions.push(flipped);
         }
-        let mut missing = self.missing_quantities(&claim);
-        missing.extend(self.missing_names(&claim));
-        let share = window_share(tokens.len(), &presence);
+        let mut missing = self.missing_quantities(claim);
+        missing.extend(self.missing_names(claim));
+        let share = window_share(tokens.len(), presence);
         let checkable =
             !tokens.is_empty() || !claim.quantities.is_empty() || !claim.names.is_empty();
         if !checkable {
@@ -240,7 +290,12 @@ impl Prepared2 {
                     return false;
                 };
                 // An occurrence moved from asserted to negated, or back.
-                (c.0 > s.0 && s.1 > c.1) || (c.1 > s.1 && s.0 > c.0)
+                let moved = (c.0 > s.0 && s.1 > c.1) || (c.1 > s.1 && s.0 > c.0);
+                moved
+                    && (!self.rules.negation_subject
+                        || subject_of(claim, t)
+                            .iter()
+                            .all(|w| sentence.tokens.contains(*w)))
             });
             match flipped {
                 None => return None,
@@ -301,6 +356,42 @@ impl Prepared2 {
         }
         missing
     }
+}
+
+fn sorted_tokens(claim: &Analysed) -> Vec<&String> {
+    let mut tokens: Vec<&String> = claim.tokens.iter().collect();
+    tokens.sort();
+    tokens
+}
+
+/// The subject of `token` in `claim`: the content tokens before its first occurrence in the
+/// same clause (`Archive objects are not readable` -> `archiv`, `object` for `readabl`).
+pub fn subject_of<'a>(claim: &'a Analysed, token: &str) -> Vec<&'a String> {
+    let Some(at) = claim.sequence.iter().position(|(t, _)| t == token) else {
+        return Vec::new();
+    };
+    let clause = claim.sequence[at].1;
+    claim.sequence[..at]
+        .iter()
+        .filter(|(_, c)| *c == clause)
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// The window (sentence indices) with the best share, the first of equals.
+fn best_window(claim_tokens: usize, presence: &[Vec<bool>]) -> std::ops::Range<usize> {
+    let windows = presence.len().saturating_sub(WINDOW_SENTENCES - 1).max(1);
+    let mut best = (0, 0..presence.len().min(WINDOW_SENTENCES));
+    for start in 0..windows.min(presence.len()) {
+        let window = start..(start + WINDOW_SENTENCES).min(presence.len());
+        let found = (0..claim_tokens)
+            .filter(|&t| presence[window.clone()].iter().any(|sentence| sentence[t]))
+            .count();
+        if found > best.0 {
+            best = (found, window);
+        }
+    }
+    best.1
 }
 
 /// The best share of `claim_tokens` tokens over windows of [`WINDOW_SENTENCES`] sentences;

@@ -93,6 +93,9 @@ pub struct Analysed {
     pub names: Vec<Name>,
     /// The lowercase words in order, `'s` removed (to find names).
     pub words: Vec<String>,
+    /// The content tokens in order, each with the index of its clause (a `,` `;` `:` or
+    /// sentence end starts a new one), for the subject of a negation (`lexical-3`).
+    pub sequence: Vec<(String, usize)>,
 }
 
 /// One word of a text with what the analysis needs of it.
@@ -185,8 +188,28 @@ fn strip_possessive(lower: &str) -> &str {
 
 /// Analyses `text` (one sentence) with `stemmer` (None: no stemming), as `lexical-2` does.
 pub fn analyse(text: &str, stemmer: Option<&Stemmer>) -> Analysed {
-    analyse_with(text, stemmer, false)
+    analyse_with(text, stemmer, Reading::default())
 }
+
+/// How `lexical-3` reads a text where `lexical-2` reads it otherwise (default: `lexical-2`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reading {
+    /// A negation word inside a capitalised name (`Never Say Never`) is no negation.
+    pub names_keep_negations: bool,
+    /// A run of capitalised words ends at punctuation (`Python, Go`) and leaves out a
+    /// sentence opener ([`OPENERS`]: `However Smith`) and the pronoun `I`.
+    pub names_break: bool,
+}
+
+/// Capitalised words that open a sentence or clause without being part of a name (lowercase,
+/// sorted): a run of capitalised words does not start with one when names break (`lexical-3`).
+#[rustfmt::skip]
+pub const OPENERS: &[&str] = &[
+    "additionally", "although", "besides", "finally", "furthermore", "hence", "however",
+    "i", "instead", "like", "meanwhile", "moreover", "otherwise", "overall", "similarly",
+    "since", "still", "therefore", "though", "thus", "today", "unlike", "whereas", "yes",
+    "yet",
+];
 
 /// Whether word `i` is a capitalised word inside a run of capitalised words (`Never Say
 /// Never`, `No Doubt`): a name, not a negation. Mid-sentence, a capitalised neighbour on either
@@ -201,9 +224,8 @@ fn in_capitalised_name(words: &[Word<'_>], i: usize) -> bool {
     next || previous
 }
 
-/// Analyses `text` (one sentence) with `stemmer`; when `names_keep_negations`, a negation word
-/// inside a capitalised name (`Never Say Never`) is no negation (`lexical-3`).
-pub fn analyse_with(text: &str, stemmer: Option<&Stemmer>, names_keep_negations: bool) -> Analysed {
+/// Analyses `text` (one sentence) with `stemmer`, read as `reading` says.
+pub fn analyse_with(text: &str, stemmer: Option<&Stemmer>, reading: Reading) -> Analysed {
     let words: Vec<Word<'_>> = text
         .unicode_word_indices()
         .map(|(start, raw)| Word {
@@ -240,11 +262,15 @@ pub fn analyse_with(text: &str, stemmer: Option<&Stemmer>, names_keep_negations:
     };
     // Negation scope: the next content word within four words of a cue, in the same clause.
     let mut scope: Option<(usize, usize)> = None; // (last word index, byte offset of the cue's end)
+    let mut clause = 0;
     for (i, word) in words.iter().enumerate() {
+        if i > 0 && text[words[i - 1].end..word.start].contains([',', ';', ':', '.', '!', '?']) {
+            clause += 1;
+        }
         let lower = word.lower.as_str();
         let fails_to = matches!(lower, "fail" | "fails" | "failed" | "failing")
             && words.get(i + 1).is_some_and(|next| next.lower == "to");
-        let in_name = names_keep_negations && in_capitalised_name(&words, i);
+        let in_name = reading.names_keep_negations && in_capitalised_name(&words, i);
         if (is_negation(lower) || fails_to) && !in_name {
             scope = Some((i + 4, word.end));
             continue;
@@ -265,13 +291,14 @@ pub fn analyse_with(text: &str, stemmer: Option<&Stemmer>, names_keep_negations:
         out.written
             .entry(token.clone())
             .or_insert_with(|| word.raw.to_string());
+        out.sequence.push((token.clone(), clause));
         out.tokens.insert(token);
         // A number word states a quantity (with the unit that follows it, if any).
         if let Some(quantity) = quantity_at(text, &words, i) {
             out.quantities.push(quantity);
         }
     }
-    out.names = names(&words);
+    out.names = names(text, &words, reading.names_break);
     out
 }
 
@@ -323,8 +350,13 @@ fn quantity_at(text: &str, words: &[Word<'_>], i: usize) -> Option<Quantity> {
 
 /// The names and identifiers of a sentence: identifiers anywhere; runs of capitalised words,
 /// where a run at the start of the sentence counts only from its second word unless it has
-/// two words or more and its first is not a stop word.
-fn names(words: &[Word<'_>]) -> Vec<Name> {
+/// two words or more and its first is not a stop word. When `break_runs`, a run also ends at
+/// punctuation between two words and does not start with an opener ([`OPENERS`]).
+fn names(text: &str, words: &[Word<'_>], break_runs: bool) -> Vec<Name> {
+    let opener = |w: &Word<'_>| break_runs && OPENERS.binary_search(&w.lower.as_str()).is_ok();
+    let joined = |a: &Word<'_>, b: &Word<'_>| {
+        !break_runs || text[a.end..b.start].chars().all(char::is_whitespace)
+    };
     let mut names = Vec::new();
     let mut i = 0;
     while i < words.len() {
@@ -344,12 +376,13 @@ fn names(words: &[Word<'_>]) -> Vec<Name> {
             i += 1;
             continue;
         }
-        if !is_capitalised(word.raw) {
+        if !is_capitalised(word.raw) || opener(word) {
             i += 1;
             continue;
         }
         let mut end = i;
         while end < words.len()
+            && (end == i || (joined(&words[end - 1], &words[end]) && !opener(&words[end])))
             && is_capitalised(words[end].raw)
             && !is_identifier(words[end].raw)
             && split_number(&words[end].lower).is_none()
@@ -358,8 +391,9 @@ fn names(words: &[Word<'_>]) -> Vec<Name> {
             end += 1;
         }
         let mut start = i;
-        if start == 0 {
-            let first = &words[0].lower;
+        let first_of_sentence = i == 0 || (break_runs && opener(&words[0]) && i == 1);
+        if first_of_sentence {
+            let first = &words[start].lower;
             if end - start < 2 || is_stop(first) || is_negation(first) {
                 start += 1;
             }
@@ -404,6 +438,7 @@ mod tests {
     #[test]
     fn lists_are_sorted_for_binary_search() {
         assert!(NEGATIONS.windows(2).all(|w| w[0] < w[1]));
+        assert!(OPENERS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
@@ -500,5 +535,38 @@ mod tests {
         assert_eq!(name_list("Paris is big"), Vec::<String>::new());
         assert_eq!(name_list("It runs 5GiB and v1.2"), Vec::<String>::new());
         assert_eq!(name_list("it holds 5 GiB"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn names_break_at_punctuation_and_openers_when_asked() {
+        let broken = |text: &str| -> Vec<String> {
+            let reading = Reading {
+                names_break: true,
+                ..Reading::default()
+            };
+            let a = analyse_with(text, None, reading);
+            a.names.into_iter().map(|n| n.written).collect()
+        };
+        assert_eq!(
+            name_list("However Smart Tier moves it"),
+            ["However Smart Tier"]
+        );
+        assert_eq!(broken("However Smart Tier moves it"), ["Smart Tier"]);
+        assert_eq!(broken("However, Smart Tier moves it"), ["Smart Tier"]);
+        assert_eq!(
+            name_list("We use Python, Go and Java"),
+            ["Python Go", "Java"]
+        );
+        assert_eq!(
+            broken("We use Python, Go and Java"),
+            ["Python", "Go", "Java"]
+        );
+        assert_eq!(broken("Then Route 9 I took"), ["Route"]);
+        assert_eq!(broken("Still, Cool objects are read"), Vec::<String>::new());
+        assert_eq!(
+            broken("Unlike Standard, Archive needs a restore"),
+            ["Archive"]
+        );
+        assert_eq!(broken("Marie Curie won it"), ["Marie Curie"]);
     }
 }

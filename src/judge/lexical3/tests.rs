@@ -182,6 +182,184 @@ fn the_short_claim_rule_needs_every_content_word() {
 }
 
 #[test]
+fn names_break_at_punctuation_and_openers() {
+    let context = "Official SDKs exist for Python, Go and Java. Smart Tier has no retrieval fees. \
+        Archive is the cheapest class. Stowbox runs the region fra-1 in Frankfurt.";
+    supported("However, Smart Tier has no retrieval fees.", context);
+    supported("Python, Go and Java have official SDKs.", context);
+    supported("Unlike Smart Tier, Archive is the cheapest class.", context);
+    supported("In Frankfurt, Stowbox runs the region fra-1.", context);
+    // lexical-2 reads `However Smart Tier` and `Frankfurt Stowbox` as names.
+    for (claim, name) in [
+        (
+            "However, Smart Tier has no retrieval fees.",
+            "However Smart Tier",
+        ),
+        (
+            "In Frankfurt, Stowbox runs the region fra-1.",
+            "Frankfurt Stowbox",
+        ),
+    ] {
+        let two = Prepared2::new(context, 0.4, true).support(claim);
+        let reason = two.reason.unwrap_or_default();
+        assert!(reason.contains(&format!("name {name} not")), "{reason}");
+    }
+    // A name that is not in the context still fails, punctuation or not.
+    rejected(
+        "However, Cold Tier has no retrieval fees.",
+        context,
+        "name Cold Tier not in the context",
+    );
+    rejected(
+        "Python, Rust and Java have official SDKs.",
+        context,
+        "name Rust not in the context",
+    );
+}
+
+#[test]
+fn a_negation_counts_only_against_a_sentence_about_the_claims_subject() {
+    let context = "Cool objects are readable immediately. Archive objects must be restored first.";
+    let claim = "Archive objects are not readable immediately.";
+    supported(claim, context);
+    // lexical-2 matches the claim with the Cool sentence and calls it contradicted.
+    let two = Prepared2::new(context, 0.4, true).support(claim);
+    assert!(
+        two.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("contradicted")),
+        "{two:?}"
+    );
+    // About the same subject, the contradiction stands.
+    rejected(
+        "Cool objects are not readable immediately.",
+        context,
+        "contradicted: the claim negates \"readable\"",
+    );
+    let context = "The west wing was not renovated in 2019. The east wing was renovated in 2019.";
+    supported("The west wing was not renovated in 2019.", context);
+    rejected(
+        "The east wing was not renovated in 2019.",
+        context,
+        "contradicted",
+    );
+    // No subject before the negated word: every best-matching sentence counts, as in lexical-2.
+    rejected(
+        "Not renovated in 2019: the east wing.",
+        "The east wing was renovated in 2019.",
+        "contradicted",
+    );
+}
+
+#[test]
+fn a_comparison_must_be_stated_in_the_window_or_agree_with_its_numbers() {
+    let context = "Standard costs $0.021 per GB-month and Cool $0.004. Archive is the cheapest \
+        class. Each prefix supports 5,500 GET requests and 3,500 PUT requests per second.";
+    supported("Archive is the cheapest storage class.", context);
+    // Two numbers of the window, in the order the word says.
+    supported(
+        "A prefix supports more GET requests than PUT requests: 5,500 against 3,500.",
+        context,
+    );
+    supported(
+        "Cool costs less than Standard, $0.004 against $0.021 per GB-month.",
+        context,
+    );
+    rejected(
+        "Cool is cheaper than Archive.",
+        context,
+        "unsupported: the comparison \"cheaper\" is not stated in the best-matching context window",
+    );
+    rejected(
+        "A prefix supports more PUT requests than GET requests.",
+        context,
+        "the comparison \"more\"",
+    );
+    rejected(
+        "A prefix supports more PUT requests than GET requests: 3,500 against 5,500.",
+        context,
+        "contradicted: the claim's numbers 3500 and 5500 do not agree with \"more\"",
+    );
+    rejected(
+        "Standard is deeper than Cool.",
+        context,
+        "the comparison \"deeper\"",
+    );
+    // Not comparisons: a bound, and words of time in their other uses.
+    let context = "A PUT uploads up to 5 GiB. Keys can be reused once the bucket is deleted, \
+        and the lock cannot be turned off afterwards.";
+    supported("A PUT uploads at most 5 GiB.", context);
+    supported("The lock cannot be turned off later.", context);
+    supported(
+        "The bucket must be deleted before keys are reused.",
+        context,
+    );
+    // Off in lexical-2.
+    assert!(
+        Prepared2::new(
+            "Standard and Archive are classes. Archive is the cheapest.",
+            0.4,
+            true
+        )
+        .support("Standard is cheaper than Archive.")
+        .supported
+    );
+}
+
+/// `Prepared3` with `checks` in place of `lexical-3`'s.
+fn with_checks(context: &str, checks: window::WindowChecks) -> Prepared3 {
+    Prepared3::with_rules(context, 0.4, true, RULES, checks)
+}
+
+#[test]
+fn names_in_the_window_as_tried_catch_swaps_and_reject_joined_names() {
+    let checks = window::WindowChecks {
+        names: true,
+        ..CHECKS
+    };
+    let context = "Ada Rowe founded a company in Oslo. It grew for ten years. \
+        Later, Ben Ito chaired the firm's board.";
+    let claim = "Ada Rowe chaired the firm's board.";
+    let tried = with_checks(context, checks).support(claim);
+    assert!(!tried.supported, "{tried:?}");
+    assert!(
+        tried
+            .reason
+            .unwrap()
+            .contains("name Ada Rowe is not in the best-matching context window")
+    );
+    // As lexical-3 ships: the swap passes (both names are in the context).
+    assert!(Prepared3::new(context, 0.4, true).support(claim).supported);
+    // What made it fail on the development set: a right claim joining two passages' names.
+    let right = "Ben Ito chaired the board of the firm that Ada Rowe founded.";
+    assert!(!with_checks(context, checks).support(right).supported);
+}
+
+#[test]
+fn quantifiers_in_the_window_as_tried_need_their_group() {
+    let checks = window::WindowChecks {
+        quantifiers: true,
+        ..CHECKS
+    };
+    let context = "The survey covered the north and south districts. \
+        The count took only two days. Every office reported on time.";
+    let judged = |claim: &str| with_checks(context, checks).support(claim);
+    assert!(judged("Each office reported on time.").supported);
+    assert!(judged("The count took only two days.").supported);
+    let over = judged("The survey covered all districts.");
+    assert!(!over.supported, "{over:?}");
+    assert!(over.reason.unwrap().contains("the quantifier \"all\""));
+    // `only` before a number or a condition is no quantifier.
+    assert!(judged("The count took only 2 days.").supported);
+    // As lexical-3 ships, the over-generalisation passes.
+    assert!(
+        Prepared3::new(context, 0.4, true)
+            .support("The survey covered all districts.")
+            .supported
+    );
+}
+
+#[test]
 fn the_version_names_the_identity() {
     assert_eq!(LEXICAL3_JUDGE_VERSION, "lexical-3");
     let judge = crate::judge::lexical::LexicalJudge {
@@ -193,6 +371,11 @@ fn the_version_names_the_identity() {
         judge
             .describe()
             .starts_with("lexical-3 threshold=0.4 stem=true")
+    );
+    assert!(
+        judge
+            .describe()
+            .ends_with(&format!(" rules={LEXICAL3_RULES_REVISION}"))
     );
 }
 
