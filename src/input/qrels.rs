@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::input::judgments::Judgments;
-pub use crate::input::judgments::{Grade, JudgedTwice, Judgment};
+pub use crate::input::judgments::{Grade, JudgedTwice, Judgment, Ranked};
 
 /// The grades every qrels reader accepts. nDCG's exponential gain 2^g - 1 is finite and exact
 /// enough far beyond the top (2^100 ~ 1.3e30), while a grade of 1024 would overflow f64 into

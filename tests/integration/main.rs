@@ -23,6 +23,7 @@ mod gate_flow;
 mod history;
 mod hostile_strings;
 mod html_report;
+mod incomplete_judgments;
 mod init;
 mod input_errors;
 mod json_errors;
