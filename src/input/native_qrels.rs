@@ -43,6 +43,10 @@ pub(crate) struct QrelsLine {
     /// A reference answer (metrics `answer_f1`, `answer_exact`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_answer: Option<String>,
+    /// `true`: the query must pass on its own, whatever the tier's statistics say (issue 49;
+    /// docs/config.md "Must-pass queries").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub must_pass: Option<bool>,
     /// Slice attributes (`class`, ...): every other key of the line, by name.
     #[serde(flatten)]
     pub slices: UniqueKeys<Value>,
@@ -67,6 +71,7 @@ impl QrelsLine {
                 graded_relevance: Some(UniqueKeys::default()),
                 gold_answer_substring: Some(String::new()),
                 reference_answer: Some(String::new()),
+                must_pass: Some(true),
                 slices: UniqueKeys::default(),
                 judged_by: Some(UniqueKeys::default()),
                 drafted_by: Some(DraftedBy {
@@ -290,6 +295,7 @@ fn build_query(raw: QrelsLine) -> Result<QueryQrels, String> {
         attributes,
         gold_answer_substring: raw.gold_answer_substring,
         reference_answer: raw.reference_answer,
+        must_pass: raw.must_pass.unwrap_or(false),
         judged_by,
         drafted_by: raw.drafted_by,
     })
@@ -424,6 +430,30 @@ mod tests {
     }
 
     #[test]
+    fn must_pass_is_a_field_not_a_slice_and_takes_a_boolean() {
+        let read = read_str;
+        let qrels = read(
+            "{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"must_pass\":true}\n\
+             {\"qid\":\"b\",\"query\":\"y\",\"gold_doc_ids\":[\"d1\"],\"must_pass\":false}\n\
+             {\"qid\":\"c\",\"query\":\"z\",\"gold_doc_ids\":[\"d1\"]}",
+        )
+        .unwrap();
+        let flags: Vec<bool> = qrels.queries().iter().map(|q| q.must_pass).collect();
+        assert_eq!(flags, [true, false, false]);
+        assert!(qrels.queries()[0].attributes.is_empty());
+        let err =
+            read("{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"must_pass\":\"yes\"}")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("expected a boolean"), "{err}");
+        let err =
+            read("{\"qid\":\"a\",\"query\":\"x\",\"gold_doc_ids\":[\"d1\"],\"mustPass\":true}")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("close to `must_pass`"), "{err}");
+    }
+
+    #[test]
     fn a_written_line_reads_back_equal() {
         let mut line = QrelsLine {
             qid: "q1".into(),
@@ -432,6 +462,7 @@ mod tests {
             graded_relevance: None,
             gold_answer_substring: Some("nightly".into()),
             reference_answer: Some("In the vault.".into()),
+            must_pass: Some(true),
             slices: UniqueKeys(BTreeMap::from([
                 ("class".to_string(), Value::from("literal")),
                 ("hops".to_string(), Value::from(2)),
@@ -487,6 +518,7 @@ mod tests {
                 "graded_relevance",
                 "gold_answer_substring",
                 "reference_answer",
+                "must_pass",
                 "judged_by",
                 "drafted_by"
             ]

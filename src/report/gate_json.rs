@@ -59,6 +59,7 @@ fn family(family: Family) -> &'static str {
         Family::Slices => "slices",
         Family::Calibration => "calibration",
         Family::Drift => "drift",
+        Family::MustPass => "must_pass",
     }
 }
 

@@ -35,6 +35,7 @@ mod judges;
 mod junit_schema;
 mod lexical3;
 mod llm_extras;
+mod must_pass;
 #[cfg(feature = "nli")]
 mod nli;
 mod one_decision;
