@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::{Ragate, accept_baseline};
+use crate::{Ragate, accept_baseline, ragate_env};
 
 const QUERIES: usize = 2_000;
 /// The must-pass query, the one that breaks.
@@ -139,6 +139,52 @@ fn a_must_pass_query_that_loses_its_document_fails_a_2000_query_tier_named_first
         first_row.is_some_and(|row| row.contains("must-pass q1717")),
         "{}",
         failed.stdout
+    );
+}
+
+#[test]
+fn merged_shards_decide_the_must_pass_query_as_the_whole_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    tier_with_baseline(dir, true);
+    let reproducible = [("SOURCE_DATE_EPOCH", "1796056735")];
+    let gate = |extra: &[&str]| {
+        let mut args = vec!["gate", "--tier", "regression", "--run", "lost.jsonl"];
+        args.extend(extra);
+        ragate_env(dir, &args, &reproducible)
+    };
+    assert_eq!(gate(&["--out", "whole"]).code, 1);
+    for index in 1..=3 {
+        let (shard, out) = (format!("{index}/3"), format!("shard{index}"));
+        assert_eq!(gate(&["--shard", &shard, "--out", &out]).code, 0);
+    }
+    let merged = ragate_env(
+        dir,
+        &[
+            "merge",
+            "--tier",
+            "regression",
+            "--out",
+            "merged",
+            "shard1",
+            "shard2",
+            "shard3",
+        ],
+        &reproducible,
+    );
+    assert_eq!(merged.code, 1, "{}", merged.stderr);
+    for file in ["results.json", "junit.xml", "summary.md"] {
+        let read = |folder: &str| std::fs::read(dir.join(folder).join(file)).unwrap();
+        assert!(read("merged") == read("whole"), "{file} differs");
+    }
+    let summary = std::fs::read_to_string(dir.join("merged/summary.md")).unwrap();
+    assert!(
+        summary
+            .lines()
+            .next()
+            .unwrap()
+            .contains("must-pass q1717 broke"),
+        "{summary}"
     );
 }
 
