@@ -227,6 +227,27 @@ fn every_reader_gives_the_independent_values_of_the_random_fixture() {
     }
 }
 
+#[test]
+fn eval_reports_rbp_with_its_residual() {
+    let (qrels, run) = (fixture("random/qrels.trec"), fixture("random/run.trec"));
+    let values = tsv_values(path_str(&qrels), path_str(&run), &["rbp@0.8", "bpref"], &[]);
+    // The metrics' lines, not the counts after them.
+    let metrics: std::collections::BTreeSet<&str> = values
+        .keys()
+        .map(|(metric, _)| metric.as_str())
+        .filter(|metric| metric.contains('@') || *metric == "bpref")
+        .collect();
+    assert_eq!(
+        metrics.into_iter().collect::<Vec<_>>(),
+        ["bpref", "rbp@0.8", "rbp_residual@0.8"]
+    );
+    let text = std::fs::read_to_string(fixture("random/expected_incomplete.json")).unwrap();
+    let expected: Value = serde_json::from_str(&text).unwrap();
+    let mean = values[&("rbp_residual@0.8".to_string(), "all".to_string())];
+    let want = expected["metrics"]["rbp_residual@0.8"].as_f64().unwrap();
+    assert!((mean - want).abs() <= TOLERANCE, "{mean} {want}");
+}
+
 const FLOOR_CONFIG: &str = "version: 1
 metrics: [recall@5, judged@5]
 tiers:
