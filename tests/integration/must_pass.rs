@@ -189,6 +189,70 @@ fn merged_shards_decide_the_must_pass_query_as_the_whole_run() {
 }
 
 #[test]
+fn with_a_history_the_must_pass_query_is_recorded_and_still_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    tier_with_baseline(dir, true);
+    std::fs::create_dir(dir.join("hist")).unwrap();
+    for (night, (run, status)) in [("base.jsonl", 0), ("lost.jsonl", 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let sha = format!("{night:040}");
+        Ragate::gate("regression", run, "out")
+            .args(["--history", "hist"])
+            .sha(&sha)
+            .status(status)
+            .run_in(dir);
+        let epoch = (1_796_056_735 + 86_400 * night).to_string();
+        let added = ragate_env(
+            dir,
+            &[
+                "history",
+                "add",
+                "--tier",
+                "regression",
+                "--from",
+                "out/results.json",
+                "--history",
+                "hist",
+            ],
+            &[("SOURCE_DATE_EPOCH", &epoch), ("GITHUB_SHA", &sha)],
+        );
+        assert_eq!(added.code, 0, "{}", added.stderr);
+    }
+    let summary = std::fs::read_to_string(dir.join("out/summary.md")).unwrap();
+    assert!(
+        summary
+            .lines()
+            .next()
+            .unwrap()
+            .contains("must-pass q1717 broke"),
+        "{summary}"
+    );
+    // Every record file under the history folder.
+    let mut records = Vec::new();
+    let mut folders = vec![dir.join("hist")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                records.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(
+        records
+            .iter()
+            .all(|record| record.contains("\"must-pass q1717\"")),
+        "{records:?}"
+    );
+}
+
+#[test]
 fn the_same_tier_without_must_pass_passes() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
