@@ -32,6 +32,23 @@ pub(crate) fn compact<T: Serialize + ?Sized>(value: &T) -> String {
     encode(value, CompactFormatter)
 }
 
+/// Writes `value` into `out` as [`document`] renders it (pretty, final newline), as it is
+/// encoded: a large document (a 20,000-query results file) is never held whole in memory.
+pub(crate) fn write_document<T: Serialize + ?Sized>(
+    out: &mut dyn Write,
+    value: &T,
+) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, out);
+    write_with(
+        &mut out,
+        value,
+        PrettyFormatter::new(),
+        crate::secrets::any(),
+    )?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
 fn encode<T: Serialize + ?Sized, F: Formatter>(value: &T, formatter: F) -> String {
     encode_with(value, formatter, crate::secrets::any())
 }
@@ -42,8 +59,21 @@ fn encode_with<T: Serialize + ?Sized, F: Formatter>(
     redacting: bool,
 ) -> String {
     let mut out = Vec::with_capacity(256);
+    // Writing into a Vec cannot fail.
+    write_with(&mut out, value, formatter, redacting).expect("ragate's values serialise as JSON");
+    String::from_utf8(out).expect("JSON text is UTF-8")
+}
+
+/// Encodes `value` into `out`; fails only when `out` does. Every value ragate writes
+/// serialises (no map with non-string keys that JSON cannot hold).
+fn write_with<W: Write, T: Serialize + ?Sized, F: Formatter>(
+    out: W,
+    value: &T,
+    formatter: F,
+    redacting: bool,
+) -> io::Result<()> {
     let mut serializer = Serializer::with_formatter(
-        &mut out,
+        out,
         Inert {
             inner: formatter,
             string: String::new(),
@@ -51,12 +81,7 @@ fn encode_with<T: Serialize + ?Sized, F: Formatter>(
             redacting,
         },
     );
-    // Writing into a Vec cannot fail, and every value ragate writes serialises (no map with
-    // non-string keys that JSON cannot hold).
-    value
-        .serialize(&mut serializer)
-        .expect("ragate's values serialise as JSON");
-    String::from_utf8(out).expect("JSON text is UTF-8")
+    value.serialize(&mut serializer).map_err(io::Error::from)
 }
 
 /// A formatter that collects each string's raw text and writes it at its end, redacted and

@@ -34,11 +34,16 @@ pub(crate) struct RunContext<'a> {
 }
 
 /// The results of `evaluation` over `qrels`, every text kept (see [`strip_text`]); `status` is
-/// set by the caller once decided.
-pub(crate) fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContext<'_>) -> Results {
+/// set by the caller once decided. Each query's ranking and answer are moved into the results
+/// (the evaluation keeps its values and claims).
+pub(crate) fn collect(
+    evaluation: &mut Evaluation,
+    qrels: &Qrels,
+    context: RunContext<'_>,
+) -> Results {
     let metric_names: Vec<String> = evaluation.metrics.iter().map(ToString::to_string).collect();
     let mut queries = BTreeMap::new();
-    for scores in &evaluation.per_query {
+    for scores in &mut evaluation.per_query {
         let query = qrels.position(&scores.qid).map(|p| &qrels.queries()[p]);
         let slices: BTreeMap<String, String> = context
             .slices
@@ -56,8 +61,8 @@ pub(crate) fn collect(evaluation: &Evaluation, qrels: &Qrels, context: RunContex
                 .zip(&scores.values)
                 .filter_map(|(name, value)| Some((name.clone(), (*value)?)))
                 .collect(),
-            retrieved: scores.ranked.clone(),
-            answer: scores.answer.clone(),
+            retrieved: std::mem::take(&mut scores.ranked),
+            answer: scores.answer.take(),
             answer_sha256: None,
             claims: scores
                 .claims

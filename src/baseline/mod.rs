@@ -3,6 +3,7 @@
 pub(crate) mod collect;
 pub mod embeddings;
 pub mod noise;
+pub mod noise_share;
 pub mod pairing;
 pub mod results;
 pub(crate) mod store;

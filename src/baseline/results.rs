@@ -349,6 +349,28 @@ impl Results {
         Ok(())
     }
 
+    /// Results of no query, where a run's results were moved out to be stored (nothing reads
+    /// them afterwards).
+    pub(crate) fn moved_out(tier: &str) -> Results {
+        Results {
+            format: FORMAT.to_string(),
+            tier: tier.to_string(),
+            status: RunStatus::Error,
+            provenance: Provenance::default(),
+            metrics: Vec::new(),
+            summary: BTreeMap::new(),
+            noise: None,
+            baseline_mismatch: None,
+            queries: BTreeMap::new(),
+        }
+    }
+
+    /// Writes the bytes of [`Results::to_json`] into `out` as they are encoded (the text of a
+    /// large run is never held whole).
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        crate::json_text::write_document(out, self)
+    }
+
     /// Pretty JSON with a final newline: the bytes written to disk.
     pub fn to_json(&self) -> String {
         let mut text = crate::json_text::pretty(self);

@@ -15,12 +15,34 @@ use crate::error::{Error, Location, Result};
 /// Reads a results or baseline file; `next_step` is the command that would create it.
 /// Errors: [`Error::Missing`] when there is no file at `path`; otherwise the file is unreadable.
 pub(crate) fn read(path: &Path, next_step: &str) -> Result<Results> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+    read_with_sha256(path, next_step).map(|(results, _)| results)
+}
+
+/// Reads a results or baseline file as [`read`] does, with the SHA-256 of its bytes (lowercase
+/// hex). The text is dropped once parsed.
+pub(crate) fn read_with_sha256(path: &Path, next_step: &str) -> Result<(Results, String)> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(path, next_step)),
         Err(e) => return Err(Error::io(path, e)),
     };
-    parse(path, &text, next_step)
+    let sha256 = crate::digest::sha256_hex(&bytes);
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+    let results = match serde_json::from_slice::<Results>(text) {
+        Ok(results) => results,
+        Err(e) => {
+            // Another format is named as such rather than as the field the parser tripped on;
+            // only then is the format looked up (every other field skipped, nothing built).
+            let format = serde_json::from_slice::<FormatOnly>(text)
+                .ok()
+                .and_then(|found| found.format);
+            check_format(path, format.as_deref(), next_step)?;
+            return Err(parse_error(path, &e, next_step));
+        }
+    };
+    check_format(path, Some(&results.format), next_step)?;
+    check_results(path, &results, next_step)?;
+    Ok((results, sha256))
 }
 
 /// The [`Error::Missing`] of a results or baseline file that is not there.
@@ -28,28 +50,30 @@ pub(crate) fn missing(path: &Path, next_step: &str) -> Error {
     Error::missing(path, format!("no such file: {next_step}"))
 }
 
-/// Parses the `text` of the results or baseline file at `path` as [`read`] does.
-pub(crate) fn parse(path: &Path, text: &str, next_step: &str) -> Result<Results> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let format: Option<String> = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .and_then(|v| v.get("format")?.as_str().map(str::to_string));
-    match format.as_deref() {
-        Some(FORMAT) => {}
-        Some(other) => {
-            return Err(Error::input(
-                path,
-                format!(
-                    "format `{other}` is not `{FORMAT}`, the one this ragate reads: upgrade ragate, or {next_step}"
-                ),
-            ));
-        }
-        None => {}
+/// An error unless `format` (the file's `format` field, when it has one) is the one this
+/// ragate reads; a file without one is left to the parser's error.
+fn check_format(path: &Path, format: Option<&str>, next_step: &str) -> Result<()> {
+    match format {
+        Some(other) if other != FORMAT => Err(Error::input(
+            path,
+            format!(
+                "format `{other}` is not `{FORMAT}`, the one this ragate reads: upgrade ragate, or {next_step}"
+            ),
+        )),
+        _ => Ok(()),
     }
-    let results: Results = serde_json::from_str(text).map_err(|e| Error::Parse {
+}
+
+/// The parser's error `e` for the results file at `path`, at its line and column.
+fn parse_error(path: &Path, e: &serde_json::Error, next_step: &str) -> Error {
+    Error::Parse {
         location: Location::new(path, e.line() as u64).with_column(e.column() as u64),
         message: format!("{e}: expected a ragate results file ({FORMAT}); {next_step}"),
-    })?;
+    }
+}
+
+/// Checks what serde cannot: the provenance's hashes and the values' ranges.
+fn check_results(path: &Path, results: &Results, next_step: &str) -> Result<()> {
     results.provenance.check().map_err(|message| {
         let message = match next_step {
             "" => message,
@@ -62,8 +86,14 @@ pub(crate) fn parse(path: &Path, text: &str, next_step: &str) -> Result<Results>
             path,
             format!("{message} (a results file holds the values ragate computed); {next_step}"),
         )
-    })?;
-    Ok(results)
+    })
+}
+
+/// The `format` field of a results file, every other field skipped (a first look that does not
+/// hold the whole document in memory a second time).
+#[derive(serde::Deserialize)]
+struct FormatOnly {
+    format: Option<String>,
 }
 
 /// The name prefix of the temporary files [`write_atomic`] writes beside `path`
@@ -188,18 +218,32 @@ enum Links {
 /// JUnit and HTML writers) redacted every text from outside on its raw form before escaping it;
 /// redacting here, after the escaping, would miss escaped forms and could complete a link.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    write_file(path, text, Links::Follow)
+    write_file(path, &|out| out.write_all(text.as_bytes()), Links::Follow)
 }
+
+/// As [`write_atomic`], with the bytes written by `body` as it makes them (a large results file
+/// is encoded straight into the temporary file).
+pub(crate) fn write_atomic_with(path: &Path, body: Body<'_>) -> Result<()> {
+    write_file(path, body, Links::Follow)
+}
+
+/// What writes a file's bytes into the writer it is given (the temporary file, or a device).
+pub(crate) type Body<'a> = &'a dyn Fn(&mut dyn Write) -> std::io::Result<()>;
 
 /// Writes `text` to `path`, a file whose name ragate chose inside an output folder (a gate's
 /// `summary.md`, synth's `draft.jsonl`): as [`write_atomic`], except that a symbolic link there
 /// is replaced by the regular file, never followed (a link planted in the output folder cannot
 /// turn an output into a write over a file elsewhere).
 pub(crate) fn write_replacing_links(path: &Path, text: &str) -> Result<()> {
-    write_file(path, text, Links::Replace)
+    write_file(path, &|out| out.write_all(text.as_bytes()), Links::Replace)
 }
 
-fn write_file(path: &Path, text: &str, links: Links) -> Result<()> {
+/// As [`write_replacing_links`], with the bytes written by `body` as it makes them.
+pub(crate) fn write_replacing_links_with(path: &Path, body: Body<'_>) -> Result<()> {
+    write_file(path, body, Links::Replace)
+}
+
+fn write_file(path: &Path, body: Body<'_>, links: Links) -> Result<()> {
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     // The kernel follows the links first: `/dev/stdout` is a link to `/proc/self/fd/1`, itself
     // a link to no path when the descriptor is a pipe.
@@ -208,7 +252,7 @@ fn write_file(path: &Path, text: &str, links: Links) -> Result<()> {
         && !metadata.is_file()
         && !metadata.is_dir()
     {
-        return write_in_place(path, text);
+        return write_in_place(path, body);
     }
     let resolved;
     let path = match links {
@@ -234,8 +278,7 @@ fn write_file(path: &Path, text: &str, links: Links) -> Result<()> {
     let mut file = builder
         .tempfile_in(dir)
         .map_err(|e| Error::write(path, e))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| Error::write(path, e))?;
+    body(&mut file).map_err(|e| Error::write(path, e))?;
     file.as_file()
         .sync_all()
         .map_err(|e| Error::write(path, e))?;
@@ -245,15 +288,14 @@ fn write_file(path: &Path, text: &str, links: Links) -> Result<()> {
     Ok(())
 }
 
-/// Writes `text` into the existing non-regular file `path` (a device or a FIFO: opening a FIFO
+/// Writes `body`'s bytes into the existing non-regular file `path` (a device or a FIFO: opening a FIFO
 /// waits for its reader), without creating, renaming or truncating anything.
-fn write_in_place(path: &Path, text: &str) -> Result<()> {
+fn write_in_place(path: &Path, body: Body<'_>) -> Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(|e| Error::write(path, e))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| Error::write(path, e))?;
+    body(&mut file).map_err(|e| Error::write(path, e))?;
     file.flush().map_err(|e| Error::write(path, e))
 }
 

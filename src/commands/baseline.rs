@@ -136,7 +136,7 @@ fn write_baseline(tier: &Tier, results: &Results) -> Result<()> {
             tier.baseline.display()
         ));
     }
-    store::write_atomic(&tier.baseline, &results.to_json())
+    store::write_atomic_with(&tier.baseline, &|out| results.write_json(out))
 }
 
 /// An accepted baseline and what it changed, as `baseline accept` reports it.

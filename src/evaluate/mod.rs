@@ -463,8 +463,15 @@ fn score_run(
     Ok(evaluation)
 }
 
+/// How many queries of a native run are judged together: their tasks are collected, judged
+/// and turned into values before the next ones are prepared, so that what the judging holds
+/// (claims, contexts, task keys, verdicts) is a chunk's, not the whole run's. Large enough that
+/// a judge's batches and concurrent calls stay full.
+const JUDGED_TOGETHER: usize = 1024;
+
 /// Native runs: retrieval values and judging tasks per query first, then every judge once,
-/// then the answer values. Returns the judges' usage.
+/// then the answer values, a chunk of [`JUDGED_TOGETHER`] queries at a time. Returns the
+/// judges' usage.
 fn score_native(
     qrels: &Qrels,
     run_path: &Path,
@@ -474,8 +481,6 @@ fn score_native(
     answer_metrics: &mut AnswerMetrics<'_>,
     tally: &mut Tally,
 ) -> Result<JudgeUsage> {
-    let mut book = TaskBook::default();
-    let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
     // Answers decomposed by judges (`claims: llm`) first: their claims are the tasks.
     let scored = queries.iter().filter_map(|query| {
         let position = qrels.position(&query.qid)?;
@@ -484,7 +489,37 @@ fn score_native(
             .then(|| (query, &qrels.queries()[position]))
     });
     answer_metrics.decomposed = answer_metrics.decompose(scored, &options.judges, options.cache)?;
-    for query in queries {
+    let mut judge_usage = answer_metrics.decomposed.usage;
+    let mut queries = queries.into_iter().peekable();
+    while queries.peek().is_some() {
+        let chunk = queries.by_ref().take(JUDGED_TOGETHER);
+        let usage = score_chunk(
+            (qrels, run_path),
+            chunk,
+            options,
+            scorer,
+            answer_metrics,
+            tally,
+        )?;
+        judge_usage.tasks += usage.tasks;
+        judge_usage.judged += usage.judged;
+    }
+    Ok(judge_usage)
+}
+
+/// One chunk of a native run's queries: scored, their tasks judged, their answer values set.
+/// Returns the usage of the chunk's judging.
+fn score_chunk(
+    (qrels, run_path): (&Qrels, &Path),
+    queries: impl Iterator<Item = RunQuery>,
+    options: &EvalOptions<'_>,
+    scorer: &Scorer<'_>,
+    answer_metrics: &AnswerMetrics<'_>,
+    tally: &mut Tally,
+) -> Result<JudgeUsage> {
+    let mut book = TaskBook::default();
+    let mut pending: Vec<(String, Outcome, Option<PreparedQuery>)> = Vec::new();
+    for mut query in queries {
         let outcome = match qrels.position(&query.qid) {
             None => Outcome::NotInQrels,
             Some(position) => scorer.score(
@@ -501,7 +536,6 @@ fn score_native(
         }
         let mut outcome = outcome;
         if let Outcome::Scored { scores, .. } = &mut outcome {
-            scores.answer = query.answer.clone();
             scores.operational = Operational::of(&query, run_path)?;
             for (index, spec) in options.metrics.iter().enumerate() {
                 if let Metric::Operational(metric) = spec.metric {
@@ -509,15 +543,12 @@ fn score_native(
                     scores.values[index] = Some(value);
                 }
             }
+            // Moved, not copied: the run line is not read again.
+            scores.answer = query.answer.take();
         }
         pending.push((query.qid, outcome, prepared));
     }
     let verdicts = book.judge_all(&options.judges, options.cache, options.judge_repeat)?;
-    let decomposed = answer_metrics.decomposed.usage;
-    let judge_usage = JudgeUsage {
-        tasks: verdicts.usage.tasks + decomposed.tasks,
-        judged: verdicts.usage.judged + decomposed.judged,
-    };
     for (qid, mut outcome, prepared) in pending {
         if let (Outcome::Scored { scores, .. }, Some(prepared)) = (&mut outcome, &prepared) {
             let answer_scores = answer_metrics.finish(prepared, &verdicts);
@@ -529,7 +560,7 @@ fn score_native(
         }
         tally.add(&qid, outcome);
     }
-    Ok(judge_usage)
+    Ok(verdicts.usage)
 }
 
 /// TREC runs: retrieval metrics only, read in parallel; returns the warnings of an ungrouped run

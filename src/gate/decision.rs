@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::baseline::noise_share;
 use crate::baseline::pairing::{self, Pairing};
 use crate::baseline::results::{Results, RunStatus};
 use crate::config::{
@@ -20,7 +21,7 @@ use crate::gate::drift::{self, DriftInputs};
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
-    GateReport, answer_changes, diagnosis, empty_answers, length_faithfulness_correlation,
+    GateReport, answer_changes, causes, diagnosis, empty_answers, length_faithfulness_correlation,
     must_pass, reported, zero_limit,
 };
 use crate::metrics::metric::Metric;
@@ -194,6 +195,15 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
             }
         }
     }
+    if let Some(noise) = &current.noise {
+        for outcome in outcomes
+            .iter_mut()
+            .filter(|o| o.status == CheckStatus::Inconclusive)
+        {
+            outcome.noise_share = noise_share::of(noise, &outcome.metric, baseline, current)
+                .map(|share| share.fraction);
+        }
+    }
     outcomes.extend(unknown.iter().map(|check| unknown_slice(check, &values)));
     // The must-pass queries lead every output: each one fails the run whatever the
     // statistics say.
@@ -218,6 +228,13 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         .iter()
         .flat_map(|(slice, metrics)| diagnosis::diagnose(slice, metrics, &config.diagnosis))
         .collect();
+    let causes = causes::likely_causes(&causes::CauseInputs {
+        baseline,
+        current,
+        outcomes: &outcomes,
+        slice_fields: &tier.slices,
+        chunk_separator: config.chunk_separator.as_deref(),
+    });
     let notes = length_faithfulness_correlation(current)
         .into_iter()
         .chain(calibrations.iter().map(Calibration::describe))
@@ -247,6 +264,7 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         judged_at_k,
         model_judged_at_k,
         diagnoses,
+        causes,
         notes,
         warnings,
         error_budget: Some(error_budget),

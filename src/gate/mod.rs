@@ -1,6 +1,7 @@
 //! The gate: compares a tier's current results with its baseline and decides every check.
 
 pub mod calibration;
+pub mod causes;
 pub mod checks;
 pub mod decision;
 pub mod diagnosis;
@@ -52,6 +53,9 @@ pub struct GateReport {
     /// Likely causes per slice, from the failure-diagnosis matrix
     /// (`[slice] stage: evidence -> usual fix`).
     pub diagnoses: Vec<String>,
+    /// Likely causes of the change against the baseline (`causes::likely_causes`), at most
+    /// [`causes::MOST`]; none without a baseline.
+    pub causes: Vec<causes::Cause>,
     /// Observations about the current run that are not verdicts (correlations, for instance).
     pub notes: Vec<String>,
     /// Things the user should know that did not decide the verdict.
@@ -76,6 +80,7 @@ impl GateReport {
             judged_at_k: None,
             model_judged_at_k: None,
             diagnoses: Vec::new(),
+            causes: Vec::new(),
             notes: Vec::new(),
             warnings: Vec::new(),
             error_budget: None,

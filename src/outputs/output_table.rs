@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::report::run_outputs::{self, Render};
+use crate::report::run_outputs::{self, Render, Stream};
 
 /// What a run does when one of its inputs is where it would write a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +111,14 @@ pub(crate) enum Sink {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Output {
     pub sink: Sink,
-    pub render: Render,
+    pub render: Rendering,
+}
+
+/// How an output is rendered: as texts, or (a large file) written as it is encoded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Rendering {
+    Text(Render),
+    Streamed(Stream),
 }
 
 /// Every output of a finished run, in the order they are written: files first (each whole or
@@ -119,51 +126,51 @@ pub(crate) struct Output {
 pub(crate) const OUTPUTS: [Output; 12] = [
     Output {
         sink: Sink::OutDir(RESULTS),
-        render: run_outputs::results_json,
+        render: Rendering::Streamed(run_outputs::results_json),
     },
     Output {
         sink: Sink::OutDir(TRACE),
-        render: run_outputs::trace_jsonl,
+        render: Rendering::Streamed(run_outputs::trace_jsonl),
     },
     Output {
         sink: Sink::OutDir(EMBEDDINGS),
-        render: run_outputs::embeddings_jsonl,
+        render: Rendering::Text(run_outputs::embeddings_jsonl),
     },
     Output {
         sink: Sink::JunitOption,
-        render: run_outputs::junit_xml,
+        render: Rendering::Text(run_outputs::junit_xml),
     },
     Output {
         sink: Sink::OutDir(JUNIT),
-        render: run_outputs::junit_xml,
+        render: Rendering::Text(run_outputs::junit_xml),
     },
     Output {
         sink: Sink::OutDir(SUMMARY),
-        render: run_outputs::summary_md,
+        render: Rendering::Text(run_outputs::summary_md),
     },
     Output {
         sink: Sink::OutDir(RUN_STATS),
-        render: run_outputs::run_stats_json,
+        render: Rendering::Text(run_outputs::run_stats_json),
     },
     Output {
         sink: Sink::StepSummary,
-        render: run_outputs::summary_md,
+        render: Rendering::Text(run_outputs::summary_md),
     },
     Output {
         sink: Sink::Warnings,
-        render: run_outputs::warnings,
+        render: Rendering::Text(run_outputs::warnings),
     },
     Output {
         sink: Sink::Annotations,
-        render: run_outputs::annotations,
+        render: Rendering::Text(run_outputs::annotations),
     },
     Output {
         sink: Sink::Stdout,
-        render: run_outputs::stdout,
+        render: Rendering::Text(run_outputs::stdout),
     },
     Output {
         sink: Sink::Errors,
-        render: run_outputs::errors,
+        render: Rendering::Text(run_outputs::errors),
     },
 ];
 

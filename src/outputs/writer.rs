@@ -20,12 +20,12 @@ use crate::gate::GateReport;
 use crate::gate::calibration::{AGREEMENT_CUT, Calibration};
 use crate::metrics::embedding_relevance::EmbeddedQuery;
 use crate::outputs::output_place;
-use crate::outputs::output_table::{self, Sink};
+use crate::outputs::output_table::{self, Rendering, Sink};
 use crate::outputs::stdout::write_document;
 use crate::outputs::stdout::write_human;
 use crate::report::operational::Figures;
 use crate::report::outcome::RunOutcome;
-use crate::report::run_outputs::View;
+use crate::report::run_outputs::{Streamed, View};
 use crate::term::{self, Paint};
 
 /// HTTP calls and tokens of one LLM judge.
@@ -164,7 +164,7 @@ pub(crate) fn write_outcome(outcome: &RunOutcome<'_>, options: &OutputOptions) -
 
 /// Every output this run writes, rendered; only those (a 20,000-query junit.xml is not made
 /// twice).
-fn render(outcome: &RunOutcome<'_>, options: &OutputOptions) -> Vec<(Sink, Vec<String>)> {
+fn render<'a>(outcome: &RunOutcome<'a>, options: &OutputOptions) -> Vec<(Sink, Rendered<'a>)> {
     let view = View {
         json: options.format == GateFormat::Json,
         paint: Paint::stdout(),
@@ -179,14 +179,52 @@ fn render(outcome: &RunOutcome<'_>, options: &OutputOptions) -> Vec<(Sink, Vec<S
     output_table::OUTPUTS
         .iter()
         .filter(|output| active(output.sink))
-        .map(|output| (output.sink, (output.render)(outcome, &view)))
+        .map(|output| {
+            let rendered = match output.render {
+                Rendering::Text(render) => Rendered::Texts(render(outcome, &view)),
+                Rendering::Streamed(stream) => Rendered::File(stream(outcome)),
+            };
+            (output.sink, rendered)
+        })
         .collect()
+}
+
+/// One output, rendered: its texts, or the file written as it is encoded (None: the outcome has
+/// no such file).
+enum Rendered<'a> {
+    Texts(Vec<String>),
+    File(Option<Streamed<'a>>),
+}
+
+impl Rendered<'_> {
+    /// Whether there is a file to write.
+    fn has_file(&self) -> bool {
+        match self {
+            Rendered::Texts(texts) => !texts.is_empty(),
+            Rendered::File(streamed) => streamed.is_some(),
+        }
+    }
+
+    /// Writes the file (the first text, or the streamed bytes) to `path`.
+    fn write(&self, path: &Path, in_folder: bool) -> Result<()> {
+        let body = |out: &mut dyn std::io::Write| match self {
+            Rendered::Texts(texts) => {
+                out.write_all(texts.first().map_or("", String::as_str).as_bytes())
+            }
+            Rendered::File(streamed) => streamed.map_or(Ok(()), |streamed| streamed.write_to(out)),
+        };
+        if in_folder {
+            store::write_replacing_links_with(path, &body)
+        } else {
+            store::write_atomic_with(path, &body)
+        }
+    }
 }
 
 /// Writes the rendered files (the output folder's and `--junit`); a run that `stopped` keeps
 /// what it wrote already. Returns whether the summary file was written.
 fn write_files(
-    rendered: &[(Sink, Vec<String>)],
+    rendered: &[(Sink, Rendered<'_>)],
     stopped: bool,
     options: &OutputOptions,
 ) -> Result<bool> {
@@ -209,10 +247,10 @@ fn write_files(
             .is_err())
     };
     let mut summary_written = false;
-    for (sink, texts) in rendered {
-        let Some(text) = texts.first() else {
+    for (sink, output) in rendered {
+        if !output.has_file() {
             continue;
-        };
+        }
         let (path, named_by, in_folder) = match sink {
             Sink::OutDir(file) => (file.path(&options.out_dir), "--out", true),
             Sink::JunitOption => match &options.junit {
@@ -224,12 +262,9 @@ fn write_files(
         if keep(&path, in_folder) {
             continue;
         }
-        let written = if in_folder {
-            write_in_folder(&path, text)
-        } else {
-            write(&path, text)
-        };
-        written.map_err(|e| e.named_by(named_by))?;
+        output
+            .write(&path, in_folder)
+            .map_err(|e| e.named_by(named_by))?;
         summary_written |= *sink == Sink::OutDir(output_table::SUMMARY);
     }
     Ok(summary_written)
@@ -238,7 +273,7 @@ fn write_files(
 /// Prints the rest: the step summary (when `with_summary`), warnings, annotations, stdout and
 /// errors.
 fn print(
-    rendered: Vec<(Sink, Vec<String>)>,
+    rendered: Vec<(Sink, Rendered<'_>)>,
     outcome: &RunOutcome<'_>,
     options: &OutputOptions,
     with_summary: bool,
@@ -251,7 +286,11 @@ fn print(
         // commands on stderr too.
         _ => term::CommandStream::Stderr,
     };
-    for (sink, texts) in rendered {
+    for (sink, output) in rendered {
+        // Only files are streamed; every printed output is text.
+        let Rendered::Texts(texts) = output else {
+            continue;
+        };
         match sink {
             Sink::StepSummary if with_summary => {
                 texts

@@ -275,6 +275,7 @@ pub(crate) fn sample_report() -> GateReport {
         judged_at_k: Some((10, 0.42)),
         model_judged_at_k: None,
         diagnoses: vec![],
+        causes: Vec::new(),
         notes: vec![],
         warnings: vec!["the qrels changed since the baseline (sha256 aaa -> bbb)".to_string()],
         error_budget: None,

@@ -5,10 +5,13 @@ use serde_json::{Value, json};
 
 use crate::baseline::results::{Results, RunStatus};
 use crate::gate::GateReport;
+use crate::gate::causes::Cause;
 use crate::gate::error_budget::ErrorBudget;
 use crate::gate::run_verdict::RunVerdict;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, QueriesNeeded, REALISTIC_QUERIES};
+use crate::report::gate_table::higher_is_better;
 use crate::report::reported;
+use crate::report::summary_text::point_past_limit;
 
 /// The format tag of the document.
 pub const FORMAT: &str = "ragate-gate/1";
@@ -28,6 +31,7 @@ pub fn render(report: &GateReport, results: Option<&Results>) -> String {
         "compared": report.compared(),
         "checks": report.outcomes.iter().map(check).collect::<Vec<_>>(),
         "reported": reported::json(report),
+        "causes": report.causes.iter().map(cause).collect::<Vec<_>>(),
         "warnings": report.warnings,
         "notes": report.notes,
         "error_budget": report.error_budget.as_ref().map(error_budget),
@@ -78,6 +82,7 @@ pub fn render_ungated(results: &Results) -> String {
         "paired_queries": 0,
         "checks": [],
         "reported": [],
+        "causes": [],
         "warnings": [],
         "notes": [],
         "error_budget": null,
@@ -101,6 +106,7 @@ pub fn render_error(tier: &str, error: &str, retryable: bool) -> String {
         "paired_queries": 0,
         "checks": [],
         "reported": [],
+        "causes": [],
         "warnings": [],
         "notes": [],
         "error_budget": null,
@@ -164,6 +170,7 @@ fn check(outcome: &CheckOutcome) -> Value {
         "queries_needed": outcome.queries_needed.and_then(QueriesNeeded::count),
         "queries_needed_over": (outcome.queries_needed == Some(QueriesNeeded::Unrealistic))
             .then_some(REALISTIC_QUERIES),
+        "undecided": undecided(outcome),
         "floor": outcome.floor.map(|f| json!({"bound": f.bound, "mean": finite(f.mean), "n": f.n})),
         "worse_count": outcome.worse_count,
         "worst": outcome.worst.iter().map(|q| json!({
@@ -171,6 +178,51 @@ fn check(outcome: &CheckOutcome) -> Value {
             "baseline": finite(q.baseline),
             "current": finite(q.current),
         })).collect::<Vec<_>>(),
+    })
+}
+
+/// A likely cause of the change: its slice, kind, the metric moves it reads, the queries that
+/// show it (and the slice value holding most of them), the usual fix and the sentence the
+/// summary shows.
+fn cause(cause: &Cause) -> Value {
+    json!({
+        "slice": cause.slice,
+        "cause": cause.kind.id(),
+        "moves": cause.moves.iter().map(|m| json!({
+            "metric": m.metric,
+            "delta": finite(m.delta),
+            "limit": m.limit,
+            "direction": m.direction.word(),
+        })).collect::<Vec<_>>(),
+        "queries": cause.queries,
+        "paired_queries": cause.paired,
+        "evidence": cause.evidence,
+        "top_slice": cause.top_slice.as_ref().map(|(slice, queries)| json!({
+            "slice": slice,
+            "queries": queries,
+        })),
+        "fix": cause.kind.fix(),
+        "text": cause.describe(),
+    })
+}
+
+/// For an inconclusive check decided by a test (not a "prove it" one): how far past its limit
+/// the point estimate is and what would decide it, as the summary says it; else null.
+fn undecided(outcome: &CheckOutcome) -> Value {
+    if outcome.status != CheckStatus::Inconclusive || outcome.proof.is_some() {
+        return Value::Null;
+    }
+    let Some(limit) = outcome.limit.filter(|_| outcome.delta.is_finite()) else {
+        return Value::Null;
+    };
+    let worsening = if higher_is_better(&outcome.metric) {
+        -outcome.delta
+    } else {
+        outcome.delta
+    };
+    json!({
+        "past_limit_by": finite(worsening - limit),
+        "text": point_past_limit(outcome),
     })
 }
 

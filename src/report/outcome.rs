@@ -4,6 +4,7 @@
 //! its verdict, exit code and headline come from [`RunOutcome::verdict`] alone.
 
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
 use crate::baseline::embeddings;
 use crate::baseline::results::{Results, RunStatus};
@@ -26,17 +27,19 @@ pub(crate) struct RunFiles<'a> {
 }
 
 impl RunFiles<'_> {
-    /// results.json's text.
-    pub(crate) fn results_json(&self) -> String {
-        self.results.to_json()
+    /// Writes results.json's bytes into `out` as they are encoded.
+    pub(crate) fn write_results_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.results.write_json(out)
     }
 
-    /// trace.jsonl's text.
-    pub(crate) fn trace_jsonl(&self) -> String {
-        self.trace
-            .values()
-            .map(|line| format!("{line}\n"))
-            .collect()
+    /// Writes trace.jsonl's lines into `out`, one after the other.
+    pub(crate) fn write_trace_jsonl(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut out = io::BufWriter::with_capacity(1 << 16, out);
+        for line in self.trace.values() {
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
     }
 
     /// embeddings.jsonl's text, None without embeddings.

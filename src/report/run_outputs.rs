@@ -5,8 +5,10 @@
 //! outcome that has no such output, one text for a file or a stream, one text a line for the line
 //! sinks (warnings, annotations, errors).
 
+use std::io::{self, Write};
+
 use crate::baseline::results::RunStatus;
-use crate::report::outcome::{Decided, RunOutcome};
+use crate::report::outcome::{Decided, RunFiles, RunOutcome};
 use crate::report::{
     annotations, error_summary, gate_json, gate_table, inert, junit, measured, summary,
     trends_markdown,
@@ -24,22 +26,47 @@ pub(crate) struct View {
 /// What an output renders of one outcome.
 pub(crate) type Render = fn(&RunOutcome<'_>, &View) -> Vec<String>;
 
-/// results.json.
-pub(crate) fn results_json(outcome: &RunOutcome<'_>, _: &View) -> Vec<String> {
-    match outcome {
-        RunOutcome::Decided(decided) => vec![decided.files.results_json()],
-        RunOutcome::Unbaselined(unbaselined) => vec![unbaselined.files.results_json()],
-        RunOutcome::NotEvaluated(_) => Vec::new(),
+/// What a streamed file renders of one outcome: None when the outcome has no such file.
+pub(crate) type Stream = for<'a> fn(&RunOutcome<'a>) -> Option<Streamed<'a>>;
+
+/// A file written as it is encoded (results.json and trace.jsonl: the run's largest, never held
+/// whole as text): the run's files and the function that writes this one of them.
+#[derive(Clone, Copy)]
+pub(crate) struct Streamed<'a> {
+    files: RunFiles<'a>,
+    write: fn(&RunFiles<'a>, &mut dyn Write) -> io::Result<()>,
+}
+
+impl Streamed<'_> {
+    /// Writes the file's bytes into `out`.
+    pub(crate) fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        (self.write)(&self.files, out)
     }
 }
 
-/// trace.jsonl.
-pub(crate) fn trace_jsonl(outcome: &RunOutcome<'_>, _: &View) -> Vec<String> {
+/// The files of an outcome that has results.
+fn files<'a>(outcome: &RunOutcome<'a>) -> Option<RunFiles<'a>> {
     match outcome {
-        RunOutcome::Decided(decided) => vec![decided.files.trace_jsonl()],
-        RunOutcome::Unbaselined(unbaselined) => vec![unbaselined.files.trace_jsonl()],
-        RunOutcome::NotEvaluated(_) => Vec::new(),
+        RunOutcome::Decided(decided) => Some(decided.files),
+        RunOutcome::Unbaselined(unbaselined) => Some(unbaselined.files),
+        RunOutcome::NotEvaluated(_) => None,
     }
+}
+
+/// results.json.
+pub(crate) fn results_json<'a>(outcome: &RunOutcome<'a>) -> Option<Streamed<'a>> {
+    files(outcome).map(|files| Streamed {
+        files,
+        write: RunFiles::write_results_json,
+    })
+}
+
+/// trace.jsonl.
+pub(crate) fn trace_jsonl<'a>(outcome: &RunOutcome<'a>) -> Option<Streamed<'a>> {
+    files(outcome).map(|files| Streamed {
+        files,
+        write: RunFiles::write_trace_jsonl,
+    })
 }
 
 /// embeddings.jsonl, when answer relevance is embedding-based.

@@ -7,7 +7,8 @@
 //! 2. only the failing (furthest beyond their limit first), inconclusive and improved checks, as `check | baseline → current | delta
 //!    (%) | limit`, with the statistics (p, bound, adjusted alpha, n) in one line per check when
 //!    the decision used them; the checks that could not be evaluated;
-//! 3. the diagnosis lines and the warnings;
+//! 3. the likely causes of the change, folded under a title naming them (a run without a
+//!    baseline: the level-based diagnosis lines), and the warnings;
 //! 4. everything else folded in `<details>`: the regressed queries with their answer changes,
 //!    every check, the notes (calibration, judging, operational figures).
 //!
@@ -34,7 +35,9 @@ use crate::report::format::{interval_text, no_negative_zero, p_against, p_text, 
 use crate::report::gate_table::higher_is_better;
 use crate::report::inert;
 use crate::report::reported;
-use crate::report::summary_text::{Counts, delta_with_percent, display_range, signed_limit};
+use crate::report::summary_text::{
+    Counts, delta_with_percent, display_range, point_past_limit, signed_limit,
+};
 
 /// Bytes after which no more rows of a checks table are written.
 const TABLE_BUDGET: usize = 200 * 1024;
@@ -219,13 +222,35 @@ fn statistics_line(o: &CheckOutcome) -> Option<String> {
             parts.push(proof_text(&proof, o.limit));
         }
         parts.push(format!("n = {}", o.n));
+        let undecided = o.status == CheckStatus::Inconclusive && o.proof.is_none();
+        if let (true, Some(limit)) = (undecided, o.limit) {
+            let worsening = if higher_is_better(&o.metric) {
+                -o.delta
+            } else {
+                o.delta
+            };
+            parts.insert(
+                0,
+                format!(
+                    "past the limit by {:.4} on the point estimate",
+                    no_negative_zero(worsening - limit)
+                ),
+            );
+        }
         if let Some(needed) = o.queries_needed {
             let verb = if o.proof.is_some() { "prove" } else { "decide" };
+            let point = if undecided {
+                ", or `decision: point` for this tier"
+            } else {
+                ""
+            };
             parts.push(match needed {
                 QueriesNeeded::About(n) => {
-                    format!("about {n} paired queries would {verb} it with 80% power")
+                    format!("about {n} paired queries would {verb} it with 80% power{point}")
                 }
-                QueriesNeeded::Unrealistic => QueriesNeeded::unrealistic_text(verb),
+                QueriesNeeded::Unrealistic => {
+                    format!("{}{point}", QueriesNeeded::unrealistic_text(verb))
+                }
             });
         }
     }
@@ -311,14 +336,20 @@ fn push_verdicts(out: &mut String, report: &GateReport, hint: bool) {
     push_list(out, "**Not evaluated**", errors);
 }
 
-/// The diagnosis lines and the warnings, unfolded.
-fn push_diagnosis_and_warnings(out: &mut String, report: &GateReport) {
-    let diagnoses: Vec<String> = report
-        .diagnoses
-        .iter()
-        .map(|note| format!("- {}\n", inline(note, TEXT_CHARS)))
-        .collect();
-    push_list(out, "**Likely causes**", diagnoses);
+/// The likely causes and the warnings. The causes of a change against the baseline are folded
+/// (`fold`) under a title that names them; a run without a baseline shows the level-based
+/// diagnosis lines instead, unfolded.
+fn push_diagnosis_and_warnings(out: &mut String, report: &GateReport, fold: bool) {
+    if from_change(report) {
+        push_causes(out, report, fold);
+    } else {
+        let diagnoses: Vec<String> = report
+            .diagnoses
+            .iter()
+            .map(|note| format!("- {}\n", inline(note, TEXT_CHARS)))
+            .collect();
+        push_list(out, "**Likely causes**", diagnoses);
+    }
     let mut warnings: Vec<String> = report
         .warnings
         .iter()
@@ -332,6 +363,43 @@ fn push_diagnosis_and_warnings(out: &mut String, report: &GateReport) {
         ));
     }
     push_list(out, "**Warnings**", warnings);
+}
+
+/// Whether the likely causes are those of the change (a run with a baseline), not the levels'.
+fn from_change(report: &GateReport) -> bool {
+    report.pairing.is_some() || !report.causes.is_empty()
+}
+
+/// The likely causes of the change (`gate::causes`), one line each: folded under a title that
+/// names them when `fold`, else a bold title (inside a fold already).
+fn push_causes(out: &mut String, report: &GateReport, fold: bool) {
+    if report.causes.is_empty() {
+        return;
+    }
+    let lines: Vec<String> = report
+        .causes
+        .iter()
+        .map(|cause| format!("- {}\n", inline(&cause.describe(), TEXT_CHARS)))
+        .collect();
+    if fold {
+        let titles: Vec<String> = report
+            .causes
+            .iter()
+            .map(|c| format!("{} ({} queries)", c.kind.title(), c.queries))
+            .collect();
+        out.push_str(&open_details(&format!(
+            "Likely causes: {}",
+            titles.join(", ")
+        )));
+        push_list(
+            out,
+            "**What moved, in which queries, and the usual fix**",
+            lines,
+        );
+        out.push_str("</details>\n\n");
+    } else {
+        push_list(out, "**Likely causes**", lines);
+    }
 }
 
 /// The lines a passing run shows outside `<details>` at most (blank lines not counted).
@@ -379,7 +447,7 @@ fn push_quiet_pass(out: &mut String, report: &GateReport) {
     }
     let mut folded = String::new();
     push_verdicts(&mut folded, report, false);
-    push_diagnosis_and_warnings(&mut folded, report);
+    push_diagnosis_and_warnings(&mut folded, report, false);
     if folded.is_empty() {
         return;
     }
@@ -394,7 +462,9 @@ fn push_quiet_pass(out: &mut String, report: &GateReport) {
     if counts.warned > 0 {
         parts.push(format!("{} warned", counts.warned));
     }
-    if !report.diagnoses.is_empty() {
+    if from_change(report) && !report.causes.is_empty()
+        || !from_change(report) && !report.diagnoses.is_empty()
+    {
         parts.push("likely causes".to_string());
     }
     if !report.warnings.is_empty() {
@@ -438,7 +508,7 @@ pub fn render(report: &GateReport) -> String {
         push_quiet_pass(&mut out, report);
     } else {
         push_verdicts(&mut out, report, true);
-        push_diagnosis_and_warnings(&mut out, report);
+        push_diagnosis_and_warnings(&mut out, report, true);
     }
     push_regressed_queries(&mut out, report);
     push_all_checks(&mut out, report);

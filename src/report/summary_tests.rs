@@ -484,9 +484,11 @@ fn an_inconclusive_pass_is_headlined_as_what_it_is() {
     let text = render(&busy_passing_report());
     assert!(
         text.starts_with(
-            "**❓ 2 of 4 checks passed, 1 inconclusive: mrr [class=paraphrased] -0.0300 beyond its \
-             limit -0.0200 without enough evidence; more paired queries would be needed to \
-             decide it (n = 25)** · 1\u{a0}improved · 1\u{a0}skipped · tier\u{a0}smoke\n"
+            "**❓ 2 of 4 checks passed, 1 inconclusive: mrr [class=paraphrased] -0.0300 is past its \
+             limit -0.0200 by 0.0100 on the point estimate; the evidence shows a worsening of at \
+             least -0.0050 (95.00% bound), short of the limit; more paired queries would decide \
+             it (n = 25), or `decision: point` for this tier, which fails it** · \
+             1\u{a0}improved · 1\u{a0}skipped · tier\u{a0}smoke\n"
         ),
         "{text}"
     );
@@ -499,9 +501,11 @@ fn an_inconclusive_pass_is_headlined_as_what_it_is() {
     let text = render(&report);
     assert!(
         text.starts_with(
-            "**❓ 2 of 5 checks passed, 2 inconclusive: mrr [class=paraphrased] -0.0300 beyond its \
-             limit -0.0200 without enough evidence; about 619 paired queries would decide it (1 \
-             more in the details)** ·"
+            "**❓ 2 of 5 checks passed, 2 inconclusive: mrr [class=paraphrased] -0.0300 is past its \
+             limit -0.0200 by 0.0100 on the point estimate; the evidence shows a worsening of at \
+             least -0.0050 (95.00% bound), short of the limit; about 619 paired queries would \
+             decide it, or `decision: point` for this tier, which fails it (1 more in the \
+             details)** ·"
         ),
         "the one furthest beyond its limit: {text}"
     );
@@ -539,8 +543,10 @@ fn an_unrealistic_queries_needed_reads_the_same_in_the_headline_the_details_and_
                 100000 paired queries)";
     assert!(
         text.starts_with(&format!(
-            "**❓ 2 of 4 checks passed, 1 inconclusive: mrr [class=paraphrased] -0.0300 beyond \
-             its limit -0.0200 without enough evidence; {said}** ·"
+            "**❓ 2 of 4 checks passed, 1 inconclusive: mrr [class=paraphrased] -0.0300 is past \
+             its limit -0.0200 by 0.0100 on the point estimate; the evidence shows a worsening of \
+             at least -0.0050 (95.00% bound), short of the limit; {said}: only `decision: point` \
+             for this tier decides it (it fails it)** ·"
         )),
         "{text}"
     );
@@ -550,6 +556,17 @@ fn an_unrealistic_queries_needed_reads_the_same_in_the_headline_the_details_and_
         "headline and details: {text}"
     );
     assert!(!text.contains("about 1"), "{text}");
+    // A run repeated whose noise is most of the spread: more repeats decide it.
+    report.outcomes[last].noise_share = Some(0.72);
+    let text = render(&report);
+    assert!(
+        text.lines().next().unwrap().contains(
+            "short of the limit; run-to-run noise is about 72% of the variance of the per-query \
+             deltas, so more `repeats` would decide it without new labelled queries; no \
+             realistic tier"
+        ),
+        "{text}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&crate::report::gate_json::render(&report, None)).unwrap();
     let check = &json["checks"][last];

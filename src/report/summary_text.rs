@@ -6,9 +6,9 @@
 use std::ops::RangeInclusive;
 
 use crate::gate::GateReport;
-use crate::gate::verdict::{CheckOutcome, CheckStatus};
+use crate::gate::verdict::{CheckOutcome, CheckStatus, QueriesNeeded};
 use crate::metrics::metric::Metric;
-use crate::report::format::{MISSING, signed};
+use crate::report::format::{MISSING, no_negative_zero, signed};
 use crate::report::gate_table::higher_is_better;
 
 /// Below this a p-value prints as `< 0.0001`.
@@ -56,6 +56,68 @@ pub(crate) fn delta_with_percent(outcome: &CheckOutcome) -> String {
         delta
     }
 }
+
+/// An inconclusive check (decided by a test, not proven) in words: how far past its limit the
+/// point estimate is, what the evidence bounds, and the cheapest way to decide it (issue 48):
+/// `-0.0280 is past its limit -0.0250 by 0.0030 on the point estimate; the evidence shows a
+/// worsening of at least 0.0012 (97.50% bound), short of the limit; about 619 paired queries
+/// would decide it, or `decision: point` for this tier, which fails it`. Past the cap on the
+/// queries no realistic tier decides it: only the point decision does. When run-to-run noise is
+/// most of the spread (a run with `repeats`), more repeats decide it without new labelled queries.
+pub(crate) fn point_past_limit(outcome: &CheckOutcome) -> String {
+    let worsening = if higher_is_better(&outcome.metric) {
+        -outcome.delta
+    } else {
+        outcome.delta
+    };
+    let past = outcome.limit.map_or(worsening, |limit| worsening - limit);
+    let mut text = format!(
+        "{} is past its limit {} by {:.4} on the point estimate",
+        signed(outcome.delta),
+        signed_limit(outcome),
+        no_negative_zero(past)
+    );
+    if let Some(bound) = outcome.bound.filter(|b| b.delta.is_finite()) {
+        let bounded = if higher_is_better(&outcome.metric) {
+            -bound.delta
+        } else {
+            bound.delta
+        };
+        text.push_str(&format!(
+            "; the evidence shows a worsening of at least {:.4} ({:.2}% bound), short of the limit",
+            no_negative_zero(bounded),
+            100.0 * bound.confidence
+        ));
+    }
+    if let Some(share) = outcome.noise_share.filter(|share| *share > NOISE_DOMINATES) {
+        text.push_str(&format!(
+            "; run-to-run noise is about {:.0}% of the variance of the per-query deltas, so more \
+             `repeats` would decide it without new labelled queries",
+            (100.0 * share).min(100.0)
+        ));
+    }
+    text.push_str(&match outcome.queries_needed {
+        Some(QueriesNeeded::About(n)) => format!(
+            "; about {n} paired queries would decide it, or {POINT} for this tier, which fails it"
+        ),
+        Some(QueriesNeeded::Unrealistic) => format!(
+            "; {}: only {POINT} for this tier decides it (it fails it)",
+            QueriesNeeded::unrealistic_text("decide")
+        ),
+        None => format!(
+            "; more paired queries would decide it (n = {}), or {POINT} for this tier, which \
+             fails it",
+            outcome.n
+        ),
+    });
+    text
+}
+
+/// The share of the per-query delta variance past which run-to-run noise dominates a check.
+const NOISE_DOMINATES: f64 = 0.5;
+
+/// The setting that decides a check on its point estimate alone.
+const POINT: &str = "`decision: point`";
 
 /// How many checks have each status.
 pub(crate) struct Counts {

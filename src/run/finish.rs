@@ -37,7 +37,17 @@ pub(crate) fn finish(
     baseline: Result<Option<Baseline>>,
     labels: Option<&[Label]>,
 ) -> Result<i32> {
-    let mut current = stored(tier, &evaluated);
+    let mut evaluated = evaluated;
+    // What reads the texts (calibration matches labels to answers) reads them before the
+    // results are moved out and, with `store_text: false`, stripped of them.
+    let measured = match &baseline {
+        Ok(Some(_)) => Some(Measured {
+            calibrations: tier_labels::calibrations(labels, &tier.metrics, &evaluated.results),
+            figures: operational::by_slice(&evaluated.results, &evaluated.operational),
+        }),
+        _ => None,
+    };
+    let mut current = stored(tier, &mut evaluated);
     // A baseline made with other conventions is no baseline for these results: refused, and
     // these results are left to accept like a first run's.
     let other_conventions = matches!(&baseline, Ok(Some(found))
@@ -58,9 +68,9 @@ pub(crate) fn finish(
         options: &options,
         evaluated: &evaluated,
     };
-    let found = match baseline {
-        Ok(Some(baseline)) => baseline,
-        unbaselined => {
+    let (found, measured) = match (baseline, measured) {
+        (Ok(Some(baseline)), Some(measured)) => (baseline, measured),
+        (unbaselined, _) => {
             let error = unbaselined
                 .err()
                 .unwrap_or_else(|| tier_baseline::missing(tier, &accept_hint(tier, &options)));
@@ -74,7 +84,14 @@ pub(crate) fn finish(
             return finishing.write_unbaselined(&current, &error);
         }
     };
-    finishing.write_decided(found, current, labels)
+    finishing.write_decided(found, current, measured)
+}
+
+/// What a decided run measured besides its results: the judges' calibrations and the
+/// operational figures per slice.
+struct Measured {
+    calibrations: Vec<Calibration>,
+    figures: operational::Figures,
 }
 
 /// What the steps of a run's end share.
@@ -113,14 +130,15 @@ impl Finishing<'_> {
         &self,
         found: Baseline,
         mut current: Results,
-        labels: Option<&[Label]>,
+        Measured {
+            calibrations,
+            figures,
+        }: Measured,
     ) -> Result<i32> {
         let (config, tier, options, evaluated) =
             (self.config, self.tier, self.options, self.evaluated);
         let (baseline, rejudged) =
             comparable_baseline(config, tier, self.qrels, found.results, &current, options)?;
-        let calibrations = tier_labels::calibrations(labels, &tier.metrics, &evaluated.results);
-        let figures = operational::by_slice(&evaluated.results, &evaluated.operational);
         let series = match &options.history {
             Some(dir) => Some(history_series::read_series(dir, tier, &current)?),
             None => None,
@@ -205,8 +223,9 @@ fn run_files<'a>(current: &'a Results, evaluated: &'a Evaluated) -> RunFiles<'a>
 
 /// The results as the tier stores them, with the run-to-run noise of a repeated run (a baseline
 /// accepted from them knows its own noise: `repeats::describe`).
-fn stored(tier: &Tier, evaluated: &Evaluated) -> Results {
-    let mut results = evaluated.results.clone();
+fn stored(tier: &Tier, evaluated: &mut Evaluated) -> Results {
+    // Moved, not copied: the per-query records are the run's largest data.
+    let mut results = std::mem::replace(&mut evaluated.results, Results::moved_out(&tier.name));
     results.noise = evaluated.noise.clone();
     if tier.store_text {
         results

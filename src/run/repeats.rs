@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use crate::baseline::collect;
 use crate::baseline::noise::RunNoise;
+use crate::baseline::noise_share;
 use crate::baseline::results::Results;
 use crate::evaluate::judge_consistency::{FlippedClaim, JudgeConsistency};
 use crate::outputs::writer::Evaluated;
@@ -157,7 +158,8 @@ pub(crate) fn describe(noise: &RunNoise, baseline: &Results, current: &Results) 
     lines
 }
 
-/// The share of a metric's per-query delta variance that run-to-run noise explains.
+/// The share of a metric's per-query delta variance that run-to-run noise explains, with whose
+/// noise it counts.
 struct Share {
     /// Noise variance over delta variance: not capped (a ratio of estimates can exceed 1).
     fraction: f64,
@@ -165,50 +167,23 @@ struct Share {
     whose: String,
 }
 
-/// The noise share of `metric` over the queries with a value in both runs; `None` with fewer
-/// than two such queries or deltas that do not vary.
+/// The noise share of `metric` ([`noise_share::of`]) and whose noise it counts.
 fn share(noise: &RunNoise, metric: &str, baseline: &Results, current: &Results) -> Option<Share> {
-    let deltas: Vec<f64> = current
-        .queries
-        .iter()
-        .filter_map(|(qid, now)| {
-            let before = baseline.queries.get(qid)?.metrics.get(metric)?;
-            Some(now.metrics.get(metric)? - before)
-        })
-        .collect();
-    let delta_variance = stats::sample_sd(&deltas).powi(2);
-    if deltas.len() < 2 || delta_variance <= 0.0 {
-        return None;
-    }
-    let within = noise.metrics.get(metric)?;
-    let current_noise = within.variance() / noise.repeats.max(1) as f64;
-    let stored = baseline.noise.as_ref().and_then(|stored| {
-        Some((
-            stored.of_mean(metric)?,
-            stored.repeats,
-            stored.metrics[metric].sd(),
-        ))
-    });
-    let (baseline_noise, whose) = match stored {
-        Some((variance, runs, sd)) => (
-            variance,
-            format!(
-                "this run's mean of {} runs and the baseline's of {runs}, whose stored \
-                 standard deviation is {sd:.4}",
-                noise.repeats
-            ),
+    let share = noise_share::of(noise, metric, baseline, current)?;
+    let whose = match share.baseline_stored {
+        Some((runs, sd)) => format!(
+            "this run's mean of {} runs and the baseline's of {runs}, whose stored \
+             standard deviation is {sd:.4}",
+            noise.repeats
         ),
-        None => (
-            within.variance(),
-            format!(
-                "this run's mean of {} runs and the baseline's, assuming the baseline has the \
-                 same run-to-run noise, from 1 run",
-                noise.repeats
-            ),
+        None => format!(
+            "this run's mean of {} runs and the baseline's, assuming the baseline has the \
+             same run-to-run noise, from 1 run",
+            noise.repeats
         ),
     };
     Some(Share {
-        fraction: (current_noise + baseline_noise) / delta_variance,
+        fraction: share.fraction,
         whose,
     })
 }

@@ -8,7 +8,6 @@ use std::path::Path;
 use crate::baseline::results::Results;
 use crate::baseline::store;
 use crate::config::Tier;
-use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 
 /// A tier's baseline as read from its file.
@@ -24,17 +23,13 @@ pub(crate) struct Baseline {
 /// used (unreadable, malformed, of another tier), ending with `next_step`.
 pub(crate) fn load(tier: &Tier, next_step: &str) -> Result<Option<Baseline>> {
     let path = &tier.baseline;
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
+    let (results, sha256) = match store::read_with_sha256(path, next_step) {
+        Ok(read) => read,
+        Err(e) if e.is_missing() => return Ok(None),
+        Err(e) => return Err(e),
     };
-    let results = store::parse(path, &text, next_step)?;
     check_baseline_tier(&results, &tier.name, path)?;
-    Ok(Some(Baseline {
-        results,
-        sha256: sha256_hex(text.as_bytes()),
-    }))
+    Ok(Some(Baseline { results, sha256 }))
 }
 
 /// The error that says the tier has no baseline file, with the command that makes one.

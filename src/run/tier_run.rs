@@ -264,12 +264,12 @@ fn evaluate_tier(
         ..options
     };
     let evaluated_at = Instant::now();
-    let evaluation = evaluate(qrels, &run.0, run.1, &options)?;
+    let mut evaluation = evaluate(qrels, &run.0, run.1, &options)?;
     let evaluation_seconds = evaluated_at.elapsed().as_secs_f64();
     for warning in &evaluation.warnings {
         term::warning(warning);
     }
-    let results = collect::collect(&evaluation, qrels, context);
+    let results = collect::collect(&mut evaluation, qrels, context);
     Ok(Evaluated {
         trace: trace(&results, qrels, &evaluation, &trace_splitter(tier)),
         operational: evaluation

@@ -216,7 +216,7 @@ fn accept_refuses_in_ci_without_force() {
 }
 
 /// Fails with every schema error of `document`.
-fn assert_schema(name: &str, document: &serde_json::Value) {
+pub(crate) fn assert_schema(name: &str, document: &serde_json::Value) {
     let errors = Schema::published(name).errors(document);
     assert!(errors.is_empty(), "{name}: {errors:#?}");
 }

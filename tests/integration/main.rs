@@ -34,6 +34,7 @@ mod judge_eval;
 mod judges;
 mod junit_schema;
 mod lexical3;
+mod likely_causes;
 mod llm_extras;
 mod must_pass;
 #[cfg(feature = "nli")]

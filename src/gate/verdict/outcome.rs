@@ -194,6 +194,10 @@ pub struct CheckOutcome {
     /// would decide it with 80% power (at the check's threshold), or that no realistic number
     /// would.
     pub queries_needed: Option<QueriesNeeded>,
+    /// For an inconclusive check of a run repeated (`repeats`): the share of its metric's
+    /// per-query delta variance that run-to-run noise explains (`baseline::noise_share`); more
+    /// than half, and more repeats decide it sooner than more queries would.
+    pub noise_share: Option<f64>,
     /// Queries that got worse, worst first (at most [`super::WORST_QUERIES`]).
     pub worst: Vec<QueryDrop>,
     /// How many paired queries got worse in all.
@@ -229,6 +233,7 @@ impl CheckOutcome {
             proof: None,
             detectable_drop: None,
             queries_needed: None,
+            noise_share: None,
             worst: Vec::new(),
             worse_count: 0,
             se: None,

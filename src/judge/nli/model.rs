@@ -29,8 +29,8 @@ pub struct ModelInfo {
     pub label_count: usize,
     /// The index of the entailment output.
     pub entailment: usize,
-    /// The index of the contradiction output, when the model has one (a two-way "supported /
-    /// unsupported" classifier has none: it never calls a claim contradicted).
+    /// The index of the contradiction output, when a model of three or more labels has one (a
+    /// two-label model never has one: see [`ModelInfo::is_two_label`]).
     pub contradiction: Option<usize>,
     /// `max_position_embeddings` of config.json, at most [`DEFAULT_MAX_LENGTH`].
     pub max_length: usize,
@@ -38,6 +38,15 @@ pub struct ModelInfo {
     pub pad_id: i64,
     /// SHA-256 over the three files' names and SHA-256s, lowercase hex.
     pub sha256: String,
+}
+
+impl ModelInfo {
+    /// Whether the model is a two-label "supported / not supported" fact-checker: its score is
+    /// the probability of the supported output ([`ModelInfo::entailment`]) and anything below
+    /// the threshold is not supported (grade 0), with no contradiction and no neutral.
+    pub fn is_two_label(&self) -> bool {
+        self.label_count == 2
+    }
 }
 
 /// Label names chosen in the config instead of the defaults above.
@@ -83,7 +92,8 @@ pub fn inspect(dir: &Path, names: &LabelNames) -> Result<ModelInfo, String> {
     let entailment = find(&names.entailment, &ENTAILMENT_NAMES).ok_or_else(|| {
         format!(
             "{}: no entailment label in id2label ({shown}): expected one named {} or \
-             `entailment_label:` in the judge's config",
+             `entailment_label:` in the judge's config (for a two-label model, the supported \
+             label, e.g. `entailment_label: LABEL_1`)",
             config_path.display(),
             names
                 .entailment
@@ -98,6 +108,16 @@ pub fn inspect(dir: &Path, names: &LabelNames) -> Result<ModelInfo, String> {
             config_path.display()
         ));
     }
+    // A two-label model's other output is "not supported", whatever its name.
+    let two_label = labels.len() == 2;
+    if two_label && names.contradiction.is_some() {
+        return Err(format!(
+            "{}: id2label has two labels ({shown}), a supported / not supported classifier \
+             without a contradiction: expected no `contradiction_label:`",
+            config_path.display()
+        ));
+    }
+    let contradiction = contradiction.filter(|_| !two_label);
     if contradiction == Some(entailment) {
         return Err(format!(
             "{}: the entailment and contradiction labels are the same output: expected two",
@@ -224,6 +244,42 @@ mod tests {
         };
         let info = inspect(generic.path(), &named).unwrap();
         assert_eq!((info.entailment, info.contradiction), (2, Some(0)));
+    }
+
+    #[test]
+    fn a_two_label_model_has_a_supported_output_and_no_contradiction() {
+        let generic = model_dir(r#"{"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}"#);
+        let error = inspect(generic.path(), &LabelNames::default()).unwrap_err();
+        assert!(
+            error.contains("no entailment label in id2label (LABEL_0, LABEL_1)")
+                && error.contains("e.g. `entailment_label: LABEL_1`"),
+            "{error}"
+        );
+        let supported = LabelNames {
+            entailment: Some("LABEL_1".into()),
+            contradiction: None,
+        };
+        let info = inspect(generic.path(), &supported).unwrap();
+        assert_eq!(
+            (info.entailment, info.contradiction, info.is_two_label()),
+            (1, None, true)
+        );
+        // Named "contradiction" or not, the other output of two is "not supported".
+        let named = model_dir(r#"{"id2label": {"0": "ENTAILMENT", "1": "CONTRADICTION"}}"#);
+        let info = inspect(named.path(), &LabelNames::default()).unwrap();
+        assert_eq!((info.entailment, info.contradiction), (0, None));
+        let with_contradiction = LabelNames {
+            entailment: Some("LABEL_1".into()),
+            contradiction: Some("LABEL_0".into()),
+        };
+        let error = inspect(generic.path(), &with_contradiction).unwrap_err();
+        assert!(
+            error.contains("id2label has two labels (LABEL_0, LABEL_1)")
+                && error.contains("expected no `contradiction_label:`"),
+            "{error}"
+        );
+        let three = model_dir(r#"{"id2label": {"0": "LABEL_0", "1": "LABEL_1", "2": "x"}}"#);
+        assert!(!inspect(three.path(), &supported).unwrap().is_two_label());
     }
 
     #[test]

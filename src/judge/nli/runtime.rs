@@ -277,9 +277,10 @@ fn softmax(row: &[f32]) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
-    //! Against `tests/fixtures/nli/expected.json`: the probabilities onnxruntime and tokenizers
-    //! (Python) give on the tiny model built by `make_tiny_model.py` (`reference.py`). These
-    //! tests need ONNX Runtime: `ORT_DYLIB_PATH` names it (`.ci/nli-check` installs one).
+    //! Against `tests/fixtures/nli/expected.json` (and `expected_two_label*.json`): the
+    //! probabilities onnxruntime and tokenizers (Python) give on the tiny models built by
+    //! `make_tiny_model.py` (`reference.py`). These tests need ONNX Runtime: `ORT_DYLIB_PATH`
+    //! names it (`.ci/nli-check` installs one).
 
     use super::*;
     use crate::judge::nli::model::{LabelNames, inspect};
@@ -301,6 +302,7 @@ mod tests {
             entailment_threshold: 0.5,
             contradiction_threshold: 0.5,
             threads: 1,
+            pair_order: super::super::PairOrder::ContextFirst,
         }
     }
 
@@ -398,6 +400,136 @@ mod tests {
             runtime.windows("Short context.", claim, 128).unwrap(),
             ["Short context."]
         );
+    }
+
+    /// The tiny two-label model (`make_tiny_model.py --two-label`, LABEL_1 supported) read in
+    /// `pair_order`.
+    fn two_label_spec(pair_order: super::super::PairOrder) -> NliSpec {
+        let supported = LabelNames {
+            entailment: Some("LABEL_1".into()),
+            contradiction: None,
+        };
+        let model = inspect(&fixture("tiny_two_label"), &supported).unwrap();
+        NliSpec {
+            written_model: "tiny_two_label".into(),
+            pair_order,
+            model,
+            ..spec(8)
+        }
+    }
+
+    /// `reference.py`'s values for the two-label model: pairs as written, or claim first.
+    fn two_label_expected(claim_first: bool) -> serde_json::Value {
+        let file = if claim_first {
+            "expected_two_label_claim_first.json"
+        } else {
+            "expected_two_label.json"
+        };
+        serde_json::from_str(&std::fs::read_to_string(fixture(file)).unwrap()).unwrap()
+    }
+
+    /// Whether `row` is within 1e-5 of the reference's `key` (batch or single) row `i`.
+    fn near(row: &[f64], expected: &serde_json::Value, key: &str, i: usize) -> bool {
+        let reference: Vec<f64> = serde_json::from_value(expected[key][i].clone()).unwrap();
+        row.len() == reference.len()
+            && row
+                .iter()
+                .zip(&reference)
+                .all(|(a, b)| (a - b).abs() < 1e-5)
+    }
+
+    #[test]
+    #[ignore = "needs ONNX Runtime in ORT_DYLIB_PATH: .ci/nli-check runs it with --ignored"]
+    fn two_label_probabilities_equal_the_python_reference_in_every_batch_size() {
+        use super::super::PairOrder;
+        assert!(std::env::var_os(RUNTIME_ENV).is_some(), "set {RUNTIME_ENV}");
+        let runtime = Runtime::load(&two_label_spec(PairOrder::ContextFirst)).unwrap();
+        let (pairs, _) = expected();
+        for (claim_first, order) in [
+            (false, PairOrder::ContextFirst),
+            (true, PairOrder::ClaimFirst),
+        ] {
+            let expected = two_label_expected(claim_first);
+            assert_eq!(
+                expected["labels"],
+                serde_json::json!(["LABEL_0", "LABEL_1"])
+            );
+            let ordered: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(context, claim)| order.arrange(context.clone(), claim))
+                .collect();
+            for batch_size in [1, 3, 8, 64] {
+                let probabilities = runtime.probabilities(&ordered, batch_size).unwrap();
+                assert_eq!(probabilities.len(), pairs.len());
+                for (i, row) in probabilities.iter().enumerate() {
+                    assert!(
+                        near(row, &expected, "single", i) && near(row, &expected, "batch", i),
+                        "{order:?}, batch size {batch_size}, pair {i}: {row:?} vs {} / {}",
+                        expected["single"][i],
+                        expected["batch"][i]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "needs ONNX Runtime in ORT_DYLIB_PATH: .ci/nli-check runs it with --ignored"]
+    fn a_two_label_judge_reads_pairs_in_its_order_and_grades_supported_or_not() {
+        use super::super::{NliJudge, PairOrder};
+        use crate::judge::task::Task;
+        assert!(std::env::var_os(RUNTIME_ENV).is_some(), "set {RUNTIME_ENV}");
+        let (pairs, _) = expected();
+        let mut scores = Vec::new();
+        for (claim_first, order) in [
+            (false, PairOrder::ContextFirst),
+            (true, PairOrder::ClaimFirst),
+        ] {
+            let expected = two_label_expected(claim_first);
+            // The pairs that fit the model whole (one window each, nothing truncated).
+            let fit: Vec<usize> = (0..pairs.len())
+                .filter(|&i| expected["token_counts"][i].as_u64().unwrap() < 128)
+                .collect();
+            let tasks: Vec<Task> = fit
+                .iter()
+                .map(|&i| Task::Support {
+                    claim: pairs[i].1.clone(),
+                    context: pairs[i].0.as_str().into(),
+                })
+                .collect();
+            let judge = NliJudge::from_spec(&two_label_spec(order));
+            let verdicts = judge.judge_all("nli", &tasks).unwrap();
+            for (&i, verdict) in fit.iter().zip(&verdicts) {
+                let reference = expected["single"][i][1].as_f64().unwrap();
+                let score = verdict.score.unwrap();
+                assert!(
+                    (score - reference).abs() < 1e-5,
+                    "{order:?} pair {i}: {score} vs {reference}"
+                );
+                if reference >= 0.5 {
+                    assert_eq!(
+                        (verdict.grade, verdict.positive, &verdict.reason),
+                        (2, true, &None)
+                    );
+                } else {
+                    assert_eq!((verdict.grade, verdict.positive), (0, false), "pair {i}");
+                    let reason = format!("not supported (score {score:.2})");
+                    assert_eq!(verdict.reason.as_deref(), Some(reason.as_str()));
+                }
+            }
+            scores.push(
+                verdicts
+                    .iter()
+                    .map(|v| v.score.unwrap())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        // The order reaches the model: the same pairs read claim first score otherwise.
+        let moved = scores[0]
+            .iter()
+            .zip(&scores[1])
+            .filter(|(a, b)| (*a - *b).abs() > 0.1);
+        assert!(moved.count() >= 3, "{scores:?}");
     }
 
     #[test]

@@ -35,6 +35,29 @@ pub struct RawNliJudge {
     contradiction_threshold: Option<f64>,
     entailment_label: Option<String>,
     contradiction_label: Option<String>,
+    pair_order: Option<PairOrder>,
+}
+
+/// Which text the model reads first: checkers are trained on one order (an NLI model on
+/// premise then hypothesis, that is the context first; some fact-checkers on the claim first).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairOrder {
+    /// The context (premise) first, then the claim (hypothesis): the default.
+    #[default]
+    ContextFirst,
+    /// The claim first, then the context.
+    ClaimFirst,
+}
+
+impl PairOrder {
+    /// The pair the model reads for a context (or one window of it) and a claim.
+    pub fn arrange(self, context: String, claim: &str) -> (String, String) {
+        match self {
+            PairOrder::ContextFirst => (context, claim.to_string()),
+            PairOrder::ClaimFirst => (claim.to_string(), context),
+        }
+    }
 }
 
 impl JudgeKind for Nli {
@@ -77,6 +100,8 @@ pub struct NliSpec {
     pub contradiction_threshold: f64,
     /// ONNX Runtime's threads (0, the default: one per core); verdicts do not depend on it.
     pub threads: usize,
+    /// Which text the model reads first (`pair_order:`, default the context).
+    pub pair_order: PairOrder,
 }
 
 impl KindSettings for NliSpec {
@@ -93,8 +118,9 @@ impl KindSettings for NliSpec {
     }
 }
 
-/// An `nli` judge: the model directory read (labels, digest), thresholds in (0, 1], a batch
-/// size of 1 to 1024 and a longest input of 8 to the model's.
+/// An `nli` judge: the model directory read (labels, digest), thresholds in (0, 1] (no
+/// contradiction threshold for a two-label model), a batch size of 1 to 1024 and a longest input
+/// of 8 to the model's.
 fn validate_nli(judge: &RawNliJudge, at: &JudgeAt<'_>) -> Result<NliSpec> {
     let written_model = judge.model.clone().filter(|m| !m.is_empty()).ok_or_else(|| {
         at.error(
@@ -108,6 +134,14 @@ fn validate_nli(judge: &RawNliJudge, at: &JudgeAt<'_>) -> Result<NliSpec> {
     };
     let model = model::inspect(&at.base.join(&written_model), &names)
         .map_err(|message| at.error("model", message))?;
+    if model.is_two_label() && judge.contradiction_threshold.is_some() {
+        return Err(at.error(
+            "contradiction_threshold",
+            "the model has two labels (supported / not supported) and no contradiction: \
+             expected no contradiction_threshold (a claim below entailment_threshold is not \
+             supported, grade 0)",
+        ));
+    }
     let threshold = |name: &str, value: Option<f64>| -> Result<f64> {
         let value = value.unwrap_or(0.5);
         if value > 0.0 && value <= 1.0 {
@@ -144,6 +178,7 @@ fn validate_nli(judge: &RawNliJudge, at: &JudgeAt<'_>) -> Result<NliSpec> {
             judge.contradiction_threshold,
         )?,
         threads: judge.threads.unwrap_or(0),
+        pair_order: judge.pair_order.unwrap_or_default(),
         model,
     })
 }
@@ -262,6 +297,81 @@ mod nli_tests {
             assert!(
                 at_key && text.contains(message),
                 "{judge} / {metrics}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_two_label_judge_reads_its_supported_label_and_pair_order() {
+        let config = load(
+            "model: \"FIXTURES/tiny_two_label\", entailment_label: LABEL_1, pair_order: claim_first",
+            "[{ name: faithfulness, judge: nli }]",
+        )
+        .unwrap();
+        let spec = config.judges["nli"]
+            .settings::<NliSpec>()
+            .expect("an nli spec");
+        assert_eq!(
+            (
+                spec.model.is_two_label(),
+                spec.model.entailment,
+                spec.model.contradiction,
+                spec.pair_order
+            ),
+            (true, 1, None, super::PairOrder::ClaimFirst)
+        );
+        let default_order = load(
+            "model: \"FIXTURES/tiny\"",
+            "[{ name: faithfulness, judge: nli }]",
+        )
+        .unwrap();
+        let spec = default_order.judges["nli"].settings::<NliSpec>().unwrap();
+        assert_eq!(spec.pair_order, super::PairOrder::ContextFirst);
+    }
+
+    #[test]
+    fn bad_two_label_settings_name_their_key() {
+        let two = "model: \"FIXTURES/tiny_two_label\"";
+        let cases = [
+            (
+                two.to_string(),
+                "judges.nli.model",
+                "e.g. `entailment_label: LABEL_1`",
+            ),
+            (
+                format!("{two}, entailment_label: LABEL_1, contradiction_label: LABEL_0"),
+                "judges.nli.model",
+                "expected no `contradiction_label:`",
+            ),
+            (
+                format!("{two}, entailment_label: LABEL_1, contradiction_threshold: 0.7"),
+                "judges.nli.contradiction_threshold",
+                "expected no contradiction_threshold",
+            ),
+        ];
+        for (judge, key, message) in cases {
+            let error = load(&judge, "[faithfulness]").unwrap_err();
+            let text = error.to_string();
+            let at_key = matches!(&error, crate::error::Error::Config { key: k, .. } if k == key);
+            assert!(at_key && text.contains(message), "{judge}: {text}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_pair_order_is_an_error_at_its_line() {
+        for value in ["reverse", "Claim_First", "1"] {
+            let error = load(
+                &format!("model: \"FIXTURES/tiny\", pair_order: {value}"),
+                "[faithfulness]",
+            )
+            .unwrap_err()
+            .to_string();
+            // The judges are on the config's third line.
+            assert!(
+                error.contains("eval-config.yaml:3:")
+                    && error.contains("judges.nli.pair_order: unknown variant")
+                    && error.contains("expected `context_first` or `claim_first`"),
+                "{value}: {error}"
             );
         }
     }

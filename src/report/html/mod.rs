@@ -20,6 +20,7 @@ use crate::gate::calibration::Calibration;
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family, Notation};
 use crate::history::record::Record;
 use crate::report::format::{no_negative_zero, p_text};
+use crate::report::summary_text::point_past_limit;
 use shown::Shown;
 
 /// The run history behind the trend charts.
@@ -227,6 +228,9 @@ fn checks_table(rows: &[&CheckOutcome]) -> Markup {
                                     ", n = " (o.n)
                                 }
                                 div class="verdict" { (Shown(&o.verdict)) }
+                                @if o.status == CheckStatus::Inconclusive && o.proof.is_none() && o.limit.is_some() {
+                                    div class="verdict" { (Shown(&format!("{}: {}", o.name, point_past_limit(o)))) }
+                                }
                             }
                             td class="num" { (number(o.baseline_mean)) }
                             td class="num" { (number(o.current_mean)) }
@@ -335,7 +339,10 @@ fn measured_section(current: &Results, why: &str) -> Markup {
 }
 
 fn has_notes(report: &GateReport) -> bool {
-    !(report.diagnoses.is_empty() && report.warnings.is_empty() && report.notes.is_empty())
+    !(report.diagnoses.is_empty()
+        && report.causes.is_empty()
+        && report.warnings.is_empty()
+        && report.notes.is_empty())
 }
 
 fn notes_section(report: &GateReport) -> Markup {
@@ -343,8 +350,12 @@ fn notes_section(report: &GateReport) -> Markup {
         @if has_notes(report) {
             section id="notes" {
                 h2 { "Notes" }
+                @if !report.causes.is_empty() {
+                    h3 { "Likely causes of the change" }
+                    ul { @for c in &report.causes { li { (Shown(&c.describe())) } } }
+                }
                 @if !report.diagnoses.is_empty() {
-                    h3 { "Likely causes" }
+                    h3 { "Signatures of the current levels" }
                     ul { @for d in &report.diagnoses { li { (Shown(d)) } } }
                 }
                 @if !report.warnings.is_empty() {

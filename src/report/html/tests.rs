@@ -211,6 +211,15 @@ fn secret_report() -> GateReport {
     report.warnings = vec![format!("warning about {SECRET}"), SECRET_JSON.to_string()];
     report.notes = vec![format!("note about {SECRET}")];
     report.diagnoses = vec![format!("[topic={SECRET}] retrieval: {SECRET_JSON}")];
+    report.causes = vec![crate::gate::causes::Cause {
+        slice: format!("topic={SECRET}"),
+        kind: crate::gate::causes::CauseKind::RetrievalLostEvidence,
+        moves: Vec::new(),
+        queries: 2,
+        paired: 3,
+        evidence: "lost their top relevant document",
+        top_slice: Some((format!("topic={SECRET_JSON}"), 2)),
+    }];
     report
 }
 
@@ -287,6 +296,8 @@ fn every_text_from_data_is_redacted_on_its_raw_form_before_it_is_escaped() {
         "class=\"diff\"",
         "class=\"detail\"",
         "aria-label=",
+        "Likely causes of the change",
+        "Signatures of the current levels",
     ] {
         assert!(html.contains(part), "no {part}: {html}");
     }

@@ -46,10 +46,8 @@ fn inconclusive_by_excess(report: &GateReport) -> Vec<&CheckOutcome> {
 }
 
 /// What the headline says of the inconclusive checks (`count` of them): the one furthest beyond
-/// its limit, what it lacks and about how many paired queries would settle it (the gate's
-/// `queries_needed`: same mean change and per-query spread, 80% power, see docs/statistics.md),
-/// and how many more there are. `ndcg@10 [all] -0.0280 beyond its limit -0.0250 without enough
-/// evidence; about 619 paired queries would decide it`.
+/// its limit, how far past it the point estimate is, what the evidence bounds, and the cheapest
+/// way to decide it ([`point_past_limit`]), and how many more there are.
 fn undecided(report: &GateReport, count: usize) -> String {
     let Some(o) = inconclusive_by_excess(report).first().copied() else {
         return String::new();
@@ -79,25 +77,20 @@ fn undecided_check(o: &CheckOutcome) -> String {
         o.delta
     };
     let beyond = o.limit.is_some_and(|l| worsening > l);
-    let (state, verb) = match (o.proof.is_some(), beyond) {
-        (false, _) => (
-            format!("{delta} beyond its limit {limit} without enough evidence"),
-            "decide",
-        ),
-        (true, true) => (format!("{delta} beyond its limit {limit}"), "prove"),
-        (true, false) => (
-            format!("{delta} within its limit {limit}, not proven"),
-            "prove",
-        ),
+    if o.proof.is_none() {
+        return format!("{name} {}", point_past_limit(o));
+    }
+    let state = if beyond {
+        format!("{delta} beyond its limit {limit}")
+    } else {
+        format!("{delta} within its limit {limit}, not proven")
     };
     let needed = match o.queries_needed {
-        Some(QueriesNeeded::About(n)) => format!("about {n} paired queries would {verb} it"),
-        Some(QueriesNeeded::Unrealistic) => QueriesNeeded::unrealistic_text(verb),
-        None if o.proof.is_some() && beyond => {
-            "no number of queries proves a change beyond its limit".to_string()
-        }
+        Some(QueriesNeeded::About(n)) => format!("about {n} paired queries would prove it"),
+        Some(QueriesNeeded::Unrealistic) => QueriesNeeded::unrealistic_text("prove"),
+        None if beyond => "no number of queries proves a change beyond its limit".to_string(),
         None => format!(
-            "more paired queries would be needed to {verb} it (n = {})",
+            "more paired queries would be needed to prove it (n = {})",
             o.n
         ),
     };
