@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use ragate::input::qrels::Judgment;
+use ragate::input::qrels::{Judgment, Ranked};
 use ragate::input::trec_run::{self, ReadOptions};
 use ragate::metrics::retrieval::{QueryTruth, RetrievalMetric};
 use ragate::stats::{self, limit_test};
@@ -78,11 +78,12 @@ fn bench_trec_read(dir: &std::path::Path) {
     let shuffled = write_run(dir, "shuffled.trec", &lines);
     // Every doc id ending in 3 is relevant with grade 1..=3, the others unjudged.
     let judged = |doc: &[u8]| match doc.last() {
-        Some(b'3') => Judgment::from_grade(i32::from(doc.len() as u8 % 3) + 1),
-        _ => Judgment::UNJUDGED,
+        Some(b'3') => Ranked::Judged(Judgment::from_grade(i32::from(doc.len() as u8 % 3) + 1)),
+        _ => Ranked::Unjudged,
     };
     let truth = QueryTruth {
         num_relevant: 50,
+        num_non_relevant: 0,
         ideal_gains: vec![3; 50],
     };
     let metrics: [RetrievalMetric; 2] = ["ndcg@10".parse().unwrap(), "recall@100".parse().unwrap()];
@@ -90,7 +91,7 @@ fn bench_trec_read(dir: &std::path::Path) {
     for (name, path) in [("grouped", &grouped), ("shuffled", &shuffled)] {
         time(&format!("TREC read + score, 1M lines, {name}"), || {
             let queries = trec_run::for_each_query(path, &options, |_, entries| {
-                let ranking: Vec<Judgment> = trec_run::in_trec_order(entries)
+                let ranking: Vec<Ranked> = trec_run::in_trec_order(entries)
                     .take(100)
                     .map(judged)
                     .collect();
@@ -104,14 +105,14 @@ fn bench_trec_read(dir: &std::path::Path) {
 
 fn bench_scoring() {
     let mut rng = stats::rng_for(2, "bench scoring");
-    let rankings: Vec<Vec<Judgment>> = (0..1_000)
+    let rankings: Vec<Vec<Ranked>> = (0..1_000)
         .map(|_| {
             (0..1_000)
                 .map(|_| {
                     if uniform(&mut rng) < 0.05 {
-                        Judgment::from_grade(2)
+                        Ranked::Judged(Judgment::from_grade(2))
                     } else {
-                        Judgment::UNJUDGED
+                        Ranked::Unjudged
                     }
                 })
                 .collect()
@@ -119,6 +120,7 @@ fn bench_scoring() {
         .collect();
     let truth = QueryTruth {
         num_relevant: 60,
+        num_non_relevant: 0,
         ideal_gains: vec![2; 60],
     };
     let metrics: Vec<RetrievalMetric> = [

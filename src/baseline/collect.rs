@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::baseline::results::{
-    FORMAT, Provenance, QueryRecord, Results, RunStatus, SliceSummary, StoredClaim,
+    FORMAT, MustPassRecord, Provenance, QueryRecord, Results, RunStatus, SliceSummary, StoredClaim,
 };
 use crate::digest::sha256_hex;
 use crate::evaluate::Evaluation;
@@ -74,6 +74,15 @@ pub(crate) fn collect(
                 })
                 .collect(),
             answer_relevance_embedding: scores.relevance,
+            must_pass: query.filter(|q| q.must_pass).map(|q| MustPassRecord {
+                relevant: q
+                    .judgments
+                    .iter()
+                    .filter(|(_, judgment)| judgment.relevant)
+                    .map(|(doc, _)| doc.to_string())
+                    .collect(),
+                repeats: Vec::new(),
+            }),
         };
         queries.insert(scores.qid.clone(), record);
     }

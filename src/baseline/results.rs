@@ -148,6 +148,23 @@ pub struct QueryRecord {
     /// `metrics` is computed from them (see `metrics::embedding_relevance`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub answer_relevance_embedding: Option<RelevanceParts>,
+    /// What the gate reads of a must-pass query (native qrels `"must_pass": true`); absent for
+    /// the others.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub must_pass: Option<MustPassRecord>,
+}
+
+/// A must-pass query's record beyond its values: the gate decides it on its own
+/// (`gate::must_pass`), naming what it lost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MustPassRecord {
+    /// The query's relevant doc ids (qrels order), so that a broken query names the one it lost.
+    pub relevant: Vec<String>,
+    /// With `repeats: n`, the query's metric values in each of the n runs (the record's
+    /// `metrics` are their means); empty after a single run.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub repeats: Vec<BTreeMap<String, f64>>,
 }
 
 /// One judged claim of an answer.

@@ -202,6 +202,7 @@ fn native_line(query: &QueryQrels, keep: &[String], source: &Path) -> Result<Qre
         graded_relevance: Some(UniqueKeys::default()),
         gold_answer_substring: query.gold_answer_substring.clone(),
         reference_answer: query.reference_answer.clone(),
+        must_pass: query.must_pass.then_some(true),
         slices: UniqueKeys::default(),
         // The provenance of model judgments (`ragate qrels apply`) and of a drafted query
         // travels with them.

@@ -12,7 +12,7 @@ use crate::judge::{self, kinds};
 use crate::metrics::aliases;
 use crate::metrics::conventions::Conventions;
 use crate::metrics::metric::{Metric, MetricSpec};
-use crate::metrics::retrieval::DEFAULT_METRICS;
+use crate::metrics::retrieval::{DEFAULT_METRICS, RetrievalMetric};
 use crate::outputs::stdout::{write_document, write_human, write_stdout};
 use crate::report::eval_output::{self, OutputFormat};
 use crate::report::trec_eval_format;
@@ -65,6 +65,25 @@ pub(super) fn run(args: EvalArgs) -> Result<i32> {
     Ok(exit_code::SUCCESS)
 }
 
+/// `metrics` with RBP's residual beside each `rbp@p` that comes without it (`rbp_residual@p`
+/// right after it): RBP is read with the bound its unjudged docs leave.
+fn with_residuals(metrics: Vec<MetricSpec>) -> Vec<MetricSpec> {
+    let named: Vec<Metric> = metrics.iter().map(|spec| spec.metric).collect();
+    let mut out = Vec::with_capacity(metrics.len());
+    for spec in metrics {
+        let residual = match spec.metric {
+            Metric::Retrieval(RetrievalMetric::Rbp(p)) => {
+                Some(Metric::Retrieval(RetrievalMetric::RbpResidual(p)))
+            }
+            _ => None,
+        }
+        .filter(|residual| !named.contains(residual));
+        out.push(spec);
+        out.extend(residual.map(MetricSpec::new));
+    }
+    out
+}
+
 /// The metrics to compute: `--metric`s (a tier-level estimate is refused), else the default
 /// retrieval metrics; the trec_eval format's limits checked, and a note for each name another
 /// tool spells differently.
@@ -83,10 +102,13 @@ fn metrics(args: &EvalArgs) -> Result<Vec<MetricSpec>> {
     } else {
         asked.into_iter().map(MetricSpec::new).collect()
     };
-    if args.format == OutputFormat::TrecEval {
+    let metrics = if args.format == OutputFormat::TrecEval {
         let computed: Vec<Metric> = metrics.iter().map(|spec| spec.metric).collect();
         trec_eval_format::check(&computed).map_err(Error::Usage)?;
-    }
+        metrics
+    } else {
+        with_residuals(metrics)
+    };
     let mut noted = std::collections::BTreeSet::new();
     for written in &args.metrics {
         if noted.insert(written.written.as_str())

@@ -117,6 +117,9 @@ pub struct Tier {
     pub repeats: usize,
     /// How many times the judges are asked about the first run's answers (1: once).
     pub judge_repeats: usize,
+    /// How many of the `repeats` runs a must-pass query must pass (`must_pass: { min_repeats }`;
+    /// default all of them, and 1 of 1 without repeats).
+    pub must_pass_min_repeats: usize,
     /// The metrics the tier computes, in config order: its own `metrics:` list when it has one,
     /// else the top-level list (each with `empty_answers` and the gated operational metrics added).
     pub metrics: Vec<MetricSpec>,
@@ -366,6 +369,19 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
                 ));
             }
         }
+        let must_pass_min_repeats = tier
+            .must_pass
+            .and_then(|must_pass| must_pass.min_repeats)
+            .unwrap_or(repeats);
+        if !(1..=repeats).contains(&must_pass_min_repeats) {
+            return Err(keys.error(
+                format!("{prefix}.must_pass.min_repeats"),
+                format!(
+                    "{must_pass_min_repeats}: expected 1 to {repeats} (the tier's `repeats`; a \
+                     must-pass query passes when at least this many of its runs pass)"
+                ),
+            ));
+        }
         let relevance_level = match tier.relevance_level {
             None => DEFAULT_RELEVANCE_LEVEL,
             Some(value) => conventions::relevance_level(value)
@@ -382,6 +398,7 @@ fn validate(path: &Path, raw: RawConfig, written: &yaml::Value) -> Result<Config
                 store_text: tier.store_text.unwrap_or(true),
                 repeats,
                 judge_repeats,
+                must_pass_min_repeats,
                 metrics: lists.metrics,
                 metrics_key: lists.metrics_key,
                 slices: lists.slices,

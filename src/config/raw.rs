@@ -184,6 +184,8 @@ pub(crate) struct RawTier {
     pub repeats: Option<usize>,
     /// How many times the judges are asked about the same answers (self-consistency).
     pub judge_repeats: Option<usize>,
+    /// How the tier's must-pass queries are decided over `repeats`.
+    pub must_pass: Option<RawMustPass>,
     /// A document is relevant for binary metrics with a grade at least this (trec_eval `-l`).
     pub relevance_level: Option<i64>,
     /// What a judged query without a relevant document scores: `exclude` (default) or `zero`.
@@ -195,6 +197,15 @@ pub(crate) struct RawTier {
     /// The tier's own slice fields, replacing the top-level `slices` list for this tier.
     pub slices: Option<Vec<String>>,
     pub gate: Option<RawGate>,
+}
+
+/// `must_pass:` of a tier.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+#[serde(expecting = "a mapping such as `{ min_repeats: 2 }`")]
+pub(crate) struct RawMustPass {
+    /// How many of the tier's `repeats` a must-pass query must pass (default: all of them).
+    pub min_repeats: Option<usize>,
 }
 
 /// How a verdict is reached.

@@ -10,13 +10,16 @@ use crate::input::qrels::Qrels;
 use crate::metrics::conventions::NoRelevant;
 use crate::metrics::metric::AnswerMetric;
 use crate::metrics::metric::Metric;
+use crate::metrics::retrieval::RetrievalMetric;
 
 /// What a judged query missing from the run scores: 0 (a dropped query is a regression), except
 /// the answer length, which has no value (0 would look like an improvement), and
-/// `empty_answers`, which is 1 (the query got no answer).
+/// `empty_answers` and RBP's residual, which are 1 (the query got no answer, no rank is judged).
 fn missing_value(metric: Metric) -> Option<f64> {
     match metric {
         Metric::Answer(AnswerMetric::Empty) => Some(1.0),
+        // Nothing retrieved: every rank is left to the unjudged.
+        Metric::Retrieval(RetrievalMetric::RbpResidual(_)) => Some(1.0),
         Metric::Answer(AnswerMetric::Length) | Metric::Operational(_) => None,
         _ => Some(0.0),
     }

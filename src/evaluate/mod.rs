@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::input::corpus::Corpus;
-use crate::input::qrels::{Judgment, Qrels, QueryQrels};
+use crate::input::qrels::{Qrels, QueryQrels, Ranked};
 use crate::input::run::{self, RunQuery};
 use crate::input::trec_run::{self, Repeat, RunEntry};
 use crate::input::{RunFormat, text_file::TextFile};
@@ -134,8 +134,8 @@ struct Scored {
 
 /// A query's retrieved documents as the metrics read them, and what was noticed on the way.
 struct Ranking {
-    /// The judgments in rank order ([`Judgment::UNJUDGED`] for a document the qrels do not judge).
-    judgments: Vec<Judgment>,
+    /// The judgments in rank order ([`Ranked::Unjudged`] for a document the qrels do not judge).
+    judgments: Vec<Ranked>,
     /// The first `keep_ranked` doc ids, for the report.
     kept: Vec<String>,
     /// Retrieved ids that repeat an earlier one, and the first of them.
@@ -187,7 +187,7 @@ impl Scorer<'_> {
     }
 
     /// The judgments of the query at `position` for its ranked doc ids (in rank order), as deep
-    /// as the metrics read: [`Judgment::UNJUDGED`] for a document the qrels do not judge.
+    /// as the metrics read: [`Ranked::Unjudged`] for a document the qrels do not judge.
     fn rank<'d>(
         &self,
         position: usize,
@@ -195,7 +195,7 @@ impl Scorer<'_> {
     ) -> Ranking {
         let truth = &self.truths[position];
         let query: &QueryQrels = &self.qrels.queries()[position];
-        let mut judgments: Vec<Judgment> = Vec::new();
+        let mut judgments: Vec<Ranked> = Vec::new();
         let mut first_chunk: FxHashMap<&[u8], &[u8]> =
             FxHashMap::with_capacity_and_hasher(ranked.len().min(256), Default::default());
         let mut duplicates = 0;
@@ -226,8 +226,8 @@ impl Scorer<'_> {
                 }
             }
             // Ids that are not UTF-8 cannot be judged (qrels ids are text); readers reject them anyway.
-            let judgment = query.judgments.get_bytes(doc).unwrap_or(Judgment::UNJUDGED);
-            found_relevant |= judgment.relevant;
+            let judgment = Ranked::of(query.judgments.get_bytes(doc));
+            found_relevant |= judgment.relevant();
             judgments.push(judgment);
             if kept.len() < self.keep_ranked {
                 kept.push(String::from_utf8_lossy(doc).into_owned());
@@ -243,16 +243,13 @@ impl Scorer<'_> {
 
     /// The outcome of the query at `position` from its judgments in rank order and the doc ids
     /// kept for the report.
-    fn scored(&self, position: usize, ranking: &[Judgment], kept: Vec<String>) -> Outcome {
+    fn scored(&self, position: usize, ranking: &[Ranked], kept: Vec<String>) -> Outcome {
         let truth = &self.truths[position];
         let mut values = vec![None; self.metric_count];
         for &(index, metric) in &self.metrics {
-            // Without a relevant document (kept by `no_relevant: zero`) every metric is 0.
-            values[index] = Some(if truth.num_relevant == 0 {
-                0.0
-            } else {
-                metric.value(ranking, truth)
-            });
+            // Without a relevant document (kept by `no_relevant: zero`) the metrics of relevance
+            // are 0, as `value` says.
+            values[index] = Some(metric.value(ranking, truth));
         }
         Outcome::Scored {
             position,

@@ -5,7 +5,7 @@ use hashbrown::hash_table::{Entry, HashTable};
 
 use super::{Outcome, Scorer};
 use crate::input::judgments::{Judgments, id_hash};
-use crate::input::qrels::Judgment;
+use crate::input::qrels::{Judgment, Ranked};
 use crate::input::trec_run::{self, RunEntry};
 
 /// Scores the query at `position` from `entries` in file order, when that is cheaper than
@@ -37,9 +37,9 @@ pub(super) fn score(
     Some(scorer.scored(position, &ranking, kept))
 }
 
-/// The judgments of `entries` (in file order) in trec_eval order: [`Judgment::UNJUDGED`] for a
+/// The judgments of `entries` (in file order) in trec_eval order: [`Ranked::Unjudged`] for a
 /// document `judgments` does not judge. `None` when a doc id repeats.
-fn ranking(judgments: &Judgments, entries: &[RunEntry<'_>]) -> Option<Vec<Judgment>> {
+fn ranking(judgments: &Judgments, entries: &[RunEntry<'_>]) -> Option<Vec<Ranked>> {
     // The doc ids seen (their positions in `entries`), each id hashed once for this table and
     // the judgments' index.
     let mut seen: HashTable<usize> = HashTable::with_capacity(entries.len());
@@ -72,11 +72,11 @@ fn ranking(judgments: &Judgments, entries: &[RunEntry<'_>]) -> Option<Vec<Judgme
         }
         with_judged_ahead[ahead] += 1;
     }
-    let mut ranking = vec![Judgment::UNJUDGED; entries.len()];
+    let mut ranking = vec![Ranked::Unjudged; entries.len()];
     let mut at_or_ahead = 0;
     for ((_, judgment), count) in judged.iter().zip(&with_judged_ahead) {
         at_or_ahead += count;
-        ranking[at_or_ahead - 1] = *judgment;
+        ranking[at_or_ahead - 1] = Ranked::Judged(*judgment);
     }
     Some(ranking)
 }
@@ -108,7 +108,10 @@ mod tests {
     use crate::metrics::conventions::NoRelevant;
     use crate::metrics::retrieval::{Depth, QueryTruth, RetrievalMetric};
 
-    const FULL_DEPTH: [RetrievalMetric; 5] = [
+    const FULL_DEPTH: [RetrievalMetric; 8] = [
+        RetrievalMetric::Bpref,
+        RetrievalMetric::Rbp(crate::metrics::retrieval::Persistence::TREC_EVAL),
+        RetrievalMetric::RbpResidual(crate::metrics::retrieval::Persistence::TREC_EVAL),
         RetrievalMetric::Map(None),
         RetrievalMetric::Ndcg(None),
         RetrievalMetric::NdcgLinear(None),
@@ -203,7 +206,7 @@ mod tests {
         ) {
             let qrels = qrels(&grades);
             let mut metrics = FULL_DEPTH.to_vec();
-            metrics.extend([RetrievalMetric::Precision(cut), RetrievalMetric::Ndcg(Some(cut))]);
+            metrics.extend([RetrievalMetric::Precision(cut), RetrievalMetric::Ndcg(Some(cut)), RetrievalMetric::Judged(cut)]);
             let scorer = scorer(&qrels, &metrics, None, keep);
             let ids: Vec<String> = docs.iter().map(|d| format!("d{d}")).collect();
             let mut file_order = entries(&ids, &scores);
@@ -224,12 +227,13 @@ mod tests {
         let qrels = qrels(&[(1, 0), (3, -1), (4, 2)]);
         let ids: Vec<String> = ["d1", "d2", "d3", "d4", "d5"].map(String::from).to_vec();
         let mut file_order = entries(&ids, &[4.0, 5.0, 2.0, 1.0, 3.0]);
+        let judged = |grade| Ranked::Judged(Judgment::from_grade(grade));
         let expected = [
-            Judgment::UNJUDGED,
-            Judgment::from_grade(0),
-            Judgment::UNJUDGED,
-            Judgment::from_grade(-1),
-            Judgment::from_grade(2),
+            Ranked::Unjudged,
+            judged(0),
+            Ranked::Unjudged,
+            judged(-1),
+            judged(2),
         ];
         assert_eq!(
             ranking(&qrels.queries()[0].judgments, &file_order).unwrap(),
@@ -238,8 +242,8 @@ mod tests {
         let scorer = scorer(&qrels, &FULL_DEPTH, None, 0);
         let ordered = scorer.rank(0, trec_run::in_trec_order(&mut file_order));
         assert_eq!(ordered.judgments, expected);
-        assert!(expected[1].is_judged() && expected[3].is_judged());
-        assert!(!expected[0].is_judged());
+        assert!(expected[1].is_assessed() && !expected[1].relevant());
+        assert!(!expected[0].is_assessed() && !expected[3].is_assessed());
     }
 
     fn shuffled_query(ids: &[String]) -> Vec<RunEntry<'_>> {
@@ -262,9 +266,14 @@ mod tests {
         };
         let mut shuffled = shuffled_query(&ids);
         assert!(score(&zero, 0, &mut shuffled).is_none());
-        // the ordered path: every metric 0, the ranking kept for the report
+        // the ordered path: every metric of relevance 0, the ranking kept for the report; RBP's
+        // residual reads the judgments alone (d3, d2 pooled, d4 unassessed; d1 judged 0)
         let (values, kept) = values_and_kept(zero.score(0, trec_run::in_trec_order(&mut shuffled)));
-        assert_eq!(values, vec![Some(0.0); FULL_DEPTH.len()]);
+        let residual = 0.1 * (1.0 + 0.9 + 0.81) + 0.9f64.powi(4);
+        assert!((values[2].unwrap() - residual).abs() < 1e-12, "{values:?}");
+        let mut others = values.clone();
+        others.remove(2);
+        assert_eq!(others, vec![Some(0.0); FULL_DEPTH.len() - 1]);
         assert_eq!(kept, ["d3", "d2"]);
     }
 

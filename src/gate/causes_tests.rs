@@ -26,6 +26,7 @@ fn results(queries: &[Q]) -> Results {
                 answer_sha256: None,
                 claims: Vec::new(),
                 answer_relevance_embedding: None,
+                must_pass: None,
             };
             (format!("q{i}"), record)
         })

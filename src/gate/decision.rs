@@ -22,7 +22,7 @@ use crate::gate::error_budget::ErrorBudget;
 use crate::gate::verdict::{self, CheckOutcome, CheckStatus, Family, FamilyLevels};
 use crate::gate::{
     GateReport, answer_changes, causes, diagnosis, empty_answers, length_faithfulness_correlation,
-    reported, zero_limit,
+    must_pass, reported, zero_limit,
 };
 use crate::metrics::metric::Metric;
 use crate::suggest;
@@ -205,6 +205,9 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
         }
     }
     outcomes.extend(unknown.iter().map(|check| unknown_slice(check, &values)));
+    // The must-pass queries lead every output: each one fails the run whatever the
+    // statistics say.
+    outcomes.splice(0..0, must_pass::checks(tier, baseline, current));
     outcomes.extend(calibration::checks(
         &tier.gate.rules,
         calibrations,

@@ -187,6 +187,7 @@ fn term(part: &BudgetPart) -> String {
         Family::Slices => format!("{m} slice check{plural}"),
         Family::Calibration => format!("{m} calibrated floor{plural}"),
         Family::Drift => format!("{m} drift check{plural}"),
+        Family::MustPass => format!("{m} must-pass quer{}", if m == 1 { "y" } else { "ies" }),
     };
     let figure = part.contribution.map_or("?".to_string(), level_text);
     match part.family {

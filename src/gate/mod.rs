@@ -8,6 +8,7 @@ pub mod diagnosis;
 pub mod drift;
 pub(crate) mod empty_answers;
 pub mod error_budget;
+pub mod must_pass;
 pub mod reported;
 pub mod run_verdict;
 pub(crate) mod slice_index;
@@ -347,6 +348,7 @@ mod tests {
             answer_sha256: None,
             claims: Vec::new(),
             answer_relevance_embedding: None,
+            must_pass: None,
         };
         let results = Results {
             format: String::new(),

@@ -97,6 +97,7 @@ mod tests {
                         answer_sha256: None,
                         claims: Vec::new(),
                         answer_relevance_embedding: None,
+                        must_pass: None,
                     };
                     (qid.to_string(), record)
                 })

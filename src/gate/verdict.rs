@@ -71,7 +71,7 @@ fn outcome_for(check: &Check<'_>, status: CheckStatus, verdict: String, n: usize
 }
 
 /// The absolute worsening that a rule tolerates: the tighter of its absolute and relative limits.
-fn tolerated(limits: &Limits, direction: Direction, baseline_mean: f64) -> Option<f64> {
+pub(crate) fn tolerated(limits: &Limits, direction: Direction, baseline_mean: f64) -> Option<f64> {
     let (absolute, percent) = match direction {
         Direction::HigherIsBetter => (limits.max_drop, limits.max_drop_pct),
         Direction::LowerIsBetter => (limits.max_increase, limits.max_increase_pct),

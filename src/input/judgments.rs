@@ -24,23 +24,48 @@ pub struct Judgment {
     pub relevant: bool,
 }
 
-impl Judgment {
-    /// A retrieved document the qrels do not judge, as rankings hold it: a value of its own,
-    /// unequal to every judgment the qrels can hold (its grade, `Grade::MIN`, lies outside the
-    /// grades the readers accept, [`crate::input::qrels::GRADES`]), so that a metric can tell an
-    /// unjudged document from one judged non-relevant (grade 0 or negative), as bpref does. For
-    /// the others it is a non-relevant document without gain, as such a judged one is.
-    pub const UNJUDGED: Judgment = Judgment {
-        grade: Grade::MIN,
-        relevant: false,
-    };
+/// A retrieved document as the metrics read it: judged by the qrels (with its grade and binary
+/// relevance), or not judged at all. One type for both, so that no metric can take an unjudged
+/// document for one judged non-relevant: bpref skips the first and counts the second, judged@k
+/// and RBP's residual count the first. The others read an unjudged document as a non-relevant
+/// one without gain, through [`Ranked::relevant`] and [`Ranked::gain`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ranked {
+    /// The qrels judge the document.
+    Judged(Judgment),
+    /// The qrels do not judge the document.
+    Unjudged,
+}
 
-    /// Whether the qrels judge the document (any grade), that is, whether this is not
-    /// [`Judgment::UNJUDGED`].
-    pub fn is_judged(self) -> bool {
-        self.grade != Self::UNJUDGED.grade
+impl Ranked {
+    /// The document as the qrels judge it, or [`Ranked::Unjudged`].
+    pub fn of(judgment: Option<Judgment>) -> Self {
+        judgment.map_or(Ranked::Unjudged, Ranked::Judged)
     }
 
+    /// Whether the document counts as relevant (an unjudged one does not).
+    pub fn relevant(self) -> bool {
+        matches!(self, Ranked::Judged(judgment) if judgment.relevant)
+    }
+
+    /// The gain of graded metrics (0 for an unjudged document).
+    pub fn gain(self) -> Grade {
+        match self {
+            Ranked::Judged(judgment) => judgment.gain(),
+            Ranked::Unjudged => 0,
+        }
+    }
+
+    /// Whether the qrels assess the document: judged with a grade of 0 or more. A negative
+    /// grade is trec_eval's "pooled but not judged" (`-1`), so it is no assessment either: bpref
+    /// skips it, judged@k and RBP's residual count it as unjudged, as trec_eval's `bpref`, `unj`
+    /// and `rbp_resid` do.
+    pub fn is_assessed(self) -> bool {
+        matches!(self, Ranked::Judged(judgment) if judgment.grade >= 0)
+    }
+}
+
+impl Judgment {
     /// A judgment from a grade alone: relevant when the grade is at least 1.
     pub fn from_grade(grade: Grade) -> Self {
         Judgment {
@@ -207,17 +232,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unjudged_is_no_judgment_the_qrels_can_hold_and_has_no_gain() {
-        for grade in crate::input::qrels::GRADES {
-            let judged = Judgment::from_grade(grade);
-            assert_ne!(judged, Judgment::UNJUDGED);
-            assert_ne!(judged.at_level(grade.max(1)), Judgment::UNJUDGED);
-            assert!(judged.is_judged());
-        }
-        let unjudged = Judgment::UNJUDGED;
-        assert!(!unjudged.is_judged() && !unjudged.relevant);
+    fn unjudged_is_neither_relevant_nor_gain_nor_assessed() {
+        let unjudged = Ranked::of(None);
+        assert_eq!(unjudged, Ranked::Unjudged);
+        assert!(!unjudged.relevant() && !unjudged.is_assessed());
         assert_eq!(unjudged.gain(), 0);
-        assert_eq!(unjudged.at_level(1), unjudged);
+        for grade in crate::input::qrels::GRADES {
+            let judged = Ranked::of(Some(Judgment::from_grade(grade)));
+            assert_eq!(judged.relevant(), grade >= 1);
+            assert_eq!(judged.is_assessed(), grade >= 0);
+            assert_eq!(judged.gain(), grade.max(0));
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::input::judgments::Judgments;
-pub use crate::input::judgments::{Grade, JudgedTwice, Judgment};
+pub use crate::input::judgments::{Grade, JudgedTwice, Judgment, Ranked};
 
 /// The grades every qrels reader accepts. nDCG's exponential gain 2^g - 1 is finite and exact
 /// enough far beyond the top (2^100 ~ 1.3e30), while a grade of 1024 would overflow f64 into
@@ -46,6 +46,9 @@ pub struct QueryQrels {
     pub gold_answer_substring: Option<String>,
     /// A reference answer (metrics `answer_f1`, `answer_exact`).
     pub reference_answer: Option<String>,
+    /// The query must pass on its own (native qrels `"must_pass": true`): the gate decides it
+    /// alone, with no statistics (`gate::must_pass`).
+    pub must_pass: bool,
     /// The model judgments among `judgments`, by doc id, with who proposed them (native qrels'
     /// `judged_by`); every other judgment is a human one.
     pub judged_by: BTreeMap<String, crate::input::judged_by::ModelJudgment>,

@@ -5,7 +5,7 @@
 //! and why it is not the same). ragate's own names always win: trec_eval's `ndcg` (gain g) is
 //! only an output name, since `ndcg` is ragate's nDCG with gain 2^g - 1.
 
-use crate::metrics::retrieval::RetrievalMetric;
+use crate::metrics::retrieval::{Persistence, RetrievalMetric};
 
 /// The tool whose name an alias is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,16 +108,20 @@ const fn not_computed(
 
 const GAIN_G: &str = "gain g, as ir_measures and trec_eval";
 const SAME: &str = "the same definition";
-const BPREF_WHY: &str = "bpref ranks relevant docs against judged non-relevant ones only (unjudged \
-docs are skipped), while map counts unjudged docs as non-relevant";
+const RBP_GAIN: &str = "binary gain, a relevant doc gains 1; trec_eval scales graded gains into \
+[0, 1], the same on binary qrels";
+const JUDGED_NEGATIVE: &str = "a negative grade, pooled but not judged, counts as unjudged, as in \
+trec_eval's unj (ir_measures counts it judged)";
 const SET_P_WHY: &str = "set precision reads the whole retrieved list, precision@K its top K";
 
 /// Every alias. The trec_eval rows that read as a ragate metric come in trec_eval's output order
 /// (`--format trec_eval` prints them so).
-pub const ALIASES: [Alias; 26] = [
+pub const ALIASES: [Alias; 30] = [
     // trec_eval, in the order trec_eval prints its measures.
     alias(Tool::TrecEval, "map", Cut::None, "map", SAME),
     alias(Tool::TrecEval, "Rprec", Cut::None, "r_precision", SAME),
+    // `bpref` is ragate's own name too: this row only names the output.
+    alias(Tool::TrecEval, "bpref", Cut::None, "bpref", SAME),
     alias(Tool::TrecEval, "recip_rank", Cut::None, "mrr", SAME),
     alias(Tool::TrecEval, "P", Cut::Required, "precision", SAME),
     alias(Tool::TrecEval, "recall", Cut::Required, "recall", SAME),
@@ -132,7 +136,23 @@ pub const ALIASES: [Alias; 26] = [
     ),
     alias(Tool::TrecEval, "map_cut", Cut::Required, "map", SAME),
     alias(Tool::TrecEval, "success", Cut::Required, "hit_rate", SAME),
-    not_computed(Tool::TrecEval, "bpref", Cut::None, Some("map"), BPREF_WHY),
+    alias(Tool::TrecEval, "rbp", Cut::None, "rbp@0.9", RBP_GAIN),
+    not_computed(
+        Tool::TrecEval,
+        "rbp_resid",
+        Cut::None,
+        Some("rbp_residual@0.9"),
+        "trec_eval 10.0's rbp_resid leaves out p^n, the weight of the ranks below the ranking, \
+         when no retrieved doc is unjudged (it says 0 where RBP could still grow)",
+    ),
+    not_computed(
+        Tool::TrecEval,
+        "unj",
+        Cut::Required,
+        Some("judged@K"),
+        "unj_k is the share of the top k left unjudged, out of k even when fewer docs were \
+         retrieved: 1 - judged@k when at least k were",
+    ),
     not_computed(
         Tool::TrecEval,
         "gm_map",
@@ -169,15 +189,15 @@ pub const ALIASES: [Alias; 26] = [
     alias(Tool::IrMeasures, "MRR", Cut::Optional, "mrr", SAME),
     alias(Tool::IrMeasures, "Success", Cut::Required, "hit_rate", SAME),
     alias(Tool::IrMeasures, "Rprec", Cut::None, "r_precision", SAME),
-    not_computed(
+    alias(
         Tool::IrMeasures,
         "Judged",
         Cut::Required,
-        None,
-        "ragate reports judged@10 (the share of the top 10 retrieved docs that the qrels judge) as \
-         a warning of `ragate gate` and in the summary, not as a metric",
+        "judged",
+        JUDGED_NEGATIVE,
     ),
-    not_computed(Tool::IrMeasures, "Bpref", Cut::None, Some("map"), BPREF_WHY),
+    alias(Tool::IrMeasures, "Bpref", Cut::None, "bpref", SAME),
+    alias(Tool::IrMeasures, "RBP", Cut::None, "rbp@0.8", RBP_GAIN),
     not_computed(
         Tool::IrMeasures,
         "SetP",
@@ -202,8 +222,23 @@ pub const ALIASES: [Alias; 26] = [
     ),
 ];
 
+/// ir_measures' `RBP(p=0.95)`: its `RBP` with the persistence given, and that metric.
+fn ir_measures_rbp(text: &str) -> Option<(&'static Alias, RetrievalMetric)> {
+    let persistence = text.strip_prefix("RBP(p=")?.strip_suffix(')')?;
+    let alias = ALIASES
+        .iter()
+        .find(|alias| alias.tool == Tool::IrMeasures && alias.name == "RBP")?;
+    Some((
+        alias,
+        RetrievalMetric::Rbp(Persistence::parse(persistence)?),
+    ))
+}
+
 /// The alias `text` spells, with its cut-off: `nDCG@10`, `ndcg_cut.10`, `RR`.
 pub fn lookup(text: &str) -> Option<(&'static Alias, Option<usize>)> {
+    if let Some((alias, _)) = ir_measures_rbp(text) {
+        return Some((alias, None));
+    }
     ALIASES.iter().find_map(|alias| {
         if text == alias.name {
             return (alias.cut != Cut::Required).then_some((alias, None));
@@ -221,6 +256,9 @@ pub fn lookup(text: &str) -> Option<(&'static Alias, Option<usize>)> {
 /// The ragate metric `text` reads as when it is an alias of one, `Some(None)` when it names a
 /// measure ragate does not compute ([`not_computed_reason`] says why), None when it is no alias.
 pub(crate) fn resolve(text: &str) -> Option<Option<RetrievalMetric>> {
+    if let Some((_, metric)) = ir_measures_rbp(text) {
+        return Some(Some(metric));
+    }
     let (alias, cut) = lookup(text)?;
     Some(match alias.reading {
         Reading::Same(ours) => ours_with_cut(ours, cut),
@@ -338,6 +376,12 @@ mod tests {
             ("map_cut_10", "map@10"),
             ("success.5", "hit_rate@5"),
             ("success_5", "hit_rate@5"),
+            ("bpref", "bpref"),
+            ("Bpref", "bpref"),
+            ("Judged@10", "judged@10"),
+            ("rbp", "rbp@0.9"),
+            ("RBP", "rbp@0.8"),
+            ("RBP(p=0.95)", "rbp@0.95"),
         ] {
             assert_eq!(reads_as(alias), ours, "{alias}");
         }
@@ -373,17 +417,22 @@ mod tests {
     #[test]
     fn measures_ragate_does_not_compute_say_the_closest_metric_and_why() {
         let message = |name: &str| name.parse::<Metric>().unwrap_err().to_string();
-        let judged = message("Judged@10");
+        let unj = message("unj_10");
         assert!(
-            judged.starts_with("unknown metric `Judged@10`: ir_measures' Judged has no ragate metric: ragate reports judged@10"),
-            "{judged}"
+            unj.starts_with("unknown metric `unj_10`: trec_eval's unj has no ragate metric; the closest is `judged@K`, which is not the same: unj_k is the share"),
+            "{unj}"
         );
-        assert!(judged.contains("as a warning"), "{judged}");
-        let bpref = message("bpref");
-        assert!(
-            bpref.contains("trec_eval's bpref has no ragate metric; the closest is `map`, which is not the same: bpref ranks"),
-            "{bpref}"
-        );
+        assert!(message("rbp_resid").contains("the closest is `rbp_residual@0.9`"));
+        for bad in [
+            "RBP(p=1)",
+            "RBP(p=0.8",
+            "RBP(0.8)",
+            "rbp@1",
+            "rbp@0",
+            "rbp_residual",
+        ] {
+            assert!(bad.parse::<Metric>().is_err(), "{bad}");
+        }
         assert!(message("set_P").contains("the closest is `precision@K`"));
         assert!(message("ERR@10").contains("the closest is `ndcg@K`"));
     }
@@ -412,7 +461,14 @@ mod tests {
         ] {
             assert_eq!(note(own), None, "{own}");
         }
-        assert_eq!(note("Judged@10"), None);
+        assert_eq!(
+            note("RBP(p=0.95)").as_deref(),
+            Some(
+                "RBP(p=0.95) is read as rbp@0.95 (binary gain, a relevant doc gains 1; trec_eval \
+                 scales graded gains into [0, 1], the same on binary qrels)"
+            )
+        );
+        assert_eq!(note("bpref"), None);
         assert_eq!(note("nonsense"), None);
     }
 
@@ -429,6 +485,8 @@ mod tests {
             ("mrr", "recip_rank"),
             ("r_precision", "Rprec"),
             ("hit_rate@5", "success_5"),
+            ("bpref", "bpref"),
+            ("rbp@0.9", "rbp"),
         ] {
             let (_, name) = named(ours).unwrap_or_else(|| panic!("{ours}"));
             assert_eq!(name, theirs, "{ours}");
@@ -442,27 +500,32 @@ mod tests {
             "mrr@10",
             "faithfulness",
             "context_precision@5",
+            "rbp@0.8",
+            "rbp_residual@0.9",
+            "judged@10",
         ] {
             assert_eq!(named(none), None, "{none}");
         }
         let order = |name: &str| named(name).unwrap().0;
         assert!(order("map") < order("r_precision"));
-        assert!(order("r_precision") < order("mrr"));
+        assert!(order("r_precision") < order("bpref"));
+        assert!(order("bpref") < order("mrr"));
         assert!(order("mrr") < order("precision@5"));
         assert!(order("precision@5") < order("recall@5"));
         assert!(order("recall@5") < order("ndcg_linear"));
         assert!(order("ndcg_linear") < order("ndcg_linear@5"));
         assert!(order("ndcg_linear@5") < order("map@5"));
         assert!(order("map@5") < order("hit_rate@1"));
+        assert!(order("hit_rate@1") < order("rbp@0.9"));
     }
 
     #[test]
-    fn no_alias_shadows_a_ragate_name_but_trec_eval_s_ndcg_and_map() {
+    fn no_alias_shadows_a_ragate_name_but_trec_eval_s_ndcg_map_and_bpref() {
         for alias in &ALIASES {
             let ragate_own = alias.name.parse::<RetrievalMetric>().is_ok();
             assert_eq!(
                 ragate_own,
-                matches!(alias.name, "ndcg" | "map"),
+                matches!(alias.name, "ndcg" | "map" | "bpref"),
                 "{}",
                 alias.name
             );

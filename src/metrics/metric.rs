@@ -107,7 +107,7 @@ pub const NAMED: [(&str, Metric); 11] = [
 ];
 
 /// The retrieval metrics' names without their `@K` (their family parses them).
-const RETRIEVAL_BASE_NAMES: [&str; 8] = [
+const RETRIEVAL_BASE_NAMES: [&str; 12] = [
     "precision",
     "recall",
     "hit_rate",
@@ -116,6 +116,10 @@ const RETRIEVAL_BASE_NAMES: [&str; 8] = [
     "ndcg_linear",
     "map",
     "r_precision",
+    "bpref",
+    "rbp",
+    "rbp_residual",
+    "judged",
 ];
 
 /// What a calibrated estimate's name adds to its judged metric's.
@@ -305,6 +309,7 @@ impl Metric {
             Metric::Answer(AnswerMetric::Length | AnswerMetric::Empty) | Metric::Operational(_) => {
                 Direction::LowerIsBetter
             }
+            Metric::Retrieval(retrieval) => retrieval.direction(),
             _ => Direction::HigherIsBetter,
         }
     }

@@ -12,11 +12,17 @@
 //! - `map` = sum of precision at each relevant rank / relevant judged (trec_eval `map`); `map@k`
 //!   counts ranks up to k only (trec_eval `map_cut_k`).
 //! - `r_precision` = relevant in top R / R, R = relevant judged (trec_eval `Rprec`).
+//! - `bpref`, `rbp@p`, `rbp_residual@p`, `judged@k`: the metrics that tell unjudged documents
+//!   from judged non-relevant ones ([`incomplete`]).
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::input::qrels::{Grade, Judgment, QueryQrels};
+use crate::input::qrels::{Grade, QueryQrels, Ranked};
+
+mod incomplete;
+
+pub use incomplete::Persistence;
 
 /// A retrieval metric with its cut-off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,6 +45,15 @@ pub enum RetrievalMetric {
     Map(Option<usize>),
     /// `r_precision`: precision at R, the number of relevant docs.
     RPrecision,
+    /// `bpref`: trec_eval's binary preference, unjudged docs skipped.
+    Bpref,
+    /// `rbp@p`: rank-biased precision with persistence p (binary gain).
+    Rbp(Persistence),
+    /// `rbp_residual@p`: how much `rbp@p` could grow were the unjudged docs relevant (lower is
+    /// better).
+    RbpResidual(Persistence),
+    /// `judged@k`: the share of the top k retrieved docs that the qrels judge (grade 0 or more).
+    Judged(usize),
 }
 
 /// Whether a larger value of a metric is better (retrieval quality) or worse (latency, cost).
@@ -52,7 +67,8 @@ pub enum Direction {
 
 /// The metric names `FromStr` accepts, for error messages.
 pub const VALID_NAMES: &str = "precision@K, recall@K, hit_rate@K, mrr, mrr@K, ndcg, ndcg@K, \
-ndcg_linear, ndcg_linear@K, map, map@K, r_precision (K a positive integer)";
+ndcg_linear, ndcg_linear@K, map, map@K, r_precision, bpref, rbp@P, rbp_residual@P, judged@K \
+(K a positive integer; P a persistence below 1 such as 0.8)";
 
 /// The metrics `ragate eval` reports when none are named.
 pub const DEFAULT_METRICS: [RetrievalMetric; 5] = [
@@ -78,6 +94,15 @@ impl FromStr for RetrievalMetric {
         let unknown = || UnknownMetric {
             name: text.to_string(),
         };
+        if let Some((base, p)) = text.split_once('@')
+            && let Some(persistence) = Persistence::parse(p)
+        {
+            return match base {
+                "rbp" => Ok(RetrievalMetric::Rbp(persistence)),
+                "rbp_residual" => Ok(RetrievalMetric::RbpResidual(persistence)),
+                _ => Err(unknown()),
+            };
+        }
         let (base, cut) = match text.split_once('@') {
             Some((base, k)) => {
                 let k: usize = k.parse().ok().filter(|&k| k > 0).ok_or_else(unknown)?;
@@ -94,6 +119,8 @@ impl FromStr for RetrievalMetric {
             ("ndcg_linear", cut) => RetrievalMetric::NdcgLinear(cut),
             ("map", cut) => RetrievalMetric::Map(cut),
             ("r_precision", None) => RetrievalMetric::RPrecision,
+            ("bpref", None) => RetrievalMetric::Bpref,
+            ("judged", Some(k)) => RetrievalMetric::Judged(k),
             _ => return Err(unknown()),
         };
         Ok(metric)
@@ -111,6 +138,10 @@ impl fmt::Display for RetrievalMetric {
             RetrievalMetric::NdcgLinear(cut) => ("ndcg_linear", cut),
             RetrievalMetric::Map(cut) => ("map", cut),
             RetrievalMetric::RPrecision => ("r_precision", None),
+            RetrievalMetric::Bpref => ("bpref", None),
+            RetrievalMetric::Judged(k) => ("judged", Some(k)),
+            RetrievalMetric::Rbp(p) => return write!(f, "rbp@{p}"),
+            RetrievalMetric::RbpResidual(p) => return write!(f, "rbp_residual@{p}"),
         };
         match cut {
             Some(k) => write!(f, "{base}@{k}"),
@@ -124,6 +155,8 @@ impl fmt::Display for RetrievalMetric {
 pub struct QueryTruth {
     /// How many judged docs count as relevant.
     pub num_relevant: usize,
+    /// How many docs are judged non-relevant (a grade of 0 or more, not relevant): bpref's N.
+    pub num_non_relevant: usize,
     /// Positive gains of all judged docs, highest first.
     pub ideal_gains: Vec<Grade>,
 }
@@ -133,6 +166,11 @@ impl QueryTruth {
     pub fn new(query: &QueryQrels) -> Self {
         QueryTruth {
             num_relevant: query.num_relevant(),
+            num_non_relevant: query
+                .judgments
+                .iter()
+                .filter(|(_, judgment)| !judgment.relevant && judgment.grade >= 0)
+                .count(),
             ideal_gains: query.ideal_gains(),
         }
     }
@@ -164,12 +202,16 @@ impl Depth {
                 | RetrievalMetric::Mrr(Some(k))
                 | RetrievalMetric::Ndcg(Some(k))
                 | RetrievalMetric::NdcgLinear(Some(k))
-                | RetrievalMetric::Map(Some(k)) => depth.cut = depth.cut.max(k),
+                | RetrievalMetric::Map(Some(k))
+                | RetrievalMetric::Judged(k) => depth.cut = depth.cut.max(k),
                 RetrievalMetric::Mrr(None) => depth.needs_first_relevant = true,
                 RetrievalMetric::RPrecision => depth.needs_r = true,
                 RetrievalMetric::Ndcg(None)
                 | RetrievalMetric::NdcgLinear(None)
-                | RetrievalMetric::Map(None) => depth.needs_all = true,
+                | RetrievalMetric::Map(None)
+                | RetrievalMetric::Bpref
+                | RetrievalMetric::Rbp(_)
+                | RetrievalMetric::RbpResidual(_) => depth.needs_all = true,
             }
         }
         depth
@@ -195,16 +237,16 @@ fn discount(rank: usize) -> f64 {
     1.0 / ((rank + 1) as f64).log2()
 }
 
-fn relevant_in_top(ranking: &[Judgment], k: usize) -> usize {
-    ranking.iter().take(k).filter(|j| j.relevant).count()
+fn relevant_in_top(ranking: &[Ranked], k: usize) -> usize {
+    ranking.iter().take(k).filter(|r| r.relevant()).count()
 }
 
-fn first_relevant_rank(ranking: &[Judgment], cut: Option<usize>) -> Option<usize> {
+fn first_relevant_rank(ranking: &[Ranked], cut: Option<usize>) -> Option<usize> {
     let limit = cut.unwrap_or(usize::MAX);
     ranking
         .iter()
         .take(limit)
-        .position(|j| j.relevant)
+        .position(|r| r.relevant())
         .map(|i| i + 1)
 }
 
@@ -227,20 +269,20 @@ fn dcg(gains: impl Iterator<Item = Grade>, exponential: bool) -> f64 {
         .fold(0.0, |total, gain| total + gain)
 }
 
-fn ndcg(ranking: &[Judgment], truth: &QueryTruth, cut: Option<usize>, exponential: bool) -> f64 {
+fn ndcg(ranking: &[Ranked], truth: &QueryTruth, cut: Option<usize>, exponential: bool) -> f64 {
     let limit = cut.unwrap_or(usize::MAX);
     let ideal = dcg(truth.ideal_gains.iter().copied().take(limit), exponential);
     if ideal <= 0.0 {
         return 0.0;
     }
-    dcg(ranking.iter().take(limit).map(|j| j.gain()), exponential) / ideal
+    dcg(ranking.iter().take(limit).map(|r| r.gain()), exponential) / ideal
 }
 
-fn average_precision(ranking: &[Judgment], truth: &QueryTruth, cut: Option<usize>) -> f64 {
+fn average_precision(ranking: &[Ranked], truth: &QueryTruth, cut: Option<usize>) -> f64 {
     let mut hits = 0usize;
     let mut sum = 0.0;
-    for (i, judgment) in ranking.iter().take(cut.unwrap_or(usize::MAX)).enumerate() {
-        if judgment.relevant {
+    for (i, ranked) in ranking.iter().take(cut.unwrap_or(usize::MAX)).enumerate() {
+        if ranked.relevant() {
             hits += 1;
             sum += hits as f64 / (i + 1) as f64;
         }
@@ -254,30 +296,38 @@ impl RetrievalMetric {
         match self {
             RetrievalMetric::Precision(k)
             | RetrievalMetric::Recall(k)
-            | RetrievalMetric::HitRate(k) => Some(k),
+            | RetrievalMetric::HitRate(k)
+            | RetrievalMetric::Judged(k) => Some(k),
             RetrievalMetric::Mrr(cut)
             | RetrievalMetric::Ndcg(cut)
             | RetrievalMetric::NdcgLinear(cut)
             | RetrievalMetric::Map(cut) => cut,
-            RetrievalMetric::RPrecision => None,
+            RetrievalMetric::RPrecision
+            | RetrievalMetric::Bpref
+            | RetrievalMetric::Rbp(_)
+            | RetrievalMetric::RbpResidual(_) => None,
         }
     }
 
-    /// Every retrieval metric measures quality: higher is better.
+    /// Higher is better, but for RBP's residual (the room left by unjudged docs).
     pub fn direction(self) -> Direction {
-        Direction::HigherIsBetter
+        match self {
+            RetrievalMetric::RbpResidual(_) => Direction::LowerIsBetter,
+            _ => Direction::HigherIsBetter,
+        }
     }
 
-    /// The metric's value for one query with at least one relevant doc. `ranking` holds the
-    /// judgments of the retrieved docs in rank order ([`Judgment::UNJUDGED`] for a doc the qrels
-    /// do not judge), at least as deep as `Depth` asks.
-    pub fn value(self, ranking: &[Judgment], truth: &QueryTruth) -> f64 {
-        assert!(
-            truth.num_relevant > 0,
-            "queries without relevant docs are excluded"
-        );
+    /// The metric's value for one query. `ranking` holds the judgments of the retrieved docs in
+    /// rank order ([`Ranked::Unjudged`] for a doc the qrels do not judge), at least as deep as
+    /// `Depth` asks. A query without a relevant doc (kept by `no_relevant: zero`) scores 0 on the
+    /// metrics of relevance, as trec_eval scores it; judged@k and RBP's residual read the
+    /// judgments alone and keep their values.
+    pub fn value(self, ranking: &[Ranked], truth: &QueryTruth) -> f64 {
         let num_relevant = truth.num_relevant as f64;
         match self {
+            RetrievalMetric::Judged(k) => incomplete::judged(ranking, k),
+            RetrievalMetric::RbpResidual(p) => incomplete::rbp_residual(ranking, p),
+            _ if truth.num_relevant == 0 => 0.0,
             RetrievalMetric::Precision(k) => relevant_in_top(ranking, k) as f64 / k as f64,
             RetrievalMetric::Recall(k) => relevant_in_top(ranking, k) as f64 / num_relevant,
             RetrievalMetric::HitRate(k) => f64::from(u8::from(relevant_in_top(ranking, k) > 0)),
@@ -290,267 +340,11 @@ impl RetrievalMetric {
             RetrievalMetric::RPrecision => {
                 relevant_in_top(ranking, truth.num_relevant) as f64 / num_relevant
             }
+            RetrievalMetric::Bpref => incomplete::bpref(ranking, truth),
+            RetrievalMetric::Rbp(p) => incomplete::rbp(ranking, p),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ranking(grades: &[(Grade, bool)]) -> Vec<Judgment> {
-        grades
-            .iter()
-            .map(|&(grade, relevant)| Judgment { grade, relevant })
-            .collect()
-    }
-
-    fn truth(num_relevant: usize, ideal_gains: &[Grade]) -> QueryTruth {
-        QueryTruth {
-            num_relevant,
-            ideal_gains: ideal_gains.to_vec(),
-        }
-    }
-
-    #[test]
-    fn names_round_trip_and_unknown_names_list_the_valid_ones() {
-        for name in [
-            "precision@5",
-            "recall@10",
-            "hit_rate@3",
-            "mrr",
-            "mrr@10",
-            "ndcg",
-            "ndcg@10",
-            "ndcg_linear",
-            "ndcg_linear@5",
-            "map",
-            "map@100",
-            "r_precision",
-        ] {
-            assert_eq!(name.parse::<RetrievalMetric>().unwrap().to_string(), name);
-        }
-        for bad in [
-            "precision",
-            "recall@0",
-            "recall@x",
-            "r_precision@5",
-            "ndgc@10",
-            "",
-        ] {
-            let err = bad.parse::<RetrievalMetric>().unwrap_err().to_string();
-            assert_eq!(
-                err,
-                format!("unknown metric `{bad}`: expected one of {VALID_NAMES}")
-            );
-        }
-    }
-
-    #[test]
-    fn precision_divides_by_k_even_when_fewer_are_retrieved() {
-        let r = ranking(&[(1, true), (0, false)]);
-        assert_eq!(
-            RetrievalMetric::Precision(5).value(&r, &truth(3, &[1, 1, 1])),
-            0.2
-        );
-        assert_eq!(
-            RetrievalMetric::Recall(5).value(&r, &truth(3, &[1, 1, 1])),
-            1.0 / 3.0
-        );
-        assert_eq!(
-            RetrievalMetric::RPrecision.value(&r, &truth(3, &[1, 1, 1])),
-            1.0 / 3.0
-        );
-    }
-
-    #[test]
-    fn mrr_with_and_without_cut() {
-        let r = ranking(&[(0, false), (0, false), (2, true)]);
-        let t = truth(1, &[2]);
-        assert_eq!(RetrievalMetric::Mrr(None).value(&r, &t), 1.0 / 3.0);
-        assert_eq!(RetrievalMetric::Mrr(Some(2)).value(&r, &t), 0.0);
-        assert_eq!(RetrievalMetric::HitRate(3).value(&r, &t), 1.0);
-    }
-
-    #[test]
-    fn ndcg_exponential_and_linear_by_hand() {
-        // grades in rank order 1, 3; ideal 3, 1
-        let r = ranking(&[(1, true), (3, true)]);
-        let t = truth(2, &[3, 1]);
-        let d2 = 1.0 / 3f64.log2();
-        let exp = (1.0 + 7.0 * d2) / (7.0 + 1.0 * d2);
-        let lin = (1.0 + 3.0 * d2) / (3.0 + 1.0 * d2);
-        assert!((RetrievalMetric::Ndcg(Some(10)).value(&r, &t) - exp).abs() < 1e-15);
-        assert!((RetrievalMetric::NdcgLinear(None).value(&r, &t) - lin).abs() < 1e-15);
-        // ideal is cut at k too: @1 compares grade 1 with the ideal grade 3
-        assert!((RetrievalMetric::Ndcg(Some(1)).value(&r, &t) - 1.0 / 7.0).abs() < 1e-15);
-    }
-
-    #[test]
-    fn ndcg_of_a_ranking_without_gains_is_positive_zero() {
-        let r = ranking(&[(0, false), (0, false)]);
-        let t = truth(1, &[1]);
-        for metric in [
-            RetrievalMetric::Ndcg(Some(10)),
-            RetrievalMetric::NdcgLinear(None),
-        ] {
-            let value = metric.value(&r, &t);
-            assert!(value == 0.0 && value.is_sign_positive(), "{value}");
-        }
-    }
-
-    #[test]
-    fn graded_but_not_gold_docs_give_gain_but_not_hits() {
-        let r = ranking(&[(1, false), (3, true)]);
-        let t = truth(1, &[3, 1]);
-        assert_eq!(RetrievalMetric::Precision(1).value(&r, &t), 0.0);
-        assert!(RetrievalMetric::Ndcg(Some(1)).value(&r, &t) > 0.0);
-    }
-
-    #[test]
-    fn map_with_and_without_cut() {
-        let r = ranking(&[(1, true), (0, false), (1, true)]);
-        let t = truth(3, &[1, 1, 1]);
-        assert!((RetrievalMetric::Map(None).value(&r, &t) - (1.0 + 2.0 / 3.0) / 3.0).abs() < 1e-15);
-        assert!((RetrievalMetric::Map(Some(2)).value(&r, &t) - 1.0 / 3.0).abs() < 1e-15);
-    }
-
-    #[test]
-    fn depth_asks_for_what_the_metrics_read() {
-        let t = truth(4, &[1, 1, 1, 1]);
-        let cut = Depth::of(&[RetrievalMetric::Precision(5), RetrievalMetric::RPrecision]);
-        assert!(!cut.is_satisfied(4, true, &t));
-        assert!(cut.is_satisfied(5, false, &t));
-        let mrr = Depth::of(&[RetrievalMetric::Mrr(None)]);
-        assert!(!mrr.is_satisfied(100, false, &t));
-        assert!(mrr.is_satisfied(3, true, &t));
-        assert!(!Depth::of(&[RetrievalMetric::Map(None)]).is_satisfied(1000, true, &t));
-    }
-
-    /// A query's judgments (grade, relevant) and a ranking that lists some of them, plus unjudged docs.
-    fn query_and_ranking() -> impl Strategy<Value = (Vec<(Grade, bool)>, Vec<Option<usize>>)> {
-        proptest::collection::vec((-1i32..4, any::<bool>()), 1..20)
-            .prop_map(|docs| {
-                docs.into_iter()
-                    .map(|(g, gold)| (g, gold && g >= 1))
-                    .collect::<Vec<_>>()
-            })
-            .prop_filter("needs a relevant doc", |docs| docs.iter().any(|d| d.1))
-            .prop_flat_map(|docs| {
-                let n = docs.len();
-                let ranking = proptest::sample::subsequence((0..n).collect::<Vec<_>>(), 0..=n)
-                    .prop_shuffle()
-                    .prop_flat_map(|picked| {
-                        let len = picked.len();
-                        (
-                            Just(picked),
-                            proptest::collection::vec(any::<bool>(), len + 5),
-                        )
-                    })
-                    .prop_map(|(picked, noise)| {
-                        // interleave unjudged docs (None) between judged ones
-                        let mut out = Vec::new();
-                        for (i, doc) in picked.into_iter().enumerate() {
-                            if noise[i] {
-                                out.push(None);
-                            }
-                            out.push(Some(doc));
-                        }
-                        out
-                    });
-                (Just(docs), ranking)
-            })
-    }
-
-    fn build(docs: &[(Grade, bool)], ranked: &[Option<usize>]) -> (Vec<Judgment>, QueryTruth) {
-        let judgments: Vec<Judgment> = docs
-            .iter()
-            .map(|&(grade, relevant)| Judgment { grade, relevant })
-            .collect();
-        let ranking = ranked
-            .iter()
-            .map(|d| d.map_or(Judgment::UNJUDGED, |i| judgments[i]))
-            .collect();
-        let mut ideal_gains: Vec<Grade> = judgments
-            .iter()
-            .map(|j| j.gain())
-            .filter(|&g| g > 0)
-            .collect();
-        ideal_gains.sort_unstable_by(|a, b| b.cmp(a));
-        let num_relevant = judgments.iter().filter(|j| j.relevant).count();
-        (
-            ranking,
-            QueryTruth {
-                num_relevant,
-                ideal_gains,
-            },
-        )
-    }
-
-    const CUTS: [usize; 5] = [1, 3, 5, 10, 20];
-
-    fn all_metrics() -> Vec<RetrievalMetric> {
-        let mut metrics = vec![
-            RetrievalMetric::Mrr(None),
-            RetrievalMetric::Ndcg(None),
-            RetrievalMetric::NdcgLinear(None),
-            RetrievalMetric::Map(None),
-            RetrievalMetric::RPrecision,
-        ];
-        for k in CUTS {
-            metrics.extend([
-                RetrievalMetric::Precision(k),
-                RetrievalMetric::Recall(k),
-                RetrievalMetric::HitRate(k),
-                RetrievalMetric::Mrr(Some(k)),
-                RetrievalMetric::Ndcg(Some(k)),
-                RetrievalMetric::NdcgLinear(Some(k)),
-                RetrievalMetric::Map(Some(k)),
-            ]);
-        }
-        metrics
-    }
-
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn every_metric_lies_in_unit_interval((docs, ranked) in query_and_ranking()) {
-            let (ranking, truth) = build(&docs, &ranked);
-            for metric in all_metrics() {
-                let v = metric.value(&ranking, &truth);
-                prop_assert!((0.0..=1.0 + 1e-12).contains(&v), "{metric} = {v}");
-            }
-        }
-
-        #[test]
-        fn recall_and_hit_rate_never_fall_as_k_grows((docs, ranked) in query_and_ranking()) {
-            let (ranking, truth) = build(&docs, &ranked);
-            for pair in CUTS.windows(2) {
-                let (a, b) = (pair[0], pair[1]);
-                prop_assert!(RetrievalMetric::Recall(a).value(&ranking, &truth) <= RetrievalMetric::Recall(b).value(&ranking, &truth));
-                prop_assert!(RetrievalMetric::HitRate(a).value(&ranking, &truth) <= RetrievalMetric::HitRate(b).value(&ranking, &truth));
-            }
-        }
-
-        #[test]
-        fn the_ideal_ranking_scores_one((docs, _ranked) in query_and_ranking()) {
-            let mut order: Vec<usize> = (0..docs.len()).collect();
-            // gold docs first (binary metrics), within them and then by grade descending
-            order.sort_by_key(|&i| (std::cmp::Reverse(docs[i].1), std::cmp::Reverse(docs[i].0.max(0))));
-            let ranked: Vec<Option<usize>> = order.into_iter().map(Some).collect();
-            let (ranking, truth) = build(&docs, &ranked);
-            for metric in [RetrievalMetric::Mrr(None), RetrievalMetric::Map(None), RetrievalMetric::RPrecision] {
-                prop_assert!((metric.value(&ranking, &truth) - 1.0).abs() < 1e-12, "{metric}");
-            }
-            // nDCG is 1 for the ranking sorted by grade alone
-            let mut by_grade: Vec<usize> = (0..docs.len()).collect();
-            by_grade.sort_by_key(|&i| std::cmp::Reverse(docs[i].0.max(0)));
-            let ranked: Vec<Option<usize>> = by_grade.into_iter().map(Some).collect();
-            let (ranking, truth) = build(&docs, &ranked);
-            for metric in [RetrievalMetric::Ndcg(None), RetrievalMetric::Ndcg(Some(3)), RetrievalMetric::NdcgLinear(Some(5))] {
-                prop_assert!((metric.value(&ranking, &truth) - 1.0).abs() < 1e-12, "{metric}");
-            }
-        }
-    }
-}
+mod tests;

@@ -63,6 +63,7 @@ fn family(family: Family) -> &'static str {
         Family::Slices => "slices",
         Family::Calibration => "calibration",
         Family::Drift => "drift",
+        Family::MustPass => "must_pass",
     }
 }
 

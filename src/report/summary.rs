@@ -107,7 +107,8 @@ fn excess(o: &CheckOutcome) -> f64 {
     }
 }
 
-/// The failing checks, the furthest beyond their limit first (ties by name).
+/// The failing checks: broken must-pass queries first (they fail whatever the statistics say),
+/// then the furthest beyond their limit (ties by name).
 fn failing_by_excess(report: &GateReport) -> Vec<&CheckOutcome> {
     let mut failing: Vec<&CheckOutcome> = report
         .outcomes
@@ -115,8 +116,10 @@ fn failing_by_excess(report: &GateReport) -> Vec<&CheckOutcome> {
         .filter(|o| o.status == CheckStatus::Fail)
         .collect();
     failing.sort_by(|a, b| {
-        excess(b)
-            .total_cmp(&excess(a))
+        let must_pass = |o: &CheckOutcome| o.family == Family::MustPass;
+        must_pass(b)
+            .cmp(&must_pass(a))
+            .then_with(|| excess(b).total_cmp(&excess(a)))
             .then_with(|| a.name.cmp(&b.name))
     });
     failing

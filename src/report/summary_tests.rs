@@ -37,6 +37,7 @@ fn record(answer: &str, unsupported: &[&str]) -> QueryRecord {
             })
             .collect(),
         answer_relevance_embedding: None,
+        must_pass: None,
     }
 }
 

@@ -72,7 +72,8 @@ pub(crate) fn judge_consistency(
 }
 
 /// One evaluation from `runs` (at least one) of the same queries: per-query metric values are
-/// the means over the runs that have them; texts, claims and the trace come from the first run.
+/// the means over the runs that have them (a must-pass query keeps each run's values too);
+/// texts, claims and the trace come from the first run.
 pub(crate) fn combine(runs: Vec<Evaluated>) -> Evaluated {
     let repeats = runs.len();
     let mut runs = runs.into_iter();
@@ -86,6 +87,18 @@ pub(crate) fn combine(runs: Vec<Evaluated>) -> Evaluated {
         metrics: BTreeMap::new(),
     };
     for (qid, record) in combined.results.queries.iter_mut() {
+        // A must-pass query keeps each run's values: the gate decides each run (pass^k).
+        if let Some(must_pass) = record.must_pass.as_mut() {
+            must_pass.repeats = std::iter::once(record.metrics.clone())
+                .chain(others.iter().map(|run| {
+                    run.results
+                        .queries
+                        .get(qid)
+                        .map(|other| other.metrics.clone())
+                        .unwrap_or_default()
+                }))
+                .collect();
+        }
         for (metric, value) in record.metrics.iter_mut() {
             let mut values = vec![*value];
             values.extend(
@@ -195,6 +208,7 @@ mod tests {
                     answer_sha256: None,
                     claims: Vec::new(),
                     answer_relevance_embedding: None,
+                    must_pass: None,
                 };
                 (format!("q{i}"), record)
             })

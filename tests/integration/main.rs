@@ -23,6 +23,7 @@ mod gate_flow;
 mod history;
 mod hostile_strings;
 mod html_report;
+mod incomplete_judgments;
 mod init;
 mod input_errors;
 mod json_errors;
@@ -35,6 +36,7 @@ mod junit_schema;
 mod lexical3;
 mod likely_causes;
 mod llm_extras;
+mod must_pass;
 #[cfg(feature = "nli")]
 mod nli;
 mod one_decision;

@@ -35,7 +35,7 @@ use ragate::config::{
 };
 use ragate::gate::checks::{Check, expand};
 use ragate::gate::verdict::{CheckOutcome, CheckStatus, decide};
-use ragate::input::qrels::Judgment;
+use ragate::input::qrels::{Judgment, Ranked};
 use ragate::metrics::metric::Metric;
 use ragate::metrics::retrieval::{QueryTruth, RetrievalMetric};
 use ragate::stats::{self, limit_test};
@@ -65,7 +65,7 @@ struct FixtureQuery {
 /// One query, ready to be re-ranked.
 struct SimQuery {
     scores: Vec<f64>,
-    judgments: Vec<Judgment>,
+    judgments: Vec<Ranked>,
     truth: QueryTruth,
     sigma: f64,
 }
@@ -92,10 +92,11 @@ fn queries() -> &'static [SimQuery] {
                     judgments: q
                         .top
                         .iter()
-                        .map(|&(_, g)| Judgment::from_grade(g))
+                        .map(|&(_, g)| Ranked::Judged(Judgment::from_grade(g)))
                         .collect(),
                     truth: QueryTruth {
                         num_relevant: q.relevant,
+                        num_non_relevant: q.top.iter().filter(|&&(_, g)| g == 0).count(),
                         ideal_gains: q.ideal,
                     },
                     sigma: NOISE * range,
@@ -140,10 +141,10 @@ fn simulate(rng: &mut ChaCha8Rng, broken: &[bool]) -> Vec<Vec<f64>> {
                 (query.scores.iter().enumerate()).map(|(j, &s)| (s + query.sigma * normal(rng), j)),
             );
             keyed.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-            let ranking: Vec<Judgment> = keyed
+            let ranking: Vec<Ranked> = keyed
                 .iter()
                 .map(|&(_, j)| query.judgments[j])
-                .filter(|j| !(broken.get(i).copied().unwrap_or(false) && j.relevant))
+                .filter(|j| !(broken.get(i).copied().unwrap_or(false) && j.relevant()))
                 .collect();
             metrics
                 .iter()
@@ -172,6 +173,7 @@ fn results(values: &[Vec<f64>]) -> Results {
                 answer_sha256: None,
                 claims: Vec::new(),
                 answer_relevance_embedding: None,
+                must_pass: None,
             };
             (format!("q{i:03}"), record)
         })

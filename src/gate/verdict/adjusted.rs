@@ -29,7 +29,9 @@ impl FamilyLevels {
     pub fn of(&self, family: Family) -> f64 {
         match family {
             Family::Slices => self.slices,
-            Family::Primary | Family::Calibration | Family::Drift => self.primary,
+            Family::Primary | Family::Calibration | Family::Drift | Family::MustPass => {
+                self.primary
+            }
         }
     }
 }

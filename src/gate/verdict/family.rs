@@ -61,9 +61,11 @@ fn procedure(family: Family, settings: &GateSettings) -> Procedure {
             SliceCorrection::Bh => Procedure::BenjaminiHochberg,
             SliceCorrection::None => Procedure::None,
         },
-        Family::Primary | Family::Calibration | Family::Drift => match settings.correction {
-            Correction::Holm => Procedure::Holm,
-            Correction::None => Procedure::None,
-        },
+        Family::Primary | Family::Calibration | Family::Drift | Family::MustPass => {
+            match settings.correction {
+                Correction::Holm => Procedure::Holm,
+                Correction::None => Procedure::None,
+            }
+        }
     }
 }

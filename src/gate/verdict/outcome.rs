@@ -98,6 +98,8 @@ pub enum Family {
     Calibration,
     /// Sequential tests over the run history (`--history`): slow drift against the baseline.
     Drift,
+    /// One must-pass query each, decided on its own without statistics (`gate::must_pass`).
+    MustPass,
 }
 
 /// The one-sided bound a verdict used: the least worsening the data support, as a delta

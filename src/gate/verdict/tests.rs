@@ -31,6 +31,7 @@ fn results(values: &[f64]) -> Results {
                 answer_sha256: None,
                 claims: Vec::new(),
                 answer_relevance_embedding: None,
+                must_pass: None,
             };
             (format!("q{i:03}"), record)
         })

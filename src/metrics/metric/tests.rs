@@ -83,9 +83,18 @@ fn every_named_metric_reads_back_from_its_name_and_names_are_unique() {
 fn the_suggested_names_are_the_valid_names() {
     let listed: std::collections::BTreeSet<String> = valid_names()
         .replace("; in rules also", ",")
-        .replace(" (K a positive integer)", "")
+        .replace(
+            " (K a positive integer; P a persistence below 1 such as 0.8)",
+            "",
+        )
         .split(", ")
-        .map(|name| name.trim().trim_end_matches("@K").to_string())
+        .map(|name| {
+            let name = name.trim();
+            name.strip_suffix("@K")
+                .or_else(|| name.strip_suffix("@P"))
+                .unwrap_or(name)
+                .to_string()
+        })
         .collect();
     let suggested: std::collections::BTreeSet<String> = base_names().into_iter().collect();
     assert_eq!(listed, suggested);

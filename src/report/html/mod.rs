@@ -200,6 +200,7 @@ fn family_name(family: Family) -> &'static str {
         Family::Slices => "Slices",
         Family::Calibration => "JudgedMetric judge estimates",
         Family::Drift => "Drift across runs",
+        Family::MustPass => "Must-pass queries",
     }
 }
 
@@ -247,6 +248,7 @@ fn checks_table(rows: &[&CheckOutcome]) -> Markup {
 
 fn checks_section(report: &GateReport) -> Markup {
     let families = [
+        Family::MustPass,
         Family::Primary,
         Family::Slices,
         Family::Calibration,

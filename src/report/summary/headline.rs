@@ -4,8 +4,12 @@
 use super::*;
 
 /// `worst ndcg@10 [class=literal] -0.6188 (limit -0.0479)`; for a broken floor
-/// `worst recall@5 [all] 0.6667 (min 0.9, 60 queries)`.
+/// `worst recall@5 [all] 0.6667 (min 0.9, 60 queries)`; for a broken must-pass query its verdict
+/// (`must-pass q17 broke: recall@10 1.0000 -> 0.0000; lost its relevant document ...`).
 fn worst_of(o: &CheckOutcome) -> String {
+    if o.family == Family::MustPass {
+        return verdict(o);
+    }
     if let Some(floor) = broken_floor(o) {
         return format!(
             "worst {} {} ({}, {} queries)",

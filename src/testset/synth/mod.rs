@@ -534,6 +534,7 @@ fn draft_line(run: &Run, outcome: &Outcome) -> String {
         graded_relevance: None,
         gold_answer_substring: None,
         reference_answer: Some(outcome.draft.answer.clone()),
+        must_pass: None,
         slices: UniqueKeys(
             run.slices
                 .iter()
