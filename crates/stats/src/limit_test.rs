@@ -179,8 +179,10 @@ fn sparse_check(worsening: &[f64], range: Option<f64>) -> Option<(Tallied, f64)>
 /// test of a check with this `limit` still rejects at `level` (the verdict fails exactly when the
 /// limit is below it). Below [`ANALYTIC_MIN_N`] pairs the test is the one the check's own limit
 /// chooses (the exact test alone, or checked by betting) at every limit tried, so that the bound
-/// agrees with the check's decision. `None` when no limit can be rejected at this level (the
-/// exact test's smallest p is above `level`), or for empty or non-finite input.
+/// agrees with the check's decision; where the exact test alone decides, a bound within the
+/// limit is the lower of its bound and the betting-checked one. `None` when no limit can be
+/// rejected at this level (the exact test's smallest p is above `level`), or for empty or
+/// non-finite input.
 pub fn lower_bound(worsening: &[f64], level: f64, range: Option<f64>, limit: f64) -> Option<f64> {
     let positive_level = level > 0.0;
     if worsening.is_empty() || worsening.iter().any(|w| !w.is_finite()) || !positive_level {
@@ -206,10 +208,26 @@ pub fn lower_bound(worsening: &[f64], level: f64, range: Option<f64>, limit: f64
     let (low, high) = spread_of(worsening);
     let floor = low - (high - low).max(1e-9);
     let floor = bounded(range).map_or(floor, |r| -r * (1.0 - 1e-9));
+    let bound_of = |betting_range: Option<f64>| {
+        bisect_bound(worsening, floor, |tried| {
+            exact(worsening, tried, betting_range).p_value <= level
+        })
+    };
     let betting_range = checked_by_betting(range, limit);
-    bisect_bound(worsening, floor, |tried| {
-        exact(worsening, tried, betting_range).p_value <= level
-    })
+    let bound = bound_of(betting_range);
+    match bounded(range) {
+        // The exact test alone decides this check (a limit of at least a quarter of the range):
+        // past the limit its bound is the one that failed the check; within it, the bound
+        // checked by betting where that is lower, since the exact test's bound away from the
+        // limit assumes a symmetry that unchanged queries (an atom at 0) do not have.
+        Some(_) if betting_range.is_none() && !bound.is_some_and(|b| b > limit) => {
+            match (bound, bound_of(bounded(range))) {
+                (Some(exact), Some(checked)) => Some(exact.min(checked)),
+                (exact, _) => exact,
+            }
+        }
+        _ => bound,
+    }
 }
 
 /// The smallest and largest value.
@@ -324,5 +342,7 @@ impl SkewCorrected {
     }
 }
 
+#[cfg(test)]
+mod small_slices;
 #[cfg(test)]
 mod tests;
