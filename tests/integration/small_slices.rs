@@ -53,10 +53,9 @@ gate:
     write_run(dir, "worse.jsonl", 2);
 }
 
-/// The one check of the rule in gate.json: its status and its method.
-fn the_check(dir: &Path) -> (String, String) {
-    let text = std::fs::read_to_string(dir.join("out/gate.json")).unwrap();
-    let document: Value = serde_json::from_str(&text).unwrap();
+/// The one check of the rule in the gate's JSON output: its status and its method.
+fn the_check(text: &str) -> (String, String) {
+    let document: Value = serde_json::from_str(text).unwrap();
     let checks = document["checks"].as_array().expect("checks");
     let check = checks
         .iter()
@@ -77,14 +76,19 @@ fn seven_unchanged_queries_pass_and_seven_each_worse_by_more_than_the_limit_fail
     assert_eq!(first.code, 2, "no baseline yet: {}", first.stderr);
     accept_baseline(dir, "smoke", "base/results.json", &[]);
 
-    let same = crate::Ragate::gate("smoke", "same.jsonl", "out").run_in(dir);
+    let gate = |run: &str| {
+        crate::Ragate::gate("smoke", run, "out")
+            .args(["--format", "json"])
+            .run_in(dir)
+    };
+    let same = gate("same.jsonl");
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
-    let (status, method) = the_check(dir);
+    let (status, method) = the_check(&same.stdout);
     assert_eq!(status, "pass", "{method}");
 
-    let worse = crate::Ragate::gate("smoke", "worse.jsonl", "out").run_in(dir);
+    let worse = gate("worse.jsonl");
     assert_eq!(worse.code, 1, "{}\n{}", worse.stdout, worse.stderr);
-    let (status, method) = the_check(dir);
+    let (status, method) = the_check(&worse.stdout);
     assert_eq!(status, "fail");
     assert!(method.contains("exact sign-flip"), "{method}");
     assert!(!method.contains("betting"), "{method}");

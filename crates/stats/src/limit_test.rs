@@ -345,4 +345,6 @@ impl SkewCorrected {
 #[cfg(test)]
 mod small_slices;
 #[cfg(test)]
+mod rare_gains;
+#[cfg(test)]
 mod tests;

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 const QUERIES: usize = 3_000;
 const LEVEL: f64 = 0.05;
 
-fn uniform(rng: &mut ChaCha8Rng) -> f64 {
+pub(super) fn uniform(rng: &mut ChaCha8Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
@@ -30,7 +30,7 @@ fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
 
 /// Per-query worsening of a tolerated change whose rare changes are large gains, with mean
 /// worsening exactly `limit`; None when no scaling reaches that mean.
-fn rare_gains(limit: f64, rng: &mut ChaCha8Rng) -> Option<Vec<f64>> {
+pub(super) fn rare_gains(limit: f64, rng: &mut ChaCha8Rng) -> Option<Vec<f64>> {
     let truth: Vec<f64> = (0..QUERIES).map(|_| uniform(rng).powi(2)).collect();
     let broken: Vec<bool> = (0..QUERIES).map(|_| uniform(rng) < 0.05).collect();
     let gains: f64 = truth
@@ -56,7 +56,7 @@ fn rare_gains(limit: f64, rng: &mut ChaCha8Rng) -> Option<Vec<f64>> {
 }
 
 /// n values drawn without replacement.
-fn sample(population: &[f64], n: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
+pub(super) fn sample(population: &[f64], n: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
     let mut order: Vec<usize> = (0..population.len()).collect();
     for i in 0..n {
         let j = i + (uniform(rng) * (population.len() - i) as f64) as usize;
