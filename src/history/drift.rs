@@ -32,17 +32,17 @@
 //! lacks the drops it did not have), and a window of two nights that both dropped more than usual
 //! sits in the tail the normal threshold ignores. Two guards, each of which can only lower the
 //! rate of warnings:
-//! - **the baseline is at least one run**: `c >= v̂ / M`, M the runs the baseline's per-query
-//!   values average (1 unless it was accepted from a run with `repeats:`), so
-//!   `se_m² >= v̂ (1 / M + 1 / m)` (a baseline of the same pipeline varies as much as a night);
+//! - **the baseline is at least one run**: from [`FLOOR_FROM`] runs on, `c >= v̂ / M`, M the
+//!   runs the baseline's per-query values average (1 unless it was accepted from a run with
+//!   `repeats:`), so `se_m² >= v̂ (1 / M + 1 / m)` (a baseline of the same pipeline varies as
+//!   much as a night);
 //! - **a skew-aware threshold**: the sample skewness `g` of the runs' worsenings (the nights'
 //!   own skew: the common error is the same in every run) gives the right skew of a window's
-//!   mean, `γ_m = max(g / sqrt(m), -g / sqrt(M), 0)` (a mean of m nights, or the baseline, a mean
-//!   of M runs whose error mirrors a night's when it is a run of the same pipeline), and the
-//!   window's threshold is the quantile of a gamma distribution with that skewness at the normal
-//!   tail of `h` (Wilson-Hilferty; `h` itself when `γ_m` is 0). The skew of the part is applied
-//!   to the whole window: conservative where the parts' opposite skews would cancel, which they
-//!   do not in the tail (a lucky baseline and two heavy nights add up).
+//!   mean of m nights, `γ_m = max(g / sqrt(m), 0)`, and the window's threshold is the quantile of
+//!   a gamma distribution with that skewness at the normal tail of `h` (Wilson-Hilferty; `h`
+//!   itself when `γ_m` is 0). The nights' skew is applied to the whole window: conservative where
+//!   the baseline's opposite skew would cancel it, which it does not in the tail (a lucky
+//!   baseline and two heavy nights add up).
 //!
 //! docs/statistics.md ("Drift across runs") gives the in-control run length and the detection
 //! delays, measured by this module's tests and on real A/A runs (tests/integration/drift_real.rs).
@@ -59,6 +59,10 @@ pub const NIGHTS: usize = 30;
 pub const MIN_WINDOW: usize = 2;
 /// The normal quantile of the lower confidence bound of the night noise (97.5%).
 pub const NOISE_BOUND_Z: f64 = 1.96;
+/// From this many runs on, the night-to-night variance is taken as a floor under the baseline's
+/// error: over fewer, one change of the pipeline (a step in the nights, the drift itself)
+/// dominates it.
+pub const FLOOR_FROM: usize = 6;
 /// The smallest standard error a run is given.
 pub const MIN_SE: f64 = 1e-6;
 
@@ -202,16 +206,17 @@ pub fn scan(runs: &[RunDelta], limit: f64, alpha: f64, baseline_runs: usize) -> 
         if i + 1 < MIN_WINDOW {
             continue;
         }
+        let baseline_floor = if t >= FLOOR_FROM {
+            night * (1.0 / baseline_runs + 1.0 / m)
+        } else {
+            0.0
+        };
         let variance = (total - night_low * (1.0 - 1.0 / m))
             .max(night / m)
-            .max(night * (1.0 / baseline_runs + 1.0 / m));
+            .max(baseline_floor);
         let se = variance.sqrt();
-        // The right skew of the window's mean: its nights' part (a mean of m nights) or the
-        // baseline's (a mean of its runs, whose error mirrors a night's).
-        let right_skew = (skewness / m.sqrt())
-            .max(-skewness / baseline_runs.sqrt())
-            .max(0.0);
-        let threshold = skewed_threshold(h, right_skew);
+        // The right skew of the window's mean of m nights.
+        let threshold = skewed_threshold(h, (skewness / m.sqrt()).max(0.0));
         let mean = sum / m;
         let z = (mean - limit) / se;
         if best.is_none_or(|b| z - threshold > b.z - b.threshold) {

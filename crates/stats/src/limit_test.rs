@@ -343,8 +343,8 @@ impl SkewCorrected {
 }
 
 #[cfg(test)]
-mod small_slices;
-#[cfg(test)]
 mod rare_gains;
+#[cfg(test)]
+mod small_slices;
 #[cfg(test)]
 mod tests;

@@ -35,7 +35,10 @@ fn rare_large_gains_at_small_limits_per_check() {
         // Beyond the warned limits (at least 0.15 of the range) the level holds (2.5 standard
         // errors of 4,000 trials above it).
         if limit >= 0.15 {
-            assert!(rates.iter().all(|&r| r <= 0.05 + 0.009), "{limit}: {rates:?}");
+            assert!(
+                rates.iter().all(|&r| r <= 0.05 + 0.009),
+                "{limit}: {rates:?}"
+            );
         }
     }
 }

@@ -251,8 +251,7 @@ fn run_failure_rate(n: usize, mu: f64, limit: f64, checks: usize, trials: usize)
         .filter(|_| {
             let proven = (0..checks)
                 .map(|_| {
-                    let worsening: Vec<f64> =
-                        (0..n).map(|_| mu + 0.1 * normal(&mut rng)).collect();
+                    let worsening: Vec<f64> = (0..n).map(|_| mu + 0.1 * normal(&mut rng)).collect();
                     Proof::of(&worsening, limit, 0.05, Some(1.0)).proven()
                 })
                 .filter(|&p| p)
