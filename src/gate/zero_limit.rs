@@ -10,7 +10,7 @@
 //! checked by the betting test on a bounded metric, holds the level; from 1,000 queries the
 //! analytic test does on the populations measured.
 
-use crate::config::{self, Limits, Tier};
+use crate::config::{self, Tier};
 use crate::gate::verdict::{CheckOutcome, CheckStatus, Family};
 use crate::metrics::metric::Metric;
 use crate::stats::limit_test::{ANALYTIC_MIN_N, Method};

@@ -174,7 +174,7 @@ fn chi_square_lower(df: f64) -> f64 {
 /// beyond `h`, of a standardised gamma distribution with that skewness (Wilson-Hilferty's cube
 /// root for its chi-square with `8 / skew²` degrees of freedom); `h` when `skew` is not positive.
 pub fn skewed_threshold(h: f64, skew: f64) -> f64 {
-    if !(skew > 1e-9) {
+    if skew.is_nan() || skew <= 1e-9 {
         return h;
     }
     let df = 8.0 / (skew * skew);

@@ -160,7 +160,7 @@ fn bounded(range: Option<f64>) -> Option<f64> {
 /// The range when the exact test (fewer than [`ANALYTIC_MIN_N`] pairs) must be checked by the
 /// betting test: a bounded metric whose limit is below [`EXACT_ALONE_FROM`] of its range.
 fn checked_by_betting(range: Option<f64>, limit: f64) -> Option<f64> {
-    bounded(range).filter(|r| !(limit >= EXACT_ALONE_FROM * r))
+    bounded(range).filter(|r| limit.is_nan() || limit < EXACT_ALONE_FROM * r)
 }
 
 /// The tallied values and the range when the analytic test must be checked by the betting test:
