@@ -154,7 +154,7 @@ fn bench_verdicts() {
             &format!("test against the limit + bound, 2,000 pairs, {name}"),
             || {
                 let test = limit_test::test(values, 0.02, Some(1.0));
-                let bound = limit_test::lower_bound(values, 0.0025, Some(1.0));
+                let bound = limit_test::lower_bound(values, 0.0025, Some(1.0), 0.02);
                 black_box((test, bound));
             },
         );

@@ -216,7 +216,8 @@ fn decide_checks(inputs: DecisionInputs<'_>) -> GateReport {
     ));
     let mut error_budget = ErrorBudget::of(&outcomes, &tier.gate, floor_level);
     if let Some(drift) = &drift {
-        let drift_checks = drift::checks(&outcomes, drift);
+        let baseline_runs = baseline.noise.as_ref().map_or(1, |noise| noise.repeats);
+        let drift_checks = drift::checks(&outcomes, drift, baseline_runs);
         add_drift_to_budget(&mut error_budget, &drift_checks, drift.policy);
         outcomes.extend(drift_checks);
     }

@@ -60,8 +60,13 @@ fn worsening(metric: &str, delta: f64) -> f64 {
     }
 }
 
-/// One drift check per `all` metric check of `outcomes`, each at `BUDGET / m` for m such checks.
-pub fn checks(outcomes: &[CheckOutcome], inputs: &DriftInputs<'_>) -> Vec<CheckOutcome> {
+/// One drift check per `all` metric check of `outcomes`, each at `BUDGET / m` for m such checks;
+/// `baseline_runs` is how many runs the baseline's per-query values average (1 for a plain run).
+pub fn checks(
+    outcomes: &[CheckOutcome],
+    inputs: &DriftInputs<'_>,
+    baseline_runs: usize,
+) -> Vec<CheckOutcome> {
     let primary: Vec<&CheckOutcome> = outcomes
         .iter()
         .filter(|o| o.family == Family::Primary)
@@ -69,11 +74,16 @@ pub fn checks(outcomes: &[CheckOutcome], inputs: &DriftInputs<'_>) -> Vec<CheckO
     let alpha = drift::BUDGET / primary.len().max(1) as f64;
     primary
         .into_iter()
-        .map(|o| check(o, inputs, alpha))
+        .map(|o| check(o, inputs, alpha, baseline_runs))
         .collect()
 }
 
-fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>, alpha: f64) -> CheckOutcome {
+fn check(
+    outcome: &CheckOutcome,
+    inputs: &DriftInputs<'_>,
+    alpha: f64,
+    baseline_runs: usize,
+) -> CheckOutcome {
     let name = format!("drift {}", outcome.name);
     let mut drift_outcome = CheckOutcome::bare(
         name.clone(),
@@ -138,7 +148,7 @@ fn check(outcome: &CheckOutcome, inputs: &DriftInputs<'_>, alpha: f64) -> CheckO
         )
     };
     let limit = outcome.limit.unwrap_or(0.0);
-    let Some(result) = drift::scan(&runs, limit, alpha) else {
+    let Some(result) = drift::scan(&runs, limit, alpha, baseline_runs) else {
         drift_outcome.status = CheckStatus::Skipped;
         drift_outcome.verdict = format!(
             "{name}: skipped: {} run against this baseline, this one included; the drift test \
@@ -282,13 +292,15 @@ mod tests {
             baseline_sha256: baseline,
             policy: DriftPolicy::Warn,
         };
-        checks(std::slice::from_ref(outcome), &inputs)
+        checks(std::slice::from_ref(outcome), &inputs, 1)
     }
 
     #[test]
     fn noisy_nights_beyond_the_limit_warn_or_fail_as_configured_and_tolerated_ones_pass() {
         // 29 recorded nights and this one alternate -0.045 and -0.035 (se 0.005, limit 0.03):
-        // each night alone is 1 to 3 standard errors beyond the limit; together they drift.
+        // each night alone is 1 to 3 standard errors beyond the limit; together they drift. The
+        // baseline averages 10 runs (`repeats:`): a one-run baseline may be as far off as the
+        // nights vary from each other, and would not let them drift.
         let series: Vec<Record> = (0..29)
             .map(|i| record("h", if i % 2 == 0 { -0.045 } else { -0.035 }, "b"))
             .collect();
@@ -302,7 +314,7 @@ mod tests {
                 baseline_sha256: "b",
                 policy,
             };
-            let drift = checks(std::slice::from_ref(&outcome), &inputs);
+            let drift = checks(std::slice::from_ref(&outcome), &inputs, 10);
             assert_eq!(drift.len(), 1);
             assert_eq!(drift[0].status, status, "{}", drift[0].verdict);
             assert_eq!(drift[0].family, Family::Drift);
@@ -328,7 +340,7 @@ mod tests {
             baseline_sha256: "b",
             policy: DriftPolicy::Warn,
         };
-        let both = checks(&[outcome.clone(), other], &inputs);
+        let both = checks(&[outcome.clone(), other], &inputs, 10);
         assert!(
             both[0].verdict.contains("for 0.5% false warnings"),
             "{}",

@@ -387,6 +387,7 @@ impl Context<'_, '_> {
             &candidate.paired.worsening,
             step.threshold,
             self.check.rule.metric.range_width(),
+            limit,
         );
         let direction = self.check.rule.metric.direction();
         outcome.bound = bound.map(|b| DecisionBound {

@@ -79,10 +79,10 @@ fn cusum_fires(runs: &[RunDelta], limit: f64) -> bool {
     })
 }
 
-/// The first night (1-based) whose check fires.
-fn first_alarm(runs: &[RunDelta], limit: f64, alpha: f64) -> Option<usize> {
+/// The first night (1-based) whose check fires, the baseline the mean of `baseline_runs` runs.
+fn first_alarm(runs: &[RunDelta], limit: f64, alpha: f64, baseline_runs: usize) -> Option<usize> {
     (drift::MIN_WINDOW..=runs.len())
-        .find(|&t| drift::scan(&runs[..t], limit, alpha).is_some_and(|d| d.fires()))
+        .find(|&t| drift::scan(&runs[..t], limit, alpha, baseline_runs).is_some_and(|d| d.fires()))
 }
 
 /// One history's nights per metric: (worsening, se) of each night against the baseline.
@@ -176,10 +176,10 @@ fn drift_real_nfcorpus_nights() {
                             .collect();
                         let outcomes = [
                             cusum_fires(runs, limit),
-                            first_alarm(runs, limit, alone).is_some(),
-                            first_alarm(runs, limit, together).is_some(),
+                            first_alarm(runs, limit, alone, baseline_runs).is_some(),
+                            first_alarm(runs, limit, together, baseline_runs).is_some(),
                             cusum_fires(&shifted, limit),
-                            first_alarm(&shifted, limit, together).is_some(),
+                            first_alarm(&shifted, limit, together, baseline_runs).is_some(),
                         ];
                         for (count, hit) in fired[m].iter_mut().zip(outcomes) {
                             *count += usize::from(hit);
@@ -245,7 +245,9 @@ fn drift_real_nfcorpus_nights() {
                             se: r.se,
                         })
                         .collect();
-                    delays.push(first_alarm(&worse, limit, together).unwrap_or(usize::MAX));
+                    delays.push(
+                        first_alarm(&worse, limit, together, baseline_runs).unwrap_or(usize::MAX),
+                    );
                 }
                 delays.sort_unstable();
                 let detected = delays.iter().filter(|&&d| d < usize::MAX).count();

@@ -56,6 +56,7 @@ mod secrets;
 mod setup_checks;
 mod sharding;
 mod silent_passes;
+mod small_slices;
 mod stale_outputs;
 mod statistics;
 mod statistics_real;

@@ -463,7 +463,7 @@ fn coverage_of_the_decision_bound() {
             for _ in 0..trials {
                 let sample = resample(&mut rng, &worsening, n);
                 // The true mean worsening is 0: the lower bound must not exceed it.
-                if let Some(bound) = limit_test::lower_bound(&sample, ALPHA, Some(1.0)) {
+                if let Some(bound) = limit_test::lower_bound(&sample, ALPHA, Some(1.0), 0.0) {
                     bounded += 1;
                     covered += usize::from(bound <= 1e-12);
                 } else {

@@ -363,7 +363,13 @@ fn night(delta: f64) -> Record {
 fn a_drift_decides_the_run_status_with_the_other_checks_under_drift_fail() {
     let config = config("{ metric: mrr, max_drop: 0.03 }");
     let tier = &config.tiers["t"];
-    let (baseline, current) = one_standard_error_beyond();
+    let (mut baseline, current) = one_standard_error_beyond();
+    // A baseline of 10 runs (`repeats:`): a one-run baseline may be off by as much as the nights
+    // vary, which would leave these nights within the drift's threshold.
+    baseline.noise = Some(crate::baseline::noise::RunNoise {
+        repeats: 10,
+        metrics: Default::default(),
+    });
     let series: Vec<Record> = (0..29)
         .map(|i| night(if i % 2 == 0 { -0.045 } else { -0.035 }))
         .collect();

@@ -40,7 +40,7 @@ impl Proof {
         Proof {
             p_value: test.p_value,
             alpha,
-            upper: limit_test::lower_bound(&gains, alpha, range).map(|b| -b),
+            upper: limit_test::lower_bound(&gains, alpha, range, -limit).map(|b| -b),
             smallest_p: test.smallest_p,
         }
     }

@@ -62,7 +62,7 @@ fn the_bound_inverts_the_test() {
     for n in [8, 15, 40, 200] {
         let values: Vec<f64> = (0..n).map(|_| exponential(&mut rng) - 0.7).collect();
         for level in [0.05, 0.0025] {
-            let Some(bound) = lower_bound(&values, level, None) else {
+            let Some(bound) = lower_bound(&values, level, None, 0.0) else {
                 assert!(test(&values, -10.0, None).p_value > level, "n = {n}");
                 continue;
             };
@@ -151,7 +151,7 @@ fn a_uniform_shift_is_decided_by_the_analytic_test_alone() {
     let forty = test(&[0.2; 40], 0.02, Some(1.0));
     assert_eq!(forty.method, Method::SkewCorrectedT);
     assert!(forty.p_value < 0.05 / 300.0, "before: 0.0090: {forty:?}");
-    let bound = lower_bound(&[0.2; 40], 0.05 / 300.0, Some(1.0)).unwrap();
+    let bound = lower_bound(&[0.2; 40], 0.05 / 300.0, Some(1.0), 0.0).unwrap();
     assert!((bound - 0.2).abs() < 1e-12, "{bound}");
     // A shift at the limit is tolerated.
     assert_eq!(test(&[0.02; 40], 0.02, Some(1.0)).p_value, 1.0);
@@ -198,12 +198,12 @@ fn the_bound_inverts_the_checked_test() {
     for changed in [5, 12, 29] {
         let values = sparse(changed);
         for level in [0.05, 0.0025] {
-            let bound = lower_bound(&values, level, Some(1.0)).expect("a bound");
+            let bound = lower_bound(&values, level, Some(1.0), 0.0).expect("a bound");
             let just_below = test(&values, bound - 1e-6, Some(1.0)).p_value;
             let just_above = test(&values, bound + 1e-6, Some(1.0)).p_value;
             assert!(just_below <= level, "{changed}, {level}: p {just_below}");
             assert!(just_above > level, "{changed}, {level}: p {just_above}");
-            let analytic = lower_bound(&values, level, None).unwrap();
+            let analytic = lower_bound(&values, level, None, 0.0).unwrap();
             assert!(bound <= analytic, "{changed}: {bound} > {analytic}");
         }
     }
@@ -211,10 +211,10 @@ fn the_bound_inverts_the_checked_test() {
 
 #[test]
 fn an_unreachable_level_has_no_bound() {
-    assert_eq!(lower_bound(&[1.0; 5], 0.01, None), None, "2^-5 > 0.01");
-    assert!(lower_bound(&[1.0; 5], 0.05, None).is_some());
-    assert_eq!(lower_bound(&[], 0.05, None), None);
-    assert_eq!(lower_bound(&[f64::NAN; 40], 0.05, None), None);
+    assert_eq!(lower_bound(&[1.0; 5], 0.01, None, 0.0), None, "2^-5 > 0.01");
+    assert!(lower_bound(&[1.0; 5], 0.05, None, 0.0).is_some());
+    assert_eq!(lower_bound(&[], 0.05, None, 0.0), None);
+    assert_eq!(lower_bound(&[f64::NAN; 40], 0.05, None, 0.0), None);
 }
 
 #[test]
@@ -222,7 +222,7 @@ fn constant_values_decide_without_spread() {
     let losses = vec![0.3; 570];
     assert_eq!(test(&losses, 0.05, None).p_value, 0.0);
     assert_eq!(test(&losses, 0.3, None).p_value, 1.0);
-    assert!((lower_bound(&losses, 0.001, None).unwrap() - 0.3).abs() < 1e-12);
+    assert!((lower_bound(&losses, 0.001, None, 0.0).unwrap() - 0.3).abs() < 1e-12);
 }
 
 /// Rejection rate of the upper-tail test at the null (true mean = limit) on skewed data.
@@ -365,7 +365,7 @@ fn below_30_pairs_the_bound_covers_skewed_deltas() {
                 let values: Vec<f64> = (0..n)
                     .map(|_| population[(uniform(&mut rng) * 1000.0) as usize])
                     .collect();
-                lower_bound(&values, 0.05, Some(1.0)).is_none_or(|b| b <= 1e-12)
+                lower_bound(&values, 0.05, Some(1.0), 0.0).is_none_or(|b| b <= 1e-12)
             })
             .count();
         assert!(covered as f64 >= 0.95 * trials as f64, "n = {n}: {covered}");
@@ -386,7 +386,7 @@ fn a_bounded_sample_below_30_pairs_takes_the_larger_p_value() {
     assert_eq!(checked.smallest_p, betting::smallest_p(20, 0.0, 1.0));
     // Twenty total losses still fail at Holm's level of 20 checks.
     assert!(test(&[1.0; 20], 0.0, Some(1.0)).p_value < 0.05 / 20.0);
-    let bound = lower_bound(&values, 0.05, Some(1.0)).unwrap();
+    let bound = lower_bound(&values, 0.05, Some(1.0), 0.0).unwrap();
     let just_above = test(&values, bound + 1e-6, Some(1.0)).p_value;
     assert!(test(&values, bound - 1e-6, Some(1.0)).p_value <= 0.05 && just_above > 0.05);
 }

@@ -241,3 +241,58 @@ fn prove_it_simulation() {
         assert!(range.contains(&rate), "n = {n}: {rate}");
     }
 }
+
+/// The share of `trials` runs of `checks` independent checks (per-query worsening `mu + 0.1 x`
+/// normal noise on `n` queries, against `limit` at alpha 0.05) in which some check is not proven:
+/// the runs `inconclusive: fail` fails although nothing regressed beyond its limit.
+fn run_failure_rate(n: usize, mu: f64, limit: f64, checks: usize, trials: usize) -> f64 {
+    let mut rng = rng_for(47, &format!("prove-it runs {n} {mu} {limit} {checks}"));
+    let failed = (0..trials)
+        .filter(|_| {
+            let proven = (0..checks)
+                .map(|_| {
+                    let worsening: Vec<f64> = (0..n).map(|_| mu + 0.1 * normal(&mut rng)).collect();
+                    Proof::of(&worsening, limit, 0.05, Some(1.0)).proven()
+                })
+                .filter(|&p| p)
+                .count();
+            proven < checks
+        })
+        .count();
+    failed as f64 / trials as f64
+}
+
+/// The whole-run cost of `inconclusive: fail` behind docs/statistics.md ("Prove it: what it
+/// costs a run", issue 47, item 5; `cargo test --lib prove_it_whole_runs -- --nocapture` prints
+/// it): runs of 1 and 5 checks with a limit of 0.02, no change or half the limit, 100 to 1,000
+/// queries; and a limit of 0, which no unchanged run can be proven within.
+#[test]
+fn prove_it_whole_runs() {
+    const TRIALS: usize = 400;
+    let mut failures = Vec::new();
+    for (effect, mu) in [("no change", 0.0), ("half the limit", 0.01)] {
+        for n in [100, 300, 1_000] {
+            let one = run_failure_rate(n, mu, 0.02, 1, TRIALS);
+            let five = run_failure_rate(n, mu, 0.02, 5, TRIALS);
+            println!("| {effect} | {n} | {one:.3} | {five:.3} |");
+            failures.push((effect, n, one, five));
+        }
+    }
+    // More checks, more to prove: a run of five fails at least as often as a run of one (up
+    // to sampling), and more queries fail fewer runs.
+    for &(effect, n, one, five) in &failures {
+        assert!(five + 0.05 >= one, "{effect}, n {n}: {one} vs {five}");
+    }
+    for pair in failures.windows(2).filter(|w| w[0].0 == w[1].0) {
+        assert!(pair[1].3 <= pair[0].3 + 0.05, "{pair:?}");
+    }
+    // Half the limit on 100 queries: about 0.26 of checks pass (prove_it_simulation), so nearly
+    // every run of five fails.
+    assert!(failures[3].3 > 0.95, "{:?}", failures[3]);
+    // A limit of 0: an unchanged pipeline must be proven better than its baseline. Every check
+    // of identical values fails, and noisy ones pass at most alpha of the time.
+    let zero = run_failure_rate(300, 0.0, 0.0, 1, TRIALS);
+    println!("| no change, limit 0 | 300 | {zero:.3} | |");
+    assert!(zero >= 0.93, "{zero}");
+    assert!(!Proof::of(&[0.0; 300], 0.0, 0.05, Some(1.0)).proven());
+}
