@@ -463,14 +463,8 @@ fn score_run(
     Ok(evaluation)
 }
 
-/// How many queries of a native run are judged together: their tasks are collected, judged
-/// and turned into values before the next ones are prepared, so that what the judging holds
-/// (claims, contexts, task keys, verdicts) is a chunk's, not the whole run's. Large enough that
-/// a judge's batches and concurrent calls stay full.
-const JUDGED_TOGETHER: usize = 1024;
-
 /// Native runs: retrieval values and judging tasks per query first, then every judge once,
-/// then the answer values, a chunk of [`JUDGED_TOGETHER`] queries at a time. Returns the
+/// then the answer values (every input error is found before a judge is asked). Returns the
 /// judges' usage.
 fn score_native(
     qrels: &Qrels,
@@ -489,27 +483,24 @@ fn score_native(
             .then(|| (query, &qrels.queries()[position]))
     });
     answer_metrics.decomposed = answer_metrics.decompose(scored, &options.judges, options.cache)?;
-    let mut judge_usage = answer_metrics.decomposed.usage;
-    let mut queries = queries.into_iter().peekable();
-    while queries.peek().is_some() {
-        let chunk = queries.by_ref().take(JUDGED_TOGETHER);
-        let usage = score_chunk(
-            (qrels, run_path),
-            chunk,
-            options,
-            scorer,
-            answer_metrics,
-            tally,
-        )?;
-        judge_usage.tasks += usage.tasks;
-        judge_usage.judged += usage.judged;
-    }
-    Ok(judge_usage)
+    let decomposed = answer_metrics.decomposed.usage;
+    let usage = score_queries(
+        (qrels, run_path),
+        queries.into_iter(),
+        options,
+        scorer,
+        answer_metrics,
+        tally,
+    )?;
+    Ok(JudgeUsage {
+        tasks: usage.tasks + decomposed.tasks,
+        judged: usage.judged + decomposed.judged,
+    })
 }
 
-/// One chunk of a native run's queries: scored, their tasks judged, their answer values set.
-/// Returns the usage of the chunk's judging.
-fn score_chunk(
+/// A native run's queries scored, their tasks judged, their answer values set. Returns the
+/// usage of the judging.
+fn score_queries(
     (qrels, run_path): (&Qrels, &Path),
     queries: impl Iterator<Item = RunQuery>,
     options: &EvalOptions<'_>,
